@@ -1,0 +1,106 @@
+// Package abi is the contract between a skein guest (a workflow module) and
+// the skein host: the import module name, the host function names, status
+// codes, op kinds and the binary layout of every variable-length message.
+// README.md in this folder specifies it in prose for authors of guests in
+// other languages.
+//
+// The package has no dependencies so that both the host and the Go guest
+// SDK (built for wasip1) can import it.
+package abi
+
+// Version is the ABI version this package describes. A guest announces the
+// version it speaks with FnHello; the host rejects any other.
+const Version = 1
+
+// Module is the wasm import module name of every skein host function.
+const Module = "skein"
+
+// Host function names, all in import module Module.
+const (
+	FnHello      = "hello"
+	FnWorkflows  = "workflows"
+	FnInvocation = "invocation"
+	FnTake       = "take"
+	FnNext       = "next"
+	FnOp         = "op"
+	FnStepDone   = "step_done"
+	FnAwait      = "await"
+	FnSelect     = "select"
+	FnTaskDone   = "task_done"
+	FnBodySleep  = "body_sleep"
+	FnRealNow    = "real_now"
+	FnRealRand   = "real_rand"
+	FnOutcomes   = "outcomes"
+)
+
+// OpKind is the kind of a durable operation (the kind argument of FnOp).
+type OpKind uint32
+
+// Op kinds.
+const (
+	OpStep    OpKind = 1 // guest body, memoized
+	OpCall    OpKind = 2 // host activity
+	OpSleep   OpKind = 3 // durable timer; arg: 8-byte little-endian duration in ns
+	OpPromise OpKind = 4 // durable promise settled from outside
+	OpChild   OpKind = 5 // child workflow; fn: workflow name; arg: input JSON
+	OpSpawn   OpKind = 6 // spawn a task (skein.Go); no outcome row
+	OpFork    OpKind = 7 // open a parallel fork; no outcome row
+	OpBranch  OpKind = 8 // spawn branch task of a fork; arg: 4-byte fork handle
+)
+
+// String returns the kind's name as stored in outcome records.
+func (k OpKind) String() string {
+	switch k {
+	case OpStep:
+		return "step"
+	case OpCall:
+		return "call"
+	case OpSleep:
+		return "sleep"
+	case OpPromise:
+		return "promise"
+	case OpChild:
+		return "child"
+	case OpSpawn:
+		return "spawn"
+	case OpFork:
+		return "fork"
+	case OpBranch:
+		return "branch"
+	}
+	return "unknown"
+}
+
+// Status of an outcome or of a finished task (FnStepDone, FnTaskDone, and
+// the status byte of an encoded Outcome).
+const (
+	StatusOK    uint32 = 1 // value is JSON
+	StatusError uint32 = 2 // value is the error text
+	StatusPanic uint32 = 3 // FnTaskDone only: value is the panic value and stack
+)
+
+// OpState says what the guest does after FnOp.
+const (
+	StatePending uint8 = 0 // await the promise
+	StateSettled uint8 = 1 // the outcome follows in the message
+	StateRunBody uint8 = 2 // run the step body, then report with FnStepDone
+	StateIDError uint8 = 3 // the name broke a rule; the message carries the error; nothing was issued
+)
+
+// FnStepDone results.
+const (
+	StepSettled uint32 = 0 // the outcome is settled; continue
+	StepAwait   uint32 = 1 // the outcome is held; await the promise
+)
+
+// Invocation modes.
+const (
+	ModeRun      uint8 = 1 // run the named workflow
+	ModeDescribe uint8 = 2 // only announce workflows (the host ends the module inside FnInvocation)
+)
+
+// Dispatch kinds in a Resume message.
+const (
+	ResumeStart uint8 = 1 // start the task's function (first run)
+	ResumeWake  uint8 = 2 // continue a task blocked in FnAwait, FnSelect or FnBodySleep
+)

@@ -1,0 +1,132 @@
+// Command skein runs durable workflows compiled to WebAssembly.
+//
+//	skein run MODULE.wasm [--workflow NAME] [--input JSON] [--id RUN] [--db FILE] [--evict never|idle|always] [--json]
+//	skein inspect RUN [--db FILE] [--json]
+//
+// Run `skein help` or `skein COMMAND --help` for details.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// exitError carries an exit code out of a command.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+
+// Exit codes.
+const (
+	exitFailed = 1 // the run failed, diverged, or an operation failed
+	exitUsage  = 2 // bad command line
+)
+
+type command struct {
+	name, usage, summary string
+	run                  func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+var commands []command
+
+func init() {
+	commands = []command{
+		{"run", "skein run MODULE.wasm [--workflow NAME] [--input JSON] [--id RUN] [--db FILE] [--evict never|idle|always] [--json]",
+			"run a workflow to completion in this process against embedded SQLite", cmdRun},
+		{"inspect", "skein inspect RUN [--db FILE] [--json]",
+			"show a stored run and its outcome table", cmdInspect},
+	}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	os.Exit(runMain(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "help" || args[0] == "--help" || args[0] == "-h" {
+		usage(stdout)
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return 0
+	}
+	for _, c := range commands {
+		if c.name == args[0] {
+			err := c.run(ctx, args[1:], stdout, stderr)
+			if err == nil {
+				return 0
+			}
+			if errors.Is(err, flag.ErrHelp) {
+				return 0
+			}
+			var ee *exitError
+			if errors.As(err, &ee) {
+				if ee.err != nil && ee.err.Error() != "" {
+					fmt.Fprintln(stderr, "skein "+c.name+":", ee.err)
+				}
+				return ee.code
+			}
+			fmt.Fprintln(stderr, "skein "+c.name+":", err)
+			return exitFailed
+		}
+	}
+	fmt.Fprintf(stderr, "skein: unknown command %q\n\n", args[0])
+	usage(stderr)
+	return exitUsage
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "skein runs durable workflows compiled to WebAssembly.")
+	fmt.Fprintln(w, "\nCommands:")
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nRun 'skein COMMAND --help' for a command's flags.")
+}
+
+// parseFlags parses flags that may come before or after positional
+// arguments, and returns the positional ones.
+func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, &exitError{code: exitUsage, err: err}
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+func newFlagSet(c string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(c, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	for _, cmd := range commands {
+		if cmd.name == c {
+			fs.Usage = func() {
+				fmt.Fprintf(stderr, "usage: %s\n\n%s.\n\nFlags:\n", cmd.usage, cmd.summary)
+				fs.PrintDefaults()
+			}
+		}
+	}
+	return fs
+}

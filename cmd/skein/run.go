@@ -1,0 +1,178 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/skeinrun/skein/host"
+	"github.com/skeinrun/skein/store"
+	"github.com/skeinrun/skein/store/sqlite"
+)
+
+func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("run", stderr)
+	workflow := fs.String("workflow", "", "workflow to run (default: the module's only workflow)")
+	input := fs.String("input", "null", "workflow input as JSON")
+	id := fs.String("id", "", "run id (default: generated); running an existing id prints its stored result")
+	db := fs.String("db", "skein.db", "SQLite database file")
+	evict := fs.String("evict", "idle", "when to drop the instance: never, idle, or always (replay at every wait; for tests)")
+	asJSON := fs.Bool("json", false, "print the run as JSON")
+	durability := fs.String("durability", "normal", "normal (survives a process crash) or strict (survives power loss)")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		fs.Usage()
+		return &exitError{code: exitUsage, err: errors.New("want exactly one MODULE.wasm")}
+	}
+	policy, err := host.ParseEvict(*evict)
+	if err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
+	wasm, err := os.ReadFile(pos[0])
+	if err != nil {
+		return err
+	}
+	st, err := sqlite.Open(ctx, *db, sqlite.Options{Durability: *durability})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	h, err := host.New(ctx, host.Config{Store: st, Evict: policy})
+	if err != nil {
+		return err
+	}
+	defer h.Close(context.WithoutCancel(ctx))
+
+	name := strings.TrimSuffix(filepath.Base(pos[0]), ".wasm")
+	m, err := h.Deploy(ctx, name, wasm)
+	if err != nil {
+		return err
+	}
+	wf := *workflow
+	if wf == "" {
+		if len(m.Workflows) != 1 {
+			return &exitError{code: exitUsage, err: fmt.Errorf("%s registers %d workflows (%s): choose one with --workflow", pos[0], len(m.Workflows), strings.Join(m.Workflows, ", "))}
+		}
+		wf = m.Workflows[0]
+	}
+	r, err := h.Start(ctx, host.StartOptions{Module: m.Hash, Workflow: wf, Input: json.RawMessage(*input), ID: *id})
+	if err != nil {
+		return err
+	}
+	r, err = h.Drive(ctx, r.ID, host.DriveOptions{WaitTimers: true})
+	if err != nil && !host.IsDivergence(err) {
+		return err
+	}
+	return printRun(ctx, h, r.ID, *asJSON, stdout)
+}
+
+func cmdInspect(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("inspect", stderr)
+	db := fs.String("db", "skein.db", "SQLite database file")
+	asJSON := fs.Bool("json", false, "print the run as JSON")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		fs.Usage()
+		return &exitError{code: exitUsage, err: errors.New("want exactly one RUN id")}
+	}
+	if _, err := os.Stat(*db); err != nil {
+		return fmt.Errorf("database %s: %w", *db, err)
+	}
+	st, err := sqlite.Open(ctx, *db, sqlite.Options{})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	h, err := host.New(ctx, host.Config{Store: st})
+	if err != nil {
+		return err
+	}
+	defer h.Close(context.WithoutCancel(ctx))
+	return printRun(ctx, h, pos[0], *asJSON, stdout)
+}
+
+// runView is the JSON form of a run and its outcomes.
+type runView struct {
+	Run      string          `json:"run"`
+	Workflow string          `json:"workflow"`
+	Status   string          `json:"status"`
+	Result   json.RawMessage `json:"result"`
+	Error    *string         `json:"error"`
+	Outcomes []outcomeView   `json:"outcomes"`
+}
+
+type outcomeView struct {
+	Key      string          `json:"key"`
+	Function string          `json:"function"`
+	Status   string          `json:"status"`
+	Value    json.RawMessage `json:"value"`
+	Error    *string         `json:"error"`
+	Attempts int             `json:"attempts"`
+}
+
+func printRun(ctx context.Context, h *host.Host, id string, asJSON bool, w io.Writer) error {
+	r, outs, err := h.Inspect(ctx, id)
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("no run %q in this database", id)
+		}
+		return err
+	}
+	v := runView{Run: r.ID, Workflow: r.Workflow, Status: string(r.Status), Result: r.Result, Outcomes: []outcomeView{}}
+	if r.Error != "" {
+		v.Error = &r.Error
+	}
+	for _, o := range outs {
+		ov := outcomeView{Key: o.Key, Function: o.Function, Status: string(o.Status), Value: o.Value, Attempts: o.Attempts}
+		if o.Error != "" {
+			e := o.Error
+			ov.Error = &e
+		}
+		v.Outcomes = append(v.Outcomes, ov)
+	}
+	if asJSON {
+		enc := json.NewEncoder(w)
+		if err := enc.Encode(v); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(w, "run %s (%s): %s\n", r.ID, r.Workflow, r.Status)
+		if len(r.Result) > 0 {
+			fmt.Fprintf(w, "result: %s\n", r.Result)
+		}
+		if r.Error != "" {
+			fmt.Fprintf(w, "error: %s\n", r.Error)
+		}
+		fmt.Fprintln(w)
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "KEY\tFUNCTION\tSTATUS\tVALUE")
+		for _, o := range v.Outcomes {
+			val := string(o.Value)
+			if o.Error != nil {
+				val = "error: " + *o.Error
+			}
+			if len(val) > 60 {
+				val = val[:57] + "..."
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", o.Key, o.Function, o.Status, val)
+		}
+		tw.Flush()
+	}
+	switch r.Status {
+	case store.RunFailed, store.RunDiverged:
+		return &exitError{code: exitFailed, err: fmt.Errorf("run %s %s", r.ID, r.Status)}
+	}
+	return nil
+}

@@ -1,0 +1,311 @@
+package skein
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"math/rand/v2"
+	"time"
+	"unsafe"
+
+	"github.com/skeinrun/skein/abi"
+)
+
+// Option configures one op.
+type Option func(*opOptions)
+
+type opOptions struct {
+	name string
+}
+
+// ID names an op: the name becomes the op's key segment instead of its
+// position (it still consumes a position), so the op keeps its identity
+// when unnamed ops are added or removed around it. See DESIGN.md for the
+// rules a name must follow.
+func ID(name string) Option { return func(o *opOptions) { o.name = name } }
+
+func collect(opts []Option) opOptions {
+	var o opOptions
+	for _, f := range opts {
+		f(&o)
+	}
+	return o
+}
+
+// op issues a durable op to the host.
+func (c *Context) op(kind abi.OpKind, name, fn string, arg []byte) abi.OpResult {
+	c.check()
+	n := hostOp(c.t.id, uint32(kind), strPtr(name), uint32(len(name)), strPtr(fn), uint32(len(fn)),
+		ptr(arg), uint32(len(arg)), ptr(scratch), uint32(len(scratch)))
+	r, err := abi.DecodeOpResult(message(n))
+	if err != nil {
+		panic("skein: bad op message: " + err.Error())
+	}
+	if r.State == abi.StateSettled {
+		r.Outcome = cloneOutcome(r.Outcome)
+	}
+	return r
+}
+
+func idError(r abi.OpResult) error {
+	return &StepIDError{Scope: r.Scope, Name: r.Name, Rule: r.Rule, Msg: r.Message}
+}
+
+// StepContext is what a step body gets: real time and randomness, and a
+// real-time wait during which other tasks run. Values obtained here are
+// recorded only through the step's return value.
+type StepContext struct {
+	t   *task
+	rng *rand.Rand
+}
+
+// Now returns the real wall-clock time.
+func (s *StepContext) Now() time.Time { return time.Unix(0, hostRealNow()) }
+
+// Rand returns a generator seeded from real randomness.
+func (s *StepContext) Rand() *rand.Rand {
+	if s.rng == nil {
+		var seed [32]byte
+		hostRealRand(unsafe.Pointer(&seed[0]), 32)
+		s.rng = rand.New(rand.NewChaCha8(seed))
+	}
+	return s.rng
+}
+
+// Sleep waits d of real time. Other tasks run meanwhile.
+func (s *StepContext) Sleep(d time.Duration) {
+	if current != s.t {
+		misuse()
+	}
+	hostBodySleep(s.t.id, int64(d))
+	s.t.yield()
+}
+
+// Step runs body once and records its result under the step's key; on
+// replay the recorded result is returned and body does not run. fnName
+// identifies the code: replay fails with a code mismatch if the recorded
+// function at this key differs.
+func Step[T any](ctx *Context, fnName string, body func(*StepContext) (T, error), opts ...Option) (T, error) {
+	o := collect(opts)
+	r := ctx.op(abi.OpStep, o.name, fnName, nil)
+	switch r.State {
+	case abi.StateIDError:
+		var zero T
+		return zero, idError(r)
+	case abi.StateSettled:
+		return decode[T](r.Outcome)
+	case abi.StatePending:
+		return decode[T](ctx.t.await(r.Promise))
+	}
+	v, err := body(&StepContext{t: ctx.t})
+	if current != ctx.t {
+		misuse()
+	}
+	status, data := encode(v, err)
+	if hostStepDone(ctx.t.id, r.Promise, status, ptr(data), uint32(len(data))) == abi.StepSettled {
+		return decode[T](abi.Outcome{Status: status, Data: data})
+	}
+	return decode[T](ctx.t.await(r.Promise))
+}
+
+// Awaitable is anything Select can wait for: every Future.
+type Awaitable interface {
+	handle() (uint32, error)
+}
+
+// Future is the pending result of an op.
+type Future[T any] struct {
+	p   uint32
+	key string
+	err error // set when the op could not be issued
+}
+
+func (f Future[T]) handle() (uint32, error) { return f.p, f.err }
+
+// Key returns the op's lineage key (for a Promise, the part after the run
+// id in the id that settles it).
+func (f Future[T]) Key() string { return f.key }
+
+// Get waits until the future settles and returns its value or error.
+func (f Future[T]) Get(ctx *Context) (T, error) {
+	ctx.check()
+	if f.err != nil {
+		var zero T
+		return zero, f.err
+	}
+	return decode[T](ctx.t.await(f.p))
+}
+
+func future[T any](r abi.OpResult) Future[T] {
+	if r.State == abi.StateIDError {
+		return Future[T]{err: idError(r)}
+	}
+	return Future[T]{p: r.Promise, key: r.Key}
+}
+
+// Go starts fn as a new task. Its ops are keyed under the task's scope
+// (t{p}, or the ID name), so concurrent chains never swap ids.
+func Go[T any](ctx *Context, fn func(*Context) (T, error), opts ...Option) Future[T] {
+	o := collect(opts)
+	r := ctx.op(abi.OpSpawn, o.name, "", nil)
+	f := future[T](r)
+	if f.err == nil {
+		spawn(r.Task, func(c *Context) (uint32, []byte) { return encode(fn(c)) })
+	}
+	return f
+}
+
+func spawn(id uint32, body func(*Context) (uint32, []byte)) {
+	tasks[id] = &task{id: id, resume: make(chan abi.Resume, 1), body: body}
+}
+
+// Group is a parallel fork: each Go call starts one branch task.
+type Group struct {
+	ctx  *Context
+	fork uint32
+	err  error
+	futs []Future[struct{}]
+}
+
+// Parallel opens a parallel fork. The fork takes one position; branch i
+// (the i-th call of g.Go) gets the scope {p}.{i}, or {name}.{i} with ID.
+func Parallel(ctx *Context, opts ...Option) *Group {
+	o := collect(opts)
+	r := ctx.op(abi.OpFork, o.name, "", nil)
+	g := &Group{ctx: ctx, fork: r.Promise}
+	if r.State == abi.StateIDError {
+		g.err = idError(r)
+	}
+	return g
+}
+
+// Go starts the next branch of the fork.
+func (g *Group) Go(fn func(*Context) error) {
+	if g.err != nil {
+		return
+	}
+	var arg [4]byte
+	binary.LittleEndian.PutUint32(arg[:], g.fork)
+	r := g.ctx.op(abi.OpBranch, "", "", arg[:])
+	f := future[struct{}](r)
+	if f.err == nil {
+		spawn(r.Task, func(c *Context) (uint32, []byte) { return encode(struct{}{}, fn(c)) })
+	}
+	g.futs = append(g.futs, f)
+}
+
+// Wait waits for every branch and returns the first error in branch order.
+func (g *Group) Wait(ctx *Context) error {
+	ctx.check()
+	if g.err != nil {
+		return g.err
+	}
+	var first error
+	for _, f := range g.futs {
+		if _, err := f.Get(ctx); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// Sleep starts a durable timer of d in virtual time. A run whose tasks all
+// wait on long timers is suspended and resumed by replay when one is due.
+func Sleep(ctx *Context, d time.Duration, opts ...Option) Future[struct{}] {
+	o := collect(opts)
+	var arg [8]byte
+	binary.LittleEndian.PutUint64(arg[:], uint64(d))
+	return future[struct{}](ctx.op(abi.OpSleep, o.name, "sleep", arg[:]))
+}
+
+// Promise creates a durable promise that something outside the workflow
+// settles by its full id "{run}.{key}".
+func Promise[T any](ctx *Context, opts ...Option) Future[T] {
+	o := collect(opts)
+	return future[T](ctx.op(abi.OpPromise, o.name, "promise", nil))
+}
+
+// Call runs the host activity with input (JSON) on the host and records
+// its outcome.
+func Call[T any](ctx *Context, activity string, input any, opts ...Option) Future[T] {
+	o := collect(opts)
+	arg, err := json.Marshal(input)
+	if err != nil {
+		return Future[T]{err: err}
+	}
+	return future[T](ctx.op(abi.OpCall, o.name, activity, arg))
+}
+
+// Child starts the workflow as a child run with id "{run}.{key}".
+func Child[T any](ctx *Context, workflow string, input any, opts ...Option) Future[T] {
+	o := collect(opts)
+	arg, err := json.Marshal(input)
+	if err != nil {
+		return Future[T]{err: err}
+	}
+	return future[T](ctx.op(abi.OpChild, o.name, workflow, arg))
+}
+
+// Select waits until one of the futures settles and returns its index. If
+// several are settled, it returns the one that settled first in journal
+// order, so a replay picks the same one.
+func Select(ctx *Context, futures ...Awaitable) (int, error) {
+	ctx.check()
+	hs := make([]byte, 0, 4*len(futures))
+	ids := make([]uint32, len(futures))
+	for i, f := range futures {
+		h, err := f.handle()
+		if err != nil {
+			return i, err
+		}
+		ids[i] = h
+		hs = binary.LittleEndian.AppendUint32(hs, h)
+	}
+	w, err := abi.DecodeWait(message(hostSelect(ctx.t.id, ptr(hs), uint32(len(futures)), ptr(scratch), uint32(len(scratch)))))
+	if err != nil {
+		panic("skein: bad select message: " + err.Error())
+	}
+	if w.Ready {
+		return int(w.Index), nil
+	}
+	r := ctx.t.yield()
+	for i, h := range ids {
+		if h == r.Promise {
+			return i, nil
+		}
+	}
+	panic("skein: select woken by a promise it did not wait for")
+}
+
+// Now returns the run's virtual time: deterministic, advanced by the host
+// only at recorded points. time.Now in workflow code returns the same.
+func Now(ctx *Context) time.Time {
+	ctx.check()
+	return time.Now()
+}
+
+// Outcome is a recorded durable outcome.
+type Outcome struct {
+	Function string
+	Value    json.RawMessage // when Err is empty
+	Err      string
+}
+
+// Outcomes returns the outcomes settled so far in this run, by key.
+func Outcomes(ctx *Context) map[string]Outcome {
+	ctx.check()
+	es, err := abi.DecodeOutcomes(message(hostOutcomes(bufArgs())))
+	if err != nil {
+		panic("skein: bad outcomes message: " + err.Error())
+	}
+	m := make(map[string]Outcome, len(es))
+	for _, e := range es {
+		o := Outcome{Function: e.Function}
+		if e.Outcome.Status == abi.StatusOK {
+			o.Value = append(json.RawMessage(nil), e.Outcome.Data...)
+		} else {
+			o.Err = string(e.Outcome.Data)
+		}
+		m[e.Key] = o
+	}
+	return m
+}

@@ -1,0 +1,129 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/skeinrun/skein/sched"
+	"github.com/skeinrun/skein/store"
+)
+
+// DriveOptions tune Drive.
+type DriveOptions struct {
+	// WaitTimers: when the run suspends on a timer, wait for it in this
+	// call and resume the run, instead of returning the suspended run.
+	WaitTimers bool
+}
+
+// Drive executes a run until it completes, fails, diverges or suspends,
+// replaying its recorded history first. A run that is already terminal is
+// returned as it is. Drive must not be called for the same run from two
+// places at once.
+func (h *Host) Drive(ctx context.Context, runID string, o DriveOptions) (store.Run, error) {
+	st := h.cfg.Store
+	run, err := st.Run(ctx, runID)
+	if err != nil {
+		return store.Run{}, fmt.Errorf("drive %s: %w", runID, err)
+	}
+	if run.Status.Terminal() {
+		return run, nil
+	}
+	m, err := st.Module(ctx, run.ModuleHash)
+	if err != nil {
+		return run, fmt.Errorf("drive %s: module %s: %w", runID, shortHash(run.ModuleHash), err)
+	}
+	cm, _, err := h.compile(ctx, m.Name, m.Bytes)
+	if err != nil {
+		return run, fmt.Errorf("drive %s: %w", runID, err)
+	}
+	rs := newRunState(run)
+	defer rs.close()
+	rs.run.Status, rs.run.WakeAt, rs.run.Error = store.RunRunning, 0, ""
+	if err := h.commitRun(ctx, rs); err != nil {
+		return run, err
+	}
+	for {
+		outs, err := st.Outcomes(ctx, runID)
+		if err != nil {
+			return rs.run, fmt.Errorf("drive %s: load outcomes: %w", runID, err)
+		}
+		recs := make([]sched.Record, len(outs))
+		for i, o := range outs {
+			recs[i] = fromStore(o)
+		}
+		rs.mb.restale()
+		x := newExec(h, rs, recs)
+		h.instantiate(ctx, cm, x)
+		switch x.state {
+		case stEvicted:
+			continue
+		case stSuspended:
+			rs.run.Status = store.RunSuspended
+			if err := h.commitRun(ctx, rs); err != nil {
+				return rs.run, err
+			}
+			rs.close()
+			if !o.WaitTimers || rs.run.WakeAt == 0 {
+				return rs.run, nil
+			}
+			t := time.NewTimer(time.Until(time.Unix(0, rs.run.WakeAt)))
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return rs.run, ctx.Err()
+			}
+			rs = newRunState(rs.run)
+			rs.run.Status, rs.run.WakeAt = store.RunRunning, 0
+			if err := h.commitRun(ctx, rs); err != nil {
+				return rs.run, err
+			}
+			continue
+		case stDone:
+			if x.result.OK {
+				rs.run.Status, rs.run.Result = store.RunCompleted, x.result.Value
+			} else {
+				rs.run.Status, rs.run.Error = store.RunFailed, x.result.Err
+			}
+		case stDiverged:
+			rs.batch.Outcomes = nil // nothing a diverging replay made is kept
+			rs.run.Status, rs.run.Error = store.RunDiverged, x.failure.Error()
+		default:
+			if ctx.Err() != nil {
+				// Interrupted (shutdown): what was recorded stays; the run
+				// resumes by replay later.
+				return rs.run, fmt.Errorf("drive %s: %w", runID, ctx.Err())
+			}
+			rs.run.Status, rs.run.Error = store.RunFailed, x.failure.Error()
+		}
+		rs.run.WakeAt = 0
+		if err := h.commitRun(ctx, rs); err != nil {
+			return rs.run, err
+		}
+		var runErr error
+		if rs.run.Status == store.RunDiverged {
+			runErr = x.failure
+		}
+		return rs.run, runErr
+	}
+}
+
+// commitRun commits queued records with the run's current status.
+func (h *Host) commitRun(ctx context.Context, rs *runState) error {
+	rs.run.UpdatedAt = time.Now()
+	rs.batch.Runs = append(rs.batch.Runs, rs.run)
+	if err := rs.flush(context.WithoutCancel(ctx), h.cfg.Store); err != nil {
+		return fmt.Errorf("drive %s: %w", rs.run.ID, err)
+	}
+	return nil
+}
+
+// IsDivergence reports whether err is a CodeMismatchError or a
+// NondeterminismError.
+func IsDivergence(err error) bool {
+	var cm *CodeMismatchError
+	var nd *NondeterminismError
+	return errors.As(err, &cm) || errors.As(err, &nd)
+}

@@ -1,0 +1,654 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	rand2 "math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/skeinrun/skein/abi"
+	"github.com/skeinrun/skein/lineage"
+	"github.com/skeinrun/skein/sched"
+	"github.com/skeinrun/skein/store"
+)
+
+// execState is how an execution (one wasm instance of a run) ended.
+type execState int
+
+const (
+	stRunning   execState = iota
+	stDone                // the root task finished (the run completed or failed by its own result)
+	stFailed              // the guest broke (trap, exit, misuse) or the host failed
+	stDiverged            // replay found a code change or nondeterminism
+	stEvicted             // dropped to be replayed at once (EvictAlways)
+	stSuspended           // dropped until a timer or a settlement
+	stDescribed           // describe mode ended
+)
+
+// exec is one instance of a run's module, from instantiation to exit.
+type exec struct {
+	h         *Host
+	describe  bool
+	rs        *runState
+	s         *sched.Sched
+	mod       api.Module
+	out       []byte // encode buffer
+	pending   []byte // message waiting for take
+	stderr    tailBuffer
+	workflows []string
+	described bool
+
+	state      execState
+	failure    error
+	result     sched.Outcome
+	newRecords int   // records made by this execution
+	vsleep     int64 // virtual time added by sleeps in workflow code
+	fnNames    map[string]string
+}
+
+type execKey struct{}
+
+func newDescribeExec(h *Host) *exec {
+	return &exec{h: h, describe: true, s: sched.New(sched.Options{Now: realNow, StartTime: 1}, nil)}
+}
+
+func newExec(h *Host, rs *runState, recorded []sched.Record) *exec {
+	x := &exec{h: h, rs: rs, fnNames: map[string]string{}}
+	x.s = sched.New(sched.Options{
+		Now:          realNow,
+		StartTime:    rs.run.StartTime,
+		OnRecord:     x.record,
+		Minting:      h.cfg.minting,
+		ReplayInline: h.cfg.replayInline,
+	}, recorded)
+	return x
+}
+
+func realNow() int64 { return time.Now().UnixNano() }
+
+// record queues a journal record for the next flush.
+func (x *exec) record(r sched.Record) {
+	x.newRecords++
+	x.rs.batch.Outcomes = append(x.rs.batch.Outcomes, store.RunOutcome{RunID: x.rs.run.ID, Outcome: toStore(r)})
+}
+
+// instantiate runs one execution to its end.
+func (h *Host) instantiate(ctx context.Context, cm wazero.CompiledModule, x *exec) error {
+	cfg := wazero.NewModuleConfig().
+		WithName("").
+		WithArgs("workflow").
+		WithStdout(h.cfg.GuestOutput).
+		WithStderr(&x.stderr).
+		WithWalltime(x.walltime, 1).
+		WithNanotime(x.nanotime, 1).
+		WithNanosleep(x.nanosleep).
+		WithOsyield(func() {}).
+		WithRandSource(x.randSource())
+	if h.cfg.GuestOutput != io.Discard {
+		x.stderr.also = h.cfg.GuestOutput
+	}
+	ctx = context.WithValue(ctx, execKey{}, x)
+	mod, err := h.rt.InstantiateModule(ctx, cm, cfg)
+	if mod != nil {
+		mod.Close(ctx)
+	}
+	if x.state == stRunning {
+		x.state = stFailed
+		switch {
+		case ctx.Err() != nil:
+			x.failure = fmt.Errorf("interrupted: %w", ctx.Err())
+		case err == nil:
+			x.failure = errors.New("the module exited before the workflow finished (does main call skein.Main?)")
+		default:
+			x.failure = errors.New(exitDetail(err, x.stderr.String()))
+		}
+	}
+	return err
+}
+
+// exitDetail describes how a guest ended on its own.
+func exitDetail(err error, stderr string) string {
+	var ee *sys.ExitError
+	msg := ""
+	if errors.As(err, &ee) {
+		msg = fmt.Sprintf("the module exited with code %d", ee.ExitCode())
+	} else {
+		msg = "the module trapped: " + err.Error()
+	}
+	if s := strings.TrimSpace(stderr); s != "" {
+		msg += "\n" + s
+	}
+	return msg
+}
+
+// Virtual clocks: the run's virtual time, advanced at recorded points and
+// by sleeps in workflow code. The monotonic clock never returns 0.
+func (x *exec) walltime() (int64, int32) {
+	t := x.s.VNow() + x.vsleep
+	return t / 1e9, int32(t % 1e9)
+}
+
+func (x *exec) nanotime() int64 {
+	start := int64(1)
+	if x.rs != nil {
+		start = x.rs.run.StartTime
+	}
+	return x.s.VNow() - start + x.vsleep + 1e9
+}
+
+func (x *exec) nanosleep(ns int64) {
+	if ns > 0 {
+		x.vsleep += ns
+	}
+}
+
+func (x *exec) randSource() *rand2.ChaCha8 {
+	var seed [32]byte
+	if x.rs != nil {
+		binary.LittleEndian.PutUint64(seed[:], x.rs.run.Seed)
+	}
+	copy(seed[8:], "skein-wasi-random")
+	return rand2.NewChaCha8(seed)
+}
+
+// stop ends the execution from inside a host function.
+func (x *exec) stop(ctx context.Context, st execState, err error) {
+	if x.state == stRunning {
+		x.state, x.failure = st, err
+	}
+	code := uint32(0)
+	if st != stDone && st != stDescribed && st != stEvicted && st != stSuspended {
+		code = 1
+	}
+	if x.mod != nil {
+		x.mod.CloseWithExitCode(ctx, code)
+	}
+	panic(sys.NewExitError(code))
+}
+
+// fail ends the execution with a guest fault or host error.
+func (x *exec) fail(ctx context.Context, format string, args ...any) {
+	x.stop(ctx, stFailed, fmt.Errorf(format, args...))
+}
+
+// schedErr ends the execution after an error from the scheduler.
+func (x *exec) schedErr(ctx context.Context, err error) {
+	var cm *sched.CodeMismatchError
+	var nd *sched.NondeterminismError
+	if errors.As(err, &cm) || errors.As(err, &nd) {
+		x.stop(ctx, stDiverged, err)
+	}
+	x.stop(ctx, stFailed, err)
+}
+
+func (x *exec) read(ctx context.Context, ptr, n uint32) []byte {
+	if n == 0 {
+		return nil
+	}
+	b, ok := x.mod.Memory().Read(ptr, n)
+	if !ok {
+		x.fail(ctx, "guest passed an out-of-bounds buffer (offset %d, length %d)", ptr, n)
+	}
+	return b
+}
+
+// fnName reads a function name, interned to avoid an allocation per op.
+func (x *exec) fnName(ctx context.Context, ptr, n uint32) string {
+	b := x.read(ctx, ptr, n)
+	if s, ok := x.fnNames[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	x.fnNames[s] = s
+	return s
+}
+
+// reply hands a message to the guest: into its buffer if it fits, else
+// kept for take.
+func (x *exec) reply(ctx context.Context, buf, capacity uint32, msg []byte) uint64 {
+	if uint32(len(msg)) <= capacity {
+		if !x.mod.Memory().Write(buf, msg) {
+			x.fail(ctx, "guest passed an out-of-bounds buffer (offset %d, capacity %d)", buf, capacity)
+		}
+		x.pending = nil
+	} else {
+		x.pending = append(x.pending[:0], msg...)
+	}
+	return uint64(len(msg))
+}
+
+func toABI(o sched.Outcome) abi.Outcome {
+	if o.OK {
+		return abi.Outcome{Status: abi.StatusOK, Data: o.Value}
+	}
+	return abi.Outcome{Status: abi.StatusError, Data: []byte(o.Err)}
+}
+
+func fromABI(status uint32, data []byte) (sched.Outcome, bool) {
+	switch status {
+	case abi.StatusOK:
+		return sched.Outcome{OK: true, Value: bytes.Clone(data)}, true
+	case abi.StatusError, abi.StatusPanic:
+		return sched.Outcome{Err: string(data)}, true
+	}
+	return sched.Outcome{}, false
+}
+
+func toStore(r sched.Record) store.Outcome {
+	o := store.Outcome{Key: r.Key, Kind: r.Kind, Function: r.Function, Seq: r.Seq, Waited: r.Waited,
+		Idle: r.Idle, WakeOrder: r.WakeOrder, VTime: r.VTime, Deadline: r.Deadline, Attempts: r.Attempts, UpdatedAt: time.Now()}
+	switch {
+	case r.Pending:
+		o.Status = store.OutcomePending
+	case r.Outcome.OK:
+		o.Status, o.Value = store.OutcomeOK, r.Outcome.Value
+	default:
+		o.Status, o.Error = store.OutcomeError, r.Outcome.Err
+	}
+	return o
+}
+
+func fromStore(o store.Outcome) sched.Record {
+	r := sched.Record{Key: o.Key, Kind: o.Kind, Function: o.Function, Pending: o.Status == store.OutcomePending,
+		Seq: o.Seq, Waited: o.Waited, Idle: o.Idle, WakeOrder: o.WakeOrder, VTime: o.VTime, Deadline: o.Deadline, Attempts: o.Attempts}
+	if o.Status == store.OutcomeOK {
+		r.Outcome = sched.Outcome{OK: true, Value: o.Value}
+	} else if o.Status == store.OutcomeError {
+		r.Outcome = sched.Outcome{Err: o.Error}
+	}
+	return r
+}
+
+// exportHostModule builds the "skein" host module shared by every run;
+// each call finds its execution in the context.
+func (h *Host) exportHostModule(ctx context.Context) error {
+	b := h.rt.NewHostModuleBuilder(abi.Module)
+	fns := map[string]func(*exec, context.Context, []uint64){
+		abi.FnHello:      (*exec).hello,
+		abi.FnWorkflows:  (*exec).announce,
+		abi.FnInvocation: (*exec).invocation,
+		abi.FnTake:       (*exec).take,
+		abi.FnNext:       (*exec).next,
+		abi.FnOp:         (*exec).op,
+		abi.FnStepDone:   (*exec).stepDone,
+		abi.FnAwait:      (*exec).await,
+		abi.FnSelect:     (*exec).selectFn,
+		abi.FnTaskDone:   (*exec).taskDone,
+		abi.FnBodySleep:  (*exec).bodySleep,
+		abi.FnRealNow:    (*exec).realNow,
+		abi.FnRealRand:   (*exec).realRand,
+		abi.FnOutcomes:   (*exec).outcomes,
+	}
+	for name, fn := range fns {
+		sig := hostSigs[name]
+		b.NewFunctionBuilder().
+			WithGoModuleFunction(api.GoModuleFunc(func(ctx context.Context, mod api.Module, stack []uint64) {
+				x, _ := ctx.Value(execKey{}).(*exec)
+				if x == nil {
+					panic(fmt.Sprintf("skein host function %s called outside a skein execution", name))
+				}
+				x.mod = mod
+				fn(x, ctx, stack)
+			}), sig[0], sig[1]).
+			Export(name)
+	}
+	_, err := b.Instantiate(ctx)
+	return err
+}
+
+func (x *exec) hello(ctx context.Context, stack []uint64) {
+	v := api.DecodeU32(stack[0])
+	stack[0] = uint64(abi.Version)
+	if v != abi.Version {
+		x.stop(ctx, stFailed, &ModuleError{Reason: fmt.Sprintf("the module speaks skein ABI v%d; this host speaks ABI v%d", v, abi.Version)})
+	}
+}
+
+func (x *exec) announce(ctx context.Context, stack []uint64) {
+	list := string(x.read(ctx, api.DecodeU32(stack[0]), api.DecodeU32(stack[1])))
+	x.workflows = nil
+	if list != "" {
+		x.workflows = strings.Split(list, "\n")
+	}
+}
+
+func (x *exec) invocation(ctx context.Context, stack []uint64) {
+	if x.describe {
+		x.described = true
+		x.stop(ctx, stDescribed, nil)
+	}
+	run := x.rs.run
+	found := false
+	for _, w := range x.workflows {
+		found = found || w == run.Workflow
+	}
+	if !found {
+		x.stop(ctx, stFailed, fmt.Errorf("unknown workflow %q; the module registers: %s", run.Workflow, strings.Join(x.workflows, ", ")))
+	}
+	x.out = abi.AppendInvocation(x.out[:0], abi.Invocation{Mode: abi.ModeRun, Workflow: run.Workflow, Input: run.Input})
+	stack[0] = x.reply(ctx, api.DecodeU32(stack[0]), api.DecodeU32(stack[1]), x.out)
+}
+
+func (x *exec) take(ctx context.Context, stack []uint64) {
+	buf, n := api.DecodeU32(stack[0]), api.DecodeU32(stack[1])
+	if x.pending == nil || uint32(len(x.pending)) != n {
+		x.fail(ctx, "guest called take(%d bytes) with no message of that size pending", n)
+	}
+	if !x.mod.Memory().Write(buf, x.pending) {
+		x.fail(ctx, "guest passed an out-of-bounds buffer to take (offset %d, length %d)", buf, n)
+	}
+	x.pending = nil
+	stack[0] = uint64(n)
+}
+
+func (x *exec) next(ctx context.Context, stack []uint64) {
+	d := x.dispatch(ctx)
+	r := abi.Resume{Task: uint32(d.Task)}
+	if d.Start {
+		r.Kind = abi.ResumeStart
+	} else {
+		r.Kind = abi.ResumeWake
+		r.Promise = uint32(d.Promise)
+		r.Outcome = toABI(d.Outcome)
+	}
+	x.out = abi.AppendResume(x.out[:0], r)
+	stack[0] = x.reply(ctx, api.DecodeU32(stack[0]), api.DecodeU32(stack[1]), x.out)
+}
+
+func (x *exec) op(ctx context.Context, stack []uint64) {
+	tid := sched.TaskID(api.DecodeU32(stack[0]))
+	kind := abi.OpKind(api.DecodeU32(stack[1]))
+	name := string(x.read(ctx, api.DecodeU32(stack[2]), api.DecodeU32(stack[3])))
+	fn := x.fnName(ctx, api.DecodeU32(stack[4]), api.DecodeU32(stack[5]))
+	arg := x.read(ctx, api.DecodeU32(stack[6]), api.DecodeU32(stack[7]))
+	buf, capacity := api.DecodeU32(stack[8]), api.DecodeU32(stack[9])
+
+	var r abi.OpResult
+	var err error
+	switch kind {
+	case abi.OpSpawn:
+		var t sched.TaskID
+		var p sched.PromiseID
+		t, p, r.Key, err = x.s.Spawn(tid, name)
+		r.Task, r.Promise = uint32(t), uint32(p)
+	case abi.OpFork:
+		r.Promise, r.Key, err = x.s.Fork(tid, name)
+	case abi.OpBranch:
+		if len(arg) != 4 {
+			x.fail(ctx, "branch op needs a 4-byte fork handle, got %d bytes", len(arg))
+		}
+		var t sched.TaskID
+		var p sched.PromiseID
+		t, p, r.Key, err = x.s.Branch(tid, binary.LittleEndian.Uint32(arg))
+		r.Task, r.Promise = uint32(t), uint32(p)
+	case abi.OpStep, abi.OpCall, abi.OpSleep, abi.OpPromise, abi.OpChild:
+		r, err = x.durableOp(ctx, tid, kind, name, fn, arg)
+	default:
+		x.fail(ctx, "unknown op kind %d", kind)
+	}
+	if err != nil {
+		var idErr *lineage.StepIDError
+		if !errors.As(err, &idErr) {
+			x.schedErr(ctx, err)
+		}
+		r = abi.OpResult{State: abi.StateIDError, Scope: idErr.Scope, Name: idErr.Name, Rule: idErr.Rule, Message: idErr.Error()}
+	}
+	x.out = abi.AppendOpResult(x.out[:0], r)
+	stack[0] = x.reply(ctx, buf, capacity, x.out)
+}
+
+func (x *exec) durableOp(ctx context.Context, tid sched.TaskID, kind abi.OpKind, name, fn string, arg []byte) (abi.OpResult, error) {
+	switch kind {
+	case abi.OpSleep, abi.OpPromise:
+		fn = kind.String()
+	case abi.OpChild:
+		x.fail(ctx, "child workflows (skein.Child %q) are not supported by this host yet", fn)
+	}
+	if fn == "" {
+		x.fail(ctx, "%s op without a function name", kind)
+	}
+	res, err := x.s.Op(tid, kind.String(), name, fn)
+	if err != nil {
+		return abi.OpResult{}, err
+	}
+	r := abi.OpResult{Promise: uint32(res.Promise), Key: res.Key, State: abi.StatePending}
+	switch {
+	case res.Settled:
+		r.State, r.Outcome = abi.StateSettled, toABI(res.Outcome)
+	case res.RunBody:
+		r.State = abi.StateRunBody
+		if x.h.cfg.onBody != nil {
+			x.h.cfg.onBody(x.rs.run.ID, res.Key)
+		}
+	case kind == abi.OpSleep:
+		deadline := int64(0)
+		if res.Pending != nil {
+			deadline = res.Pending.Deadline
+		} else if res.New {
+			if len(arg) != 8 {
+				x.fail(ctx, "sleep op needs an 8-byte duration, got %d bytes", len(arg))
+			}
+			d := int64(binary.LittleEndian.Uint64(arg))
+			if d < 0 {
+				d = 0
+			}
+			deadline = x.s.VNow() + x.vsleep + d
+			x.s.RecordPending(res.Promise, deadline)
+		}
+		if deadline != 0 {
+			x.rs.armTimer(res.Key, deadline)
+		}
+	case kind == abi.OpPromise:
+		if res.New {
+			x.s.RecordPending(res.Promise, 0)
+		}
+		x.rs.promises[res.Key] = true
+	case kind == abi.OpCall:
+		if res.New || res.Pending != nil {
+			act := x.h.activity(fn)
+			if act == nil {
+				x.fail(ctx, "activity %q is not registered on this host (called at key %q)", fn, res.Key)
+			}
+			if res.New {
+				x.s.RecordPending(res.Promise, 0)
+			}
+			x.rs.startActivity(ctx, res.Key, act, bytes.Clone(arg))
+		}
+	}
+	return r, nil
+}
+
+func (x *exec) stepDone(ctx context.Context, stack []uint64) {
+	tid, p := sched.TaskID(api.DecodeU32(stack[0])), sched.PromiseID(api.DecodeU32(stack[1]))
+	out, ok := fromABI(api.DecodeU32(stack[2]), x.read(ctx, api.DecodeU32(stack[3]), api.DecodeU32(stack[4])))
+	if !ok {
+		x.fail(ctx, "step_done with unknown status %d", api.DecodeU32(stack[2]))
+	}
+	settled, err := x.s.StepDone(tid, p, out)
+	if err != nil {
+		x.schedErr(ctx, err)
+	}
+	stack[0] = uint64(abi.StepAwait)
+	if settled {
+		stack[0] = uint64(abi.StepSettled)
+	}
+	if len(x.rs.batch.Outcomes) >= flushEvery && !x.s.Replaying() {
+		x.flush(ctx)
+	}
+}
+
+// flushEvery bounds how many records wait in memory between idle points.
+const flushEvery = 4096
+
+func (x *exec) await(ctx context.Context, stack []uint64) {
+	tid, p := sched.TaskID(api.DecodeU32(stack[0])), sched.PromiseID(api.DecodeU32(stack[1]))
+	out, ok, err := x.s.Await(tid, p)
+	if err != nil {
+		x.schedErr(ctx, err)
+	}
+	x.out = abi.AppendWait(x.out[:0], abi.Wait{Ready: ok, Outcome: toABI(out)})
+	stack[0] = x.reply(ctx, api.DecodeU32(stack[2]), api.DecodeU32(stack[3]), x.out)
+}
+
+func (x *exec) selectFn(ctx context.Context, stack []uint64) {
+	tid := sched.TaskID(api.DecodeU32(stack[0]))
+	n := api.DecodeU32(stack[2])
+	if n > 1<<16 {
+		x.fail(ctx, "select over %d futures (at most 65536)", n)
+	}
+	raw := x.read(ctx, api.DecodeU32(stack[1]), 4*n)
+	ids := make([]sched.PromiseID, n)
+	for i := range ids {
+		ids[i] = sched.PromiseID(binary.LittleEndian.Uint32(raw[4*i:]))
+	}
+	i, out, ok, err := x.s.Select(tid, ids)
+	if err != nil {
+		x.schedErr(ctx, err)
+	}
+	x.out = abi.AppendWait(x.out[:0], abi.Wait{Ready: ok, Index: uint32(i), Outcome: toABI(out)})
+	stack[0] = x.reply(ctx, api.DecodeU32(stack[3]), api.DecodeU32(stack[4]), x.out)
+}
+
+func (x *exec) taskDone(ctx context.Context, stack []uint64) {
+	tid := sched.TaskID(api.DecodeU32(stack[0]))
+	status := api.DecodeU32(stack[1])
+	out, ok := fromABI(status, x.read(ctx, api.DecodeU32(stack[2]), api.DecodeU32(stack[3])))
+	if !ok {
+		x.fail(ctx, "task_done with unknown status %d", status)
+	}
+	if err := x.s.TaskDone(tid, out); err != nil {
+		x.schedErr(ctx, err)
+	}
+	if tid == sched.Root {
+		x.result = out
+		x.stop(ctx, stDone, nil)
+	}
+}
+
+func (x *exec) bodySleep(ctx context.Context, stack []uint64) {
+	tid := sched.TaskID(api.DecodeU32(stack[0]))
+	d := time.Duration(int64(stack[1]))
+	if err := x.s.BodyWait(tid); err != nil {
+		x.schedErr(ctx, err)
+	}
+	x.rs.bodyWait(tid, d)
+}
+
+func (x *exec) inBody(ctx context.Context, what string) {
+	if !x.s.CurrentInBody() {
+		x.fail(ctx, "%s is only available inside a step body (StepContext); workflow code gets virtual time and seeded randomness", what)
+	}
+}
+
+func (x *exec) realNow(ctx context.Context, stack []uint64) {
+	x.inBody(ctx, "real time")
+	stack[0] = uint64(time.Now().UnixNano())
+}
+
+func (x *exec) realRand(ctx context.Context, stack []uint64) {
+	x.inBody(ctx, "real randomness")
+	b := x.read(ctx, api.DecodeU32(stack[0]), api.DecodeU32(stack[1]))
+	rand.Read(b) // writes guest memory in place
+}
+
+func (x *exec) outcomes(ctx context.Context, stack []uint64) {
+	recs := x.s.Settled()
+	es := make([]abi.OutcomeEntry, len(recs))
+	for i, r := range recs {
+		es[i] = abi.OutcomeEntry{Key: r.Key, Function: r.Function, Outcome: toABI(r.Outcome)}
+	}
+	x.out = abi.AppendOutcomes(x.out[:0], es)
+	stack[0] = x.reply(ctx, api.DecodeU32(stack[0]), api.DecodeU32(stack[1]), x.out)
+}
+
+// dispatch returns the next task to run, running idle points as needed.
+func (x *exec) dispatch(ctx context.Context) sched.Dispatch {
+	for {
+		if d, ok := x.s.Next(); ok {
+			return d
+		}
+		if x.s.Replaying() {
+			if err := x.s.DeliverRound(); err != nil {
+				x.schedErr(ctx, err)
+			}
+			continue
+		}
+		x.flush(ctx)
+		if x.h.cfg.Evict == EvictAlways && x.newRecords > 0 && !x.s.InBody() && !x.s.Held() {
+			x.stop(ctx, stEvicted, nil)
+		}
+		cs := x.rs.mb.drain()
+		if len(cs) == 0 && !x.s.Held() {
+			x.idleWait(ctx)
+			cs = x.rs.mb.drain()
+		}
+		stale := x.s.DeliverLive(cs)
+		x.rs.delivered(cs, stale)
+	}
+}
+
+// idleWait blocks until a completion arrives, or suspends the run when
+// nothing in this process will settle soon.
+func (x *exec) idleWait(ctx context.Context) {
+	rs := x.rs
+	busy := x.s.InBody() || len(rs.activities) > 0 || rs.bodyWaits > 0
+	if !busy {
+		earliest := int64(math.MaxInt64)
+		for _, d := range rs.timers {
+			earliest = min(earliest, d)
+		}
+		switch {
+		case len(rs.timers) == 0 && len(rs.promises) == 0:
+			x.fail(ctx, "deadlock: every task waits and nothing can settle what they wait for")
+		case len(rs.timers) == 0:
+			x.suspend(ctx, 0)
+		case x.h.cfg.Evict == EvictIdle && time.Until(time.Unix(0, earliest)) > x.h.cfg.IdleThreshold:
+			x.suspend(ctx, earliest)
+		}
+	}
+	if err := rs.mb.wait(ctx); err != nil {
+		x.stop(ctx, stFailed, fmt.Errorf("interrupted while waiting: %w", err))
+	}
+}
+
+func (x *exec) suspend(ctx context.Context, wake int64) {
+	x.rs.run.WakeAt = wake
+	x.stop(ctx, stSuspended, nil)
+}
+
+// flush commits the queued records.
+func (x *exec) flush(ctx context.Context) {
+	if err := x.rs.flush(ctx, x.h.cfg.Store); err != nil {
+		x.stop(ctx, stFailed, err)
+	}
+}
+
+// tailBuffer keeps the last 16 KiB written to it.
+type tailBuffer struct {
+	b    []byte
+	also interface{ Write([]byte) (int, error) }
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	if t.also != nil {
+		t.also.Write(p)
+	}
+	t.b = append(t.b, p...)
+	if len(t.b) > 16<<10 {
+		t.b = append(t.b[:0], t.b[len(t.b)-16<<10:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string { return string(t.b) }

@@ -1,0 +1,313 @@
+// Package host runs skein workflow modules on wazero: it compiles and
+// caches modules, sandboxes each run, implements the ABI v1 host
+// functions, mints every op id from task lineage, records every outcome in
+// a store, and resumes runs by replay.
+package host
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+
+	"github.com/skeinrun/skein/abi"
+	"github.com/skeinrun/skein/sched"
+	"github.com/skeinrun/skein/store"
+)
+
+// Errors a caller can test with errors.As; they come from package sched.
+type (
+	// CodeMismatchError: replay found a different function at a recorded key.
+	CodeMismatchError = sched.CodeMismatchError
+	// NondeterminismError: replay departed from the recorded journal.
+	NondeterminismError = sched.NondeterminismError
+)
+
+// Evict is the policy for dropping a run's instance while it waits.
+type Evict string
+
+// Eviction policies.
+const (
+	// EvictNever keeps the instance until the run ends; a run that waits
+	// only on things nothing in this process can settle is suspended.
+	EvictNever Evict = "never"
+	// EvictIdle drops the instance (the run is suspended) when every task
+	// waits on something that will not settle within Config.IdleThreshold.
+	EvictIdle Evict = "idle"
+	// EvictAlways drops the instance and replays the run from the top at
+	// every point where all tasks wait on durable promises. For tests.
+	EvictAlways Evict = "always"
+)
+
+// ParseEvict parses a policy name.
+func ParseEvict(s string) (Evict, error) {
+	switch e := Evict(s); e {
+	case EvictNever, EvictIdle, EvictAlways:
+		return e, nil
+	}
+	return "", fmt.Errorf("unknown eviction policy %q (want never, idle or always)", s)
+}
+
+// Config configures a Host.
+type Config struct {
+	// Store holds modules, runs and outcomes. Required.
+	Store store.Store
+	// CacheDir, if set, keeps compiled modules on disk across processes.
+	CacheDir string
+	// Evict is the eviction policy; default EvictIdle.
+	Evict Evict
+	// IdleThreshold: with EvictIdle, a run whose next possible settlement
+	// is further away than this is suspended. Default 1s.
+	IdleThreshold time.Duration
+	// MemoryLimitPages caps each instance's linear memory in 64 KiB pages.
+	// Default 4096 (256 MiB).
+	MemoryLimitPages uint32
+	// GuestOutput receives what workflow code writes to stdout and stderr
+	// (on every replay too). Default: discarded.
+	GuestOutput io.Writer
+	// Logger receives the host's logs. Default: slog.Default().
+	Logger *slog.Logger
+	// Interruptible makes a cancelled context stop running guest code at
+	// once (wazero's WithCloseOnContextDone), at a cost in guest speed
+	// (see RATIONALE.md). Default true; set DisableInterrupt to turn off.
+	DisableInterrupt bool
+
+	// testing hooks (package-internal tests only).
+	minting      sched.Minting
+	replayInline bool
+	onBody       func(run, key string) // called before each step body runs
+}
+
+// Host runs workflow modules. It is safe for concurrent use.
+type Host struct {
+	cfg   Config
+	rt    wazero.Runtime
+	cache wazero.CompilationCache
+	log   *slog.Logger
+
+	mu         sync.Mutex
+	compiled   map[string]wazero.CompiledModule // by module hash
+	activities map[string]Activity
+}
+
+// Activity is a host function a workflow calls with skein.Call. It runs
+// on its own goroutine; input and output are JSON.
+type Activity func(ctx context.Context, input []byte) ([]byte, error)
+
+// New creates a host. Close it when done.
+func New(ctx context.Context, cfg Config) (*Host, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("host: Config.Store is required")
+	}
+	if cfg.Evict == "" {
+		cfg.Evict = EvictIdle
+	}
+	if _, err := ParseEvict(string(cfg.Evict)); err != nil {
+		return nil, fmt.Errorf("host: %w", err)
+	}
+	if cfg.IdleThreshold == 0 {
+		cfg.IdleThreshold = time.Second
+	}
+	if cfg.MemoryLimitPages == 0 {
+		cfg.MemoryLimitPages = 4096
+	}
+	if cfg.GuestOutput == nil {
+		cfg.GuestOutput = io.Discard
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	var cache wazero.CompilationCache
+	var err error
+	if cfg.CacheDir != "" {
+		if cache, err = wazero.NewCompilationCacheWithDir(cfg.CacheDir); err != nil {
+			return nil, fmt.Errorf("host: compilation cache %s: %w", cfg.CacheDir, err)
+		}
+	} else {
+		cache = wazero.NewCompilationCache()
+	}
+	rc := wazero.NewRuntimeConfig().
+		WithCompilationCache(cache).
+		WithMemoryLimitPages(cfg.MemoryLimitPages).
+		WithCloseOnContextDone(!cfg.DisableInterrupt)
+	rt := wazero.NewRuntimeWithConfig(ctx, rc)
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
+		rt.Close(ctx)
+		return nil, fmt.Errorf("host: wasi: %w", err)
+	}
+	h := &Host{cfg: cfg, rt: rt, cache: cache, log: cfg.Logger,
+		compiled: map[string]wazero.CompiledModule{}, activities: map[string]Activity{}}
+	if err := h.exportHostModule(ctx); err != nil {
+		rt.Close(ctx)
+		return nil, fmt.Errorf("host: skein host module: %w", err)
+	}
+	return h, nil
+}
+
+// Close releases the runtime and compiled modules. It does not close the store.
+func (h *Host) Close(ctx context.Context) error {
+	err := h.rt.Close(ctx)
+	if cerr := h.cache.Close(ctx); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// RegisterActivity makes fn callable from workflows as skein.Call(ctx, name, …).
+func (h *Host) RegisterActivity(name string, fn Activity) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.activities[name] = fn
+}
+
+func (h *Host) activity(name string) Activity {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.activities[name]
+}
+
+// Deploy validates a module (it must be wasm, speak ABI v1 and register
+// at least one workflow), stores it by the sha256 of its bytes and
+// returns its record. Deploying the same bytes again is idempotent.
+func (h *Host) Deploy(ctx context.Context, name string, wasm []byte) (store.Module, error) {
+	label := name
+	if label == "" {
+		label = "(unnamed)"
+	}
+	if len(wasm) == 0 {
+		return store.Module{}, &ModuleError{Module: label, Reason: "empty file"}
+	}
+	cm, hash, err := h.compile(ctx, label, wasm)
+	if err != nil {
+		return store.Module{}, err
+	}
+	wfs, err := h.describe(ctx, label, cm)
+	if err != nil {
+		return store.Module{}, err
+	}
+	m := store.Module{Hash: hash, Name: name, Bytes: wasm, ABIVersion: abi.Version, Workflows: wfs, CreatedAt: time.Now()}
+	if err := h.cfg.Store.PutModule(ctx, m); err != nil {
+		return store.Module{}, fmt.Errorf("deploy %s: %w", label, err)
+	}
+	return h.cfg.Store.Module(ctx, hash)
+}
+
+// StartOptions describe a new run.
+type StartOptions struct {
+	Module   string          // module hash or name
+	Workflow string          // registered workflow name
+	Input    json.RawMessage // JSON; empty means null
+	ID       string          // run id; generated if empty. Must not contain "." or whitespace.
+	Seed     uint64          // WASI random seed; random if 0
+}
+
+// ConflictError reports a start whose id names an existing run started
+// with a different request.
+type ConflictError struct{ RunID, Field string }
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("run %q exists with a different %s", e.RunID, e.Field)
+}
+
+// Start creates a run (it does not execute it; see Drive). Starting the
+// same id with the same request returns the existing run.
+func (h *Host) Start(ctx context.Context, o StartOptions) (store.Run, error) {
+	m, err := h.cfg.Store.Module(ctx, o.Module)
+	if err != nil {
+		return store.Run{}, fmt.Errorf("start: module %q: %w", o.Module, err)
+	}
+	if !slices.Contains(m.Workflows, o.Workflow) {
+		return store.Run{}, fmt.Errorf("start: module %s has no workflow %q; it registers: %s", shortHash(m.Hash), o.Workflow, strings.Join(m.Workflows, ", "))
+	}
+	input := []byte(o.Input)
+	if len(input) == 0 {
+		input = []byte("null")
+	}
+	if !json.Valid(input) {
+		return store.Run{}, fmt.Errorf("start: input is not valid JSON: %.100q", input)
+	}
+	if o.ID == "" {
+		var b [8]byte
+		rand.Read(b[:])
+		o.ID = hex.EncodeToString(b[:])
+	}
+	if err := validRunID(o.ID); err != nil {
+		return store.Run{}, fmt.Errorf("start: %w", err)
+	}
+	seed := o.Seed
+	if seed == 0 {
+		var b [8]byte
+		rand.Read(b[:])
+		seed = binary.LittleEndian.Uint64(b[:]) | 1
+	}
+	now := time.Now()
+	r := store.Run{ID: o.ID, ModuleHash: m.Hash, Workflow: o.Workflow, Input: input, Status: store.RunPending,
+		Seed: seed, StartTime: now.UnixNano(), CreatedAt: now, UpdatedAt: now}
+	got, created, err := h.cfg.Store.CreateRun(ctx, r)
+	if err != nil {
+		return store.Run{}, fmt.Errorf("start %s: %w", o.ID, err)
+	}
+	if !created {
+		switch {
+		case got.ModuleHash != m.Hash:
+			return got, &ConflictError{RunID: o.ID, Field: "module"}
+		case got.Workflow != o.Workflow:
+			return got, &ConflictError{RunID: o.ID, Field: "workflow"}
+		case !jsonEqual(got.Input, input):
+			return got, &ConflictError{RunID: o.ID, Field: "input"}
+		}
+	}
+	return got, nil
+}
+
+func validRunID(id string) error {
+	if len(id) > 128 {
+		return fmt.Errorf("run id %.20q… is longer than 128 characters", id)
+	}
+	if strings.ContainsAny(id, ". \t\r\n/") {
+		return fmt.Errorf("run id %q must not contain '.', '/' or whitespace (a full op id is {run}.{key})", id)
+	}
+	return nil
+}
+
+func jsonEqual(a, b []byte) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return string(a) == string(b)
+	}
+	xa, _ := json.Marshal(x)
+	ya, _ := json.Marshal(y)
+	return string(xa) == string(ya)
+}
+
+func shortHash(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}
+
+// Inspect returns a run and its outcomes in settle order (pending last).
+func (h *Host) Inspect(ctx context.Context, runID string) (store.Run, []store.Outcome, error) {
+	r, err := h.cfg.Store.Run(ctx, runID)
+	if err != nil {
+		return store.Run{}, nil, fmt.Errorf("inspect %s: %w", runID, err)
+	}
+	os, err := h.cfg.Store.Outcomes(ctx, runID)
+	if err != nil {
+		return store.Run{}, nil, fmt.Errorf("inspect %s: %w", runID, err)
+	}
+	return r, os, nil
+}

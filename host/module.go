@@ -1,0 +1,164 @@
+package host
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+
+	"github.com/skeinrun/skein/abi"
+)
+
+// ModuleError reports a module that skein cannot run: not wasm, not a
+// skein module, a wrong ABI version, imports skein does not provide.
+type ModuleError struct {
+	Module string // name or file the caller gave
+	Reason string
+	Err    error
+}
+
+func (e *ModuleError) Error() string {
+	if e.Module == "" {
+		return "module rejected: " + e.Reason
+	}
+	return fmt.Sprintf("module %s rejected: %s", e.Module, e.Reason)
+}
+
+func (e *ModuleError) Unwrap() error { return e.Err }
+
+// hostSigs lists every ABI v1 host function with its wasm signature.
+var hostSigs = map[string][2][]api.ValueType{
+	abi.FnHello:      {{i32}, {i32}},
+	abi.FnWorkflows:  {{i32, i32}, nil},
+	abi.FnInvocation: {{i32, i32}, {i32}},
+	abi.FnTake:       {{i32, i32}, {i32}},
+	abi.FnNext:       {{i32, i32}, {i32}},
+	abi.FnOp:         {{i32, i32, i32, i32, i32, i32, i32, i32, i32, i32}, {i32}},
+	abi.FnStepDone:   {{i32, i32, i32, i32, i32}, {i32}},
+	abi.FnAwait:      {{i32, i32, i32, i32}, {i32}},
+	abi.FnSelect:     {{i32, i32, i32, i32, i32}, {i32}},
+	abi.FnTaskDone:   {{i32, i32, i32, i32}, nil},
+	abi.FnBodySleep:  {{i32, i64}, nil},
+	abi.FnRealNow:    {nil, {i64}},
+	abi.FnRealRand:   {{i32, i32}, nil},
+	abi.FnOutcomes:   {{i32, i32}, {i32}},
+}
+
+const (
+	i32 = api.ValueTypeI32
+	i64 = api.ValueTypeI64
+)
+
+// compile compiles wasm (cached by hash) and checks its imports.
+func (h *Host) compile(ctx context.Context, label string, wasm []byte) (wazero.CompiledModule, string, error) {
+	sum := sha256.Sum256(wasm)
+	hash := hex.EncodeToString(sum[:])
+	h.mu.Lock()
+	cm, ok := h.compiled[hash]
+	h.mu.Unlock()
+	if ok {
+		return cm, hash, nil
+	}
+	if len(wasm) < 8 || string(wasm[:4]) != "\x00asm" {
+		return nil, "", &ModuleError{Module: label, Reason: "not a WebAssembly module (no \\0asm header)"}
+	}
+	if v := wasm[4:8]; v[0] != 1 || v[1] != 0 || v[2] != 0 || v[3] != 0 {
+		return nil, "", &ModuleError{Module: label, Reason: fmt.Sprintf("unsupported WebAssembly binary version %v (want 1)", v)}
+	}
+	cm, err := h.rt.CompileModule(ctx, wasm)
+	if err != nil {
+		return nil, "", &ModuleError{Module: label, Reason: "invalid WebAssembly: " + err.Error(), Err: err}
+	}
+	if err := checkImports(cm); err != nil {
+		cm.Close(ctx)
+		return nil, "", &ModuleError{Module: label, Reason: err.Error()}
+	}
+	h.mu.Lock()
+	if old, ok := h.compiled[hash]; ok {
+		cm.Close(ctx)
+		cm = old
+	} else {
+		h.compiled[hash] = cm
+	}
+	h.mu.Unlock()
+	return cm, hash, nil
+}
+
+func checkImports(cm wazero.CompiledModule) error {
+	skeinImports := 0
+	for _, f := range cm.ImportedFunctions() {
+		mod, name, _ := f.Import()
+		switch mod {
+		case wasi_snapshot_preview1.ModuleName:
+			continue
+		case abi.Module:
+			sig, ok := hostSigs[name]
+			if !ok {
+				return fmt.Errorf("it imports %s.%s, which skein ABI v%d does not provide (a module built for a newer skein?)", mod, name, abi.Version)
+			}
+			if !sameTypes(f.ParamTypes(), sig[0]) || !sameTypes(f.ResultTypes(), sig[1]) {
+				return fmt.Errorf("it imports %s.%s with signature %s -> %s; skein ABI v%d defines %s -> %s",
+					mod, name, typeNames(f.ParamTypes()), typeNames(f.ResultTypes()), abi.Version, typeNames(sig[0]), typeNames(sig[1]))
+			}
+			skeinImports++
+		default:
+			return fmt.Errorf("it imports %s.%s; skein provides only the modules %q (ABI v%d) and %q", mod, name, abi.Module, abi.Version, wasi_snapshot_preview1.ModuleName)
+		}
+	}
+	if skeinImports == 0 {
+		return fmt.Errorf("not a skein module: it imports nothing from module %q (build it with GOOS=wasip1 GOARCH=wasm against github.com/skeinrun/skein/guest-sdk/skein)", abi.Module)
+	}
+	if _, ok := cm.ExportedFunctions()["_start"]; !ok {
+		return errors.New("not a skein module: it exports no _start function (build a main package, a WASI command)")
+	}
+	return nil
+}
+
+func sameTypes(a, b []api.ValueType) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func typeNames(ts []api.ValueType) string {
+	names := make([]string, len(ts))
+	for i, t := range ts {
+		names[i] = api.ValueTypeName(t)
+	}
+	return "(" + strings.Join(names, ",") + ")"
+}
+
+// describe runs the module in describe mode and returns its registered
+// workflows, sorted.
+func (h *Host) describe(ctx context.Context, label string, cm wazero.CompiledModule) ([]string, error) {
+	x := newDescribeExec(h)
+	err := h.instantiate(ctx, cm, x)
+	if x.failure != nil {
+		return nil, &ModuleError{Module: label, Reason: x.failure.Error(), Err: x.failure}
+	}
+	if !x.described {
+		reason := "it did not announce its workflows (does main call skein.Main?)"
+		if err != nil {
+			reason += ": " + exitDetail(err, x.stderr.String())
+		}
+		return nil, &ModuleError{Module: label, Reason: reason, Err: err}
+	}
+	if len(x.workflows) == 0 {
+		return nil, &ModuleError{Module: label, Reason: "it registers no workflows (call skein.Register before skein.Main)"}
+	}
+	sort.Strings(x.workflows)
+	return x.workflows, nil
+}
