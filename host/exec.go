@@ -55,6 +55,7 @@ type exec struct {
 	newRecords int   // records made by this execution
 	vsleep     int64 // virtual time added by sleeps in workflow code
 	fnNames    map[string]string
+	verify     bool // Replay: deliver only recorded outcomes, issue nothing new
 }
 
 type execKey struct{}
@@ -422,6 +423,9 @@ func (x *exec) durableOp(ctx context.Context, tid sched.TaskID, kind abi.OpKind,
 	if err != nil {
 		return abi.OpResult{}, err
 	}
+	if x.verify && (res.New || res.Pending != nil) {
+		x.schedErr(ctx, &sched.NondeterminismError{Expected: "only recorded ops", Got: fmt.Sprintf("%s %q at key %q, which the journal does not settle", kind, fn, res.Key)})
+	}
 	r := abi.OpResult{Promise: uint32(res.Promise), Key: res.Key, State: abi.StatePending}
 	switch {
 	case res.Settled:
@@ -432,10 +436,10 @@ func (x *exec) durableOp(ctx context.Context, tid sched.TaskID, kind abi.OpKind,
 			x.h.cfg.onBody(x.rs.run.ID, res.Key)
 		}
 	case kind == abi.OpSleep:
-		deadline := int64(0)
-		if res.Pending != nil {
-			deadline = res.Pending.Deadline
-		} else if res.New {
+		switch {
+		case res.Pending != nil:
+			x.rs.armTimer(res.Key, res.Pending.Deadline)
+		case res.New:
 			if len(arg) != 8 {
 				x.fail(ctx, "sleep op needs an 8-byte duration, got %d bytes", len(arg))
 			}
@@ -443,10 +447,8 @@ func (x *exec) durableOp(ctx context.Context, tid sched.TaskID, kind abi.OpKind,
 			if d < 0 {
 				d = 0
 			}
-			deadline = x.s.VNow() + x.vsleep + d
+			deadline := x.s.VNow() + x.vsleep + d
 			x.s.RecordPending(res.Promise, deadline)
-		}
-		if deadline != 0 {
 			x.rs.armTimer(res.Key, deadline)
 		}
 	case kind == abi.OpPromise:
@@ -583,6 +585,9 @@ func (x *exec) dispatch(ctx context.Context) sched.Dispatch {
 				x.schedErr(ctx, err)
 			}
 			continue
+		}
+		if x.verify {
+			x.stop(ctx, stSuspended, nil) // the journal ends here
 		}
 		x.flush(ctx)
 		if x.h.cfg.Evict == EvictAlways && x.newRecords > 0 && !x.s.InBody() && !x.s.Held() {

@@ -88,6 +88,7 @@ type Config struct {
 	minting      sched.Minting
 	replayInline bool
 	onBody       func(run, key string) // called before each step body runs
+	onExec       func(run string)      // called at each instantiation of a run
 }
 
 // Host runs workflow modules. It is safe for concurrent use.

@@ -120,6 +120,7 @@ type promise struct {
 	inRound  bool    // the recorded settlement is waited-for: delivered by a round
 	owner    TaskID
 	attempts int
+	deadline int64 // timers
 }
 
 type held struct {
@@ -331,6 +332,7 @@ func (s *Sched) Op(tid TaskID, kind, name, fn string) (OpResult, error) {
 	p.attempts = rec.Attempts
 	res.Attempts = rec.Attempts
 	if rec.Pending {
+		p.deadline = rec.Deadline
 		if kind == "step" { // a step is never recorded pending; treat as new
 			res.New, res.RunBody = true, true
 			t.body, t.bodyWaited = id, false
@@ -397,7 +399,7 @@ func (s *Sched) settleAs(id PromiseID, p *promise, out Outcome, rec *Record, wai
 			}
 			s.nextSeq++
 			r := Record{Key: p.key, Kind: p.kind, Function: p.fn, Outcome: out, Seq: s.nextSeq,
-				Waited: waited, Idle: idle, WakeOrder: wake, VTime: s.vnow, Attempts: p.attempts}
+				Waited: waited, Idle: idle, WakeOrder: wake, VTime: s.vnow, Attempts: p.attempts, Deadline: p.deadline}
 			if s.opts.OnRecord != nil {
 				s.opts.OnRecord(r)
 			}
@@ -417,7 +419,8 @@ func (s *Sched) settleAs(id PromiseID, p *promise, out Outcome, rec *Record, wai
 // with its deadline, a promise), so a resumed run finds it.
 func (s *Sched) RecordPending(id PromiseID, deadline int64) {
 	p := s.promises[id-1]
-	r := Record{Key: p.key, Kind: p.kind, Function: p.fn, Pending: true, Deadline: deadline}
+	p.deadline = deadline
+	r := Record{Key: p.key, Kind: p.kind, Function: p.fn, Pending: true, Deadline: deadline, Attempts: p.attempts}
 	if s.opts.OnRecord != nil {
 		s.opts.OnRecord(r)
 	}

@@ -1,0 +1,145 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"testing"
+
+	"github.com/skeinrun/skein/internal/wasmbuild"
+	"github.com/skeinrun/skein/store"
+	"github.com/skeinrun/skein/store/sqlite"
+)
+
+// counters counts step-body executions and instantiations per run.
+type counters struct {
+	mu     sync.Mutex
+	bodies map[string]int // run/key -> executions
+	execs  map[string]int
+}
+
+func (c *counters) body(run, key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.bodies[run+"/"+key]++
+}
+
+func (c *counters) exec(run string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.execs[run]++
+}
+
+func (c *counters) bodiesOf(run string) map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := map[string]int{}
+	for k, n := range c.bodies {
+		if len(k) > len(run) && k[:len(run)+1] == run+"/" {
+			out[k[len(run)+1:]] = n
+		}
+	}
+	return out
+}
+
+type testHost struct {
+	*Host
+	st store.Store
+	c  *counters
+}
+
+// cacheDir shares compiled modules between the tests of this process.
+var cacheDir string
+
+func TestMain(m *testing.M) {
+	d, err := os.MkdirTemp("", "skein-host-test-cache-")
+	if err != nil {
+		panic(err)
+	}
+	cacheDir = d
+	code := m.Run()
+	os.RemoveAll(d)
+	os.Exit(code)
+}
+
+func newTestHost(t testing.TB, cfg Config) *testHost {
+	t.Helper()
+	if cfg.CacheDir == "" {
+		cfg.CacheDir = cacheDir
+	}
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "skein.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &counters{bodies: map[string]int{}, execs: map[string]int{}}
+	cfg.Store = st
+	cfg.onBody = c.body
+	cfg.onExec = c.exec
+	h, err := New(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		h.Close(ctx)
+		st.Close()
+	})
+	return &testHost{Host: h, st: st, c: c}
+}
+
+// deploy builds a package to wasm and deploys it.
+func (h *testHost) deploy(t testing.TB, pkg string) store.Module {
+	t.Helper()
+	wasm, err := os.ReadFile(wasmbuild.Build(t, pkg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := h.Deploy(context.Background(), filepath.Base(pkg), wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// runToEnd starts and drives a run.
+func (h *testHost) runToEnd(t testing.TB, m store.Module, workflow, input, id string) store.Run {
+	t.Helper()
+	ctx := context.Background()
+	r, err := h.Start(ctx, StartOptions{Module: m.Hash, Workflow: workflow, Input: json.RawMessage(input), ID: id, Seed: 42})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err = h.Drive(ctx, r.ID, DriveOptions{WaitTimers: true})
+	if err != nil && !IsDivergence(err) {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func (h *testHost) outcomes(t testing.TB, run string) []store.Outcome {
+	t.Helper()
+	os, err := h.st.Outcomes(context.Background(), run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return os
+}
+
+func keysOf(os []store.Outcome) []string {
+	ks := make([]string, len(os))
+	for i, o := range os {
+		ks[i] = o.Key
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+func mustJSON(t testing.TB, b []byte, v any) {
+	t.Helper()
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("decode %s: %v", b, err)
+	}
+}

@@ -1,0 +1,175 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/skeinrun/skein/store"
+)
+
+// defaultRunsLimit is the page size of Runs when the filter sets none.
+const defaultRunsLimit = 100
+
+// Module returns the module whose hash is hashOrName or, failing that, the
+// module most recently stored under the name hashOrName. It fails with
+// store.ErrNotFound (wrapped) if neither exists.
+func (d *DB) Module(ctx context.Context, hashOrName string) (store.Module, error) {
+	const cols = `SELECT hash, name, bytes, abi_version, workflows, created_at FROM modules `
+	m, err := scanModule(d.rdb.QueryRowContext(ctx, cols+`WHERE hash = ?`, hashOrName), true)
+	if errors.Is(err, store.ErrNotFound) && hashOrName != "" {
+		m, err = scanModule(d.rdb.QueryRowContext(ctx,
+			cols+`WHERE name = ? ORDER BY named_seq DESC LIMIT 1`, hashOrName), true)
+	}
+	if err != nil {
+		return store.Module{}, fmt.Errorf("sqlite store: module %q: %w", hashOrName, err)
+	}
+	return m, nil
+}
+
+// Modules lists every module without its bytes, most recently created
+// first.
+func (d *DB) Modules(ctx context.Context) ([]store.Module, error) {
+	rows, err := d.rdb.QueryContext(ctx,
+		`SELECT hash, name, abi_version, workflows, created_at FROM modules ORDER BY created_at DESC, rowid DESC`)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite store: list modules: %w", err)
+	}
+	defer rows.Close()
+	var ms []store.Module
+	for rows.Next() {
+		m, err := scanModule(rows, false)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite store: list modules: %w", err)
+		}
+		ms = append(ms, m)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite store: list modules: %w", err)
+	}
+	return ms, nil
+}
+
+func scanModule(s scanner, withBytes bool) (store.Module, error) {
+	var m store.Module
+	var workflows string
+	var created int64
+	dest := []any{&m.Hash, &m.Name, &m.ABIVersion, &workflows, &created}
+	if withBytes {
+		dest = []any{&m.Hash, &m.Name, &m.Bytes, &m.ABIVersion, &workflows, &created}
+	}
+	err := s.Scan(dest...)
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.Module{}, store.ErrNotFound
+	}
+	if err != nil {
+		return store.Module{}, err
+	}
+	if err := json.Unmarshal([]byte(workflows), &m.Workflows); err != nil {
+		return store.Module{}, fmt.Errorf("module %s: decode workflows: %w", m.Hash, err)
+	}
+	if len(m.Workflows) == 0 {
+		m.Workflows = nil
+	}
+	m.CreatedAt = time.Unix(0, created)
+	return m, nil
+}
+
+// Run returns the run with the given id, or store.ErrNotFound (wrapped).
+func (d *DB) Run(ctx context.Context, id string) (store.Run, error) {
+	r, err := scanRun(d.rdb.QueryRowContext(ctx, `SELECT `+runColumns+` FROM runs WHERE id = ?`, id))
+	if err != nil {
+		return store.Run{}, fmt.Errorf("sqlite store: run %s: %w", id, err)
+	}
+	return r, nil
+}
+
+// Runs lists runs ordered by ID, filtered by f. It uses the (status, id)
+// index, so a page costs O(limit) whatever the table size.
+func (d *DB) Runs(ctx context.Context, f store.RunFilter) ([]store.Run, error) {
+	limit := f.Limit
+	if limit <= 0 {
+		limit = defaultRunsLimit
+	}
+	q := `SELECT ` + runColumns + ` FROM runs WHERE id > ?`
+	args := []any{f.After}
+	if f.Status != "" {
+		q += ` AND status = ?`
+		args = append(args, string(f.Status))
+	}
+	q += ` ORDER BY id LIMIT ?`
+	args = append(args, limit)
+	rs, err := d.queryRuns(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite store: list runs: %w", err)
+	}
+	return rs, nil
+}
+
+// DueRuns returns suspended runs with 0 < WakeAt <= now and every pending
+// or running run, ordered by WakeAt then ID, at most limit of them
+// (limit <= 0: no limit).
+func (d *DB) DueRuns(ctx context.Context, now int64, limit int) ([]store.Run, error) {
+	if limit <= 0 {
+		limit = -1
+	}
+	rs, err := d.queryRuns(ctx, `SELECT `+runColumns+` FROM runs
+WHERE (status = ? AND wake_at > 0 AND wake_at <= ?) OR status IN (?, ?)
+ORDER BY wake_at, id LIMIT ?`,
+		string(store.RunSuspended), now, string(store.RunPending), string(store.RunRunning), limit)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite store: due runs: %w", err)
+	}
+	return rs, nil
+}
+
+func (d *DB) queryRuns(ctx context.Context, q string, args ...any) ([]store.Run, error) {
+	rows, err := d.rdb.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var rs []store.Run
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, err
+		}
+		rs = append(rs, r)
+	}
+	return rs, rows.Err()
+}
+
+// Outcomes returns every outcome of the run: settled ones (Seq > 0) by Seq,
+// then pending ones by Key. An unknown run has no outcomes (no error).
+func (d *DB) Outcomes(ctx context.Context, runID string) ([]store.Outcome, error) {
+	rows, err := d.rdb.QueryContext(ctx, `
+SELECT key, kind, function, status, value, error, attempts, seq, waited, idle, wake_order, vtime, deadline, updated_at
+FROM outcomes WHERE run_id = ?
+ORDER BY seq = 0, seq, key`, runID)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite store: outcomes of %s: %w", runID, err)
+	}
+	defer rows.Close()
+	var out []store.Outcome
+	for rows.Next() {
+		var o store.Outcome
+		var status string
+		var waited, updated int64
+		if err := rows.Scan(&o.Key, &o.Kind, &o.Function, &status, &o.Value, &o.Error, &o.Attempts,
+			&o.Seq, &waited, &o.Idle, &o.WakeOrder, &o.VTime, &o.Deadline, &updated); err != nil {
+			return nil, fmt.Errorf("sqlite store: outcomes of %s: %w", runID, err)
+		}
+		o.Status = store.OutcomeStatus(status)
+		o.Waited = waited != 0
+		o.UpdatedAt = time.Unix(0, updated)
+		out = append(out, o)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite store: outcomes of %s: %w", runID, err)
+	}
+	return out, nil
+}

@@ -1,0 +1,122 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"log/slog"
+)
+
+// migrations is the ordered list of schema changes. The database's
+// PRAGMA user_version is the number of migrations applied. Never edit or
+// reorder an entry once released; append a new one.
+var migrations = []string{
+	// 1: initial schema.
+	`
+CREATE TABLE modules (
+	hash        TEXT PRIMARY KEY,
+	name        TEXT NOT NULL DEFAULT '',
+	bytes       BLOB NOT NULL,
+	abi_version INTEGER NOT NULL,
+	workflows   TEXT NOT NULL DEFAULT '[]', -- JSON array of names
+	created_at  INTEGER NOT NULL,           -- unix ns
+	named_seq   INTEGER NOT NULL DEFAULT 0  -- order in which modules were last stored under their name
+);
+CREATE INDEX modules_name ON modules (name, named_seq);
+
+CREATE TABLE runs (
+	id           TEXT PRIMARY KEY,
+	module_hash  TEXT NOT NULL,
+	workflow     TEXT NOT NULL,
+	input        BLOB,
+	status       TEXT NOT NULL,
+	result       BLOB,
+	error        TEXT NOT NULL DEFAULT '',
+	seed         INTEGER NOT NULL,          -- uint64 stored as its int64 bit pattern
+	parent       TEXT NOT NULL DEFAULT '',
+	start_time   INTEGER NOT NULL DEFAULT 0, -- unix ns
+	wake_at      INTEGER NOT NULL DEFAULT 0, -- unix ns; 0 = none
+	lease_owner  TEXT NOT NULL DEFAULT '',   -- reserved for leases
+	lease_expiry INTEGER NOT NULL DEFAULT 0, -- reserved for leases
+	created_at   INTEGER NOT NULL,
+	updated_at   INTEGER NOT NULL
+);
+CREATE INDEX runs_status ON runs (status, id);
+CREATE INDEX runs_status_wake ON runs (status, wake_at);
+
+CREATE TABLE outcomes (
+	run_id     TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+	key        TEXT NOT NULL,
+	kind       TEXT NOT NULL,
+	function   TEXT NOT NULL,
+	status     TEXT NOT NULL,
+	value      BLOB,
+	error      TEXT NOT NULL DEFAULT '',
+	attempts   INTEGER NOT NULL DEFAULT 0,
+	seq        INTEGER NOT NULL DEFAULT 0,
+	waited     INTEGER NOT NULL DEFAULT 0,
+	idle       INTEGER NOT NULL DEFAULT 0,
+	wake_order INTEGER NOT NULL DEFAULT 0,
+	vtime      INTEGER NOT NULL DEFAULT 0,
+	deadline   INTEGER NOT NULL DEFAULT 0,
+	updated_at INTEGER NOT NULL,
+	PRIMARY KEY (run_id, key)
+);
+CREATE INDEX outcomes_seq ON outcomes (run_id, seq);
+`,
+}
+
+// SchemaTooNewError is returned by Open when the database's schema version
+// is newer than this build knows, i.e. it was written by a newer skein.
+type SchemaTooNewError struct {
+	Version   int // schema version found in the database
+	Supported int // newest schema version this build knows
+}
+
+// Error implements error.
+func (e *SchemaTooNewError) Error() string {
+	return fmt.Sprintf("database schema version %d is newer than this build supports (%d); use a newer skein", e.Version, e.Supported)
+}
+
+// migrate applies every migration the database lacks, each in its own
+// transaction together with the version bump.
+func migrate(ctx context.Context, db *sql.DB, log *slog.Logger) error {
+	for {
+		done, err := migrateOne(ctx, db, log)
+		if err != nil || done {
+			return err
+		}
+	}
+}
+
+// migrateOne applies the next missing migration and reports whether none
+// was missing. The version is read inside the (immediate) transaction, so
+// two processes opening the same file do not both apply a migration.
+func migrateOne(ctx context.Context, db *sql.DB, log *slog.Logger) (done bool, err error) {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return false, fmt.Errorf("migrate: begin: %w", err)
+	}
+	defer tx.Rollback()
+	var v int
+	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return false, fmt.Errorf("migrate: read schema version: %w", err)
+	}
+	switch {
+	case v > len(migrations):
+		return false, fmt.Errorf("migrate: %w", &SchemaTooNewError{Version: v, Supported: len(migrations)})
+	case v == len(migrations):
+		return true, nil
+	}
+	if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+		return false, fmt.Errorf("migrate: apply migration %d: %w", v+1, err)
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", v+1)); err != nil {
+		return false, fmt.Errorf("migrate: set schema version %d: %w", v+1, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return false, fmt.Errorf("migrate: commit migration %d: %w", v+1, err)
+	}
+	log.Info("sqlite store: applied schema migration", "version", v+1)
+	return false, nil
+}

@@ -1,0 +1,219 @@
+// Package sqlite implements store.Store on an embedded SQLite database
+// (modernc.org/sqlite, pure Go).
+//
+// The database runs in WAL mode. One writer goroutine owns the only write
+// connection and applies every write: concurrent Commit calls are grouped
+// into one transaction (group commit), so a commit's cost in fsyncs is
+// shared by everyone waiting at that moment. Reads go through a separate
+// pool of read-only connections and do not block the writer. An in-memory
+// database (":memory:") uses one connection for both.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/skeinrun/skein/store"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+)
+
+// Durability levels accepted by Options.Durability.
+const (
+	// DurabilityNormal (the default) runs WAL with synchronous=NORMAL: a
+	// committed batch survives a crash of the process but may be lost on
+	// power failure or an OS crash.
+	DurabilityNormal = "normal"
+	// DurabilityStrict runs WAL with synchronous=FULL: every commit is
+	// fsynced and survives power loss, at the cost of one fsync per group.
+	DurabilityStrict = "strict"
+)
+
+// memoryPath is the path that selects a private in-memory database.
+const memoryPath = ":memory:"
+
+// busyTimeoutMS is how long a connection waits for a lock held by another
+// connection (another process sharing the file, or a checkpoint) before
+// failing with SQLITE_BUSY.
+const busyTimeoutMS = 10000
+
+// maxGroup bounds how many queued writes one transaction takes up.
+const maxGroup = 512
+
+// ErrClosed is returned by every write after Close.
+var ErrClosed = errors.New("store is closed")
+
+// Options configures Open. The zero value is valid.
+type Options struct {
+	// Durability is DurabilityNormal ("normal", the default when empty) or
+	// DurabilityStrict ("strict"). Any other value makes Open fail.
+	Durability string
+	// Logger receives migration and writer events. Nil discards them.
+	Logger *slog.Logger
+}
+
+// DB is a store.Store backed by one SQLite database. It is safe for
+// concurrent use. Create it with Open and release it with Close.
+type DB struct {
+	path   string
+	log    *slog.Logger
+	wdb    *sql.DB // one connection, used only by the writer goroutine (and by readers for ":memory:")
+	rdb    *sql.DB // read-only pool; the same as wdb for ":memory:"
+	stmts  stmts   // prepared on wdb
+	reqs   chan *request
+	done   chan struct{} // closed when the writer goroutine has exited
+	mu     sync.RWMutex  // guards closed against concurrent sends on reqs
+	closed bool
+
+	// Buffers reused by the writer goroutine only.
+	args          []any
+	mergeOutcomes []store.RunOutcome
+	mergeRuns     []store.Run
+}
+
+var _ store.Store = (*DB)(nil)
+
+// Open opens (creating if needed) the SQLite database at path, or a private
+// in-memory database when path is ":memory:", applies any pending schema
+// migrations and starts the writer goroutine. It fails if the database was
+// written by a newer version of skein (see SchemaTooNewError).
+func Open(ctx context.Context, path string, opts Options) (*DB, error) {
+	var syncMode string
+	switch opts.Durability {
+	case "", DurabilityNormal:
+		syncMode = "NORMAL"
+	case DurabilityStrict:
+		syncMode = "FULL"
+	default:
+		return nil, fmt.Errorf("sqlite store: unknown durability %q (allowed: %q, %q)", opts.Durability, DurabilityNormal, DurabilityStrict)
+	}
+	if path == "" {
+		return nil, errors.New("sqlite store: empty path (use \":memory:\" for an in-memory database)")
+	}
+	if strings.ContainsRune(path, '?') {
+		return nil, fmt.Errorf("sqlite store: path %q must not contain '?'", path)
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	memory := path == memoryPath
+
+	wdb, err := sql.Open("sqlite", dsn(path, url.Values{
+		"_txlock": {"immediate"},
+		"_pragma": {
+			fmt.Sprintf("busy_timeout(%d)", busyTimeoutMS),
+			"journal_mode(WAL)",
+			"synchronous(" + syncMode + ")",
+			"foreign_keys(1)",
+			"page_size(8192)",
+			"cache_size(-65536)", // 64 MiB: a large group commit must not spill to the WAL mid-transaction
+		},
+	}))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite store: open %s: %w", path, err)
+	}
+	// One connection: the writer owns it. Keeping it idle forever also keeps
+	// an in-memory database alive.
+	wdb.SetMaxOpenConns(1)
+	wdb.SetMaxIdleConns(1)
+	wdb.SetConnMaxLifetime(0)
+	wdb.SetConnMaxIdleTime(0)
+	if err := wdb.PingContext(ctx); err != nil {
+		wdb.Close()
+		return nil, fmt.Errorf("sqlite store: open %s: %w", path, err)
+	}
+	if !memory {
+		var mode string
+		if err := wdb.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+			wdb.Close()
+			return nil, fmt.Errorf("sqlite store: open %s: read journal mode: %w", path, err)
+		}
+		if !strings.EqualFold(mode, "wal") {
+			log.Warn("sqlite store: WAL mode unavailable; readers will block the writer", "path", path, "journal_mode", mode)
+		}
+	}
+	if err := migrate(ctx, wdb, log); err != nil {
+		wdb.Close()
+		return nil, fmt.Errorf("sqlite store: open %s: %w", path, err)
+	}
+
+	d := &DB{
+		path: path,
+		log:  log,
+		wdb:  wdb,
+		rdb:  wdb,
+		reqs: make(chan *request, maxGroup),
+		done: make(chan struct{}),
+	}
+	if err := d.stmts.prepare(ctx, wdb); err != nil {
+		d.stmts.close()
+		wdb.Close()
+		return nil, fmt.Errorf("sqlite store: open %s: %w", path, err)
+	}
+	if !memory {
+		rdb, err := sql.Open("sqlite", dsn(path, url.Values{
+			"_pragma": {
+				fmt.Sprintf("busy_timeout(%d)", busyTimeoutMS),
+				"query_only(1)",
+			},
+		}))
+		if err == nil {
+			n := max(4, runtime.GOMAXPROCS(0))
+			rdb.SetMaxOpenConns(n)
+			rdb.SetMaxIdleConns(n)
+			err = rdb.PingContext(ctx)
+			if err != nil {
+				rdb.Close()
+			}
+		}
+		if err != nil {
+			d.stmts.close()
+			wdb.Close()
+			return nil, fmt.Errorf("sqlite store: open %s: read pool: %w", path, err)
+		}
+		d.rdb = rdb
+	}
+	go d.writeLoop()
+	log.Debug("sqlite store: opened", "path", path, "durability", opts.Durability)
+	return d, nil
+}
+
+// dsn builds a modernc.org/sqlite data source name: the plain path followed
+// by driver parameters.
+func dsn(path string, q url.Values) string {
+	return path + "?" + q.Encode()
+}
+
+// Close waits for every write already queued to be applied, stops the writer
+// and closes the database. Writes after Close fail with ErrClosed. Calling
+// Close again is a no-op.
+func (d *DB) Close() error {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return nil
+	}
+	d.closed = true
+	close(d.reqs)
+	d.mu.Unlock()
+	<-d.done
+
+	var errs []error
+	errs = append(errs, d.stmts.close())
+	if d.rdb != d.wdb {
+		errs = append(errs, d.rdb.Close())
+	}
+	errs = append(errs, d.wdb.Close())
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("sqlite store: close %s: %w", d.path, err)
+	}
+	return nil
+}

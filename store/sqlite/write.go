@@ -1,0 +1,213 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/skeinrun/skein/store"
+)
+
+// PutModule stores m. Storing a hash again keeps the first record; a
+// non-empty m.Name renames it and makes it the most recent module of that
+// name. A zero m.CreatedAt is set to now. It costs one queued write.
+func (d *DB) PutModule(ctx context.Context, m store.Module) error {
+	if m.Hash == "" {
+		return errors.New("sqlite store: put module: empty hash")
+	}
+	wf := m.Workflows
+	if wf == nil {
+		wf = []string{}
+	}
+	workflows, err := json.Marshal(wf)
+	if err != nil {
+		return fmt.Errorf("sqlite store: put module %s: encode workflows: %w", m.Hash, err)
+	}
+	bytes := m.Bytes
+	if bytes == nil {
+		bytes = []byte{}
+	}
+	created := nanos(m.CreatedAt, time.Now())
+	err = d.write(&request{ctx: ctx, apply: func(w *wtx) error {
+		_, err := w.tx.ExecContext(w.ctx, `
+INSERT INTO modules (hash, name, bytes, abi_version, workflows, created_at, named_seq)
+VALUES (?, ?, ?, ?, ?, ?, CASE WHEN ? = '' THEN 0 ELSE (SELECT COALESCE(MAX(named_seq), 0) + 1 FROM modules) END)
+ON CONFLICT (hash) DO UPDATE SET name = excluded.name, named_seq = excluded.named_seq
+WHERE excluded.name <> ''`,
+			m.Hash, m.Name, bytes, m.ABIVersion, string(workflows), created, m.Name)
+		return err
+	}})
+	if err != nil {
+		return fmt.Errorf("sqlite store: put module %s: %w", m.Hash, err)
+	}
+	return nil
+}
+
+// CreateRun inserts r unless a run with r.ID exists, and returns the run as
+// stored and whether this call created it. An empty r.Status is stored as
+// pending; zero CreatedAt and UpdatedAt are set to now. It costs one queued
+// write.
+func (d *DB) CreateRun(ctx context.Context, r store.Run) (store.Run, bool, error) {
+	if r.ID == "" {
+		return store.Run{}, false, errors.New("sqlite store: create run: empty id")
+	}
+	if r.Status == "" {
+		r.Status = store.RunPending
+	}
+	now := time.Now()
+	r.CreatedAt = time.Unix(0, nanos(r.CreatedAt, now))
+	if r.UpdatedAt.IsZero() {
+		r.UpdatedAt = r.CreatedAt
+	}
+	r.UpdatedAt = time.Unix(0, r.UpdatedAt.UnixNano())
+
+	var stored store.Run
+	var created bool
+	err := d.write(&request{ctx: ctx, apply: func(w *wtx) error {
+		res, err := w.tx.ExecContext(w.ctx, `
+INSERT INTO runs (id, module_hash, workflow, input, status, result, error, seed, parent, start_time, wake_at, created_at, updated_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (id) DO NOTHING`,
+			r.ID, r.ModuleHash, r.Workflow, r.Input, string(r.Status), r.Result, r.Error,
+			int64(r.Seed), r.Parent, r.StartTime, r.WakeAt, r.CreatedAt.UnixNano(), r.UpdatedAt.UnixNano())
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return err
+		}
+		if created = n == 1; created {
+			stored = r
+			return nil
+		}
+		stored, err = scanRun(w.tx.QueryRowContext(w.ctx, `SELECT `+runColumns+` FROM runs WHERE id = ?`, r.ID))
+		return err
+	}})
+	if err != nil {
+		return store.Run{}, false, fmt.Errorf("sqlite store: create run %s: %w", r.ID, err)
+	}
+	return stored, created, nil
+}
+
+// Commit applies b atomically, after every write queued before it, and
+// returns once it is committed (durable per Options.Durability).
+// Concurrent commits share one transaction. An outcome of an unknown run
+// fails the batch (foreign key), as does an update of an unknown run
+// (wrapping store.ErrNotFound); a failed batch leaves no trace and does not
+// affect batches committed alongside it. A zero UpdatedAt (on an outcome
+// or a run) is stored as now. If ctx ends before the writer takes the
+// batch up, the batch is dropped and ctx's error returned.
+func (d *DB) Commit(ctx context.Context, b store.Batch) error {
+	if len(b.Outcomes) == 0 && len(b.Runs) == 0 {
+		d.mu.RLock()
+		closed := d.closed
+		d.mu.RUnlock()
+		if closed {
+			return fmt.Errorf("sqlite store: commit: %w", ErrClosed)
+		}
+		return nil
+	}
+	err := d.write(&request{ctx: ctx, batch: &b})
+	if err != nil {
+		return fmt.Errorf("sqlite store: commit: %w", err)
+	}
+	return nil
+}
+
+// applyBatch writes the outcomes and run updates of one batch (or of
+// several merged) inside the writer's transaction.
+func applyBatch(w *wtx, outs []store.RunOutcome, runs []store.Run) error {
+	now := time.Now().UnixNano()
+	defer func() { clear(w.args) }() // drop references to the callers' values
+	for len(outs) > 0 {
+		n := min(len(outs), outcomeChunk)
+		chunk := outs[:n]
+		w.args = w.args[:0]
+		for i := range chunk {
+			w.args = appendOutcomeArgs(w.args, &chunk[i], now)
+		}
+		if _, err := w.upsertStmt(n).ExecContext(w.ctx, w.args...); err != nil {
+			if n == 1 {
+				return fmt.Errorf("upsert outcome %s/%s: %w", chunk[0].RunID, chunk[0].Outcome.Key, err)
+			}
+			return fmt.Errorf("upsert outcomes %s/%s ... %s/%s: %w",
+				chunk[0].RunID, chunk[0].Outcome.Key, chunk[n-1].RunID, chunk[n-1].Outcome.Key, err)
+		}
+		outs = outs[n:]
+	}
+	for i := range runs {
+		r := &runs[i]
+		updated := now
+		if !r.UpdatedAt.IsZero() {
+			updated = r.UpdatedAt.UnixNano()
+		}
+		res, err := w.runStmt().ExecContext(w.ctx, string(r.Status), r.Result, r.Error, r.WakeAt, updated, r.ID)
+		if err != nil {
+			return fmt.Errorf("update run %s: %w", r.ID, err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return fmt.Errorf("update run %s: %w", r.ID, err)
+		}
+		if n == 0 {
+			return fmt.Errorf("update run %s: %w", r.ID, store.ErrNotFound)
+		}
+	}
+	return nil
+}
+
+// appendOutcomeArgs appends the outcomeParams parameters of one outcome
+// row; a zero UpdatedAt becomes now.
+func appendOutcomeArgs(args []any, ro *store.RunOutcome, now int64) []any {
+	o := &ro.Outcome
+	waited := int64(0)
+	if o.Waited {
+		waited = 1
+	}
+	updated := now
+	if !o.UpdatedAt.IsZero() {
+		updated = o.UpdatedAt.UnixNano()
+	}
+	return append(args,
+		ro.RunID, o.Key, o.Kind, o.Function, string(o.Status), o.Value, o.Error,
+		int64(o.Attempts), o.Seq, waited, o.Idle, int64(o.WakeOrder), o.VTime, o.Deadline, updated)
+}
+
+// nanos returns t as unix ns, or now when t is zero.
+func nanos(t, now time.Time) int64 {
+	if t.IsZero() {
+		return now.UnixNano()
+	}
+	return t.UnixNano()
+}
+
+// scanner is a *sql.Row or *sql.Rows.
+type scanner interface {
+	Scan(dest ...any) error
+}
+
+// runColumns are the columns scanRun reads, in order.
+const runColumns = `id, module_hash, workflow, input, status, result, error, seed, parent, start_time, wake_at, created_at, updated_at`
+
+func scanRun(s scanner) (store.Run, error) {
+	var r store.Run
+	var status string
+	var seed, created, updated int64
+	err := s.Scan(&r.ID, &r.ModuleHash, &r.Workflow, &r.Input, &status, &r.Result, &r.Error,
+		&seed, &r.Parent, &r.StartTime, &r.WakeAt, &created, &updated)
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.Run{}, store.ErrNotFound
+	}
+	if err != nil {
+		return store.Run{}, err
+	}
+	r.Status = store.RunStatus(status)
+	r.Seed = uint64(seed)
+	r.CreatedAt = time.Unix(0, created)
+	r.UpdatedAt = time.Unix(0, updated)
+	return r, nil
+}

@@ -1,0 +1,303 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/skeinrun/skein/store"
+)
+
+// request is one unit of writing handed to the writer goroutine. A Commit
+// carries its batch; any other write carries apply. Both run inside a
+// transaction the writer may share with other requests, and must be safe to
+// run again after a rollback.
+type request struct {
+	ctx   context.Context
+	batch *store.Batch       // a Commit; nil for other writes
+	apply func(w *wtx) error // other writes
+	done  chan error         // buffered; receives exactly one answer
+}
+
+func (r *request) run(w *wtx) error {
+	if r.batch != nil {
+		return applyBatch(w, r.batch.Outcomes, r.batch.Runs)
+	}
+	return r.apply(w)
+}
+
+// outcomeChunk is the most outcome rows one multi-row upsert writes. One
+// statement per chunk instead of one per row halves the cost of a batch.
+const outcomeChunk = 32
+
+// outcomeParams is the number of parameters of one outcome row.
+const outcomeParams = 15
+
+// upsertOutcomesSQL returns the upsert of n outcome rows. A key appearing
+// twice is written twice, in order, so the last row wins.
+func upsertOutcomesSQL(n int) string {
+	row := "(" + strings.Repeat("?, ", outcomeParams-1) + "?)"
+	return `
+INSERT INTO outcomes (run_id, key, kind, function, status, value, error, attempts, seq, waited, idle, wake_order, vtime, deadline, updated_at)
+VALUES ` + strings.Repeat(row+", ", n-1) + row + `
+ON CONFLICT (run_id, key) DO UPDATE SET
+	kind = excluded.kind,
+	function = excluded.function,
+	status = excluded.status,
+	value = excluded.value,
+	error = excluded.error,
+	attempts = excluded.attempts,
+	seq = excluded.seq,
+	waited = excluded.waited,
+	idle = excluded.idle,
+	wake_order = excluded.wake_order,
+	vtime = excluded.vtime,
+	deadline = excluded.deadline,
+	updated_at = excluded.updated_at`
+}
+
+const updateRunSQL = `UPDATE runs SET status = ?, result = ?, error = ?, wake_at = ?, updated_at = ? WHERE id = ?`
+
+// stmts are the statements prepared once on the write connection.
+type stmts struct {
+	upsert    [outcomeChunk + 1]*sql.Stmt // upsert[n] writes n outcome rows
+	updateRun *sql.Stmt
+}
+
+func (s *stmts) prepare(ctx context.Context, db *sql.DB) error {
+	var err error
+	for n := 1; n <= outcomeChunk; n++ {
+		if s.upsert[n], err = db.PrepareContext(ctx, upsertOutcomesSQL(n)); err != nil {
+			return fmt.Errorf("prepare %d-row outcome upsert: %w", n, err)
+		}
+	}
+	if s.updateRun, err = db.PrepareContext(ctx, updateRunSQL); err != nil {
+		return fmt.Errorf("prepare run update: %w", err)
+	}
+	return nil
+}
+
+func (s *stmts) close() error {
+	var errs []error
+	for _, st := range append(s.upsert[1:], s.updateRun) {
+		if st != nil {
+			errs = append(errs, st.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// wtx is the writer's open transaction, with the prepared statements bound
+// to it on first use.
+type wtx struct {
+	ctx       context.Context
+	tx        *sql.Tx
+	s         *stmts
+	upsert    [outcomeChunk + 1]*sql.Stmt
+	updateRun *sql.Stmt
+	args      []any // reused argument buffer
+}
+
+func (d *DB) begin() (*wtx, error) {
+	ctx := context.Background() // one caller's cancellation must not abort the others
+	tx, err := d.wdb.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("begin: %w", err)
+	}
+	return &wtx{ctx: ctx, tx: tx, s: &d.stmts, args: d.args[:0]}, nil
+}
+
+func (w *wtx) upsertStmt(n int) *sql.Stmt {
+	if w.upsert[n] == nil {
+		w.upsert[n] = w.tx.StmtContext(w.ctx, w.s.upsert[n])
+	}
+	return w.upsert[n]
+}
+
+func (w *wtx) runStmt() *sql.Stmt {
+	if w.updateRun == nil {
+		w.updateRun = w.tx.StmtContext(w.ctx, w.s.updateRun)
+	}
+	return w.updateRun
+}
+
+// write hands r to the writer goroutine and waits for its answer. If ctx
+// ends before the writer takes the request up, the request is dropped and
+// ctx's error returned; once taken up it is applied regardless, and write
+// reports how that went: nil means committed, an error means not applied.
+func (d *DB) write(r *request) error {
+	if err := r.ctx.Err(); err != nil {
+		return err
+	}
+	r.done = make(chan error, 1)
+	d.mu.RLock()
+	if d.closed {
+		d.mu.RUnlock()
+		return ErrClosed
+	}
+	select {
+	case d.reqs <- r:
+	case <-r.ctx.Done():
+		d.mu.RUnlock()
+		return r.ctx.Err()
+	}
+	d.mu.RUnlock()
+	return <-r.done
+}
+
+// writeLoop is the writer goroutine. It takes every queued request (up to
+// maxGroup) and applies them in one transaction, until reqs is closed and
+// drained.
+func (d *DB) writeLoop() {
+	defer close(d.done)
+	group := make([]*request, 0, maxGroup)
+	for req := range d.reqs {
+		group = append(group[:0], req)
+	drain:
+		for len(group) < maxGroup {
+			select {
+			case r, ok := <-d.reqs:
+				if !ok {
+					break drain
+				}
+				group = append(group, r)
+			default:
+				break drain
+			}
+		}
+		d.applyGroup(group)
+		clear(group)
+	}
+}
+
+// applyGroup applies the requests in queue order in one transaction and
+// answers each. It first tries the fast path (applyMerged); if any request
+// fails there, it applies them again with a savepoint each so that only
+// the failing ones are rolled back (applyShared); if the shared transaction
+// itself fails, each request is retried in a transaction of its own.
+func (d *DB) applyGroup(group []*request) {
+	live := group[:0]
+	for _, r := range group {
+		if err := r.ctx.Err(); err != nil {
+			r.done <- err
+			continue
+		}
+		live = append(live, r)
+	}
+	switch len(live) {
+	case 0:
+		return
+	case 1:
+		live[0].done <- d.applyAlone(live[0])
+		return
+	}
+	if d.applyMerged(live) == nil {
+		for _, r := range live {
+			r.done <- nil
+		}
+		return
+	}
+	errs, err := d.applyShared(live)
+	if err == nil {
+		for i, r := range live {
+			r.done <- errs[i]
+		}
+		return
+	}
+	d.log.Warn("sqlite store: group commit failed; retrying each write alone", "writes", len(live), "err", err)
+	for _, r := range live {
+		r.done <- d.applyAlone(r)
+	}
+}
+
+// applyMerged applies the requests in one transaction, merging each run of
+// consecutive Commit batches into one batch so that their outcome rows
+// share multi-row statements. Merging keeps the order of writes within
+// each table, which is all that matters: a batch writes outcomes and
+// updates runs but never creates a run, and other writes (CreateRun,
+// PutModule) end a merge. It fails as a whole if any request fails.
+func (d *DB) applyMerged(reqs []*request) error {
+	w, err := d.begin()
+	if err != nil {
+		return err
+	}
+	defer w.tx.Rollback()
+	outs, runs := d.mergeOutcomes[:0], d.mergeRuns[:0]
+	flush := func() error {
+		err := applyBatch(w, outs, runs)
+		clear(outs)
+		clear(runs)
+		outs, runs = outs[:0], runs[:0]
+		return err
+	}
+	for _, r := range reqs {
+		if r.batch != nil {
+			outs = append(outs, r.batch.Outcomes...)
+			runs = append(runs, r.batch.Runs...)
+			continue
+		}
+		if err := flush(); err != nil {
+			return err
+		}
+		if err := r.apply(w); err != nil {
+			return err
+		}
+	}
+	err = flush()
+	d.mergeOutcomes, d.mergeRuns, d.args = outs, runs, w.args
+	if err != nil {
+		return err
+	}
+	if err := w.tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// applyShared applies the requests in one transaction with a savepoint
+// each. It returns each request's own error, valid only when err is nil.
+func (d *DB) applyShared(reqs []*request) (errs []error, err error) {
+	w, err := d.begin()
+	if err != nil {
+		return nil, err
+	}
+	defer w.tx.Rollback()
+	errs = make([]error, len(reqs))
+	for i, r := range reqs {
+		if _, err := w.tx.ExecContext(w.ctx, "SAVEPOINT b"); err != nil {
+			return nil, fmt.Errorf("savepoint: %w", err)
+		}
+		if errs[i] = r.run(w); errs[i] != nil {
+			if _, err := w.tx.ExecContext(w.ctx, "ROLLBACK TO b"); err != nil {
+				return nil, fmt.Errorf("rollback to savepoint: %w (after %w)", err, errs[i])
+			}
+		}
+		if _, err := w.tx.ExecContext(w.ctx, "RELEASE b"); err != nil {
+			return nil, fmt.Errorf("release savepoint: %w", err)
+		}
+	}
+	if err := w.tx.Commit(); err != nil {
+		return nil, fmt.Errorf("commit: %w", err)
+	}
+	return errs, nil
+}
+
+// applyAlone applies one request in a transaction of its own.
+func (d *DB) applyAlone(r *request) error {
+	w, err := d.begin()
+	if err != nil {
+		return err
+	}
+	defer w.tx.Rollback()
+	err = r.run(w)
+	d.args = w.args
+	if err != nil {
+		return err
+	}
+	if err := w.tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,757 @@
+// Package storetest is the behaviour suite every store.Store backend must
+// pass. A backend's tests call Run with a function that opens a fresh,
+// empty store.
+package storetest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/skeinrun/skein/store"
+)
+
+// Run runs the suite as subtests of t. open must return a new, empty store
+// each time it is called; Run closes it when the subtest ends (so Close
+// must tolerate being called twice).
+func Run(t *testing.T, open func(t *testing.T) store.Store) {
+	tests := []struct {
+		name string
+		fn   func(t *testing.T, s store.Store)
+	}{
+		{"ModulePutGet", testModulePutGet},
+		{"ModuleIdempotentPut", testModuleIdempotentPut},
+		{"ModuleByNameMostRecent", testModuleByNameMostRecent},
+		{"ModulesListWithoutBytes", testModulesList},
+		{"ModuleNotFound", testModuleNotFound},
+		{"CreateRun", testCreateRun},
+		{"CreateRunExisting", testCreateRunExisting},
+		{"RunNotFound", testRunNotFound},
+		{"RunsFilter", testRunsFilter},
+		{"CommitRoundTrip", testCommitRoundTrip},
+		{"OutcomeUpsert", testOutcomeUpsert},
+		{"OutcomesOrder", testOutcomesOrder},
+		{"DueRuns", testDueRuns},
+		{"CommitUnknownRunUpdate", testCommitUnknownRunUpdate},
+		{"CommitConcurrent", testCommitConcurrent},
+		{"CommitBadBatchFailsAlone", testCommitBadBatchFailsAlone},
+		{"Close", testClose},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := open(t)
+			t.Cleanup(func() {
+				if err := s.Close(); err != nil {
+					t.Errorf("Close: %v", err)
+				}
+			})
+			tc.fn(t, s)
+		})
+	}
+}
+
+// ts is a fixed timestamp with microsecond precision, the finest every
+// backend keeps.
+func ts(sec int64) time.Time {
+	return time.Unix(1_700_000_000+sec, 123_456_000)
+}
+
+func testModule(name string, n byte) store.Module {
+	return store.Module{
+		Hash:       fmt.Sprintf("%064x", n),
+		Name:       name,
+		Bytes:      []byte{0, 'a', 's', 'm', n},
+		ABIVersion: 3,
+		Workflows:  []string{"alpha", "beta"},
+		CreatedAt:  ts(int64(n)),
+	}
+}
+
+func mustPutModule(t *testing.T, s store.Store, m store.Module) {
+	t.Helper()
+	if err := s.PutModule(t.Context(), m); err != nil {
+		t.Fatalf("PutModule(%s): %v", m.Name, err)
+	}
+}
+
+func mustModule(t *testing.T, s store.Store, hashOrName string) store.Module {
+	t.Helper()
+	m, err := s.Module(t.Context(), hashOrName)
+	if err != nil {
+		t.Fatalf("Module(%q): %v", hashOrName, err)
+	}
+	return m
+}
+
+func checkModule(t *testing.T, got, want store.Module, withBytes bool) {
+	t.Helper()
+	if got.Hash != want.Hash || got.Name != want.Name || got.ABIVersion != want.ABIVersion ||
+		!slices.Equal(got.Workflows, want.Workflows) || !got.CreatedAt.Equal(want.CreatedAt) {
+		t.Errorf("module = %+v, want %+v", got, want)
+	}
+	if withBytes && !bytes.Equal(got.Bytes, want.Bytes) {
+		t.Errorf("module bytes = %q, want %q", got.Bytes, want.Bytes)
+	}
+	if !withBytes && got.Bytes != nil {
+		t.Errorf("module bytes = %q, want nil (listed without bytes)", got.Bytes)
+	}
+}
+
+func testModulePutGet(t *testing.T, s store.Store) {
+	m := testModule("greeter", 1)
+	mustPutModule(t, s, m)
+	checkModule(t, mustModule(t, s, m.Hash), m, true)
+	checkModule(t, mustModule(t, s, "greeter"), m, true)
+
+	// No name, no workflows.
+	m2 := testModule("", 2)
+	m2.Workflows = nil
+	mustPutModule(t, s, m2)
+	got := mustModule(t, s, m2.Hash)
+	if len(got.Workflows) != 0 {
+		t.Errorf("workflows = %q, want none", got.Workflows)
+	}
+	got.Workflows = nil
+	checkModule(t, got, m2, true)
+}
+
+func testModuleIdempotentPut(t *testing.T, s store.Store) {
+	m := testModule("greeter", 1)
+	mustPutModule(t, s, m)
+
+	again := m
+	again.Name = ""
+	again.ABIVersion = 99
+	again.CreatedAt = ts(100)
+	mustPutModule(t, s, again)
+	checkModule(t, mustModule(t, s, m.Hash), m, true) // first record kept, name too
+
+	renamed := m
+	renamed.Name = "hello"
+	renamed.ABIVersion = 99
+	renamed.CreatedAt = ts(100)
+	mustPutModule(t, s, renamed)
+	want := m
+	want.Name = "hello"
+	checkModule(t, mustModule(t, s, m.Hash), want, true) // only the name changes
+	checkModule(t, mustModule(t, s, "hello"), want, true)
+
+	ms, err := s.Modules(t.Context())
+	if err != nil {
+		t.Fatalf("Modules: %v", err)
+	}
+	if len(ms) != 1 {
+		t.Errorf("Modules: got %d modules, want 1", len(ms))
+	}
+}
+
+func testModuleByNameMostRecent(t *testing.T, s store.Store) {
+	v1 := testModule("app", 1)
+	v2 := testModule("app", 2)
+	mustPutModule(t, s, v1)
+	mustPutModule(t, s, v2)
+	if got := mustModule(t, s, "app"); got.Hash != v2.Hash {
+		t.Errorf("Module(app) = %s, want v2 %s", got.Hash, v2.Hash)
+	}
+	// Storing v1 again under the name (a rollback) makes it the most recent.
+	mustPutModule(t, s, v1)
+	if got := mustModule(t, s, "app"); got.Hash != v1.Hash {
+		t.Errorf("after re-put, Module(app) = %s, want v1 %s", got.Hash, v1.Hash)
+	}
+	// A hash wins over a name.
+	other := testModule(v2.Hash, 3)
+	mustPutModule(t, s, other)
+	if got := mustModule(t, s, v2.Hash); got.Hash != v2.Hash {
+		t.Errorf("Module(v2 hash) = %s, want %s", got.Hash, v2.Hash)
+	}
+}
+
+func testModulesList(t *testing.T, s store.Store) {
+	ms0, err := s.Modules(t.Context())
+	if err != nil {
+		t.Fatalf("Modules on empty store: %v", err)
+	}
+	if len(ms0) != 0 {
+		t.Fatalf("Modules on empty store = %d modules", len(ms0))
+	}
+	a, b, c := testModule("a", 1), testModule("b", 2), testModule("", 3)
+	for _, m := range []store.Module{b, c, a} {
+		mustPutModule(t, s, m)
+	}
+	ms, err := s.Modules(t.Context())
+	if err != nil {
+		t.Fatalf("Modules: %v", err)
+	}
+	want := []store.Module{c, b, a} // newest CreatedAt first
+	if len(ms) != len(want) {
+		t.Fatalf("Modules: got %d, want %d", len(ms), len(want))
+	}
+	for i := range want {
+		checkModule(t, ms[i], want[i], false)
+	}
+}
+
+func testModuleNotFound(t *testing.T, s store.Store) {
+	mustPutModule(t, s, testModule("x", 1))
+	for _, key := range []string{"nope", fmt.Sprintf("%064x", 9), ""} {
+		if _, err := s.Module(t.Context(), key); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("Module(%q) error = %v, want ErrNotFound", key, err)
+		}
+	}
+}
+
+func testRun(id string) store.Run {
+	return store.Run{
+		ID:         id,
+		ModuleHash: fmt.Sprintf("%064x", 1),
+		Workflow:   "alpha",
+		Input:      []byte(`{"n":1}`),
+		Status:     store.RunPending,
+		Seed:       1<<63 + 5,
+		Parent:     "parent-1",
+		StartTime:  ts(0).UnixNano(),
+		CreatedAt:  ts(1),
+		UpdatedAt:  ts(2),
+	}
+}
+
+func mustCreateRun(t *testing.T, s store.Store, r store.Run) store.Run {
+	t.Helper()
+	got, created, err := s.CreateRun(t.Context(), r)
+	if err != nil {
+		t.Fatalf("CreateRun(%s): %v", r.ID, err)
+	}
+	if !created {
+		t.Fatalf("CreateRun(%s): created = false, want true", r.ID)
+	}
+	return got
+}
+
+func mustRun(t *testing.T, s store.Store, id string) store.Run {
+	t.Helper()
+	r, err := s.Run(t.Context(), id)
+	if err != nil {
+		t.Fatalf("Run(%s): %v", id, err)
+	}
+	return r
+}
+
+func checkRun(t *testing.T, what string, got, want store.Run) {
+	t.Helper()
+	if got.ID != want.ID || got.ModuleHash != want.ModuleHash || got.Workflow != want.Workflow ||
+		!bytes.Equal(got.Input, want.Input) || got.Status != want.Status || !bytes.Equal(got.Result, want.Result) ||
+		got.Error != want.Error || got.Seed != want.Seed || got.Parent != want.Parent ||
+		got.StartTime != want.StartTime || got.WakeAt != want.WakeAt ||
+		!got.CreatedAt.Equal(want.CreatedAt) || !got.UpdatedAt.Equal(want.UpdatedAt) {
+		t.Errorf("%s:\n got  %+v\n want %+v", what, got, want)
+	}
+}
+
+func testCreateRun(t *testing.T, s store.Store) {
+	r := testRun("run-1")
+	got := mustCreateRun(t, s, r)
+	checkRun(t, "CreateRun result", got, r)
+	checkRun(t, "Run", mustRun(t, s, r.ID), r)
+
+	// Defaults: status pending, timestamps set.
+	before := time.Now().Add(-time.Second)
+	bare := store.Run{ID: "run-2", ModuleHash: "h", Workflow: "w"}
+	got = mustCreateRun(t, s, bare)
+	if got.Status != store.RunPending {
+		t.Errorf("default status = %q, want pending", got.Status)
+	}
+	if got.CreatedAt.Before(before) || got.UpdatedAt.Before(before) {
+		t.Errorf("default timestamps = %v, %v, want about now", got.CreatedAt, got.UpdatedAt)
+	}
+	checkRun(t, "Run of bare run", mustRun(t, s, "run-2"), got)
+}
+
+func testCreateRunExisting(t *testing.T, s store.Store) {
+	r := testRun("run-1")
+	mustCreateRun(t, s, r)
+	dup := r
+	dup.Input = []byte(`{"n":2}`)
+	dup.Workflow = "beta"
+	dup.Seed = 7
+	dup.CreatedAt = ts(50)
+	got, created, err := s.CreateRun(t.Context(), dup)
+	if err != nil {
+		t.Fatalf("CreateRun again: %v", err)
+	}
+	if created {
+		t.Errorf("CreateRun again: created = true, want false")
+	}
+	checkRun(t, "CreateRun of existing id returns the stored run", got, r)
+	checkRun(t, "Run after duplicate create", mustRun(t, s, r.ID), r)
+}
+
+func testRunNotFound(t *testing.T, s store.Store) {
+	mustCreateRun(t, s, testRun("run-1"))
+	if _, err := s.Run(t.Context(), "run-2"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("Run(missing) error = %v, want ErrNotFound", err)
+	}
+}
+
+func runIDs(rs []store.Run) []string {
+	ids := make([]string, len(rs))
+	for i, r := range rs {
+		ids[i] = r.ID
+	}
+	return ids
+}
+
+func testRunsFilter(t *testing.T, s store.Store) {
+	statuses := map[string]store.RunStatus{
+		"r3": store.RunCompleted, "r1": store.RunPending, "r5": store.RunCompleted,
+		"r2": store.RunSuspended, "r4": store.RunPending, "r6": store.RunCompleted,
+	}
+	for _, id := range []string{"r3", "r1", "r5", "r2", "r4", "r6"} {
+		r := testRun(id)
+		r.Status = statuses[id]
+		mustCreateRun(t, s, r)
+	}
+	ctx := t.Context()
+	for _, tc := range []struct {
+		f    store.RunFilter
+		want []string
+	}{
+		{store.RunFilter{}, []string{"r1", "r2", "r3", "r4", "r5", "r6"}},
+		{store.RunFilter{Status: store.RunCompleted}, []string{"r3", "r5", "r6"}},
+		{store.RunFilter{Status: store.RunPending}, []string{"r1", "r4"}},
+		{store.RunFilter{Status: store.RunFailed}, nil},
+		{store.RunFilter{Limit: 2}, []string{"r1", "r2"}},
+		{store.RunFilter{Limit: 2, After: "r2"}, []string{"r3", "r4"}},
+		{store.RunFilter{After: "r5"}, []string{"r6"}},
+		{store.RunFilter{After: "r6"}, nil},
+		{store.RunFilter{Status: store.RunCompleted, Limit: 1, After: "r3"}, []string{"r5"}},
+		{store.RunFilter{Status: store.RunCompleted, After: "r5"}, []string{"r6"}},
+	} {
+		rs, err := s.Runs(ctx, tc.f)
+		if err != nil {
+			t.Fatalf("Runs(%+v): %v", tc.f, err)
+		}
+		if got := runIDs(rs); !slices.Equal(got, tc.want) {
+			t.Errorf("Runs(%+v) = %q, want %q", tc.f, got, tc.want)
+		}
+	}
+	rs, err := s.Runs(ctx, store.RunFilter{Status: store.RunPending})
+	if err != nil || len(rs) == 0 {
+		t.Fatalf("Runs(pending) = %v, %v", rs, err)
+	}
+	want := testRun("r1")
+	checkRun(t, "Runs row", rs[0], want)
+
+	// The default limit is 100.
+	for i := range 105 {
+		r := testRun(fmt.Sprintf("s%03d", i))
+		mustCreateRun(t, s, r)
+	}
+	rs, err = s.Runs(ctx, store.RunFilter{After: "s"})
+	if err != nil {
+		t.Fatalf("Runs(default limit): %v", err)
+	}
+	if len(rs) != 100 {
+		t.Errorf("Runs with Limit 0 returned %d runs, want 100", len(rs))
+	}
+}
+
+func mustCommit(t *testing.T, s store.Store, b store.Batch) {
+	t.Helper()
+	if err := s.Commit(t.Context(), b); err != nil {
+		t.Fatalf("Commit: %v", err)
+	}
+}
+
+func mustOutcomes(t *testing.T, s store.Store, runID string) []store.Outcome {
+	t.Helper()
+	os, err := s.Outcomes(t.Context(), runID)
+	if err != nil {
+		t.Fatalf("Outcomes(%s): %v", runID, err)
+	}
+	return os
+}
+
+func checkOutcome(t *testing.T, got, want store.Outcome) {
+	t.Helper()
+	type field struct {
+		name      string
+		got, want any
+	}
+	for _, f := range []field{
+		{"Key", got.Key, want.Key},
+		{"Kind", got.Kind, want.Kind},
+		{"Function", got.Function, want.Function},
+		{"Status", got.Status, want.Status},
+		{"Value", string(got.Value), string(want.Value)},
+		{"Error", got.Error, want.Error},
+		{"Attempts", got.Attempts, want.Attempts},
+		{"Seq", got.Seq, want.Seq},
+		{"Waited", got.Waited, want.Waited},
+		{"Idle", got.Idle, want.Idle},
+		{"WakeOrder", got.WakeOrder, want.WakeOrder},
+		{"VTime", got.VTime, want.VTime},
+		{"Deadline", got.Deadline, want.Deadline},
+	} {
+		if f.got != f.want {
+			t.Errorf("outcome %s: %s = %v, want %v", want.Key, f.name, f.got, f.want)
+		}
+	}
+	if !got.UpdatedAt.Equal(want.UpdatedAt) {
+		t.Errorf("outcome %s: UpdatedAt = %v, want %v", want.Key, got.UpdatedAt, want.UpdatedAt)
+	}
+}
+
+func testCommitRoundTrip(t *testing.T, s store.Store) {
+	r := mustCreateRun(t, s, testRun("run-1"))
+	other := mustCreateRun(t, s, testRun("run-2"))
+	step := store.Outcome{
+		Key: "t0.1", Kind: "step", Function: "fetch", Status: store.OutcomeOK,
+		Value: []byte(`{"body":"hi"}`), Attempts: 3, Seq: 1, Waited: true, Idle: 4, WakeOrder: 2,
+		VTime: ts(10).UnixNano(), UpdatedAt: ts(11),
+	}
+	failed := store.Outcome{
+		Key: "t1.2", Kind: "call", Function: "charge", Status: store.OutcomeError,
+		Error: "card declined", Attempts: 1 << 40 >> 20, Seq: 1 << 40, VTime: -1, UpdatedAt: ts(12),
+	}
+	timer := store.Outcome{
+		Key: "t0.3", Kind: "sleep", Function: "sleep", Status: store.OutcomePending,
+		Deadline: ts(3600).UnixNano(), UpdatedAt: ts(13),
+	}
+	r.Status = store.RunSuspended
+	r.WakeAt = timer.Deadline
+	r.Result = []byte(`"partial"`)
+	r.Error = "diverged once"
+	r.UpdatedAt = ts(14)
+	mustCommit(t, s, store.Batch{
+		Outcomes: []store.RunOutcome{ro("run-1", step), ro("run-1", failed), ro("run-1", timer), ro("run-2", step)},
+		Runs:     []store.Run{r},
+	})
+
+	got := mustOutcomes(t, s, "run-1")
+	want := []store.Outcome{step, failed, timer}
+	if len(got) != len(want) {
+		t.Fatalf("Outcomes = %d rows, want %d: %+v", len(got), len(want), got)
+	}
+	for i := range want {
+		checkOutcome(t, got[i], want[i])
+	}
+	if got := mustOutcomes(t, s, "run-2"); len(got) != 1 {
+		t.Errorf("Outcomes(run-2) = %d rows, want 1", len(got))
+	}
+	if got := mustOutcomes(t, s, "no-such-run"); len(got) != 0 {
+		t.Errorf("Outcomes(no-such-run) = %d rows, want 0", len(got))
+	}
+	checkRun(t, "updated run", mustRun(t, s, "run-1"), r)
+	checkRun(t, "untouched run", mustRun(t, s, "run-2"), other)
+
+	// Only the mutable fields of a run are written by Commit.
+	upd := r
+	upd.Workflow = "changed"
+	upd.Input = []byte(`"changed"`)
+	upd.Seed = 1
+	upd.Status = store.RunCompleted
+	upd.Result = []byte(`42`)
+	upd.Error = ""
+	upd.WakeAt = 0
+	upd.UpdatedAt = ts(20)
+	mustCommit(t, s, store.Batch{Runs: []store.Run{upd}})
+	want2 := r
+	want2.Status, want2.Result, want2.Error, want2.WakeAt, want2.UpdatedAt = upd.Status, upd.Result, upd.Error, upd.WakeAt, upd.UpdatedAt
+	checkRun(t, "run after second update", mustRun(t, s, "run-1"), want2)
+
+	// An empty batch is a no-op.
+	mustCommit(t, s, store.Batch{})
+}
+
+func testOutcomeUpsert(t *testing.T, s store.Store) {
+	mustCreateRun(t, s, testRun("run-1"))
+	pending := store.Outcome{
+		Key: "t0.1", Kind: "promise", Function: "approve", Status: store.OutcomePending,
+		Deadline: 77, UpdatedAt: ts(1),
+	}
+	mustCommit(t, s, store.Batch{Outcomes: []store.RunOutcome{ro("run-1", pending)}})
+	settled := store.Outcome{
+		Key: "t0.1", Kind: "promise", Function: "approve", Status: store.OutcomeOK,
+		Value: []byte(`true`), Attempts: 1, Seq: 1, Waited: true, Idle: 1, WakeOrder: 0,
+		VTime: 99, UpdatedAt: ts(2),
+	}
+	mustCommit(t, s, store.Batch{Outcomes: []store.RunOutcome{ro("run-1", settled)}})
+	got := mustOutcomes(t, s, "run-1")
+	if len(got) != 1 {
+		t.Fatalf("Outcomes after upsert = %d rows, want 1: %+v", len(got), got)
+	}
+	checkOutcome(t, got[0], settled) // every field replaced, Deadline included
+
+	// The same key in one batch twice: the last write wins.
+	first := settled
+	first.Key, first.Seq = "t0.2", 2
+	last := first
+	last.Status, last.Value, last.Error = store.OutcomeError, nil, "boom"
+	mustCommit(t, s, store.Batch{Outcomes: []store.RunOutcome{ro("run-1", first), ro("run-1", last)}})
+	got = mustOutcomes(t, s, "run-1")
+	if len(got) != 2 {
+		t.Fatalf("Outcomes = %d rows, want 2", len(got))
+	}
+	checkOutcome(t, got[1], last)
+}
+
+func testOutcomesOrder(t *testing.T, s store.Store) {
+	mustCreateRun(t, s, testRun("run-1"))
+	mk := func(key string, seq int64) store.RunOutcome {
+		st := store.OutcomeOK
+		if seq == 0 {
+			st = store.OutcomePending
+		}
+		return store.RunOutcome{RunID: "run-1", Outcome: store.Outcome{
+			Key: key, Kind: "step", Function: "f", Status: st, Seq: seq, UpdatedAt: ts(0),
+		}}
+	}
+	mustCommit(t, s, store.Batch{Outcomes: []store.RunOutcome{
+		mk("t0.9", 0), mk("t0.1", 3), mk("t0.10", 0), mk("t0.2", 1),
+	}})
+	mustCommit(t, s, store.Batch{Outcomes: []store.RunOutcome{
+		mk("t0.3", 10), mk("t0.0", 0), mk("t1.1", 2),
+	}})
+	var got []string
+	for _, o := range mustOutcomes(t, s, "run-1") {
+		got = append(got, o.Key)
+	}
+	want := []string{"t0.2", "t1.1", "t0.1", "t0.3", "t0.0", "t0.10", "t0.9"}
+	if !slices.Equal(got, want) {
+		t.Errorf("Outcomes order = %q, want %q", got, want)
+	}
+}
+
+func testDueRuns(t *testing.T, s store.Store) {
+	const now = 1_000
+	for _, r := range []struct {
+		id     string
+		status store.RunStatus
+		wake   int64
+	}{
+		{"a-due", store.RunSuspended, 500},
+		{"b-due-now", store.RunSuspended, now},
+		{"c-later", store.RunSuspended, now + 1},
+		{"d-no-timer", store.RunSuspended, 0},
+		{"e-pending", store.RunPending, 0},
+		{"f-running", store.RunRunning, 0},
+		{"g-done", store.RunCompleted, 10},
+		{"h-failed", store.RunFailed, 0},
+		{"i-diverged", store.RunDiverged, 10},
+		{"j-canceled", store.RunCanceled, 0},
+		{"k-due-early", store.RunSuspended, 20},
+		{"l-running-timer", store.RunRunning, 900},
+	} {
+		run := testRun(r.id)
+		mustCreateRun(t, s, run)
+		run.Status, run.WakeAt = r.status, r.wake
+		mustCommit(t, s, store.Batch{Runs: []store.Run{run}})
+	}
+	ctx := t.Context()
+	rs, err := s.DueRuns(ctx, now, 100)
+	if err != nil {
+		t.Fatalf("DueRuns: %v", err)
+	}
+	want := []string{"e-pending", "f-running", "k-due-early", "a-due", "l-running-timer", "b-due-now"}
+	if got := runIDs(rs); !slices.Equal(got, want) {
+		t.Errorf("DueRuns = %q, want %q", got, want)
+	}
+	rs, err = s.DueRuns(ctx, now, 3)
+	if err != nil {
+		t.Fatalf("DueRuns(limit 3): %v", err)
+	}
+	if got := runIDs(rs); !slices.Equal(got, want[:3]) {
+		t.Errorf("DueRuns(limit 3) = %q, want %q", got, want[:3])
+	}
+	rs, err = s.DueRuns(ctx, 0, 100)
+	if err != nil {
+		t.Fatalf("DueRuns(now 0): %v", err)
+	}
+	if got := runIDs(rs); !slices.Equal(got, []string{"e-pending", "f-running", "l-running-timer"}) {
+		t.Errorf("DueRuns(now 0) = %q", got)
+	}
+}
+
+func testCommitUnknownRunUpdate(t *testing.T, s store.Store) {
+	mustCreateRun(t, s, testRun("run-1"))
+	o := store.Outcome{Key: "t0.1", Kind: "step", Function: "f", Status: store.OutcomeOK, Seq: 1, UpdatedAt: ts(0)}
+	ghost := testRun("ghost")
+	ghost.Status = store.RunCompleted
+	err := s.Commit(t.Context(), store.Batch{
+		Outcomes: []store.RunOutcome{ro("run-1", o)},
+		Runs:     []store.Run{ghost},
+	})
+	if !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("Commit updating an unknown run: error = %v, want ErrNotFound", err)
+	}
+	if got := mustOutcomes(t, s, "run-1"); len(got) != 0 {
+		t.Errorf("failed batch left %d outcomes behind", len(got))
+	}
+	if _, err := s.Run(t.Context(), "ghost"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("Run(ghost) after failed update: %v, want ErrNotFound", err)
+	}
+}
+
+func testCommitConcurrent(t *testing.T, s store.Store) {
+	const workers, commits, perCommit = 16, 25, 10
+	for w := range workers {
+		mustCreateRun(t, s, testRun(fmt.Sprintf("run-%02d", w)))
+	}
+	ctx := t.Context()
+	var wg sync.WaitGroup
+	errs := make(chan error, workers*commits)
+	for w := range workers {
+		wg.Go(func() {
+			runID := fmt.Sprintf("run-%02d", w)
+			for c := range commits {
+				var b store.Batch
+				for k := range perCommit {
+					seq := int64(c*perCommit + k + 1)
+					b.Outcomes = append(b.Outcomes, store.RunOutcome{RunID: runID, Outcome: store.Outcome{
+						Key: fmt.Sprintf("t0.%d", seq), Kind: "step", Function: "f", Status: store.OutcomeOK,
+						Value: []byte(`1`), Seq: seq, UpdatedAt: ts(0),
+					}})
+				}
+				run := testRun(runID)
+				run.Status = store.RunRunning
+				run.WakeAt = int64(c + 1)
+				b.Runs = []store.Run{run}
+				if err := s.Commit(ctx, b); err != nil {
+					errs <- fmt.Errorf("worker %d commit %d: %w", w, c, err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	for w := range workers {
+		runID := fmt.Sprintf("run-%02d", w)
+		os := mustOutcomes(t, s, runID)
+		if len(os) != commits*perCommit {
+			t.Errorf("%s: %d outcomes, want %d", runID, len(os), commits*perCommit)
+			continue
+		}
+		for i, o := range os {
+			if o.Seq != int64(i+1) {
+				t.Errorf("%s: outcome %d has seq %d", runID, i, o.Seq)
+				break
+			}
+		}
+		if r := mustRun(t, s, runID); r.WakeAt != commits || r.Status != store.RunRunning {
+			t.Errorf("%s: status %s wake %d, want running and %d (the last commit wins)", runID, r.Status, r.WakeAt, commits)
+		}
+	}
+}
+
+func testCommitBadBatchFailsAlone(t *testing.T, s store.Store) {
+	const workers, rounds = 16, 20
+	for w := range workers {
+		mustCreateRun(t, s, testRun(fmt.Sprintf("run-%02d", w)))
+	}
+	ctx := t.Context()
+	outcome := func(key string) store.Outcome {
+		return store.Outcome{Key: key, Kind: "step", Function: "f", Status: store.OutcomeOK, Seq: 1, UpdatedAt: ts(0)}
+	}
+	var wg sync.WaitGroup
+	goodErrs := make(chan error, workers*rounds)
+	var badNil []int
+	var mu sync.Mutex
+	for round := range rounds {
+		start := make(chan struct{})
+		for w := range workers {
+			wg.Go(func() {
+				<-start
+				runID := fmt.Sprintf("run-%02d", w)
+				b := store.Batch{Outcomes: []store.RunOutcome{ro(runID, outcome(fmt.Sprintf("good.%d", round)))}}
+				if err := s.Commit(ctx, b); err != nil {
+					goodErrs <- fmt.Errorf("good batch %s round %d: %w", runID, round, err)
+				}
+			})
+		}
+		for _, kind := range []string{"orphan-outcome", "unknown-run-update"} {
+			wg.Go(func() {
+				<-start
+				// A valid write first, then the violation: neither may land.
+				b := store.Batch{Outcomes: []store.RunOutcome{ro("run-00", outcome(fmt.Sprintf("bad.%s.%d", kind, round)))}}
+				if kind == "orphan-outcome" {
+					b.Outcomes = append(b.Outcomes, store.RunOutcome{RunID: "no-such-run", Outcome: outcome("x")})
+				} else {
+					b.Runs = []store.Run{testRun("no-such-run")}
+				}
+				if err := s.Commit(ctx, b); err == nil {
+					mu.Lock()
+					badNil = append(badNil, round)
+					mu.Unlock()
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+	}
+	close(goodErrs)
+	for err := range goodErrs {
+		t.Error(err)
+	}
+	if len(badNil) > 0 {
+		t.Errorf("bad batches succeeded in rounds %v", badNil)
+	}
+	for w := range workers {
+		runID := fmt.Sprintf("run-%02d", w)
+		os := mustOutcomes(t, s, runID)
+		good := 0
+		for _, o := range os {
+			if len(o.Key) >= 4 && o.Key[:4] == "bad." {
+				t.Errorf("%s: outcome %s of a failed batch landed", runID, o.Key)
+			} else {
+				good++
+			}
+		}
+		if good != rounds {
+			t.Errorf("%s: %d good outcomes, want %d", runID, good, rounds)
+		}
+	}
+	if _, err := s.Run(ctx, "no-such-run"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("Run(no-such-run): %v, want ErrNotFound", err)
+	}
+}
+
+func testClose(t *testing.T, s store.Store) {
+	mustCreateRun(t, s, testRun("run-1"))
+	o := store.Outcome{Key: "t0.1", Kind: "step", Function: "f", Status: store.OutcomeOK, Seq: 1, UpdatedAt: ts(0)}
+	// Commits racing with Close either land or fail; none panics or hangs.
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			o := o
+			o.Key = fmt.Sprintf("t0.%d", i+2)
+			_ = s.Commit(ctx, store.Batch{Outcomes: []store.RunOutcome{ro("run-1", o)}})
+		})
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	wg.Wait()
+	if err := s.Commit(ctx, store.Batch{Outcomes: []store.RunOutcome{ro("run-1", o)}}); err == nil {
+		t.Errorf("Commit after Close succeeded, want an error")
+	}
+	if _, _, err := s.CreateRun(ctx, testRun("run-2")); err == nil {
+		t.Errorf("CreateRun after Close succeeded, want an error")
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+}
+
+// ro pairs an outcome with its run.
+func ro(runID string, o store.Outcome) store.RunOutcome {
+	return store.RunOutcome{RunID: runID, Outcome: o}
+}

@@ -1,0 +1,147 @@
+// Command probe holds workflows that the host tests use to probe
+// scheduling, replay, the sandbox and failure handling.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"math/rand"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/skeinrun/skein/guest-sdk/skein"
+)
+
+// interleave: four tasks each run three steps whose bodies wait a
+// seeded pseudo-random real time; after each step the task appends
+// "task:step" to a slice the tasks share. The result is the order.
+type interleaveIn struct {
+	Seed  int64 `json:"seed"`
+	MaxMS int   `json:"max_ms"`
+}
+
+func interleave(ctx *skein.Context, in interleaveIn) ([]string, error) {
+	r := rand.New(rand.NewSource(in.Seed))
+	if in.MaxMS <= 0 {
+		in.MaxMS = 12
+	}
+	var order []string
+	var futs []skein.Future[struct{}]
+	for task := 0; task < 4; task++ {
+		delays := []int{r.Intn(in.MaxMS), r.Intn(in.MaxMS), r.Intn(in.MaxMS)}
+		futs = append(futs, skein.Go(ctx, func(ctx *skein.Context) (struct{}, error) {
+			for step := 0; step < 3; step++ {
+				d := time.Duration(delays[step]) * time.Millisecond
+				v, err := skein.Step(ctx, "work", func(s *skein.StepContext) (string, error) {
+					s.Sleep(d)
+					return fmt.Sprintf("%d:%d", task, step), nil
+				})
+				if err != nil {
+					return struct{}{}, err
+				}
+				order = append(order, v)
+			}
+			return struct{}{}, nil
+		}))
+	}
+	for _, f := range futs {
+		if _, err := f.Get(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := skein.Sleep(ctx, time.Millisecond).Get(ctx); err != nil {
+		return nil, err
+	}
+	return order, nil
+}
+
+// sandbox reports what workflow code sees of time, randomness and map
+// order; it must be identical live and on replay for one run seed.
+func sandbox(ctx *skein.Context, _ struct{}) (string, error) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "now=%d\n", time.Now().UnixNano())
+	fmt.Fprintf(&b, "rand=%d,%d,%d\n", rand.Int63(), rand.Int63(), rand.Intn(1000))
+	m := map[string]int{}
+	for i := 0; i < 20; i++ {
+		m[fmt.Sprint("k", i)] = i
+	}
+	var keys []string
+	for k := range m {
+		keys = append(keys, k)
+	}
+	fmt.Fprintf(&b, "map=%s\n", strings.Join(keys, ","))
+	if _, err := skein.Sleep(ctx, time.Millisecond).Get(ctx); err != nil {
+		return "", err
+	}
+	fmt.Fprintf(&b, "after=%d\n", skein.Now(ctx).UnixNano())
+	fmt.Fprintf(&b, "env=%d args=%d\n", len(os.Environ()), len(os.Args))
+	_, ferr := os.ReadFile("/etc/passwd")
+	fmt.Fprintf(&b, "fs=%v\n", ferr != nil)
+	return b.String(), nil
+}
+
+func panics(ctx *skein.Context, _ struct{}) (int, error) {
+	if _, err := skein.Step(ctx, "ok", func(*skein.StepContext) (int, error) { return 1, nil }); err != nil {
+		return 0, err
+	}
+	var m map[string]int
+	m["boom"] = 1 // assignment to entry in nil map
+	return 0, nil
+}
+
+func fails(ctx *skein.Context, _ struct{}) (int, error) {
+	return 0, errors.New("the workflow said no")
+}
+
+func exits(ctx *skein.Context, _ struct{}) (int, error) {
+	os.Exit(7)
+	return 0, nil
+}
+
+// rawgo misuses the parent's Context from a raw goroutine, which runs
+// while the root waits for a task.
+func rawgo(ctx *skein.Context, _ struct{}) (int, error) {
+	go func() {
+		skein.Step(ctx, "inner", func(*skein.StepContext) (int, error) { return 1, nil })
+	}()
+	return skein.Go(ctx, func(ctx *skein.Context) (int, error) {
+		return skein.Step(ctx, "outer", func(s *skein.StepContext) (int, error) {
+			s.Sleep(time.Millisecond)
+			return 2, nil
+		})
+	}).Get(ctx)
+}
+
+// deadlock awaits a future that can never settle.
+func deadlock(ctx *skein.Context, _ struct{}) (int, error) {
+	var self skein.Future[int]
+	f := skein.Go(ctx, func(c *skein.Context) (int, error) {
+		return self.Get(c)
+	})
+	self = f
+	return f.Get(ctx)
+}
+
+// sorted keeps the test output stable: sort the registered names.
+func main() {
+	wfs := map[string]func(){
+		"interleave": func() { skein.Register("interleave", interleave) },
+		"sandbox":    func() { skein.Register("sandbox", sandbox) },
+		"panics":     func() { skein.Register("panics", panics) },
+		"fails":      func() { skein.Register("fails", fails) },
+		"exits":      func() { skein.Register("exits", exits) },
+		"rawgo":      func() { skein.Register("rawgo", rawgo) },
+		"deadlock":   func() { skein.Register("deadlock", deadlock) },
+	}
+	names := make([]string, 0, len(wfs))
+	for n := range wfs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		wfs[n]()
+	}
+	skein.Main()
+}
