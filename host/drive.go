@@ -15,6 +15,9 @@ type DriveOptions struct {
 	// WaitTimers: when the run suspends on a timer, wait for it in this
 	// call and resume the run, instead of returning the suspended run.
 	WaitTimers bool
+	// OnExecution, if set, is called before each instantiation of the run:
+	// the first, and one per replay after an eviction or a suspension.
+	OnExecution func()
 }
 
 // Drive executes a run until it completes, fails, diverges or suspends,
@@ -56,6 +59,9 @@ func (h *Host) Drive(ctx context.Context, runID string, o DriveOptions) (store.R
 		rs.mb.restale()
 		if h.cfg.onExec != nil {
 			h.cfg.onExec(runID)
+		}
+		if o.OnExecution != nil {
+			o.OnExecution()
 		}
 		x := newExec(h, rs, recs)
 		h.instantiate(ctx, cm, x)

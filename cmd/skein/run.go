@@ -68,9 +68,20 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	r, err = h.Drive(ctx, r.ID, host.DriveOptions{WaitTimers: true})
+	execs := 0
+	r, err = h.Drive(ctx, r.ID, host.DriveOptions{WaitTimers: true, OnExecution: func() { execs++ }})
 	if err != nil && !host.IsDivergence(err) {
 		return err
+	}
+	if !*asJSON {
+		switch execs {
+		case 0:
+			fmt.Fprintf(stdout, "run %s was already %s: printing the stored run, nothing executed\n", r.ID, r.Status)
+		case 1:
+			fmt.Fprintln(stdout, "executions: 1 (no replay)")
+		default:
+			fmt.Fprintf(stdout, "executions: %d (replayed from the journal %d times)\n", execs, execs-1)
+		}
 	}
 	return printRun(ctx, h, r.ID, *asJSON, stdout)
 }

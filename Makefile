@@ -1,0 +1,45 @@
+# skein — see README.md.
+GO      ?= go
+BIN     := bin
+WASMENV := GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0
+EXAMPLES := race sequence
+
+.PHONY: test vet fmt-check demo bench wasm skein clean
+
+## test: vet, gofmt check, and every test (wasm modules are built inside the tests)
+test: vet fmt-check
+	$(GO) test -count=1 ./...
+
+vet:
+	$(GO) vet ./...
+	$(WASMENV) $(GO) vet ./guest-sdk/... ./examples/... ./abi/...
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+## skein: the CLI
+skein:
+	@mkdir -p $(BIN)
+	CGO_ENABLED=0 $(GO) build -o $(BIN)/skein ./cmd/skein
+
+## wasm: the example workflow modules
+wasm:
+	@mkdir -p $(BIN)
+	@for e in $(EXAMPLES); do $(WASMENV) $(GO) build -o $(BIN)/$$e.wasm ./examples/$$e || exit 1; done
+
+## demo: run the reference race live, then with a replay at every wait
+demo: skein wasm
+	@rm -f $(BIN)/demo.db $(BIN)/demo.db-wal $(BIN)/demo.db-shm
+	@echo "== live (--evict never): the instance stays up for the whole run"
+	$(BIN)/skein run $(BIN)/race.wasm --db $(BIN)/demo.db --id race-live --evict never
+	@echo
+	@echo "== replayed (--evict always): the instance is dropped and replayed from the top at every wait"
+	$(BIN)/skein run $(BIN)/race.wasm --db $(BIN)/demo.db --id race-replayed --evict always
+
+## bench: the Go benchmarks of the core
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./host/ ./store/sqlite/
+
+clean:
+	rm -rf $(BIN)
