@@ -70,6 +70,7 @@ func (h *Host) Drive(ctx context.Context, runID string, o DriveOptions) (store.R
 			continue
 		case stSuspended:
 			rs.run.Status = store.RunSuspended
+			markOrphans(rs, outs, x.s)
 			if err := h.commitRun(ctx, rs); err != nil {
 				return rs.run, err
 			}
@@ -108,6 +109,9 @@ func (h *Host) Drive(ctx context.Context, runID string, o DriveOptions) (store.R
 			rs.run.Status, rs.run.Error = store.RunFailed, x.failure.Error()
 		}
 		rs.run.WakeAt = 0
+		if x.state == stDone {
+			markOrphans(rs, outs, x.s)
+		}
 		if err := h.commitRun(ctx, rs); err != nil {
 			return rs.run, err
 		}
@@ -117,6 +121,51 @@ func (h *Host) Drive(ctx context.Context, runID string, o DriveOptions) (store.R
 		}
 		return rs.run, runErr
 	}
+}
+
+// markOrphans queues updates of the orphaned flag of stored outcomes: set
+// where the execution never reached the key, cleared where it did.
+func markOrphans(rs *runState, outs []store.Outcome, s *sched.Sched) {
+	for _, o := range outs {
+		if reached := s.Issued(o.Key); reached == o.Orphaned {
+			o.Orphaned = !reached
+			rs.batch.Outcomes = append(rs.batch.Outcomes, store.RunOutcome{RunID: rs.run.ID, Outcome: o})
+		}
+	}
+}
+
+// Resume points a suspended, diverged or failed run at another module
+// (a fixed or changed version of its code) and drives it: the run replays
+// its history against the new code. Records are kept; a recorded key the
+// new code reaches with a different function diverges the run again.
+func (h *Host) Resume(ctx context.Context, runID, module string, o DriveOptions) (store.Run, error) {
+	st := h.cfg.Store
+	run, err := st.Run(ctx, runID)
+	if err != nil {
+		return store.Run{}, fmt.Errorf("resume %s: %w", runID, err)
+	}
+	if run.Status == store.RunCompleted || run.Status == store.RunCanceled {
+		return run, fmt.Errorf("resume %s: the run is %s", runID, run.Status)
+	}
+	if module != "" {
+		m, err := st.Module(ctx, module)
+		if err != nil {
+			return run, fmt.Errorf("resume %s: module %q: %w", runID, module, err)
+		}
+		found := false
+		for _, w := range m.Workflows {
+			found = found || w == run.Workflow
+		}
+		if !found {
+			return run, fmt.Errorf("resume %s: module %s has no workflow %q", runID, shortHash(m.Hash), run.Workflow)
+		}
+		run.ModuleHash = m.Hash
+	}
+	run.Status, run.Error, run.Result, run.UpdatedAt = store.RunPending, "", nil, time.Now()
+	if err := st.Commit(ctx, store.Batch{Runs: []store.Run{run}}); err != nil {
+		return run, fmt.Errorf("resume %s: %w", runID, err)
+	}
+	return h.Drive(ctx, runID, o)
 }
 
 // commitRun commits queued records with the run's current status.

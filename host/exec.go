@@ -236,11 +236,13 @@ func toABI(o sched.Outcome) abi.Outcome {
 	return abi.Outcome{Status: abi.StatusError, Data: []byte(o.Err)}
 }
 
-func fromABI(status uint32, data []byte) (sched.Outcome, bool) {
+func fromABI(status uint32, data []byte, panicOK bool) (sched.Outcome, bool) {
 	switch status {
 	case abi.StatusOK:
 		return sched.Outcome{OK: true, Value: bytes.Clone(data)}, true
-	case abi.StatusError, abi.StatusPanic:
+	case abi.StatusPanic:
+		return sched.Outcome{Err: string(data)}, panicOK
+	case abi.StatusError:
 		return sched.Outcome{Err: string(data)}, true
 	}
 	return sched.Outcome{}, false
@@ -300,6 +302,9 @@ func (h *Host) exportHostModule(ctx context.Context) error {
 					panic(fmt.Sprintf("skein host function %s called outside a skein execution", name))
 				}
 				x.mod = mod
+				if x.rs == nil && name != abi.FnHello && name != abi.FnWorkflows && name != abi.FnInvocation {
+					x.fail(ctx, "the module called %s before reading its invocation", name)
+				}
 				fn(x, ctx, stack)
 			}), sig[0], sig[1]).
 			Export(name)
@@ -312,7 +317,7 @@ func (x *exec) hello(ctx context.Context, stack []uint64) {
 	v := api.DecodeU32(stack[0])
 	stack[0] = uint64(abi.Version)
 	if v != abi.Version {
-		x.stop(ctx, stFailed, &ModuleError{Reason: fmt.Sprintf("the module speaks skein ABI v%d; this host speaks ABI v%d", v, abi.Version)})
+		x.stop(ctx, stFailed, fmt.Errorf("the module speaks skein ABI v%d; this host speaks ABI v%d", v, abi.Version))
 	}
 }
 
@@ -473,7 +478,7 @@ func (x *exec) durableOp(ctx context.Context, tid sched.TaskID, kind abi.OpKind,
 
 func (x *exec) stepDone(ctx context.Context, stack []uint64) {
 	tid, p := sched.TaskID(api.DecodeU32(stack[0])), sched.PromiseID(api.DecodeU32(stack[1]))
-	out, ok := fromABI(api.DecodeU32(stack[2]), x.read(ctx, api.DecodeU32(stack[3]), api.DecodeU32(stack[4])))
+	out, ok := fromABI(api.DecodeU32(stack[2]), x.read(ctx, api.DecodeU32(stack[3]), api.DecodeU32(stack[4])), false)
 	if !ok {
 		x.fail(ctx, "step_done with unknown status %d", api.DecodeU32(stack[2]))
 	}
@@ -525,7 +530,7 @@ func (x *exec) selectFn(ctx context.Context, stack []uint64) {
 func (x *exec) taskDone(ctx context.Context, stack []uint64) {
 	tid := sched.TaskID(api.DecodeU32(stack[0]))
 	status := api.DecodeU32(stack[1])
-	out, ok := fromABI(status, x.read(ctx, api.DecodeU32(stack[2]), api.DecodeU32(stack[3])))
+	out, ok := fromABI(status, x.read(ctx, api.DecodeU32(stack[2]), api.DecodeU32(stack[3])), true)
 	if !ok {
 		x.fail(ctx, "task_done with unknown status %d", status)
 	}

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/skeinrun/skein/lineage"
 )
@@ -137,13 +138,19 @@ type Sched struct {
 	head     int
 	current  TaskID
 
-	journal   map[string]*Record // recorded records by key
-	settled   []*Record          // recorded settled records by seq
-	rounds    map[int64][]*Record
-	delivered int   // recorded settlements delivered so far
-	lastRec   int64 // seq of the last recorded settlement delivered
-	nextSeq   int64 // last seq given to a new settlement
-	idle      int64 // last counted idle point
+	journal    map[string]*Record // recorded records by key
+	settled    []*Record          // recorded settled records by seq
+	rounds     map[int64][]*Record
+	done       []bool          // per settled[i]: delivered or skipped (orphaned)
+	index      map[*Record]int // position in settled
+	remaining  int             // recorded settlements neither delivered nor skipped
+	cursor     int             // first settled[i] not done
+	positional []*Record       // recorded positional settlements, by seq
+	posCursor  int
+	lastPos    int64 // seq of the last positional recorded settlement delivered
+	shifted    bool  // a new outcome settled during the replay: renumber what follows
+	nextSeq    int64 // last seq given to a new settlement
+	idle       int64 // last counted idle point
 
 	byKey   map[string]PromiseID
 	evt     int64
@@ -181,7 +188,16 @@ func New(opts Options, recorded []Record) *Sched {
 			s.rounds[r.Idle] = append(s.rounds[r.Idle], r)
 		}
 	}
-	sort.Slice(s.settled, func(i, j int) bool { return s.settled[i].Seq < s.settled[j].Seq })
+	sort.SliceStable(s.settled, func(i, j int) bool { return s.settled[i].Seq < s.settled[j].Seq })
+	s.done = make([]bool, len(s.settled))
+	s.index = make(map[*Record]int, len(s.settled))
+	s.remaining = len(s.settled)
+	for i, r := range s.settled {
+		s.index[r] = i
+		if !Named(r.Key) {
+			s.positional = append(s.positional, r)
+		}
+	}
 	for _, rs := range s.rounds {
 		sort.Slice(rs, func(i, j int) bool { return rs[i].WakeOrder < rs[j].WakeOrder })
 	}
@@ -234,7 +250,41 @@ func (s *Sched) running(id TaskID) (*task, error) {
 }
 
 // Replaying reports whether recorded settlements remain to be delivered.
-func (s *Sched) Replaying() bool { return s.delivered < len(s.settled) }
+func (s *Sched) Replaying() bool { return s.remaining > 0 }
+
+// Named reports whether a key ends in a name (skein.ID) rather than a
+// position.
+func Named(key string) bool {
+	last := key[strings.LastIndexByte(key, '.')+1:]
+	for i := 0; i < len(last); i++ {
+		if last[i] < '0' || last[i] > '9' {
+			return true
+		}
+	}
+	return last == ""
+}
+
+// finish marks a recorded settlement delivered or skipped.
+func (s *Sched) finish(rec *Record) {
+	i, ok := s.index[rec]
+	if !ok || s.done[i] {
+		return
+	}
+	s.done[i] = true
+	s.remaining--
+}
+
+// nextPending returns the first recorded settlement neither delivered nor
+// skipped, nil when none is left.
+func (s *Sched) nextPending() *Record {
+	for s.cursor < len(s.settled) && s.done[s.cursor] {
+		s.cursor++
+	}
+	if s.cursor == len(s.settled) {
+		return nil
+	}
+	return s.settled[s.cursor]
+}
 
 // InBody reports whether some task is inside a step body; a run is never
 // dropped then, since dropping it would run the body again.
@@ -356,21 +406,25 @@ func (s *Sched) Op(tid TaskID, kind, name, fn string) (OpResult, error) {
 	return res, nil
 }
 
-// checkOrder verifies that recorded settlements are delivered in their
-// recorded order.
+// checkOrder verifies that recorded positional settlements are delivered
+// in their recorded order: none is skipped, none comes early. Named ones
+// are exempt, since a new version of the code may move or drop them.
 func (s *Sched) checkOrder(rec *Record) error {
-	if s.opts.ReplayInline {
+	if s.opts.ReplayInline || Named(rec.Key) {
 		return nil
 	}
-	if rec.Seq <= s.lastRec {
-		return &NondeterminismError{Seq: rec.Seq, Expected: fmt.Sprintf("key %q to settle before tick %d", rec.Key, s.lastRec), Got: "it settled after"}
+	if rec.Seq <= s.lastPos {
+		return &NondeterminismError{Seq: rec.Seq, Expected: fmt.Sprintf("key %q to settle before tick %d", rec.Key, s.lastPos), Got: "it settled after"}
 	}
-	if i := s.delivered; i < len(s.settled) && s.settled[i] != rec {
-		want := s.settled[i]
-		if !want.Waited {
+	for s.posCursor < len(s.positional) && s.done[s.index[s.positional[s.posCursor]]] {
+		s.posCursor++
+	}
+	if s.posCursor < len(s.positional) {
+		if want := s.positional[s.posCursor]; want != rec && !want.Waited {
 			return &NondeterminismError{Seq: want.Seq, Expected: fmt.Sprintf("%s %q (key %q) to be issued next", want.Kind, want.Function, want.Key), Got: fmt.Sprintf("key %q (tick %d)", rec.Key, rec.Seq)}
 		}
 	}
+	s.lastPos = rec.Seq
 	return nil
 }
 
@@ -387,12 +441,23 @@ func (s *Sched) settleAs(id PromiseID, p *promise, out Outcome, rec *Record, wai
 	if p.durable {
 		s.order = append(s.order, id)
 		if rec != nil {
-			s.delivered++
-			s.lastRec = rec.Seq
+			s.finish(rec)
 			if rec.VTime > s.vnow {
 				s.vnow = rec.VTime
 			}
+			if s.shifted {
+				// Keep the journal in this execution's settle order.
+				s.nextSeq++
+				r := *rec
+				r.Seq = s.nextSeq
+				if s.opts.OnRecord != nil {
+					s.opts.OnRecord(r)
+				}
+			}
 		} else {
+			if s.Replaying() {
+				s.shifted = true
+			}
 			now := s.opts.Now()
 			if now > s.vnow {
 				s.vnow = now
@@ -470,6 +535,9 @@ func (s *Sched) Branch(tid TaskID, f uint32) (TaskID, PromiseID, string, error) 
 	t, err := s.running(tid)
 	if err != nil {
 		return 0, 0, "", err
+	}
+	if t.body != 0 {
+		return 0, 0, "", misuse("task %d started a branch inside a step body", tid)
 	}
 	if f == 0 || int(f) > len(t.forks) {
 		return 0, 0, "", misuse("task %d: unknown fork handle %d", tid, f)
@@ -634,19 +702,33 @@ func (s *Sched) Next() (Dispatch, bool) {
 // deliver it: an op the journal expects before the idle point was never
 // issued, or a recorded settlement has no promise in this replay.
 func (s *Sched) DeliverRound() error {
-	if !s.Replaying() {
-		return fmt.Errorf("sched: DeliverRound called with no recorded settlement left")
-	}
-	next := s.settled[s.delivered]
-	if !next.Waited || s.opts.ReplayInline {
+	var next *Record
+	for {
+		next = s.nextPending()
+		if next == nil {
+			return nil
+		}
+		if next.Waited && !s.opts.ReplayInline {
+			break
+		}
+		if Named(next.Key) && !s.Issued(next.Key) {
+			s.finish(next) // orphaned: a named op the code no longer reaches
+			continue
+		}
 		return &NondeterminismError{Seq: next.Seq,
 			Expected: fmt.Sprintf("%s %q (key %q) to be issued", next.Kind, next.Function, next.Key),
 			Got:      "every task blocked before issuing it"}
 	}
-	round := s.rounds[next.Idle]
-	for _, rec := range round {
+	for _, rec := range s.rounds[next.Idle] {
+		if s.done[s.index[rec]] {
+			continue
+		}
 		id, ok := s.byKey[rec.Key]
 		if !ok {
+			if Named(rec.Key) {
+				s.finish(rec)
+				continue
+			}
 			return &NondeterminismError{Seq: rec.Seq,
 				Expected: fmt.Sprintf("settlement of %s %q at key %q", rec.Kind, rec.Function, rec.Key),
 				Got:      "no op with that key was issued by this replay"}
@@ -709,6 +791,12 @@ func (s *Sched) DeliverLive(cs []Completion) (stale []Completion) {
 		s.idle = idle
 	}
 	return stale
+}
+
+// Issued reports whether this execution issued a durable op with the key.
+func (s *Sched) Issued(key string) bool {
+	_, ok := s.byKey[key]
+	return ok
 }
 
 // PromiseKey returns the key of a durable promise.

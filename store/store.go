@@ -87,6 +87,9 @@ type Outcome struct {
 	WakeOrder int    // order within that idle point (waited-for only)
 	VTime     int64  // unix ns virtual time at settlement
 	Deadline  int64  // unix ns; timers only
+	// Orphaned: the latest complete execution of the run never reached
+	// this key (the code changed, or a step was renamed). Kept, never deleted.
+	Orphaned  bool
 	UpdatedAt time.Time
 }
 
@@ -94,7 +97,7 @@ type Outcome struct {
 // before it.
 type Batch struct {
 	Outcomes []RunOutcome // upserts by (run, key)
-	Runs     []Run        // updates of existing runs: every mutable field (Status, Result, Error, WakeAt) is written
+	Runs     []Run        // updates of existing runs: every mutable field (ModuleHash, Status, Result, Error, WakeAt) is written
 }
 
 // RunOutcome is an outcome upsert for one run.

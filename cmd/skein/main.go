@@ -45,6 +45,8 @@ func init() {
 			"run a workflow to completion in this process against embedded SQLite", cmdRun},
 		{"inspect", "skein inspect RUN [--db FILE] [--json]",
 			"show a stored run and its outcome table", cmdInspect},
+		{"resume", "skein resume RUN --module NEW.wasm [--db FILE] [--json]",
+			"continue a suspended, diverged or failed run against another module version, replaying its history", cmdResume},
 	}
 }
 

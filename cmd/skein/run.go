@@ -114,6 +114,58 @@ func cmdInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	return printRun(ctx, h, pos[0], *asJSON, stdout)
 }
 
+func cmdResume(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("resume", stderr)
+	module := fs.String("module", "", "the module version to continue with (.wasm file); default: the run's own module")
+	db := fs.String("db", "skein.db", "SQLite database file")
+	evict := fs.String("evict", "idle", "when to drop the instance: never, idle, or always")
+	asJSON := fs.Bool("json", false, "print the run as JSON")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		fs.Usage()
+		return &exitError{code: exitUsage, err: errors.New("want exactly one RUN id")}
+	}
+	policy, err := host.ParseEvict(*evict)
+	if err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
+	if _, err := os.Stat(*db); err != nil {
+		return fmt.Errorf("database %s: %w", *db, err)
+	}
+	st, err := sqlite.Open(ctx, *db, sqlite.Options{})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	h, err := host.New(ctx, host.Config{Store: st, Evict: policy})
+	if err != nil {
+		return err
+	}
+	defer h.Close(context.WithoutCancel(ctx))
+	hash := ""
+	if *module != "" {
+		wasm, err := os.ReadFile(*module)
+		if err != nil {
+			return err
+		}
+		m, err := h.Deploy(ctx, strings.TrimSuffix(filepath.Base(*module), ".wasm"), wasm)
+		if err != nil {
+			return err
+		}
+		hash = m.Hash
+	}
+	if _, err := h.Resume(ctx, pos[0], hash, host.DriveOptions{WaitTimers: true}); err != nil && !host.IsDivergence(err) {
+		if errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("no run %q in this database", pos[0])
+		}
+		return err
+	}
+	return printRun(ctx, h, pos[0], *asJSON, stdout)
+}
+
 // runView is the JSON form of a run and its outcomes.
 type runView struct {
 	Run      string          `json:"run"`
@@ -131,6 +183,7 @@ type outcomeView struct {
 	Value    json.RawMessage `json:"value"`
 	Error    *string         `json:"error"`
 	Attempts int             `json:"attempts"`
+	Orphaned bool            `json:"orphaned,omitempty"`
 }
 
 func printRun(ctx context.Context, h *host.Host, id string, asJSON bool, w io.Writer) error {
@@ -146,7 +199,7 @@ func printRun(ctx context.Context, h *host.Host, id string, asJSON bool, w io.Wr
 		v.Error = &r.Error
 	}
 	for _, o := range outs {
-		ov := outcomeView{Key: o.Key, Function: o.Function, Status: string(o.Status), Value: o.Value, Attempts: o.Attempts}
+		ov := outcomeView{Key: o.Key, Function: o.Function, Status: string(o.Status), Value: o.Value, Attempts: o.Attempts, Orphaned: o.Orphaned}
 		if o.Error != "" {
 			e := o.Error
 			ov.Error = &e
@@ -177,7 +230,11 @@ func printRun(ctx context.Context, h *host.Host, id string, asJSON bool, w io.Wr
 			if len(val) > 60 {
 				val = val[:57] + "..."
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", o.Key, o.Function, o.Status, val)
+			status := o.Status
+			if o.Orphaned {
+				status += " (orphaned)"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", o.Key, o.Function, status, val)
 		}
 		tw.Flush()
 	}

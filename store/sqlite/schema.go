@@ -64,6 +64,8 @@ CREATE TABLE outcomes (
 );
 CREATE INDEX outcomes_seq ON outcomes (run_id, seq);
 `,
+	// 2: outcomes a run's latest execution never reached.
+	`ALTER TABLE outcomes ADD COLUMN orphaned INTEGER NOT NULL DEFAULT 0;`,
 }
 
 // SchemaTooNewError is returned by Open when the database's schema version

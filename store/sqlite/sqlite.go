@@ -113,7 +113,6 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 			"journal_mode(WAL)",
 			"synchronous(" + syncMode + ")",
 			"foreign_keys(1)",
-			"mmap_size(268435456)",
 			"cache_size(-65536)", // 64 MiB: a large group commit must not spill to the WAL mid-transaction
 		},
 	}))

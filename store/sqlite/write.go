@@ -145,7 +145,7 @@ func applyBatch(w *wtx, outs []store.RunOutcome, runs []store.Run) error {
 		if !r.UpdatedAt.IsZero() {
 			updated = r.UpdatedAt.UnixNano()
 		}
-		res, err := w.runStmt().ExecContext(w.ctx, string(r.Status), r.Result, r.Error, r.WakeAt, updated, r.ID)
+		res, err := w.runStmt().ExecContext(w.ctx, r.ModuleHash, string(r.Status), r.Result, r.Error, r.WakeAt, updated, r.ID)
 		if err != nil {
 			return fmt.Errorf("update run %s: %w", r.ID, err)
 		}
@@ -164,9 +164,12 @@ func applyBatch(w *wtx, outs []store.RunOutcome, runs []store.Run) error {
 // row; a zero UpdatedAt becomes now.
 func appendOutcomeArgs(args []any, ro *store.RunOutcome, now int64) []any {
 	o := &ro.Outcome
-	waited := int64(0)
+	waited, orphaned := int64(0), int64(0)
 	if o.Waited {
 		waited = 1
+	}
+	if o.Orphaned {
+		orphaned = 1
 	}
 	updated := now
 	if !o.UpdatedAt.IsZero() {
@@ -174,7 +177,7 @@ func appendOutcomeArgs(args []any, ro *store.RunOutcome, now int64) []any {
 	}
 	return append(args,
 		ro.RunID, o.Key, o.Kind, o.Function, string(o.Status), o.Value, o.Error,
-		int64(o.Attempts), o.Seq, waited, o.Idle, int64(o.WakeOrder), o.VTime, o.Deadline, updated)
+		int64(o.Attempts), o.Seq, waited, o.Idle, int64(o.WakeOrder), o.VTime, o.Deadline, orphaned, updated)
 }
 
 // nanos returns t as unix ns, or now when t is zero.

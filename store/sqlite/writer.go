@@ -33,14 +33,14 @@ func (r *request) run(w *wtx) error {
 const outcomeChunk = 32
 
 // outcomeParams is the number of parameters of one outcome row.
-const outcomeParams = 15
+const outcomeParams = 16
 
 // upsertOutcomesSQL returns the upsert of n outcome rows. A key appearing
 // twice is written twice, in order, so the last row wins.
 func upsertOutcomesSQL(n int) string {
 	row := "(" + strings.Repeat("?, ", outcomeParams-1) + "?)"
 	return `
-INSERT INTO outcomes (run_id, key, kind, function, status, value, error, attempts, seq, waited, idle, wake_order, vtime, deadline, updated_at)
+INSERT INTO outcomes (run_id, key, kind, function, status, value, error, attempts, seq, waited, idle, wake_order, vtime, deadline, orphaned, updated_at)
 VALUES ` + strings.Repeat(row+", ", n-1) + row + `
 ON CONFLICT (run_id, key) DO UPDATE SET
 	kind = excluded.kind,
@@ -55,10 +55,11 @@ ON CONFLICT (run_id, key) DO UPDATE SET
 	wake_order = excluded.wake_order,
 	vtime = excluded.vtime,
 	deadline = excluded.deadline,
+	orphaned = excluded.orphaned,
 	updated_at = excluded.updated_at`
 }
 
-const updateRunSQL = `UPDATE runs SET status = ?, result = ?, error = ?, wake_at = ?, updated_at = ? WHERE id = ?`
+const updateRunSQL = `UPDATE runs SET module_hash = ?, status = ?, result = ?, error = ?, wake_at = ?, updated_at = ? WHERE id = ?`
 
 // stmts are the statements prepared once on the write connection.
 type stmts struct {

@@ -34,6 +34,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"RunNotFound", testRunNotFound},
 		{"RunsFilter", testRunsFilter},
 		{"CommitRoundTrip", testCommitRoundTrip},
+		{"CommitLargeBatch", testCommitLargeBatch},
 		{"OutcomeUpsert", testOutcomeUpsert},
 		{"OutcomesOrder", testOutcomesOrder},
 		{"DueRuns", testDueRuns},
@@ -466,6 +467,64 @@ func testCommitRoundTrip(t *testing.T, s store.Store) {
 
 	// An empty batch is a no-op.
 	mustCommit(t, s, store.Batch{})
+}
+
+func testCommitLargeBatch(t *testing.T, s store.Store) {
+	const runs, perRun = 3, 700
+	var b store.Batch
+	want := map[string][]store.Outcome{}
+	for r := range runs {
+		id := fmt.Sprintf("run-%d", r)
+		mustCreateRun(t, s, testRun(id))
+		for i := range perRun {
+			o := store.Outcome{
+				Key: fmt.Sprintf("t%d.%d", r, i), Kind: "step", Function: fmt.Sprintf("f%d", i%7),
+				Status: store.OutcomeOK, Value: []byte(fmt.Sprintf(`{"i":%d}`, i)), Attempts: i % 3,
+				Seq: int64(i + 1), Waited: i%2 == 0, Idle: int64(i / 10), WakeOrder: i % 10,
+				VTime: ts(int64(i)).UnixNano(), Deadline: int64(i) << 33, UpdatedAt: ts(int64(r)),
+			}
+			if i%5 == 0 {
+				o.Status, o.Value, o.Error = store.OutcomeError, nil, fmt.Sprintf("error %d", i)
+			}
+			b.Outcomes = append(b.Outcomes, ro(id, o))
+			want[id] = append(want[id], o)
+		}
+	}
+	// Rewrites of keys written earlier in the same batch: the last wins.
+	for _, i := range []int{0, 31, 32, 33, 699} {
+		o := want["run-1"][i]
+		o.Function, o.Attempts = "rewritten", 42
+		b.Outcomes = append(b.Outcomes, ro("run-1", o))
+		want["run-1"][i] = o
+	}
+	mustCommit(t, s, b)
+	for id, ws := range want {
+		got := mustOutcomes(t, s, id)
+		if len(got) != len(ws) {
+			t.Fatalf("Outcomes(%s) = %d rows, want %d", id, len(got), len(ws))
+		}
+		for i := range ws {
+			checkOutcome(t, got[i], ws[i])
+		}
+	}
+
+	// One orphan deep inside a large batch fails all of it.
+	var bad store.Batch
+	for i := range 100 {
+		id := "run-0"
+		if i == 70 {
+			id = "no-such-run"
+		}
+		bad.Outcomes = append(bad.Outcomes, ro(id, store.Outcome{
+			Key: fmt.Sprintf("bad.%d", i), Kind: "step", Function: "f", Status: store.OutcomePending, UpdatedAt: ts(0),
+		}))
+	}
+	if err := s.Commit(t.Context(), bad); err == nil {
+		t.Errorf("Commit with an outcome of an unknown run succeeded")
+	}
+	if got := mustOutcomes(t, s, "run-0"); len(got) != perRun {
+		t.Errorf("after failed batch, run-0 has %d outcomes, want %d", len(got), perRun)
+	}
 }
 
 func testOutcomeUpsert(t *testing.T, s store.Store) {

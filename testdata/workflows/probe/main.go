@@ -124,9 +124,86 @@ func deadlock(ctx *skein.Context, _ struct{}) (int, error) {
 	return f.Get(ctx)
 }
 
+// selectfirst: the later-created timer fires first live.
+func selectfirst(ctx *skein.Context, _ struct{}) (int, error) {
+	slow := skein.Sleep(ctx, 150*time.Millisecond)
+	fast := skein.Sleep(ctx, 10*time.Millisecond)
+	i, err := skein.Select(ctx, slow, fast)
+	if err != nil {
+		return -1, err
+	}
+	if _, err := slow.Get(ctx); err != nil {
+		return -1, err
+	}
+	// Both settled now: Select must still answer by journal order.
+	j, err := skein.Select(ctx, slow, fast)
+	if err != nil || j != i {
+		return -1, fmt.Errorf("second select %d, first %d: %v", j, i, err)
+	}
+	return i, nil
+}
+
+// badnames tries every rule a name can break; it returns, per attempt,
+// the rule reported ("ok" when the op was issued).
+func badnames(ctx *skein.Context, _ struct{}) (map[string]string, error) {
+	out := map[string]string{}
+	try := func(label, name string) {
+		_, err := skein.Step(ctx, "body", func(*skein.StepContext) (string, error) { return label, nil }, skein.ID(name))
+		var idErr *skein.StepIDError
+		switch {
+		case err == nil:
+			out[label] = "ok"
+		case errors.As(err, &idErr):
+			out[label] = idErr.Rule
+		default:
+			out[label] = "error: " + err.Error()
+		}
+	}
+	try("dot", "a.b")
+	try("space", "a b")
+	try("tab", "a\tb")
+	try("numeric", "123")
+	try("task", "t5")
+	try("long", strings.Repeat("x", 301))
+	try("max", strings.Repeat("y", 300))
+	try("first", "dup")
+	try("dup", "dup")
+	try("fanout-step", "fanout")
+	g := skein.Parallel(ctx, skein.ID("fanout"))
+	var ferr *skein.StepIDError
+	if err := g.Wait(ctx); errors.As(err, &ferr) {
+		out["fanout-fork"] = ferr.Rule
+	} else {
+		out["fanout-fork"] = fmt.Sprint("ok ", err)
+	}
+	g2 := skein.Parallel(ctx, skein.ID("fan2"))
+	for i := 0; i < 2; i++ {
+		g2.Go(func(ctx *skein.Context) error {
+			_, err := skein.Step(ctx, "body", func(*skein.StepContext) (string, error) { return "branch", nil }, skein.ID("same"))
+			return err
+		})
+	}
+	if err := g2.Wait(ctx); err != nil {
+		out["branches"] = err.Error()
+	} else {
+		out["branches"] = "ok"
+	}
+	_, err := skein.Go(ctx, func(*skein.Context) (int, error) { return 1, nil }, skein.ID("x.y")).Get(ctx)
+	if errors.As(err, &ferr) {
+		out["go"] = ferr.Rule
+	}
+	_, err = skein.Sleep(ctx, time.Millisecond, skein.ID("9")).Get(ctx)
+	if errors.As(err, &ferr) {
+		out["sleep"] = ferr.Rule
+	}
+	return out, nil
+}
+
 // sorted keeps the test output stable: sort the registered names.
 func main() {
 	wfs := map[string]func(){
+		"selectfirst": func() { skein.Register("selectfirst", selectfirst) },
+		"badnames":    func() { skein.Register("badnames", badnames) },
 		"interleave": func() { skein.Register("interleave", interleave) },
 		"sandbox":    func() { skein.Register("sandbox", sandbox) },
 		"panics":     func() { skein.Register("panics", panics) },
