@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -221,6 +222,70 @@ func TestCommitAfterCloseIsErrClosed(t *testing.T) {
 	err := d.Commit(t.Context(), store.Batch{Runs: []store.Run{{ID: "r"}}})
 	if !errors.Is(err, ErrClosed) {
 		t.Errorf("Commit after Close: %v, want ErrClosed", err)
+	}
+}
+
+// TestApplyGroup drives the writer's group logic directly: a group mixing
+// a run creation, batches that depend on it, a bad batch and a canceled one.
+func TestApplyGroup(t *testing.T) {
+	for _, withBad := range []bool{false, true} {
+		t.Run(fmt.Sprintf("bad=%v", withBad), func(t *testing.T) {
+			d, _ := openFile(t, Options{})
+			defer d.Close()
+			ctx := t.Context()
+			if _, _, err := d.CreateRun(ctx, store.Run{ID: "r1", ModuleHash: "h", Workflow: "w"}); err != nil {
+				t.Fatal(err)
+			}
+			canceled, cancel := context.WithCancel(ctx)
+			cancel()
+			mk := func(ctx context.Context, b store.Batch) *request {
+				return &request{ctx: ctx, batch: &b, done: make(chan error, 1)}
+			}
+			create := &request{ctx: ctx, done: make(chan error, 1), apply: func(w *wtx) error {
+				_, err := w.tx.ExecContext(w.ctx, `INSERT INTO runs (id, module_hash, workflow, status, seed, created_at, updated_at) VALUES ('r2', 'h', 'w', 'pending', 0, 1, 1)`)
+				return err
+			}}
+			group := []*request{
+				mk(ctx, store.Batch{Outcomes: outcomes("r1", "a", 0, 40)}),
+				create,
+				mk(ctx, store.Batch{Outcomes: outcomes("r2", "b", 0, 5), Runs: []store.Run{{ID: "r2", Status: store.RunRunning}}}),
+				mk(canceled, store.Batch{Outcomes: outcomes("r1", "c", 0, 3)}),
+			}
+			bad := mk(ctx, store.Batch{Outcomes: append(outcomes("r1", "d", 0, 3), outcomes("nope", "d", 3, 1)...)})
+			if withBad {
+				group = append(group, bad)
+			}
+			group = append(group, mk(ctx, store.Batch{Outcomes: outcomes("r1", "e", 40, 2), Runs: []store.Run{{ID: "r1", Status: store.RunSuspended, WakeAt: 9}}}))
+			d.applyGroup(slices.Clone(group))
+
+			for i, r := range group {
+				err := <-r.done
+				switch {
+				case r.ctx == canceled:
+					if !errors.Is(err, context.Canceled) {
+						t.Errorf("request %d (canceled): %v", i, err)
+					}
+				case r == bad:
+					if err == nil {
+						t.Errorf("request %d (bad): nil error", i)
+					}
+				default:
+					if err != nil {
+						t.Errorf("request %d: %v", i, err)
+					}
+				}
+			}
+			o1, _ := d.Outcomes(ctx, "r1")
+			o2, _ := d.Outcomes(ctx, "r2")
+			if len(o1) != 42 || len(o2) != 5 {
+				t.Errorf("outcomes: r1 %d, r2 %d; want 42, 5", len(o1), len(o2))
+			}
+			r1, _ := d.Run(ctx, "r1")
+			r2, _ := d.Run(ctx, "r2")
+			if r1.Status != store.RunSuspended || r1.WakeAt != 9 || r2.Status != store.RunRunning {
+				t.Errorf("runs: r1 %s %d, r2 %s", r1.Status, r1.WakeAt, r2.Status)
+			}
+		})
 	}
 }
 
