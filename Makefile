@@ -2,7 +2,7 @@
 GO      ?= go
 BIN     := bin
 WASMENV := GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0
-EXAMPLES := race sequence
+EXAMPLES := race sequence provision
 
 .PHONY: test vet fmt-check demo bench wasm skein clean
 

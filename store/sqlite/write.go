@@ -95,7 +95,8 @@ ON CONFLICT (id) DO NOTHING`,
 
 // Commit applies b atomically, after every write queued before it, and
 // returns once it is committed (durable per Options.Durability).
-// Concurrent commits share one transaction. An outcome of an unknown run
+// Concurrent commits share one transaction (one fsync in strict mode), and
+// their outcome rows are written up to 32 per statement. An outcome of an unknown run
 // fails the batch (foreign key), as does an update of an unknown run
 // (wrapping store.ErrNotFound); a failed batch leaves no trace and does not
 // affect batches committed alongside it. A zero UpdatedAt (on an outcome

@@ -1,0 +1,24 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/skeinrun/skein/host"
+	"github.com/skeinrun/skein/internal/hosttest"
+)
+
+func TestSequence(t *testing.T) {
+	r, outs := hosttest.Run(t, "./examples/sequence", "sequence", `{"n":40}`, host.EvictNever)
+	if string(r.Result) != "820" {
+		t.Fatalf("result %s (%s)", r.Result, r.Error)
+	}
+	var want []string
+	for i := 1; i <= 40; i++ {
+		want = append(want, fmt.Sprint(i))
+	}
+	if got := hosttest.Keys(outs); !slices.Equal(got, want) {
+		t.Fatalf("keys %q, want 1..40 in order", got)
+	}
+}
