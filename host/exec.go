@@ -452,7 +452,7 @@ func (x *exec) durableOp(ctx context.Context, tid sched.TaskID, kind abi.OpKind,
 			if d < 0 {
 				d = 0
 			}
-			deadline := x.s.VNow() + x.vsleep + d
+			deadline := x.s.VNow() + d // time.Sleep in workflow code moves only the virtual clock
 			x.s.RecordPending(res.Promise, deadline)
 			x.rs.armTimer(res.Key, deadline)
 		}

@@ -397,6 +397,7 @@ func checkOutcome(t *testing.T, got, want store.Outcome) {
 		{"WakeOrder", got.WakeOrder, want.WakeOrder},
 		{"VTime", got.VTime, want.VTime},
 		{"Deadline", got.Deadline, want.Deadline},
+		{"Orphaned", got.Orphaned, want.Orphaned},
 	} {
 		if f.got != f.want {
 			t.Errorf("outcome %s: %s = %v, want %v", want.Key, f.name, f.got, f.want)
@@ -417,7 +418,7 @@ func testCommitRoundTrip(t *testing.T, s store.Store) {
 	}
 	failed := store.Outcome{
 		Key: "t1.2", Kind: "call", Function: "charge", Status: store.OutcomeError,
-		Error: "card declined", Attempts: 1 << 40 >> 20, Seq: 1 << 40, VTime: -1, UpdatedAt: ts(12),
+		Error: "card declined", Attempts: 1 << 40 >> 20, Seq: 1 << 40, VTime: -1, Orphaned: true, UpdatedAt: ts(12),
 	}
 	timer := store.Outcome{
 		Key: "t0.3", Kind: "sleep", Function: "sleep", Status: store.OutcomePending,
@@ -455,6 +456,7 @@ func testCommitRoundTrip(t *testing.T, s store.Store) {
 	upd.Workflow = "changed"
 	upd.Input = []byte(`"changed"`)
 	upd.Seed = 1
+	upd.ModuleHash = "fixed-module"
 	upd.Status = store.RunCompleted
 	upd.Result = []byte(`42`)
 	upd.Error = ""
@@ -462,7 +464,7 @@ func testCommitRoundTrip(t *testing.T, s store.Store) {
 	upd.UpdatedAt = ts(20)
 	mustCommit(t, s, store.Batch{Runs: []store.Run{upd}})
 	want2 := r
-	want2.Status, want2.Result, want2.Error, want2.WakeAt, want2.UpdatedAt = upd.Status, upd.Result, upd.Error, upd.WakeAt, upd.UpdatedAt
+	want2.ModuleHash, want2.Status, want2.Result, want2.Error, want2.WakeAt, want2.UpdatedAt = upd.ModuleHash, upd.Status, upd.Result, upd.Error, upd.WakeAt, upd.UpdatedAt
 	checkRun(t, "run after second update", mustRun(t, s, "run-1"), want2)
 
 	// An empty batch is a no-op.
