@@ -37,9 +37,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
-	wasm, err := os.ReadFile(pos[0])
-	if err != nil {
-		return err
+	if !json.Valid([]byte(*input)) {
+		return fmt.Errorf("--input is not valid JSON: %.100q", *input)
 	}
 	st, err := sqlite.Open(ctx, *db, sqlite.Options{Durability: *durability})
 	if err != nil {
@@ -51,6 +50,19 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	defer h.Close(context.WithoutCancel(ctx))
+	if *id != "" {
+		// A finished run is printed as stored: no compile, no module file needed.
+		if r, err := st.Run(ctx, *id); err == nil && r.Status.Terminal() {
+			if !*asJSON {
+				fmt.Fprintf(stdout, "run %s was already %s: printing the stored run, nothing executed\n", r.ID, r.Status)
+			}
+			return printRun(ctx, h, r.ID, *asJSON, stdout)
+		}
+	}
+	wasm, err := os.ReadFile(pos[0])
+	if err != nil {
+		return err
+	}
 
 	name := strings.TrimSuffix(filepath.Base(pos[0]), ".wasm")
 	m, err := h.Deploy(ctx, name, wasm)
@@ -227,8 +239,8 @@ func printRun(ctx context.Context, h *host.Host, id string, asJSON bool, w io.Wr
 			if o.Error != nil {
 				val = "error: " + *o.Error
 			}
-			if len(val) > 60 {
-				val = val[:57] + "..."
+			if r := []rune(val); len(r) > 60 {
+				val = string(r[:57]) + "..."
 			}
 			status := o.Status
 			if o.Orphaned {
