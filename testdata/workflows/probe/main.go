@@ -204,13 +204,13 @@ func main() {
 	wfs := map[string]func(){
 		"selectfirst": func() { skein.Register("selectfirst", selectfirst) },
 		"badnames":    func() { skein.Register("badnames", badnames) },
-		"interleave": func() { skein.Register("interleave", interleave) },
-		"sandbox":    func() { skein.Register("sandbox", sandbox) },
-		"panics":     func() { skein.Register("panics", panics) },
-		"fails":      func() { skein.Register("fails", fails) },
-		"exits":      func() { skein.Register("exits", exits) },
-		"rawgo":      func() { skein.Register("rawgo", rawgo) },
-		"deadlock":   func() { skein.Register("deadlock", deadlock) },
+		"interleave":  func() { skein.Register("interleave", interleave) },
+		"sandbox":     func() { skein.Register("sandbox", sandbox) },
+		"panics":      func() { skein.Register("panics", panics) },
+		"fails":       func() { skein.Register("fails", fails) },
+		"exits":       func() { skein.Register("exits", exits) },
+		"rawgo":       func() { skein.Register("rawgo", rawgo) },
+		"deadlock":    func() { skein.Register("deadlock", deadlock) },
 	}
 	names := make([]string, 0, len(wfs))
 	for n := range wfs {
