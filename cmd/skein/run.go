@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -21,10 +22,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	workflow := fs.String("workflow", "", "workflow to run (default: the module's only workflow)")
 	input := fs.String("input", "null", "workflow input as JSON")
 	id := fs.String("id", "", "run id (default: generated); running an existing id prints its stored result")
-	db := fs.String("db", "skein.db", "SQLite database file")
-	evict := fs.String("evict", "idle", "when to drop the instance: never, idle, or always (replay at every wait; for tests)")
+	dbf := addDBFlags(fs, true, false)
 	asJSON := fs.Bool("json", false, "print the run as JSON")
-	durability := fs.String("durability", "normal", "normal (survives a process crash) or strict (survives power loss)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -33,23 +32,14 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		fs.Usage()
 		return &exitError{code: exitUsage, err: errors.New("want exactly one MODULE.wasm")}
 	}
-	policy, err := host.ParseEvict(*evict)
-	if err != nil {
-		return &exitError{code: exitUsage, err: err}
-	}
 	if !json.Valid([]byte(*input)) {
 		return fmt.Errorf("--input is not valid JSON: %.100q", *input)
 	}
-	st, err := sqlite.Open(ctx, *db, sqlite.Options{Durability: *durability})
+	h, st, closeAll, err := dbf.open(ctx)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	h, err := host.New(ctx, host.Config{Store: st, Evict: policy})
-	if err != nil {
-		return err
-	}
-	defer h.Close(context.WithoutCancel(ctx))
+	defer closeAll()
 	if *id != "" {
 		// A finished run is printed as stored: no compile, no module file needed.
 		if r, err := st.Run(ctx, *id); err == nil && r.Status.Terminal() {
@@ -100,7 +90,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 
 func cmdInspect(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("inspect", stderr)
-	db := fs.String("db", "skein.db", "SQLite database file")
+	dbf := addDBFlags(fs, false, true)
 	asJSON := fs.Bool("json", false, "print the run as JSON")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -110,27 +100,18 @@ func cmdInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		fs.Usage()
 		return &exitError{code: exitUsage, err: errors.New("want exactly one RUN id")}
 	}
-	if _, err := os.Stat(*db); err != nil {
-		return fmt.Errorf("database %s: %w", *db, err)
-	}
-	st, err := sqlite.Open(ctx, *db, sqlite.Options{})
+	h, _, closeAll, err := dbf.open(ctx)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	h, err := host.New(ctx, host.Config{Store: st})
-	if err != nil {
-		return err
-	}
-	defer h.Close(context.WithoutCancel(ctx))
+	defer closeAll()
 	return printRun(ctx, h, pos[0], *asJSON, stdout)
 }
 
 func cmdResume(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("resume", stderr)
 	module := fs.String("module", "", "the module version to continue with (.wasm file); default: the run's own module")
-	db := fs.String("db", "skein.db", "SQLite database file")
-	evict := fs.String("evict", "idle", "when to drop the instance: never, idle, or always")
+	dbf := addDBFlags(fs, true, true)
 	asJSON := fs.Bool("json", false, "print the run as JSON")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -140,23 +121,11 @@ func cmdResume(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fs.Usage()
 		return &exitError{code: exitUsage, err: errors.New("want exactly one RUN id")}
 	}
-	policy, err := host.ParseEvict(*evict)
-	if err != nil {
-		return &exitError{code: exitUsage, err: err}
-	}
-	if _, err := os.Stat(*db); err != nil {
-		return fmt.Errorf("database %s: %w", *db, err)
-	}
-	st, err := sqlite.Open(ctx, *db, sqlite.Options{})
+	h, _, closeAll, err := dbf.open(ctx)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	h, err := host.New(ctx, host.Config{Store: st, Evict: policy})
-	if err != nil {
-		return err
-	}
-	defer h.Close(context.WithoutCancel(ctx))
+	defer closeAll()
 	hash := ""
 	if *module != "" {
 		wasm, err := os.ReadFile(*module)
@@ -176,6 +145,47 @@ func cmdResume(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	return printRun(ctx, h, pos[0], *asJSON, stdout)
+}
+
+// dbFlags are the flags every command that opens the database shares.
+type dbFlags struct {
+	db, evict, durability *string
+	mustExist             bool
+}
+
+func addDBFlags(fs *flag.FlagSet, withEvict, mustExist bool) *dbFlags {
+	f := &dbFlags{mustExist: mustExist}
+	f.db = fs.String("db", "skein.db", "SQLite database file")
+	f.durability = fs.String("durability", "normal", "normal (survives a process crash) or strict (survives power loss)")
+	if withEvict {
+		f.evict = fs.String("evict", "idle", "when to drop the instance: never, idle, or always (replay at every wait; for tests)")
+	}
+	return f
+}
+
+// open opens the store and a host on it; close releases both.
+func (f *dbFlags) open(ctx context.Context) (h *host.Host, st *sqlite.DB, close func(), err error) {
+	policy := host.EvictIdle
+	if f.evict != nil {
+		if policy, err = host.ParseEvict(*f.evict); err != nil {
+			return nil, nil, nil, &exitError{code: exitUsage, err: err}
+		}
+	}
+	if f.mustExist {
+		if _, err := os.Stat(*f.db); err != nil {
+			return nil, nil, nil, fmt.Errorf("database %s: %w", *f.db, err)
+		}
+	}
+	st, err = sqlite.Open(ctx, *f.db, sqlite.Options{Durability: *f.durability})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	h, err = host.New(ctx, host.Config{Store: st, Evict: policy})
+	if err != nil {
+		st.Close()
+		return nil, nil, nil, err
+	}
+	return h, st, func() { h.Close(context.WithoutCancel(ctx)); st.Close() }, nil
 }
 
 // runView is the JSON form of a run and its outcomes.
