@@ -581,6 +581,9 @@ func (x *exec) outcomes(ctx context.Context, stack []uint64) {
 
 // dispatch returns the next task to run, running idle points as needed.
 func (x *exec) dispatch(ctx context.Context) sched.Dispatch {
+	if t := x.s.Current(); t != 0 {
+		x.fail(ctx, "task %d called next without waiting on anything (await, select, body_sleep or task_done first)", t)
+	}
 	for {
 		if d, ok := x.s.Next(); ok {
 			return d

@@ -666,8 +666,8 @@ type Dispatch struct {
 // DeliverLive) before calling Next again.
 func (s *Sched) Next() (Dispatch, bool) {
 	if s.current != 0 {
-		// The running task yielded without waiting: a protocol error the
-		// host reports; keep the state consistent by queueing it.
+		// The running task yielded without waiting (the host checks this
+		// first and fails the run); keep the state consistent.
 		s.push(s.tasks[s.current-1])
 		s.current = 0
 	}
