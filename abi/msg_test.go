@@ -1,0 +1,72 @@
+package abi
+
+import (
+	"bytes"
+	"reflect"
+	"testing"
+)
+
+func TestMessagesRoundTrip(t *testing.T) {
+	inv := Invocation{Mode: ModeRun, Workflow: "race", Input: []byte(`{"n":1}`)}
+	if got, err := DecodeInvocation(AppendInvocation(nil, inv)); err != nil || !reflect.DeepEqual(got, inv) {
+		t.Fatalf("invocation %+v %v", got, err)
+	}
+	for _, r := range []OpResult{
+		{State: StatePending, Promise: 7, Key: "t2.1"},
+		{State: StateSettled, Promise: 1, Task: 3, Key: "1", Outcome: Outcome{Status: StatusOK, Data: []byte(`"v"`)}},
+		{State: StateIDError, Key: "", Scope: "t2", Name: "a.b", Rule: "dot", Message: "bad"},
+	} {
+		if got, err := DecodeOpResult(AppendOpResult(nil, r)); err != nil || !reflect.DeepEqual(got, r) {
+			t.Fatalf("op result %+v -> %+v %v", r, got, err)
+		}
+	}
+	res := Resume{Kind: ResumeWake, Task: 2, Promise: 9, Outcome: Outcome{Status: StatusError, Data: []byte("no")}}
+	if got, err := DecodeResume(AppendResume(nil, res)); err != nil || !reflect.DeepEqual(got, res) {
+		t.Fatalf("resume %+v %v", got, err)
+	}
+	w := Wait{Ready: true, Index: 2, Outcome: Outcome{Status: StatusOK, Data: []byte("null")}}
+	if got, err := DecodeWait(AppendWait(nil, w)); err != nil || !reflect.DeepEqual(got, w) {
+		t.Fatalf("wait %+v %v", got, err)
+	}
+	es := []OutcomeEntry{{Key: "1", Function: "f", Outcome: Outcome{Status: StatusOK, Data: []byte("1")}}}
+	if got, err := DecodeOutcomes(AppendOutcomes(nil, es)); err != nil || !reflect.DeepEqual(got, es) {
+		t.Fatalf("outcomes %+v %v", got, err)
+	}
+}
+
+// Every decoder rejects every truncation of a valid message.
+func TestTruncatedMessages(t *testing.T) {
+	msgs := map[string][]byte{
+		"invocation": AppendInvocation(nil, Invocation{Mode: ModeRun, Workflow: "w", Input: []byte("{}")}),
+		"op":         AppendOpResult(nil, OpResult{State: StateSettled, Key: "k", Outcome: Outcome{Status: 1, Data: []byte("1")}}),
+		"resume":     AppendResume(nil, Resume{Kind: ResumeWake, Task: 1, Promise: 1, Outcome: Outcome{Status: 1, Data: []byte("1")}}),
+		"wait":       AppendWait(nil, Wait{Ready: true, Outcome: Outcome{Status: 1, Data: []byte("1")}}),
+		"outcomes":   AppendOutcomes(nil, []OutcomeEntry{{Key: "1", Function: "f", Outcome: Outcome{Status: 1, Data: []byte("1")}}}),
+	}
+	dec := map[string]func([]byte) error{
+		"invocation": func(b []byte) error { _, err := DecodeInvocation(b); return err },
+		"op":         func(b []byte) error { _, err := DecodeOpResult(b); return err },
+		"resume":     func(b []byte) error { _, err := DecodeResume(b); return err },
+		"wait":       func(b []byte) error { _, err := DecodeWait(b); return err },
+		"outcomes":   func(b []byte) error { _, err := DecodeOutcomes(b); return err },
+	}
+	for name, m := range msgs {
+		for n := 0; n < len(m); n++ {
+			if err := dec[name](bytes.Clone(m[:n])); err == nil {
+				t.Errorf("%s: %d of %d bytes decoded without error", name, n, len(m))
+			}
+		}
+	}
+}
+
+func FuzzDecoders(f *testing.F) {
+	f.Add(AppendOpResult(nil, OpResult{State: StateIDError, Scope: "s", Name: "n", Rule: "r", Message: "m"}))
+	f.Add(AppendOutcomes(nil, []OutcomeEntry{{Key: "1"}}))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		DecodeInvocation(b)
+		DecodeOpResult(b)
+		DecodeResume(b)
+		DecodeWait(b)
+		DecodeOutcomes(b)
+	})
+}
