@@ -42,7 +42,7 @@ func (h *Host) Drive(ctx context.Context, runID string, o DriveOptions) (store.R
 		return run, fmt.Errorf("drive %s: %w", runID, err)
 	}
 	rs := newRunState(run)
-	defer rs.close()
+	defer func() { rs.close() }() // rs is replaced after a suspension
 	rs.run.Status, rs.run.WakeAt, rs.run.Error = store.RunRunning, 0, ""
 	if err := h.commitRun(ctx, rs); err != nil {
 		return run, err

@@ -799,21 +799,6 @@ func (s *Sched) Issued(key string) bool {
 	return ok
 }
 
-// PromiseKey returns the key of a durable promise.
-func (s *Sched) PromiseKey(id PromiseID) string {
-	if p, err := s.promise(id); err == nil {
-		return p.key
-	}
-	return ""
-}
-
-// Pending reports whether a durable promise with the key was issued by
-// this execution and is not settled.
-func (s *Sched) Pending(key string) bool {
-	id, ok := s.byKey[key]
-	return ok && !s.promises[id-1].settled
-}
-
 // Settled lists the durable outcomes delivered so far, in settle order.
 func (s *Sched) Settled() []Record {
 	out := make([]Record, 0, len(s.order))
@@ -822,14 +807,4 @@ func (s *Sched) Settled() []Record {
 		out = append(out, Record{Key: p.key, Kind: p.kind, Function: p.fn, Outcome: p.out})
 	}
 	return out
-}
-
-// Waiting reports whether any task is waiting (not done).
-func (s *Sched) Waiting() bool {
-	for _, t := range s.tasks {
-		if t.state == taskWaiting {
-			return true
-		}
-	}
-	return false
 }
