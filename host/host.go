@@ -212,6 +212,9 @@ type StartOptions struct {
 	Input    json.RawMessage // JSON; empty means null
 	ID       string          // run id; generated if empty. Must not contain "." or whitespace.
 	Seed     uint64          // WASI random seed; random if 0
+	// Timeout, if set, cancels the run (reason "run timed out after …")
+	// when it has not ended this long after Start.
+	Timeout time.Duration
 }
 
 // ConflictError reports a start whose id names an existing run started

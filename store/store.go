@@ -11,8 +11,13 @@ import (
 	"time"
 )
 
-// ErrNotFound is returned (wrapped) when a module or run does not exist.
+// ErrNotFound is returned (wrapped) when a module, run or promise does not
+// exist.
 var ErrNotFound = errors.New("not found")
+
+// ErrConflict is returned (wrapped) when a write contradicts what is
+// stored: a promise settled a second time.
+var ErrConflict = errors.New("conflict")
 
 // Module is a deployed workflow module, addressed by the sha256 of its bytes.
 type Module struct {
@@ -56,8 +61,12 @@ type Run struct {
 	Parent     string // parent run id for child workflows; empty otherwise
 	StartTime  int64  // unix ns; the run's virtual time starts here
 	WakeAt     int64  // unix ns; 0 = no timer. When suspended: earliest timer deadline
-	CreatedAt  time.Time
-	UpdatedAt  time.Time
+	Deadline   int64  // unix ns; 0 = none. The run is canceled when it passes (run timeout)
+	// Cancel is the reason given when a cancellation was requested; empty
+	// until then. Only RequestCancel sets it; Batch run updates keep it.
+	Cancel    string
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 // OutcomeStatus is the state of one durable outcome.
@@ -98,7 +107,28 @@ type Outcome struct {
 type Batch struct {
 	Outcomes []RunOutcome // upserts by (run, key)
 	Runs     []Run        // updates of existing runs: every mutable field (ModuleHash, Status, Result, Error, WakeAt) is written
+	// Settlements are delivered to other runs (a child's result to its
+	// parent); one that exists already for its key is left as it is.
+	Settlements []Settlement
 }
+
+// Settlement is an outcome given to a run from outside its execution: an
+// external promise settled through the API, or a child run's result for
+// its parent. The run's execution delivers it at its next idle point,
+// which records the outcome; until then the outcome stays pending.
+type Settlement struct {
+	RunID     string
+	Key       string
+	Status    OutcomeStatus // ok or error
+	Value     []byte        // JSON when ok
+	Error     string        // when error
+	CreatedAt time.Time
+}
+
+// CancelKey is the journal key of a run's cancellation: the outcome
+// recorded at the idle point where the cancellation was delivered. It is
+// not a lineage key, so it never collides with an op.
+const CancelKey = "!cancel"
 
 // RunOutcome is an outcome upsert for one run.
 type RunOutcome struct {
@@ -131,9 +161,25 @@ type Store interface {
 	Run(ctx context.Context, id string) (Run, error)
 	// Runs lists runs ordered by ID.
 	Runs(ctx context.Context, f RunFilter) ([]Run, error)
-	// DueRuns returns suspended runs with 0 < WakeAt <= now, and runs that
-	// are pending or running (to be resumed after a crash), up to limit.
+	// DueRuns returns the runs a worker should drive: suspended runs with
+	// 0 < WakeAt <= now, with 0 < Deadline <= now, with an undelivered
+	// settlement, or with an undelivered cancellation (Cancel set and no
+	// outcome at CancelKey); and runs that are pending or running (to be
+	// resumed after a crash); up to limit (<= 0: all).
 	DueRuns(ctx context.Context, now int64, limit int) ([]Run, error)
+
+	// Settle records s for the external promise (an outcome of kind
+	// "promise") at s.Key of run s.RunID, exactly once. It fails with
+	// ErrNotFound when the run has no promise at that key, and with
+	// ErrConflict when the promise was settled already.
+	Settle(ctx context.Context, s Settlement) error
+	// Settlements returns the settlements of a run whose outcome is still
+	// pending (not yet delivered to the run's execution), oldest first.
+	Settlements(ctx context.Context, runID string) ([]Settlement, error)
+	// RequestCancel records a cancellation of a run with its reason (the
+	// first reason wins) and returns the run as stored. It fails with
+	// ErrNotFound for an unknown run; a terminal run is returned unchanged.
+	RequestCancel(ctx context.Context, runID, reason string) (Run, error)
 
 	// Commit applies b atomically and returns once it is durable.
 	// Concurrent commits may share one transaction (group commit).

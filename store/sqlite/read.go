@@ -109,21 +109,55 @@ func (d *DB) Runs(ctx context.Context, f store.RunFilter) ([]store.Run, error) {
 	return rs, nil
 }
 
-// DueRuns returns suspended runs with 0 < WakeAt <= now and every pending
-// or running run, ordered by WakeAt then ID, at most limit of them
-// (limit <= 0: no limit).
+// DueRuns returns the runs a worker should drive (see store.Store),
+// ordered by WakeAt then ID, at most limit of them (limit <= 0: no limit).
 func (d *DB) DueRuns(ctx context.Context, now int64, limit int) ([]store.Run, error) {
 	if limit <= 0 {
 		limit = -1
 	}
-	rs, err := d.queryRuns(ctx, `SELECT `+runColumns+` FROM runs
-WHERE (status = ? AND wake_at > 0 AND wake_at <= ?) OR status IN (?, ?)
+	rs, err := d.queryRuns(ctx, `SELECT `+runColumns+` FROM runs r
+WHERE status IN (?, ?)
+OR (status = ? AND (
+	(wake_at > 0 AND wake_at <= ?)
+	OR (deadline > 0 AND deadline <= ?)
+	OR (cancel <> '' AND NOT EXISTS (SELECT 1 FROM outcomes o WHERE o.run_id = r.id AND o.key = ?))
+	OR EXISTS (SELECT 1 FROM settlements s JOIN outcomes o ON o.run_id = s.run_id AND o.key = s.key
+		WHERE s.run_id = r.id AND o.status = ?)))
 ORDER BY wake_at, id LIMIT ?`,
-		string(store.RunSuspended), now, string(store.RunPending), string(store.RunRunning), limit)
+		string(store.RunPending), string(store.RunRunning), string(store.RunSuspended), now, now,
+		store.CancelKey, string(store.OutcomePending), limit)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store: due runs: %w", err)
 	}
 	return rs, nil
+}
+
+// Settlements returns the run's settlements not yet delivered. See
+// store.Store.
+func (d *DB) Settlements(ctx context.Context, runID string) ([]store.Settlement, error) {
+	rows, err := d.rdb.QueryContext(ctx, `SELECT s.key, s.status, s.value, s.error, s.created_at
+FROM settlements s JOIN outcomes o ON o.run_id = s.run_id AND o.key = s.key
+WHERE s.run_id = ? AND o.status = ? ORDER BY s.created_at, s.key`, runID, string(store.OutcomePending))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite store: settlements of %s: %w", runID, err)
+	}
+	defer rows.Close()
+	var out []store.Settlement
+	for rows.Next() {
+		s := store.Settlement{RunID: runID}
+		var status string
+		var created int64
+		if err := rows.Scan(&s.Key, &status, &s.Value, &s.Error, &created); err != nil {
+			return nil, fmt.Errorf("sqlite store: settlements of %s: %w", runID, err)
+		}
+		s.Status = store.OutcomeStatus(status)
+		s.CreatedAt = time.Unix(0, created)
+		out = append(out, s)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite store: settlements of %s: %w", runID, err)
+	}
+	return out, nil
 }
 
 func (d *DB) queryRuns(ctx context.Context, q string, args ...any) ([]store.Run, error) {

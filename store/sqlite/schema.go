@@ -66,6 +66,21 @@ CREATE INDEX outcomes_seq ON outcomes (run_id, seq);
 `,
 	// 2: outcomes a run's latest execution never reached.
 	`ALTER TABLE outcomes ADD COLUMN orphaned INTEGER NOT NULL DEFAULT 0;`,
+	// 3: run timeouts, cancellation requests, and settlements delivered
+	// from outside a run's execution (external promises, child results).
+	`
+ALTER TABLE runs ADD COLUMN deadline INTEGER NOT NULL DEFAULT 0;    -- unix ns; 0 = none
+ALTER TABLE runs ADD COLUMN cancel TEXT NOT NULL DEFAULT '';        -- reason; '' = not requested
+CREATE TABLE settlements (
+	run_id     TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+	key        TEXT NOT NULL,
+	status     TEXT NOT NULL,
+	value      BLOB,
+	error      TEXT NOT NULL DEFAULT '',
+	created_at INTEGER NOT NULL,
+	PRIMARY KEY (run_id, key)
+);
+`,
 }
 
 // SchemaTooNewError is returned by Open when the database's schema version

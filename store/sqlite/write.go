@@ -68,11 +68,11 @@ func (d *DB) CreateRun(ctx context.Context, r store.Run) (store.Run, bool, error
 	var created bool
 	err := d.write(&request{ctx: ctx, apply: func(w *wtx) error {
 		res, err := w.tx.ExecContext(w.ctx, `
-INSERT INTO runs (id, module_hash, workflow, input, status, result, error, seed, parent, start_time, wake_at, created_at, updated_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+INSERT INTO runs (id, module_hash, workflow, input, status, result, error, seed, parent, start_time, wake_at, deadline, cancel, created_at, updated_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (id) DO NOTHING`,
 			r.ID, r.ModuleHash, r.Workflow, r.Input, string(r.Status), r.Result, r.Error,
-			int64(r.Seed), r.Parent, r.StartTime, r.WakeAt, r.CreatedAt.UnixNano(), r.UpdatedAt.UnixNano())
+			int64(r.Seed), r.Parent, r.StartTime, r.WakeAt, r.Deadline, r.Cancel, r.CreatedAt.UnixNano(), r.UpdatedAt.UnixNano())
 		if err != nil {
 			return err
 		}
@@ -103,7 +103,7 @@ ON CONFLICT (id) DO NOTHING`,
 // or a run) is stored as now. If ctx ends before the writer takes the
 // batch up, the batch is dropped and ctx's error returned.
 func (d *DB) Commit(ctx context.Context, b store.Batch) error {
-	if len(b.Outcomes) == 0 && len(b.Runs) == 0 {
+	if len(b.Outcomes) == 0 && len(b.Runs) == 0 && len(b.Settlements) == 0 {
 		d.mu.RLock()
 		closed := d.closed
 		d.mu.RUnlock()
@@ -121,7 +121,7 @@ func (d *DB) Commit(ctx context.Context, b store.Batch) error {
 
 // applyBatch writes the outcomes and run updates of one batch (or of
 // several merged) inside the writer's transaction.
-func applyBatch(w *wtx, outs []store.RunOutcome, runs []store.Run) error {
+func applyBatch(w *wtx, outs []store.RunOutcome, runs []store.Run, sets []store.Settlement) error {
 	now := time.Now().UnixNano()
 	defer func() { clear(w.args) }() // drop references to the callers' values
 	for len(outs) > 0 {
@@ -158,7 +158,72 @@ func applyBatch(w *wtx, outs []store.RunOutcome, runs []store.Run) error {
 			return fmt.Errorf("update run %s: %w", r.ID, store.ErrNotFound)
 		}
 	}
+	for i := range sets {
+		st := &sets[i]
+		if _, err := w.tx.ExecContext(w.ctx, `INSERT INTO settlements (run_id, key, status, value, error, created_at)
+VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, key) DO NOTHING`,
+			st.RunID, st.Key, string(st.Status), st.Value, st.Error, nanos(st.CreatedAt, time.Unix(0, now))); err != nil {
+			return fmt.Errorf("settlement %s/%s: %w", st.RunID, st.Key, err)
+		}
+	}
 	return nil
+}
+
+// Settle records the settlement of an external promise exactly once. See
+// store.Store.
+func (d *DB) Settle(ctx context.Context, st store.Settlement) error {
+	if st.Status != store.OutcomeOK && st.Status != store.OutcomeError {
+		return fmt.Errorf("sqlite store: settle %s.%s: status %q is not ok or error", st.RunID, st.Key, st.Status)
+	}
+	created := nanos(st.CreatedAt, time.Now())
+	err := d.write(&request{ctx: ctx, apply: func(w *wtx) error {
+		var kind, status string
+		err := w.tx.QueryRowContext(w.ctx, `SELECT kind, status FROM outcomes WHERE run_id = ? AND key = ?`, st.RunID, st.Key).Scan(&kind, &status)
+		if errors.Is(err, sql.ErrNoRows) || (err == nil && kind != "promise") {
+			return fmt.Errorf("run %q has no promise at key %q: %w", st.RunID, st.Key, store.ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		if status != string(store.OutcomePending) {
+			return fmt.Errorf("promise %s.%s is settled already: %w", st.RunID, st.Key, store.ErrConflict)
+		}
+		res, err := w.tx.ExecContext(w.ctx, `INSERT INTO settlements (run_id, key, status, value, error, created_at)
+VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, key) DO NOTHING`,
+			st.RunID, st.Key, string(st.Status), st.Value, st.Error, created)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return fmt.Errorf("promise %s.%s is settled already: %w", st.RunID, st.Key, store.ErrConflict)
+		}
+		return nil
+	}})
+	if err != nil {
+		return fmt.Errorf("sqlite store: settle %s.%s: %w", st.RunID, st.Key, err)
+	}
+	return nil
+}
+
+// RequestCancel records a cancellation request. See store.Store.
+func (d *DB) RequestCancel(ctx context.Context, runID, reason string) (store.Run, error) {
+	var r store.Run
+	err := d.write(&request{ctx: ctx, apply: func(w *wtx) error {
+		if _, err := w.tx.ExecContext(w.ctx, `UPDATE runs SET cancel = ?, updated_at = ?
+WHERE id = ? AND cancel = '' AND status NOT IN (?, ?, ?)`, reason, time.Now().UnixNano(), runID,
+			string(store.RunCompleted), string(store.RunFailed), string(store.RunCanceled)); err != nil {
+			return err
+		}
+		var err error
+		r, err = scanRun(w.tx.QueryRowContext(w.ctx, `SELECT `+runColumns+` FROM runs WHERE id = ?`, runID))
+		return err
+	}})
+	if err != nil {
+		return store.Run{}, fmt.Errorf("sqlite store: cancel %s: %w", runID, err)
+	}
+	return r, nil
 }
 
 // appendOutcomeArgs appends the outcomeParams parameters of one outcome
@@ -195,14 +260,14 @@ type scanner interface {
 }
 
 // runColumns are the columns scanRun reads, in order.
-const runColumns = `id, module_hash, workflow, input, status, result, error, seed, parent, start_time, wake_at, created_at, updated_at`
+const runColumns = `id, module_hash, workflow, input, status, result, error, seed, parent, start_time, wake_at, deadline, cancel, created_at, updated_at`
 
 func scanRun(s scanner) (store.Run, error) {
 	var r store.Run
 	var status string
 	var seed, created, updated int64
 	err := s.Scan(&r.ID, &r.ModuleHash, &r.Workflow, &r.Input, &status, &r.Result, &r.Error,
-		&seed, &r.Parent, &r.StartTime, &r.WakeAt, &created, &updated)
+		&seed, &r.Parent, &r.StartTime, &r.WakeAt, &r.Deadline, &r.Cancel, &created, &updated)
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Run{}, store.ErrNotFound
 	}

@@ -23,7 +23,7 @@ type request struct {
 
 func (r *request) run(w *wtx) error {
 	if r.batch != nil {
-		return applyBatch(w, r.batch.Outcomes, r.batch.Runs)
+		return applyBatch(w, r.batch.Outcomes, r.batch.Runs, r.batch.Settlements)
 	}
 	return r.apply(w)
 }
@@ -36,7 +36,9 @@ const outcomeChunk = 32
 const outcomeParams = 16
 
 // upsertOutcomesSQL returns the upsert of n outcome rows. A key appearing
-// twice is written twice, in order, so the last row wins.
+// twice is written twice, in order, so the last row wins; but a pending
+// row never replaces a settled one (an activity's attempt counter written
+// late must not undo its outcome), and attempts never go down.
 func upsertOutcomesSQL(n int) string {
 	row := "(" + strings.Repeat("?, ", outcomeParams-1) + "?)"
 	return `
@@ -48,7 +50,7 @@ ON CONFLICT (run_id, key) DO UPDATE SET
 	status = excluded.status,
 	value = excluded.value,
 	error = excluded.error,
-	attempts = excluded.attempts,
+	attempts = max(outcomes.attempts, excluded.attempts),
 	seq = excluded.seq,
 	waited = excluded.waited,
 	idle = excluded.idle,
@@ -56,7 +58,8 @@ ON CONFLICT (run_id, key) DO UPDATE SET
 	vtime = excluded.vtime,
 	deadline = excluded.deadline,
 	orphaned = excluded.orphaned,
-	updated_at = excluded.updated_at`
+	updated_at = excluded.updated_at
+WHERE excluded.status <> 'pending' OR outcomes.status = 'pending'`
 }
 
 const updateRunSQL = `UPDATE runs SET module_hash = ?, status = ?, result = ?, error = ?, wake_at = ?, updated_at = ? WHERE id = ?`
@@ -226,17 +229,19 @@ func (d *DB) applyMerged(reqs []*request) error {
 	}
 	defer w.tx.Rollback()
 	outs, runs := d.mergeOutcomes[:0], d.mergeRuns[:0]
+	var sets []store.Settlement
 	flush := func() error {
-		err := applyBatch(w, outs, runs)
+		err := applyBatch(w, outs, runs, sets)
 		clear(outs)
 		clear(runs)
-		outs, runs = outs[:0], runs[:0]
+		outs, runs, sets = outs[:0], runs[:0], sets[:0]
 		return err
 	}
 	for _, r := range reqs {
 		if r.batch != nil {
 			outs = append(outs, r.batch.Outcomes...)
 			runs = append(runs, r.batch.Runs...)
+			sets = append(sets, r.batch.Settlements...)
 			continue
 		}
 		if err := flush(); err != nil {

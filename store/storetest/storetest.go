@@ -41,6 +41,13 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"CommitUnknownRunUpdate", testCommitUnknownRunUpdate},
 		{"CommitConcurrent", testCommitConcurrent},
 		{"CommitBadBatchFailsAlone", testCommitBadBatchFailsAlone},
+		{"SettleOnce", testSettleOnce},
+		{"SettleUnknown", testSettleUnknown},
+		{"SettlementsUndelivered", testSettlementsUndelivered},
+		{"BatchSettlements", testBatchSettlements},
+		{"RequestCancel", testRequestCancel},
+		{"DueRunsSettlementsCancelDeadline", testDueRunsWake},
+		{"PendingNeverReplacesSettled", testPendingNeverReplacesSettled},
 		{"Close", testClose},
 	}
 	for _, tc := range tests {
@@ -248,6 +255,7 @@ func checkRun(t *testing.T, what string, got, want store.Run) {
 		!bytes.Equal(got.Input, want.Input) || got.Status != want.Status || !bytes.Equal(got.Result, want.Result) ||
 		got.Error != want.Error || got.Seed != want.Seed || got.Parent != want.Parent ||
 		got.StartTime != want.StartTime || got.WakeAt != want.WakeAt ||
+		got.Deadline != want.Deadline || got.Cancel != want.Cancel ||
 		!got.CreatedAt.Equal(want.CreatedAt) || !got.UpdatedAt.Equal(want.UpdatedAt) {
 		t.Errorf("%s:\n got  %+v\n want %+v", what, got, want)
 	}
