@@ -31,6 +31,8 @@ const (
 	FnRealNow    = "real_now"
 	FnRealRand   = "real_rand"
 	FnOutcomes   = "outcomes"
+	FnOpOptions  = "op_options" // options (retry, timeout) for the task's next op
+	FnCanceled   = "canceled"   // the run's cancellation reason, if delivered
 )
 
 // OpKind is the kind of a durable operation (the kind argument of FnOp).
@@ -77,6 +79,7 @@ const (
 	StatusOK    uint32 = 1 // value is JSON
 	StatusError uint32 = 2 // value is the error text
 	StatusPanic uint32 = 3 // FnTaskDone only: value is the panic value and stack
+	StatusFatal uint32 = 4 // FnStepDone only: an error the step's retry policy must not retry
 )
 
 // OpState says what the guest does after FnOp.
@@ -91,6 +94,7 @@ const (
 const (
 	StepSettled uint32 = 0 // the outcome is settled; continue
 	StepAwait   uint32 = 1 // the outcome is held; await the promise
+	StepRetry   uint32 = 2 // the attempt failed and is retried: yield (the backoff), then run the body again
 )
 
 // Invocation modes.

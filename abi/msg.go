@@ -54,6 +54,48 @@ type OutcomeEntry struct {
 	Outcome       Outcome
 }
 
+// OpOptions is the FnOpOptions message: the retry policy and timeout of
+// the next op (a step or a call) the task issues. Zero fields mean none.
+type OpOptions struct {
+	MaxAttempts    uint32   // total attempts, the first included; 0 or 1: no retry
+	InitialBackoff uint64   // ns before the second attempt
+	MaxBackoff     uint64   // ns; cap of the exponential backoff (0: none)
+	Multiplier     uint32   // backoff growth per attempt, in thousandths (2000 = x2)
+	Jitter         uint32   // random spread of each backoff, in thousandths (200 = ±20%)
+	Timeout        uint64   // ns per attempt (0: none)
+	NonRetryable   []string // an error whose text contains one of these is not retried
+}
+
+// AppendOpOptions encodes OpOptions.
+func AppendOpOptions(b []byte, m OpOptions) []byte {
+	e := Enc{b}
+	e.U32(m.MaxAttempts)
+	e.U64(m.InitialBackoff)
+	e.U64(m.MaxBackoff)
+	e.U32(m.Multiplier)
+	e.U32(m.Jitter)
+	e.U64(m.Timeout)
+	e.U32(uint32(len(m.NonRetryable)))
+	for _, s := range m.NonRetryable {
+		e.Str(s)
+	}
+	return e.B
+}
+
+// DecodeOpOptions decodes OpOptions.
+func DecodeOpOptions(b []byte) (OpOptions, error) {
+	d := Dec{B: b}
+	m := OpOptions{MaxAttempts: d.U32(), InitialBackoff: d.U64(), MaxBackoff: d.U64(), Multiplier: d.U32(), Jitter: d.U32(), Timeout: d.U64()}
+	n := d.U32()
+	if d.Err == nil && uint64(n)*4 > uint64(len(d.B)) {
+		return m, ErrShort
+	}
+	for i := uint32(0); i < n && d.Err == nil; i++ {
+		m.NonRetryable = append(m.NonRetryable, d.Str())
+	}
+	return m, d.Err
+}
+
 // Enc appends little-endian fields to a byte slice.
 type Enc struct{ B []byte }
 
@@ -62,6 +104,9 @@ func (e *Enc) U8(v uint8) { e.B = append(e.B, v) }
 
 // U32 appends a little-endian uint32.
 func (e *Enc) U32(v uint32) { e.B = binary.LittleEndian.AppendUint32(e.B, v) }
+
+// U64 appends a little-endian uint64.
+func (e *Enc) U64(v uint64) { e.B = binary.LittleEndian.AppendUint64(e.B, v) }
 
 // Bytes appends a length-prefixed byte string.
 func (e *Enc) Bytes(b []byte) { e.U32(uint32(len(b))); e.B = append(e.B, b...) }
@@ -97,6 +142,17 @@ func (d *Dec) U32() uint32 {
 	}
 	v := binary.LittleEndian.Uint32(d.B)
 	d.B = d.B[4:]
+	return v
+}
+
+// U64 reads a little-endian uint64.
+func (d *Dec) U64() uint64 {
+	if len(d.B) < 8 {
+		d.Err = ErrShort
+		return 0
+	}
+	v := binary.LittleEndian.Uint64(d.B)
+	d.B = d.B[8:]
 	return v
 }
 

@@ -32,6 +32,10 @@ func TestMessagesRoundTrip(t *testing.T) {
 	if got, err := DecodeOutcomes(AppendOutcomes(nil, es)); err != nil || !reflect.DeepEqual(got, es) {
 		t.Fatalf("outcomes %+v %v", got, err)
 	}
+	oo := OpOptions{MaxAttempts: 5, InitialBackoff: 1e6, MaxBackoff: 1e9, Multiplier: 2000, Jitter: 200, Timeout: 3e9, NonRetryable: []string{"card declined", ""}}
+	if got, err := DecodeOpOptions(AppendOpOptions(nil, oo)); err != nil || !reflect.DeepEqual(got, oo) {
+		t.Fatalf("op options %+v %v", got, err)
+	}
 }
 
 // Every decoder rejects every truncation of a valid message.
@@ -42,6 +46,7 @@ func TestTruncatedMessages(t *testing.T) {
 		"resume":     AppendResume(nil, Resume{Kind: ResumeWake, Task: 1, Promise: 1, Outcome: Outcome{Status: 1, Data: []byte("1")}}),
 		"wait":       AppendWait(nil, Wait{Ready: true, Outcome: Outcome{Status: 1, Data: []byte("1")}}),
 		"outcomes":   AppendOutcomes(nil, []OutcomeEntry{{Key: "1", Function: "f", Outcome: Outcome{Status: 1, Data: []byte("1")}}}),
+		"options":    AppendOpOptions(nil, OpOptions{MaxAttempts: 3, NonRetryable: []string{"x"}}),
 	}
 	dec := map[string]func([]byte) error{
 		"invocation": func(b []byte) error { _, err := DecodeInvocation(b); return err },
@@ -49,6 +54,7 @@ func TestTruncatedMessages(t *testing.T) {
 		"resume":     func(b []byte) error { _, err := DecodeResume(b); return err },
 		"wait":       func(b []byte) error { _, err := DecodeWait(b); return err },
 		"outcomes":   func(b []byte) error { _, err := DecodeOutcomes(b); return err },
+		"options":    func(b []byte) error { _, err := DecodeOpOptions(b); return err },
 	}
 	for name, m := range msgs {
 		for n := 0; n < len(m); n++ {
@@ -68,5 +74,6 @@ func FuzzDecoders(f *testing.F) {
 		DecodeResume(b)
 		DecodeWait(b)
 		DecodeOutcomes(b)
+		DecodeOpOptions(b)
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/skeinrun/skein/sched"
@@ -20,12 +21,60 @@ type DriveOptions struct {
 	OnExecution func()
 }
 
+// errActive is returned by Drive for a run this process drives already.
+var errActive = errors.New("the run is being driven in this process already")
+
 // Drive executes a run until it completes, fails, diverges or suspends,
 // replaying its recorded history first. A run that is already terminal is
-// returned as it is. Drive must not be called for the same run from two
-// places at once.
+// returned as it is. A run this process drives already (from another
+// call) is not driven twice: Drive returns an error for it at once.
+//
+// Settlements and a cancellation stored for the run are delivered at its
+// first idle point after the replay. A run that suspends while one is
+// waiting is driven again at once. When ctx ends, the records made so far
+// are committed and the run stays running, to be resumed later.
 func (h *Host) Drive(ctx context.Context, runID string, o DriveOptions) (store.Run, error) {
+	rs, err := h.activate(runID, o)
+	if err != nil {
+		return store.Run{}, fmt.Errorf("drive %s: %w", runID, err)
+	}
+	defer h.deactivate(runID)
+	return h.drive(ctx, rs)
+}
+
+// activate registers a run as driven by this process.
+func (h *Host) activate(runID string, o DriveOptions) (*runState, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, ok := h.active[runID]; ok {
+		return nil, errActive
+	}
+	rs := newRunState(store.Run{ID: runID}, o)
+	h.active[runID] = rs
+	return rs, nil
+}
+
+func (h *Host) deactivate(runID string) {
+	h.mu.Lock()
+	delete(h.active, runID)
+	h.mu.Unlock()
+}
+
+// deliver hands a completion to a run driven by this process and reports
+// whether it was.
+func (h *Host) deliver(runID string, c sched.Completion) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	rs, ok := h.active[runID]
+	if ok {
+		rs.mb.put(c)
+	}
+	return ok
+}
+
+func (h *Host) drive(ctx context.Context, rs *runState) (store.Run, error) {
 	st := h.cfg.Store
+	runID := rs.run.ID
 	run, err := st.Run(ctx, runID)
 	if err != nil {
 		return store.Run{}, fmt.Errorf("drive %s: %w", runID, err)
@@ -41,8 +90,8 @@ func (h *Host) Drive(ctx context.Context, runID string, o DriveOptions) (store.R
 	if err != nil {
 		return run, fmt.Errorf("drive %s: %w", runID, err)
 	}
-	rs := newRunState(run)
 	defer func() { rs.close() }() // rs is replaced after a suspension
+	rs.run = run
 	rs.run.Status, rs.run.WakeAt, rs.run.Error = store.RunRunning, 0, ""
 	if err := h.commitRun(ctx, rs); err != nil {
 		return run, err
@@ -52,6 +101,9 @@ func (h *Host) Drive(ctx context.Context, runID string, o DriveOptions) (store.R
 		if err != nil {
 			return rs.run, fmt.Errorf("drive %s: load outcomes: %w", runID, err)
 		}
+		if err := h.inbox(ctx, rs, outs); err != nil {
+			return rs.run, err
+		}
 		recs := make([]sched.Record, len(outs))
 		for i, o := range outs {
 			recs[i] = fromStore(o)
@@ -60,8 +112,8 @@ func (h *Host) Drive(ctx context.Context, runID string, o DriveOptions) (store.R
 		if h.cfg.onExec != nil {
 			h.cfg.onExec(runID)
 		}
-		if o.OnExecution != nil {
-			o.OnExecution()
+		if rs.opts.OnExecution != nil {
+			rs.opts.OnExecution()
 		}
 		x := newExec(h, rs, recs)
 		h.instantiate(ctx, cm, x)
@@ -75,26 +127,43 @@ func (h *Host) Drive(ctx context.Context, runID string, o DriveOptions) (store.R
 				return rs.run, err
 			}
 			rs.close()
-			if !o.WaitTimers || rs.run.WakeAt == 0 {
-				return rs.run, nil
+			again, err := h.waiting(ctx, rs)
+			if err != nil {
+				return rs.run, err
 			}
-			t := time.NewTimer(time.Until(time.Unix(0, rs.run.WakeAt)))
-			select {
-			case <-t.C:
-			case <-ctx.Done():
-				t.Stop()
-				return rs.run, ctx.Err()
+			if !again {
+				if !rs.opts.WaitTimers || rs.run.WakeAt == 0 {
+					return rs.run, nil
+				}
+				t := time.NewTimer(time.Until(time.Unix(0, rs.run.WakeAt)))
+				select {
+				case <-t.C:
+				case <-ctx.Done():
+					t.Stop()
+					return rs.run, ctx.Err()
+				}
 			}
-			rs = newRunState(rs.run)
+			next := newRunState(rs.run, rs.opts)
+			h.mu.Lock()
+			h.active[runID] = next
+			h.mu.Unlock()
+			rs = next
 			rs.run.Status, rs.run.WakeAt = store.RunRunning, 0
 			if err := h.commitRun(ctx, rs); err != nil {
 				return rs.run, err
 			}
 			continue
 		case stDone:
-			if x.result.OK {
+			canceled, reason := x.s.Canceled()
+			switch {
+			case canceled:
+				rs.run.Status, rs.run.Error = store.RunCanceled, sched.CanceledPrefix+reason
+				if x.result.OK {
+					rs.run.Result = x.result.Value
+				}
+			case x.result.OK:
 				rs.run.Status, rs.run.Result = store.RunCompleted, x.result.Value
-			} else {
+			default:
 				rs.run.Status, rs.run.Error = store.RunFailed, x.result.Err
 			}
 		case stDiverged:
@@ -102,8 +171,11 @@ func (h *Host) Drive(ctx context.Context, runID string, o DriveOptions) (store.R
 			rs.run.Status, rs.run.Error = store.RunDiverged, x.failure.Error()
 		default:
 			if ctx.Err() != nil {
-				// Interrupted (shutdown): what was recorded stays; the run
-				// resumes by replay later.
+				// Interrupted (shutdown): what was recorded is committed
+				// and the run stays running, to resume by replay later.
+				if err := h.commitRun(ctx, rs); err != nil {
+					return rs.run, err
+				}
 				return rs.run, fmt.Errorf("drive %s: %w", runID, ctx.Err())
 			}
 			rs.run.Status, rs.run.Error = store.RunFailed, x.failure.Error()
@@ -112,8 +184,22 @@ func (h *Host) Drive(ctx context.Context, runID string, o DriveOptions) (store.R
 		if x.state == stDone {
 			markOrphans(rs, outs, x.s)
 		}
+		var toParent *sched.Completion
+		if rs.run.Parent != "" && rs.run.Status.Terminal() {
+			key := strings.TrimPrefix(runID, rs.run.Parent+".")
+			out := childOutcome(rs.run)
+			toParent = &sched.Completion{Key: key, Outcome: out}
+			set := store.Settlement{RunID: rs.run.Parent, Key: key, Status: store.OutcomeOK, Value: out.Value}
+			if !out.OK {
+				set.Status, set.Value, set.Error = store.OutcomeError, nil, out.Err
+			}
+			rs.batch.Settlements = append(rs.batch.Settlements, set)
+		}
 		if err := h.commitRun(ctx, rs); err != nil {
 			return rs.run, err
+		}
+		if toParent != nil && !h.deliver(rs.run.Parent, *toParent) {
+			h.signal()
 		}
 		var runErr error
 		if rs.run.Status == store.RunDiverged {
@@ -121,6 +207,87 @@ func (h *Host) Drive(ctx context.Context, runID string, o DriveOptions) (store.R
 		}
 		return rs.run, runErr
 	}
+}
+
+// inbox queues what the store holds for the run beyond its journal: the
+// settlements not yet delivered, the cancellation, the run timeout.
+func (h *Host) inbox(ctx context.Context, rs *runState, outs []store.Outcome) error {
+	sets, err := h.cfg.Store.Settlements(ctx, rs.run.ID)
+	if err != nil {
+		return fmt.Errorf("drive %s: %w", rs.run.ID, err)
+	}
+	for _, s := range sets {
+		c := sched.Completion{Key: s.Key, Outcome: sched.Outcome{OK: true, Value: s.Value}}
+		if s.Status != store.OutcomeOK {
+			c.Outcome = sched.Outcome{Err: s.Error}
+		}
+		rs.mb.put(c)
+	}
+	delivered := false
+	for _, o := range outs {
+		delivered = delivered || o.Key == store.CancelKey
+	}
+	if delivered {
+		return nil
+	}
+	if rs.run.Cancel == "" && rs.run.Deadline > 0 {
+		if d := time.Until(time.Unix(0, rs.run.Deadline)); d > 0 {
+			id, reason := rs.run.ID, timeoutReason(rs.run)
+			rs.deadline = time.AfterFunc(d, func() {
+				if _, err := h.Cancel(context.Background(), id, reason); err != nil && !errors.Is(err, ErrTerminal) {
+					h.log.Warn("run timeout: cancel", "run", id, "err", err)
+				}
+			})
+			return nil
+		}
+		r, err := h.cfg.Store.RequestCancel(ctx, rs.run.ID, timeoutReason(rs.run))
+		if err != nil {
+			return fmt.Errorf("drive %s: run timeout: %w", rs.run.ID, err)
+		}
+		rs.run.Cancel = r.Cancel
+	}
+	if rs.run.Cancel != "" {
+		rs.mb.put(sched.Completion{Key: sched.CancelKey, Outcome: sched.Outcome{Err: rs.run.Cancel}})
+	}
+	return nil
+}
+
+func timeoutReason(r store.Run) string {
+	return fmt.Sprintf("run timed out after %s", time.Duration(r.Deadline-r.CreatedAt.UnixNano()).Round(time.Millisecond))
+}
+
+// waiting reports whether a run that just suspended has something to
+// receive already (a settlement or a cancellation that arrived while it
+// was deciding to suspend), so it must be driven again at once.
+func (h *Host) waiting(ctx context.Context, rs *runState) (bool, error) {
+	if rs.mb.len() > 0 {
+		return true, nil
+	}
+	sets, err := h.cfg.Store.Settlements(ctx, rs.run.ID)
+	if err != nil {
+		return false, fmt.Errorf("drive %s: %w", rs.run.ID, err)
+	}
+	if len(sets) > 0 {
+		return true, nil
+	}
+	r, err := h.cfg.Store.Run(ctx, rs.run.ID)
+	if err != nil {
+		return false, fmt.Errorf("drive %s: %w", rs.run.ID, err)
+	}
+	rs.run.Cancel = r.Cancel
+	if r.Cancel == "" {
+		return false, nil
+	}
+	outs, err := h.cfg.Store.Outcomes(ctx, rs.run.ID)
+	if err != nil {
+		return false, fmt.Errorf("drive %s: %w", rs.run.ID, err)
+	}
+	for _, o := range outs {
+		if o.Key == store.CancelKey {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // markOrphans queues updates of the orphaned flag of stored outcomes: set
@@ -222,7 +389,7 @@ func (h *Host) Replay(ctx context.Context, runID string) (ReplayResult, error) {
 	for i, o := range outs {
 		recs[i] = fromStore(o)
 	}
-	rs := newRunState(run)
+	rs := newRunState(run, DriveOptions{})
 	defer rs.close()
 	x := newExec(h, rs, recs)
 	x.verify = true

@@ -56,6 +56,16 @@ type exec struct {
 	vsleep     int64 // virtual time added by sleeps in workflow code
 	fnNames    map[string]string
 	verify     bool // Replay: deliver only recorded outcomes, issue nothing new
+
+	nextOpts map[sched.TaskID]abi.OpOptions // op_options for the task's next op
+	bodies   map[sched.PromiseID]*stepBody  // step bodies running with options
+	canceled bool                           // the cancellation was delivered and handled
+}
+
+// stepBody is a step body running under a retry policy or timeout.
+type stepBody struct {
+	opts  abi.OpOptions
+	start time.Time // of the current attempt
 }
 
 type execKey struct{}
@@ -99,7 +109,7 @@ func (h *Host) instantiate(ctx context.Context, cm wazero.CompiledModule, x *exe
 	if h.cfg.GuestOutput != io.Discard {
 		x.stderr.also = h.cfg.GuestOutput
 	}
-	ctx = context.WithValue(ctx, execKey{}, x)
+	ctx = withMemory(context.WithValue(ctx, execKey{}, x)) // linear memory: memory.go
 	mod, err := h.rt.InstantiateModule(ctx, cm, cfg)
 	if mod != nil {
 		mod.Close(ctx)
@@ -292,6 +302,8 @@ func (h *Host) exportHostModule(ctx context.Context) error {
 		abi.FnRealNow:    (*exec).realNow,
 		abi.FnRealRand:   (*exec).realRand,
 		abi.FnOutcomes:   (*exec).outcomes,
+		abi.FnOpOptions:  (*exec).opOptions,
+		abi.FnCanceled:   (*exec).canceledFn,
 	}
 	for name, fn := range fns {
 		sig := hostSigs[name]
@@ -415,11 +427,16 @@ func (x *exec) op(ctx context.Context, stack []uint64) {
 }
 
 func (x *exec) durableOp(ctx context.Context, tid sched.TaskID, kind abi.OpKind, name, fn string, arg []byte) (abi.OpResult, error) {
+	opts, hasOpts := x.nextOpts[tid]
+	if hasOpts {
+		delete(x.nextOpts, tid)
+		if kind != abi.OpStep && kind != abi.OpCall {
+			x.fail(ctx, "retry and timeout options apply to steps and calls only, not to a %s op", kind)
+		}
+	}
 	switch kind {
 	case abi.OpSleep, abi.OpPromise:
 		fn = kind.String()
-	case abi.OpChild:
-		x.fail(ctx, "child workflows (skein.Child %q) are not supported by this host yet", fn)
 	}
 	if fn == "" {
 		x.fail(ctx, "%s op without a function name", kind)
@@ -428,8 +445,12 @@ func (x *exec) durableOp(ctx context.Context, tid sched.TaskID, kind abi.OpKind,
 	if err != nil {
 		return abi.OpResult{}, err
 	}
-	if x.verify && (res.New || res.Pending != nil) {
-		x.schedErr(ctx, &sched.NondeterminismError{Expected: "only recorded ops", Got: fmt.Sprintf("%s %q at key %q, which the journal does not settle", kind, fn, res.Key)})
+	if x.verify && res.New {
+		x.schedErr(ctx, &sched.NondeterminismError{Expected: "only recorded ops", Got: fmt.Sprintf("%s %q at key %q, which the journal does not record", kind, fn, res.Key)})
+	}
+	if x.verify && res.Pending != nil {
+		// Recorded as pending: a verifying replay starts nothing.
+		return abi.OpResult{Promise: uint32(res.Promise), Key: res.Key, State: abi.StatePending}, nil
 	}
 	r := abi.OpResult{Promise: uint32(res.Promise), Key: res.Key, State: abi.StatePending}
 	switch {
@@ -437,6 +458,12 @@ func (x *exec) durableOp(ctx context.Context, tid sched.TaskID, kind abi.OpKind,
 		r.State, r.Outcome = abi.StateSettled, toABI(res.Outcome)
 	case res.RunBody:
 		r.State = abi.StateRunBody
+		if hasOpts {
+			if x.bodies == nil {
+				x.bodies = map[sched.PromiseID]*stepBody{}
+			}
+			x.bodies[res.Promise] = &stepBody{opts: opts, start: time.Now()}
+		}
 		if x.h.cfg.onBody != nil {
 			x.h.cfg.onBody(x.rs.run.ID, res.Key)
 		}
@@ -470,17 +497,94 @@ func (x *exec) durableOp(ctx context.Context, tid sched.TaskID, kind abi.OpKind,
 			if res.New {
 				x.s.RecordPending(res.Promise, 0)
 			}
-			x.rs.startActivity(ctx, res.Key, act, bytes.Clone(arg))
+			c := activityCall{key: res.Key, name: fn, fn: act, input: bytes.Clone(arg), opts: opts, attempt: max(res.Attempts, 1)}
+			if res.Pending != nil {
+				c.attempt, c.resumed = res.Attempts+1, true
+			}
+			x.rs.startActivity(x.h.cfg.Store, c)
+		}
+	case kind == abi.OpChild:
+		if res.New || res.Pending != nil {
+			if res.New {
+				x.s.RecordPending(res.Promise, 0)
+			}
+			x.startChild(ctx, res.Key, fn, arg)
 		}
 	}
 	return r, nil
 }
 
+// startChild creates the child run of the op at key (once: its id is
+// {run}.{key}) and drives it, unless it has ended: then its outcome is
+// delivered at the next idle point.
+func (x *exec) startChild(ctx context.Context, key, workflow string, input []byte) {
+	rs := x.rs
+	id := rs.run.ID + "." + key
+	rs.children[key] = id
+	if len(input) == 0 {
+		input = []byte("null")
+	}
+	child, err := x.h.createRun(ctx, store.Run{ID: id, ModuleHash: rs.run.ModuleHash, Workflow: workflow,
+		Input: bytes.Clone(input), Parent: rs.run.ID})
+	if err != nil {
+		x.fail(ctx, "start child run %s: %v", id, err)
+	}
+	if child.Status.Terminal() {
+		rs.mb.put(sched.Completion{Key: key, Outcome: childOutcome(child)})
+		return
+	}
+	if rs.setChildLive(id, true) {
+		opts := DriveOptions{WaitTimers: rs.opts.WaitTimers}
+		go func() {
+			_, err := x.h.Drive(ctx, id, opts)
+			if err != nil && !errors.Is(err, errActive) {
+				x.h.log.Warn("child run stopped", "run", id, "err", err)
+			}
+			rs.setChildLive(id, false)
+			rs.mb.nudge()
+		}()
+	}
+}
+
+// childOutcome is the outcome a parent gets from its ended child.
+func childOutcome(c store.Run) sched.Outcome {
+	if c.Status == store.RunCompleted {
+		v := c.Result
+		if len(v) == 0 {
+			v = []byte("null")
+		}
+		return sched.Outcome{OK: true, Value: v}
+	}
+	return sched.Outcome{Err: c.Error}
+}
+
 func (x *exec) stepDone(ctx context.Context, stack []uint64) {
 	tid, p := sched.TaskID(api.DecodeU32(stack[0])), sched.PromiseID(api.DecodeU32(stack[1]))
-	out, ok := fromABI(api.DecodeU32(stack[2]), x.read(ctx, api.DecodeU32(stack[3]), api.DecodeU32(stack[4])), false)
+	status := api.DecodeU32(stack[2])
+	fatal := status == abi.StatusFatal
+	if fatal {
+		status = abi.StatusError
+	}
+	out, ok := fromABI(status, x.read(ctx, api.DecodeU32(stack[3]), api.DecodeU32(stack[4])), false)
 	if !ok {
 		x.fail(ctx, "step_done with unknown status %d", api.DecodeU32(stack[2]))
+	}
+	if b := x.bodies[p]; b != nil {
+		if t := time.Duration(b.opts.Timeout); t > 0 && time.Since(b.start) > t {
+			out = sched.Outcome{Err: fmt.Sprintf("step timed out: its body ran %s, longer than its timeout of %s", time.Since(b.start).Round(time.Millisecond), t)}
+		}
+		if !out.OK && !fatal && retryable(b.opts, errors.New(out.Err), x.s.Attempts(p)) {
+			attempt, err := x.s.StepRetry(tid, p)
+			if err != nil {
+				x.schedErr(ctx, err)
+			}
+			x.rs.bodyWait(tid, backoff(b.opts, attempt-1))
+			x.flush(ctx) // the attempt count is durable before the attempt runs
+			b.start = time.Now()
+			stack[0] = uint64(abi.StepRetry)
+			return
+		}
+		delete(x.bodies, p)
 	}
 	settled, err := x.s.StepDone(tid, p, out)
 	if err != nil {
@@ -552,6 +656,30 @@ func (x *exec) bodySleep(ctx context.Context, stack []uint64) {
 	x.rs.bodyWait(tid, d)
 }
 
+func (x *exec) opOptions(ctx context.Context, stack []uint64) {
+	tid := sched.TaskID(api.DecodeU32(stack[0]))
+	o, err := abi.DecodeOpOptions(x.read(ctx, api.DecodeU32(stack[1]), api.DecodeU32(stack[2])))
+	if err != nil {
+		x.fail(ctx, "op_options: bad message: %v", err)
+	}
+	if x.nextOpts == nil {
+		x.nextOpts = map[sched.TaskID]abi.OpOptions{}
+	}
+	x.nextOpts[tid] = o
+}
+
+func (x *exec) canceledFn(ctx context.Context, stack []uint64) {
+	ok, reason := x.s.Canceled()
+	if !ok {
+		stack[0] = 0
+		return
+	}
+	if reason == "" {
+		reason = "canceled"
+	}
+	stack[0] = x.reply(ctx, api.DecodeU32(stack[0]), api.DecodeU32(stack[1]), []byte(reason))
+}
+
 func (x *exec) inBody(ctx context.Context, what string) {
 	if !x.s.CurrentInBody() {
 		x.fail(ctx, "%s is only available inside a step body (StepContext); workflow code gets virtual time and seeded randomness", what)
@@ -608,6 +736,29 @@ func (x *exec) dispatch(ctx context.Context) sched.Dispatch {
 		}
 		stale := x.s.DeliverLive(cs)
 		x.rs.delivered(cs, stale)
+		if ok, reason := x.s.Canceled(); ok && !x.canceled {
+			x.canceled = true
+			x.onCancel(ctx, reason)
+		}
+	}
+}
+
+// onCancel stops what the delivered cancellation failed (timers,
+// promises) and cancels the child runs still pending.
+func (x *exec) onCancel(ctx context.Context, reason string) {
+	rs := x.rs
+	for key, h := range rs.handles {
+		h.Stop()
+		delete(rs.handles, key)
+		delete(rs.timers, key)
+	}
+	clear(rs.promises)
+	for _, id := range rs.children {
+		go func() {
+			if _, err := x.h.Cancel(context.WithoutCancel(ctx), id, "parent run canceled: "+reason); err != nil && !errors.Is(err, ErrTerminal) {
+				x.h.log.Warn("cancel child run", "run", id, "err", err)
+			}
+		}()
 	}
 }
 
@@ -615,23 +766,25 @@ func (x *exec) dispatch(ctx context.Context) sched.Dispatch {
 // nothing in this process will settle soon.
 func (x *exec) idleWait(ctx context.Context) {
 	rs := x.rs
-	busy := x.s.InBody() || len(rs.activities) > 0 || rs.bodyWaits > 0
-	if !busy {
-		earliest := int64(math.MaxInt64)
-		for _, d := range rs.timers {
-			earliest = min(earliest, d)
+	for rs.mb.len() == 0 {
+		busy := x.s.InBody() || len(rs.activities) > 0 || rs.bodyWaits > 0 || rs.liveChildren() > 0
+		if !busy {
+			earliest := int64(math.MaxInt64)
+			for _, d := range rs.timers {
+				earliest = min(earliest, d)
+			}
+			switch {
+			case len(rs.timers) == 0 && len(rs.promises) == 0 && len(rs.children) == 0:
+				x.fail(ctx, "deadlock: every task waits and nothing can settle what they wait for")
+			case len(rs.timers) == 0:
+				x.suspend(ctx, 0)
+			case x.h.cfg.Evict != EvictNever && time.Until(time.Unix(0, earliest)) > x.h.cfg.IdleThreshold:
+				x.suspend(ctx, earliest)
+			}
 		}
-		switch {
-		case len(rs.timers) == 0 && len(rs.promises) == 0:
-			x.fail(ctx, "deadlock: every task waits and nothing can settle what they wait for")
-		case len(rs.timers) == 0:
-			x.suspend(ctx, 0)
-		case x.h.cfg.Evict == EvictIdle && time.Until(time.Unix(0, earliest)) > x.h.cfg.IdleThreshold:
-			x.suspend(ctx, earliest)
+		if err := rs.mb.waitOnce(ctx); err != nil {
+			x.stop(ctx, stFailed, fmt.Errorf("interrupted while waiting: %w", err))
 		}
-	}
-	if err := rs.mb.wait(ctx); err != nil {
-		x.stop(ctx, stFailed, fmt.Errorf("interrupted while waiting: %w", err))
 	}
 }
 

@@ -47,7 +47,8 @@ const (
 	// waits on something that will not settle within Config.IdleThreshold.
 	EvictIdle Evict = "idle"
 	// EvictAlways drops the instance and replays the run from the top at
-	// every point where all tasks wait on durable promises. For tests.
+	// every point where all tasks wait on durable promises, and suspends
+	// the run like EvictIdle. For tests.
 	EvictAlways Evict = "always"
 )
 
@@ -101,6 +102,8 @@ type Host struct {
 	mu         sync.Mutex
 	compiled   map[string]wazero.CompiledModule // by module hash
 	activities map[string]Activity
+	active     map[string]*runState // runs driven by this process
+	wake       chan struct{}        // signals Work: new work may be due
 }
 
 // Activity is a host function a workflow calls with skein.Call. It runs
@@ -149,7 +152,8 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 		return nil, fmt.Errorf("host: wasi: %w", err)
 	}
 	h := &Host{cfg: cfg, rt: rt, cache: cache, log: cfg.Logger,
-		compiled: map[string]wazero.CompiledModule{}, activities: map[string]Activity{}}
+		compiled: map[string]wazero.CompiledModule{}, activities: map[string]Activity{},
+		active: map[string]*runState{}, wake: make(chan struct{}, 1)}
 	if err := h.exportHostModule(ctx); err != nil {
 		rt.Close(ctx)
 		return nil, fmt.Errorf("host: skein host module: %w", err)
@@ -233,14 +237,14 @@ func (h *Host) Start(ctx context.Context, o StartOptions) (store.Run, error) {
 		return store.Run{}, fmt.Errorf("start: module %q: %w", o.Module, err)
 	}
 	if !slices.Contains(m.Workflows, o.Workflow) {
-		return store.Run{}, fmt.Errorf("start: module %s has no workflow %q; it registers: %s", shortHash(m.Hash), o.Workflow, strings.Join(m.Workflows, ", "))
+		return store.Run{}, fmt.Errorf("start: module %s has no workflow %q; it registers: %s: %w", shortHash(m.Hash), o.Workflow, strings.Join(m.Workflows, ", "), ErrInvalid)
 	}
 	input := []byte(o.Input)
 	if len(input) == 0 {
 		input = []byte("null")
 	}
 	if !json.Valid(input) {
-		return store.Run{}, fmt.Errorf("start: input is not valid JSON: %.100q", input)
+		return store.Run{}, fmt.Errorf("start: input is not valid JSON: %.100q: %w", input, ErrInvalid)
 	}
 	if o.ID == "" {
 		var b [8]byte
@@ -248,22 +252,22 @@ func (h *Host) Start(ctx context.Context, o StartOptions) (store.Run, error) {
 		o.ID = hex.EncodeToString(b[:])
 	}
 	if err := validRunID(o.ID); err != nil {
-		return store.Run{}, fmt.Errorf("start: %w", err)
+		return store.Run{}, fmt.Errorf("start: %w: %w", err, ErrInvalid)
 	}
-	seed := o.Seed
-	if seed == 0 {
-		var b [8]byte
-		rand.Read(b[:])
-		seed = binary.LittleEndian.Uint64(b[:]) | 1
+	if o.Timeout < 0 {
+		return store.Run{}, fmt.Errorf("start: timeout %s is negative: %w", o.Timeout, ErrInvalid)
 	}
-	now := time.Now()
-	r := store.Run{ID: o.ID, ModuleHash: m.Hash, Workflow: o.Workflow, Input: input, Status: store.RunPending,
-		Seed: seed, StartTime: now.UnixNano(), CreatedAt: now, UpdatedAt: now}
-	got, created, err := h.cfg.Store.CreateRun(ctx, r)
+	r := store.Run{ID: o.ID, ModuleHash: m.Hash, Workflow: o.Workflow, Input: input, Seed: o.Seed}
+	if o.Timeout > 0 {
+		r.Deadline = time.Now().Add(o.Timeout).UnixNano()
+	}
+	got, created, err := h.newRun(ctx, r)
 	if err != nil {
 		return store.Run{}, fmt.Errorf("start %s: %w", o.ID, err)
 	}
-	if !created {
+	if created {
+		h.signal()
+	} else {
 		switch {
 		case got.ModuleHash != m.Hash:
 			return got, &ConflictError{RunID: o.ID, Field: "module"}
@@ -274,6 +278,33 @@ func (h *Host) Start(ctx context.Context, o StartOptions) (store.Run, error) {
 		}
 	}
 	return got, nil
+}
+
+// newRun creates a pending run (seed and start time filled in) unless a
+// run with its id exists, and returns the stored run.
+func (h *Host) newRun(ctx context.Context, r store.Run) (store.Run, bool, error) {
+	if r.Seed == 0 {
+		var b [8]byte
+		rand.Read(b[:])
+		r.Seed = binary.LittleEndian.Uint64(b[:]) | 1
+	}
+	now := time.Now()
+	r.Status, r.StartTime, r.CreatedAt, r.UpdatedAt = store.RunPending, now.UnixNano(), now, now
+	return h.cfg.Store.CreateRun(ctx, r)
+}
+
+// createRun is newRun for a child run.
+func (h *Host) createRun(ctx context.Context, r store.Run) (store.Run, error) {
+	got, _, err := h.newRun(ctx, r)
+	return got, err
+}
+
+// signal tells Work that new work may be due.
+func (h *Host) signal() {
+	select {
+	case h.wake <- struct{}{}:
+	default:
+	}
 }
 
 func validRunID(id string) error {

@@ -49,6 +49,8 @@ var hostSigs = map[string][2][]api.ValueType{
 	abi.FnRealNow:    {nil, {i64}},
 	abi.FnRealRand:   {{i32, i32}, nil},
 	abi.FnOutcomes:   {{i32, i32}, {i32}},
+	abi.FnOpOptions:  {{i32, i32, i32}, nil},
+	abi.FnCanceled:   {{i32, i32}, {i32}},
 }
 
 const (

@@ -2,10 +2,15 @@ package host
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/skeinrun/skein/abi"
 	"github.com/skeinrun/skein/sched"
 	"github.com/skeinrun/skein/store"
 )
@@ -16,21 +21,28 @@ import (
 // records not yet committed.
 type runState struct {
 	run        store.Run
+	opts       DriveOptions
 	mb         mailbox
 	timers     map[string]int64 // armed durable timers: key -> deadline
 	handles    map[string]*time.Timer
-	activities map[string]bool // activities in flight, by key
-	promises   map[string]bool // external promises issued
-	bodyWaits  int             // waits inside step bodies in flight
+	activities map[string]bool   // activities in flight, by key
+	promises   map[string]bool   // external promises issued
+	children   map[string]string // child runs issued and not delivered: key -> child run id
+	bodyWaits  int               // waits inside step bodies in flight
 	batch      store.Batch
 	cancel     context.CancelFunc // stops activities
 	actx       context.Context
+	deadline   *time.Timer // run timeout
+
+	mu        sync.Mutex
+	childLive map[string]bool // child runs this run drives in this process
 }
 
-func newRunState(run store.Run) *runState {
+func newRunState(run store.Run, opts DriveOptions) *runState {
 	actx, cancel := context.WithCancel(context.Background())
-	return &runState{run: run, timers: map[string]int64{}, handles: map[string]*time.Timer{},
-		activities: map[string]bool{}, promises: map[string]bool{}, actx: actx, cancel: cancel}
+	return &runState{run: run, opts: opts, timers: map[string]int64{}, handles: map[string]*time.Timer{},
+		activities: map[string]bool{}, promises: map[string]bool{}, children: map[string]string{},
+		actx: actx, cancel: cancel, childLive: map[string]bool{}}
 }
 
 // close stops timers and activities.
@@ -38,7 +50,33 @@ func (rs *runState) close() {
 	for _, t := range rs.handles {
 		t.Stop()
 	}
+	if rs.deadline != nil {
+		rs.deadline.Stop()
+	}
 	rs.cancel()
+}
+
+// liveChildren is the number of child runs being driven for this run.
+func (rs *runState) liveChildren() int {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return len(rs.childLive)
+}
+
+// setChildLive marks a child run as driven (or no longer) by this run and
+// reports whether it changed.
+func (rs *runState) setChildLive(id string, live bool) bool {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.childLive[id] == live {
+		return false
+	}
+	if live {
+		rs.childLive[id] = true
+	} else {
+		delete(rs.childLive, id)
+	}
+	return true
 }
 
 // armTimer arms the durable timer of key, once.
@@ -52,19 +90,120 @@ func (rs *runState) armTimer(key string, deadline int64) {
 	})
 }
 
-func (rs *runState) startActivity(_ context.Context, key string, fn Activity, input []byte) {
-	if rs.activities[key] {
+// activityCall is an activity to run for a call op.
+type activityCall struct {
+	key, name string
+	fn        Activity
+	input     []byte
+	opts      abi.OpOptions
+	attempt   int  // the attempt to run first
+	resumed   bool // an earlier execution started it (the process stopped meanwhile)
+}
+
+// startActivity runs the activity on its own goroutine, retrying by its
+// policy; each new attempt is recorded (pending) before it runs, so a
+// restart continues the count. Its outcome arrives in the mailbox.
+func (rs *runState) startActivity(st store.Store, c activityCall) {
+	if rs.activities[c.key] {
 		return
 	}
-	rs.activities[key] = true
+	rs.activities[c.key] = true
 	go func() {
-		out, err := runActivity(rs.actx, fn, input)
-		c := sched.Completion{Key: key, Outcome: sched.Outcome{OK: true, Value: out}}
+		out, attempts, err := rs.runAttempts(st, c)
+		done := sched.Completion{Key: c.key, Outcome: sched.Outcome{OK: true, Value: out}, Attempts: attempts}
 		if err != nil {
-			c.Outcome = sched.Outcome{Err: err.Error()}
+			done.Outcome = sched.Outcome{Err: err.Error()}
 		}
-		rs.mb.put(c)
+		if rs.actx.Err() == nil {
+			rs.mb.put(done)
+		}
 	}()
+}
+
+func (rs *runState) runAttempts(st store.Store, c activityCall) ([]byte, int, error) {
+	maxAttempts := int(c.opts.MaxAttempts)
+	if c.resumed && maxAttempts > 0 && c.attempt > maxAttempts {
+		return nil, c.attempt - 1, fmt.Errorf("activity %q: attempt %d of %d was interrupted (the process stopped); no attempts left", c.name, c.attempt-1, maxAttempts)
+	}
+	for attempt := c.attempt; ; attempt++ {
+		if attempt > c.attempt || c.resumed {
+			// Record the attempt before it runs: a restart continues from it.
+			o := store.Outcome{Key: c.key, Kind: "call", Function: c.name, Status: store.OutcomePending, Attempts: attempt}
+			if err := st.Commit(rs.actx, store.Batch{Outcomes: []store.RunOutcome{{RunID: rs.run.ID, Outcome: o}}}); err != nil {
+				return nil, attempt, fmt.Errorf("activity %q: record attempt %d: %w", c.name, attempt, err)
+			}
+		}
+		ctx, cancel := rs.actx, context.CancelFunc(func() {})
+		if c.opts.Timeout > 0 {
+			ctx, cancel = context.WithTimeout(rs.actx, time.Duration(c.opts.Timeout))
+		}
+		out, err := runActivity(ctx, c.fn, c.input)
+		if err == nil && ctx.Err() == context.DeadlineExceeded {
+			err = ctx.Err()
+		}
+		cancel()
+		if errors.Is(err, context.DeadlineExceeded) && rs.actx.Err() == nil {
+			err = fmt.Errorf("activity %q timed out after %s (attempt %d)", c.name, time.Duration(c.opts.Timeout), attempt)
+		}
+		if err == nil || !retryable(c.opts, err, attempt) {
+			return out, attempt, err
+		}
+		t := time.NewTimer(backoff(c.opts, attempt))
+		select {
+		case <-t.C:
+		case <-rs.actx.Done():
+			t.Stop()
+			return nil, attempt, rs.actx.Err()
+		}
+	}
+}
+
+// retryable reports whether an attempt that failed with err is retried.
+func retryable(o abi.OpOptions, err error, attempt int) bool {
+	if attempt >= int(o.MaxAttempts) {
+		return false
+	}
+	var nr *NonRetryableError
+	if errors.As(err, &nr) {
+		return false
+	}
+	return !nonRetryableText(o, err.Error())
+}
+
+func nonRetryableText(o abi.OpOptions, msg string) bool {
+	for _, s := range o.NonRetryable {
+		if s != "" && strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// backoff is the wait after the given failed attempt: exponential, capped,
+// with jitter.
+func backoff(o abi.OpOptions, attempt int) time.Duration {
+	d := float64(o.InitialBackoff) * math.Pow(float64(max(o.Multiplier, 1000))/1000, float64(attempt-1))
+	if o.MaxBackoff > 0 && d > float64(o.MaxBackoff) {
+		d = float64(o.MaxBackoff)
+	}
+	if j := float64(o.Jitter) / 1000; j > 0 {
+		d *= 1 + j*(2*rand.Float64()-1)
+	}
+	return time.Duration(d)
+}
+
+// NonRetryableError marks an activity error that no retry policy retries.
+type NonRetryableError struct{ Err error }
+
+func (e *NonRetryableError) Error() string { return e.Err.Error() }
+func (e *NonRetryableError) Unwrap() error { return e.Err }
+
+// NonRetryable wraps an activity's error so that it is not retried.
+func NonRetryable(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &NonRetryableError{Err: err}
 }
 
 func runActivity(ctx context.Context, fn Activity, input []byte) (out []byte, err error) {
@@ -97,6 +236,7 @@ func (rs *runState) delivered(cs, stale []sched.Completion) {
 		delete(rs.handles, c.Key)
 		delete(rs.activities, c.Key)
 		delete(rs.promises, c.Key)
+		delete(rs.children, c.Key)
 	}
 	for _, c := range stale {
 		if c.Task == 0 {
@@ -165,18 +305,31 @@ func (m *mailbox) restale() {
 	m.stale = nil
 }
 
-func (m *mailbox) wait(ctx context.Context) error {
-	for {
-		m.mu.Lock()
-		n := len(m.items)
-		m.mu.Unlock()
-		if n > 0 {
-			return nil
-		}
-		select {
-		case <-m.sig():
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+// nudge wakes a waiter without an item, to make it look again at what it
+// waits for (a child run stopped being driven).
+func (m *mailbox) nudge() {
+	select {
+	case m.sig() <- struct{}{}:
+	default:
+	}
+}
+
+func (m *mailbox) len() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.items)
+}
+
+// waitOnce returns at once if items are queued, else after the next put
+// or nudge.
+func (m *mailbox) waitOnce(ctx context.Context) error {
+	if m.len() > 0 {
+		return nil
+	}
+	select {
+	case <-m.sig():
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }

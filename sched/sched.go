@@ -159,7 +159,24 @@ type Sched struct {
 	counter int // MintCounter
 	held    []held
 	bodies  int // tasks inside a step body
+
+	canceled bool   // the run's cancellation was delivered
+	reason   string // its reason
 }
+
+// CancelKey is the journal key of a run's cancellation (store.CancelKey).
+// It is not a lineage key, so it never collides with an op.
+const CancelKey = "!cancel"
+
+// CanceledPrefix starts the error text of every outcome failed by a
+// cancellation; the guest SDK turns such errors into skein.ErrCanceled.
+const CanceledPrefix = "skein: canceled: "
+
+// cancelable reports whether a pending op of this kind fails when the run
+// is canceled. Steps and activity calls run to their end (compensation
+// needs them); children are canceled by the host and settle with their
+// own end.
+func cancelable(kind string) bool { return kind == "sleep" || kind == "promise" }
 
 // New returns a scheduler for an execution whose journal so far is
 // recorded (any order). The root task is ready.
@@ -362,7 +379,17 @@ func (s *Sched) Op(tid TaskID, kind, name, fn string) (OpResult, error) {
 	res := OpResult{Promise: id, Key: key}
 	rec := s.journal[key]
 	if rec == nil {
+		if s.canceled && (cancelable(kind) || kind == "child") {
+			out := Outcome{Err: CanceledPrefix + s.reason}
+			s.settle(id, p, out, nil)
+			res.Settled, res.Outcome = true, out
+			return res, nil
+		}
 		res.New = true
+		if kind == "call" {
+			p.attempts = 1
+			res.Attempts = 1
+		}
 		if kind == "step" {
 			res.RunBody = true
 			t.body = id
@@ -723,6 +750,22 @@ func (s *Sched) DeliverRound() error {
 		if s.done[s.index[rec]] {
 			continue
 		}
+		if rec.Key == CancelKey {
+			s.canceled, s.reason = true, strings.TrimPrefix(rec.Outcome.Err, CanceledPrefix)
+			s.finish(rec)
+			if rec.VTime > s.vnow {
+				s.vnow = rec.VTime
+			}
+			if s.shifted {
+				s.nextSeq++
+				r := *rec
+				r.Seq = s.nextSeq
+				if s.opts.OnRecord != nil {
+					s.opts.OnRecord(r)
+				}
+			}
+			continue
+		}
 		id, ok := s.byKey[rec.Key]
 		if !ok {
 			if Named(rec.Key) {
@@ -752,6 +795,8 @@ type Completion struct {
 	Key     string
 	Outcome Outcome
 	Task    TaskID // body wake
+	// Attempts, if set, is the number of executions an activity took.
+	Attempts int
 }
 
 // DeliverLive runs a live idle point: held step outcomes first, then the
@@ -780,10 +825,22 @@ func (s *Sched) DeliverLive(cs []Completion) (stale []Completion) {
 			}
 			continue
 		}
+		if c.Key == CancelKey {
+			if !s.canceled {
+				s.cancel(c.Outcome.Err, idle, &wake)
+			}
+			continue
+		}
 		id, ok := s.byKey[c.Key]
-		if !ok || s.promises[id-1].settled {
+		if !ok {
 			stale = append(stale, c)
 			continue
+		}
+		if s.promises[id-1].settled {
+			continue // delivered already (a settlement seen twice)
+		}
+		if c.Attempts > 0 {
+			s.promises[id-1].attempts = c.Attempts
 		}
 		deliver(id, c.Outcome)
 	}
@@ -793,8 +850,75 @@ func (s *Sched) DeliverLive(cs []Completion) (stale []Completion) {
 	return stale
 }
 
-// Issued reports whether this execution issued a durable op with the key.
+// cancel delivers the run's cancellation at a live idle point: it
+// records it at CancelKey, then fails every pending sleep and promise.
+func (s *Sched) cancel(reason string, idle int64, wake *int) {
+	s.canceled, s.reason = true, reason
+	now := s.opts.Now()
+	if now > s.vnow {
+		s.vnow = now
+	}
+	s.nextSeq++
+	if s.Replaying() {
+		s.shifted = true
+	}
+	if s.opts.OnRecord != nil {
+		s.opts.OnRecord(Record{Key: CancelKey, Kind: "cancel", Function: "cancel", Outcome: Outcome{Err: CanceledPrefix + reason},
+			Seq: s.nextSeq, Waited: true, Idle: idle, WakeOrder: *wake, VTime: s.vnow})
+	}
+	*wake++
+	for i, p := range s.promises {
+		if p.durable && !p.settled && p.rec == nil && cancelable(p.kind) {
+			s.settleAs(PromiseID(i+1), p, Outcome{Err: CanceledPrefix + reason}, nil, true, idle, *wake)
+			*wake++
+		}
+	}
+}
+
+// Canceled reports whether the run's cancellation has been delivered in
+// this execution, and its reason.
+func (s *Sched) Canceled() (bool, string) { return s.canceled, s.reason }
+
+// Pending lists the keys of issued durable ops of a kind that have not
+// settled, in issue order.
+func (s *Sched) Pending(kind string) []string {
+	var keys []string
+	for _, p := range s.promises {
+		if p.durable && !p.settled && p.kind == kind {
+			keys = append(keys, p.key)
+		}
+	}
+	return keys
+}
+
+// StepRetry records that the body of step p failed and runs again: the
+// attempt count goes up and is recorded (pending), and the task waits in
+// its body (the backoff) until the host wakes it with a body completion.
+func (s *Sched) StepRetry(tid TaskID, id PromiseID) (attempts int, err error) {
+	t, err := s.running(tid)
+	if err != nil {
+		return 0, err
+	}
+	if t.body == 0 || t.body != id {
+		return 0, misuse("task %d retried step promise %d, but it is not running that step's body", tid, id)
+	}
+	p := s.promises[id-1]
+	p.attempts++
+	if s.opts.OnRecord != nil {
+		s.opts.OnRecord(Record{Key: p.key, Kind: p.kind, Function: p.fn, Pending: true, Attempts: p.attempts})
+	}
+	return p.attempts, s.BodyWait(tid)
+}
+
+// Attempts returns the attempt count of promise p.
+func (s *Sched) Attempts(id PromiseID) int { return s.promises[id-1].attempts }
+
+// Issued reports whether this execution issued a durable op with the key
+// (for CancelKey: whether the cancellation was delivered).
 func (s *Sched) Issued(key string) bool {
+	if key == CancelKey {
+		return s.canceled
+	}
 	_, ok := s.byKey[key]
 	return ok
 }

@@ -162,7 +162,8 @@ type Store interface {
 	// Runs lists runs ordered by ID.
 	Runs(ctx context.Context, f RunFilter) ([]Run, error)
 	// DueRuns returns the runs a worker should drive: suspended runs with
-	// 0 < WakeAt <= now, with 0 < Deadline <= now, with an undelivered
+	// 0 < WakeAt <= now, with 0 < Deadline <= now and no cancellation
+	// requested yet, with an undelivered
 	// settlement, or with an undelivered cancellation (Cancel set and no
 	// outcome at CancelKey); and runs that are pending or running (to be
 	// resumed after a crash); up to limit (<= 0: all).

@@ -28,3 +28,5 @@ func hostBodySleep(uint32, int64)                                              {
 func hostRealNow() int64                                                       { panic(notWasm) }
 func hostRealRand(unsafe.Pointer, uint32)                                      { panic(notWasm) }
 func hostOutcomes(unsafe.Pointer, uint32) uint32                               { panic(notWasm) }
+func hostOpOptions(uint32, unsafe.Pointer, uint32)                             { panic(notWasm) }
+func hostCanceled(unsafe.Pointer, uint32) uint32                               { panic(notWasm) }

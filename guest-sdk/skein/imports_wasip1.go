@@ -47,3 +47,9 @@ func hostRealRand(ptr unsafe.Pointer, n uint32)
 
 //go:wasmimport skein outcomes
 func hostOutcomes(buf unsafe.Pointer, capacity uint32) uint32
+
+//go:wasmimport skein op_options
+func hostOpOptions(task uint32, ptr unsafe.Pointer, n uint32)
+
+//go:wasmimport skein canceled
+func hostCanceled(buf unsafe.Pointer, capacity uint32) uint32

@@ -3,6 +3,7 @@ package skein
 import (
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"math/rand/v2"
 	"time"
 	"unsafe"
@@ -14,7 +15,9 @@ import (
 type Option func(*opOptions)
 
 type opOptions struct {
-	name string
+	name    string
+	retry   *RetryPolicy
+	timeout time.Duration
 }
 
 // ID names an op: the name becomes the op's key segment instead of its
@@ -22,6 +25,88 @@ type opOptions struct {
 // when unnamed ops are added or removed around it. See DESIGN.md for the
 // rules a name must follow.
 func ID(name string) Option { return func(o *opOptions) { o.name = name } }
+
+// RetryPolicy says how a failed Step or Call is retried. Attempts are
+// durable: a restart continues the count, and the outcome table shows it.
+type RetryPolicy struct {
+	// MaxAttempts is the number of attempts, the first included (default 3).
+	MaxAttempts int
+	// InitialBackoff is the wait before the second attempt (default 100ms).
+	InitialBackoff time.Duration
+	// MaxBackoff caps the wait between attempts (default 1 minute).
+	MaxBackoff time.Duration
+	// Multiplier grows the wait after each attempt (default 2).
+	Multiplier float64
+	// Jitter spreads each wait randomly by ± this fraction (default 0.2;
+	// negative for none).
+	Jitter float64
+	// NonRetryable lists error texts (substrings) that end the retries at
+	// once. An error wrapped with NonRetryable is never retried either.
+	NonRetryable []string
+}
+
+// Retry retries a failed Step or Call by policy, with exponential backoff.
+func Retry(policy RetryPolicy) Option {
+	return func(o *opOptions) { p := policy; o.retry = &p }
+}
+
+// Timeout bounds each attempt of a Step or Call: an activity's context is
+// canceled at the deadline and the attempt fails; a step body that returns
+// after the deadline fails the attempt with a timeout error (its result is
+// dropped). A timed-out attempt is retried like any other failure.
+func Timeout(d time.Duration) Option { return func(o *opOptions) { o.timeout = d } }
+
+// NonRetryableError marks an error that a retry policy must not retry.
+type NonRetryableError struct{ Err error }
+
+func (e *NonRetryableError) Error() string { return e.Err.Error() }
+func (e *NonRetryableError) Unwrap() error { return e.Err }
+
+// NonRetryable wraps err so that no retry policy retries it.
+func NonRetryable(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &NonRetryableError{Err: err}
+}
+
+// encode returns the op_options message of o, nil when it has none.
+func (o *opOptions) encode() []byte {
+	if o.retry == nil && o.timeout <= 0 {
+		return nil
+	}
+	m := abi.OpOptions{Timeout: uint64(max(o.timeout, 0))}
+	if r := o.retry; r != nil {
+		m.MaxAttempts = uint32(r.MaxAttempts)
+		if r.MaxAttempts <= 0 {
+			m.MaxAttempts = 3
+		}
+		m.InitialBackoff = uint64(orDefault(r.InitialBackoff, 100*time.Millisecond))
+		m.MaxBackoff = uint64(orDefault(r.MaxBackoff, time.Minute))
+		mult := r.Multiplier
+		if mult <= 0 {
+			mult = 2
+		}
+		m.Multiplier = uint32(mult * 1000)
+		jitter := r.Jitter
+		switch {
+		case jitter == 0:
+			jitter = 0.2
+		case jitter < 0:
+			jitter = 0
+		}
+		m.Jitter = uint32(min(jitter, 1) * 1000)
+		m.NonRetryable = r.NonRetryable
+	}
+	return abi.AppendOpOptions(nil, m)
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
 
 func collect(opts []Option) opOptions {
 	var o opOptions
@@ -33,7 +118,16 @@ func collect(opts []Option) opOptions {
 
 // op issues a durable op to the host.
 func (c *Context) op(kind abi.OpKind, name, fn string, arg []byte) abi.OpResult {
+	return c.opWith(kind, nil, name, fn, arg)
+}
+
+// opWith issues a durable op, with its retry and timeout options (nil:
+// none) sent first.
+func (c *Context) opWith(kind abi.OpKind, opts []byte, name, fn string, arg []byte) abi.OpResult {
 	c.check()
+	if len(opts) > 0 {
+		hostOpOptions(c.t.id, ptr(opts), uint32(len(opts)))
+	}
 	n := hostOp(c.t.id, uint32(kind), strPtr(name), uint32(len(name)), strPtr(fn), uint32(len(fn)),
 		ptr(arg), uint32(len(arg)), ptr(scratch), uint32(len(scratch)))
 	r, err := abi.DecodeOpResult(message(n))
@@ -86,7 +180,7 @@ func (s *StepContext) Sleep(d time.Duration) {
 // function at this key differs.
 func Step[T any](ctx *Context, fnName string, body func(*StepContext) (T, error), opts ...Option) (T, error) {
 	o := collect(opts)
-	r := ctx.op(abi.OpStep, o.name, fnName, nil)
+	r := ctx.opWith(abi.OpStep, o.encode(), o.name, fnName, nil)
 	switch r.State {
 	case abi.StateIDError:
 		var zero T
@@ -96,15 +190,28 @@ func Step[T any](ctx *Context, fnName string, body func(*StepContext) (T, error)
 	case abi.StatePending:
 		return decode[T](ctx.t.await(r.Promise))
 	}
-	v, err := body(&StepContext{t: ctx.t})
-	if current != ctx.t {
-		misuse()
+	for {
+		v, err := body(&StepContext{t: ctx.t})
+		if current != ctx.t {
+			misuse()
+		}
+		status, data := encode(v, err)
+		var nr *NonRetryableError
+		if errors.As(err, &nr) {
+			status = abi.StatusFatal
+		}
+		switch hostStepDone(ctx.t.id, r.Promise, status, ptr(data), uint32(len(data))) {
+		case abi.StepSettled:
+			if status == abi.StatusFatal {
+				status = abi.StatusError
+			}
+			return decode[T](abi.Outcome{Status: status, Data: data})
+		case abi.StepRetry:
+			ctx.t.yield() // the backoff; then the next attempt
+			continue
+		}
+		return decode[T](ctx.t.await(r.Promise))
 	}
-	status, data := encode(v, err)
-	if hostStepDone(ctx.t.id, r.Promise, status, ptr(data), uint32(len(data))) == abi.StepSettled {
-		return decode[T](abi.Outcome{Status: status, Data: data})
-	}
-	return decode[T](ctx.t.await(r.Promise))
 }
 
 // Awaitable is anything Select can wait for: every Future.
@@ -232,7 +339,7 @@ func Call[T any](ctx *Context, activity string, input any, opts ...Option) Futur
 	if err != nil {
 		return Future[T]{err: err}
 	}
-	return future[T](ctx.op(abi.OpCall, o.name, activity, arg))
+	return future[T](ctx.opWith(abi.OpCall, o.encode(), o.name, activity, arg))
 }
 
 // Child starts the workflow as a child run with id "{run}.{key}".
@@ -308,4 +415,36 @@ func Outcomes(ctx *Context) map[string]Outcome {
 		m[e.Key] = o
 	}
 	return m
+}
+
+// ErrCanceled is what errors.Is finds in every error caused by the run's
+// cancellation: a pending Sleep or Promise, a Child, or a Sleep or
+// Promise issued after the cancellation.
+var ErrCanceled = errors.New("skein: canceled")
+
+// CanceledError is the error of an op failed by the run's cancellation.
+type CanceledError struct{ Reason string }
+
+func (e *CanceledError) Error() string { return canceledPrefix + e.Reason }
+
+// Is reports whether target is ErrCanceled.
+func (e *CanceledError) Is(target error) bool { return target == ErrCanceled }
+
+// canceledPrefix starts the error text of outcomes failed by a
+// cancellation (sched.CanceledPrefix on the host).
+const canceledPrefix = "skein: canceled: "
+
+// Err returns nil while the run goes on, and a *CanceledError (errors.Is
+// ErrCanceled) once its cancellation has been delivered: from then on
+// pending and new sleeps and promises fail at once, while steps and
+// activity calls still run, so the workflow can compensate. Like every
+// outcome, the moment a run sees its cancellation is recorded and
+// replayed exactly.
+func (c *Context) Err() error {
+	c.check()
+	n := hostCanceled(ptr(scratch), uint32(len(scratch)))
+	if n == 0 {
+		return nil
+	}
+	return &CanceledError{Reason: string(message(n))}
 }

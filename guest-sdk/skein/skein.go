@@ -259,7 +259,11 @@ func (e *StepIDError) Error() string { return e.Msg }
 func decode[T any](o abi.Outcome) (T, error) {
 	var v T
 	if o.Status != abi.StatusOK {
-		return v, errors.New(string(o.Data))
+		msg := string(o.Data)
+		if strings.HasPrefix(msg, canceledPrefix) {
+			return v, &CanceledError{Reason: msg[len(canceledPrefix):]}
+		}
+		return v, errors.New(msg)
 	}
 	if len(o.Data) > 0 {
 		if err := json.Unmarshal(o.Data, &v); err != nil {

@@ -16,18 +16,24 @@ import (
 	"github.com/skeinrun/skein/store/sqlite"
 )
 
-// Run builds pkg (relative to the module root), runs workflow with input
-// under the eviction policy against a fresh SQLite file, checks that a
-// verifying replay reaches the same end, and returns the run and its
-// outcomes in settle order.
-func Run(t *testing.T, pkg, workflow, input string, evict host.Evict) (store.Run, []store.Outcome) {
+// Env is a host on a fresh SQLite file with one example module deployed.
+type Env struct {
+	T      *testing.T
+	Host   *host.Host
+	Store  store.Store
+	Module store.Module
+}
+
+// New builds pkg (relative to the module root) to wasm and deploys it on a
+// new host with the eviction policy; both are closed when the test ends.
+func New(t *testing.T, pkg string, evict host.Evict) *Env {
 	t.Helper()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "skein.db"), sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
+	t.Cleanup(func() { st.Close() })
 	// Compiled modules are cached on disk across test processes.
 	cache := ""
 	if dir, err := os.UserCacheDir(); err == nil {
@@ -37,7 +43,7 @@ func Run(t *testing.T, pkg, workflow, input string, evict host.Evict) (store.Run
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer h.Close(ctx)
+	t.Cleanup(func() { h.Close(ctx) })
 	wasm, err := os.ReadFile(wasmbuild.Build(t, pkg))
 	if err != nil {
 		t.Fatal(err)
@@ -46,26 +52,75 @@ func Run(t *testing.T, pkg, workflow, input string, evict host.Evict) (store.Run
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := h.Start(ctx, host.StartOptions{Module: m.Hash, Workflow: workflow, Input: json.RawMessage(input)})
+	return &Env{T: t, Host: h, Store: st, Module: m}
+}
+
+// Start starts a run of workflow with input.
+func (e *Env) Start(workflow, input string) store.Run {
+	e.T.Helper()
+	r, err := e.Host.Start(context.Background(), host.StartOptions{Module: e.Module.Hash, Workflow: workflow, Input: json.RawMessage(input)})
 	if err != nil {
-		t.Fatal(err)
+		e.T.Fatal(err)
 	}
-	r, err = h.Drive(ctx, r.ID, host.DriveOptions{WaitTimers: true})
+	return r
+}
+
+// Drive drives a run (waiting for its timers) until it ends or suspends.
+func (e *Env) Drive(id string) store.Run {
+	e.T.Helper()
+	r, err := e.Host.Drive(context.Background(), id, host.DriveOptions{WaitTimers: true})
 	if err != nil {
-		t.Fatal(err)
+		e.T.Fatal(err)
 	}
-	rr, err := h.Replay(ctx, r.ID)
+	return r
+}
+
+// DriveNoWait drives a run until it ends or suspends, without waiting for
+// its timers.
+func (e *Env) DriveNoWait(id string) store.Run {
+	e.T.Helper()
+	r, err := e.Host.Drive(context.Background(), id, host.DriveOptions{})
 	if err != nil {
-		t.Fatalf("replay: %v", err)
+		e.T.Fatal(err)
 	}
-	if rr.Status != r.Status || string(rr.Result) != string(r.Result) {
-		t.Fatalf("replay reached %s %s, the run %s %s", rr.Status, rr.Result, r.Status, r.Result)
-	}
-	_, outs, err := h.Inspect(ctx, r.ID)
+	return r
+}
+
+// Verify checks that a verifying replay of the run reaches the same end,
+// and returns the run's outcomes in settle order.
+func (e *Env) Verify(r store.Run) []store.Outcome {
+	e.T.Helper()
+	ctx := context.Background()
+	rr, err := e.Host.Replay(ctx, r.ID)
 	if err != nil {
-		t.Fatal(err)
+		e.T.Fatalf("replay: %v", err)
 	}
-	return r, outs
+	want := r.Status
+	if want == store.RunCanceled { // the replay sees the root task end
+		want = store.RunCompleted
+		if len(r.Result) == 0 {
+			want = store.RunFailed
+		}
+	}
+	if rr.Status != want || string(rr.Result) != string(r.Result) {
+		e.T.Fatalf("replay reached %s %s, the run %s %s", rr.Status, rr.Result, r.Status, r.Result)
+	}
+	_, outs, err := e.Host.Inspect(ctx, r.ID)
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	return outs
+}
+
+// Run builds pkg (relative to the module root), runs workflow with input
+// under the eviction policy against a fresh SQLite file, checks that a
+// verifying replay reaches the same end, and returns the run and its
+// outcomes in settle order.
+func Run(t *testing.T, pkg, workflow, input string, evict host.Evict) (store.Run, []store.Outcome) {
+	t.Helper()
+	e := New(t, pkg, evict)
+	r := e.Drive(e.Start(workflow, input).ID)
+	return r, e.Verify(r)
 }
 
 // Keys returns the keys of outcomes in order.
@@ -75,4 +130,16 @@ func Keys(outs []store.Outcome) []string {
 		ks[i] = o.Key
 	}
 	return ks
+}
+
+// Outcome returns the outcome at key, failing the test if there is none.
+func Outcome(t *testing.T, outs []store.Outcome, key string) store.Outcome {
+	t.Helper()
+	for _, o := range outs {
+		if o.Key == key {
+			return o
+		}
+	}
+	t.Fatalf("no outcome at key %q; keys: %q", key, Keys(outs))
+	return store.Outcome{}
 }

@@ -119,7 +119,7 @@ func (d *DB) DueRuns(ctx context.Context, now int64, limit int) ([]store.Run, er
 WHERE status IN (?, ?)
 OR (status = ? AND (
 	(wake_at > 0 AND wake_at <= ?)
-	OR (deadline > 0 AND deadline <= ?)
+	OR (deadline > 0 AND deadline <= ? AND cancel = '')
 	OR (cancel <> '' AND NOT EXISTS (SELECT 1 FROM outcomes o WHERE o.run_id = r.id AND o.key = ?))
 	OR EXISTS (SELECT 1 FROM settlements s JOIN outcomes o ON o.run_id = s.run_id AND o.key = s.key
 		WHERE s.run_id = r.id AND o.status = ?)))

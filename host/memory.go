@@ -1,0 +1,46 @@
+package host
+
+import (
+	"context"
+
+	"github.com/tetratelabs/wazero/experimental"
+)
+
+// wasmMemory allocates the linear memory of every instance. On Unix it
+// is reserveMemory (memory_unix.go): the instance's whole memory limit is
+// reserved as address space up front and pages are committed as the guest
+// grows its memory, so a grow never moves or copies the memory, only the
+// pages the guest touches become resident, and closing the instance
+// returns them to the OS at once. nil means wazero's default, a Go byte
+// slice that is copied into a larger one when the guest grows past its
+// capacity (benchmarks switch to it to compare; see docs/PERFORMANCE.md).
+var wasmMemory = defaultWasmMemory
+
+// withMemory returns ctx carrying the linear-memory allocator; the ctx is
+// the one given to InstantiateModule.
+func withMemory(ctx context.Context) context.Context {
+	if wasmMemory == nil {
+		return ctx
+	}
+	return experimental.WithMemoryAllocator(ctx, wasmMemory)
+}
+
+// sliceMemory is a linear memory in a Go byte slice, grown by copying:
+// the fallback when address space cannot be reserved.
+type sliceMemory struct {
+	buf []byte
+	max uint64
+}
+
+func (m *sliceMemory) Reallocate(size uint64) []byte {
+	if size > m.max {
+		return nil
+	}
+	if size > uint64(cap(m.buf)) {
+		m.buf = append(m.buf[:cap(m.buf)], make([]byte, size-uint64(cap(m.buf)))...)
+	}
+	m.buf = m.buf[:size]
+	return m.buf
+}
+
+func (m *sliceMemory) Free() { m.buf = nil }

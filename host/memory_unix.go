@@ -1,0 +1,73 @@
+//go:build unix
+
+package host
+
+import (
+	"math"
+	"os"
+	"sync"
+	"syscall"
+
+	"github.com/tetratelabs/wazero/experimental"
+)
+
+var defaultWasmMemory experimental.MemoryAllocator = experimental.MemoryAllocatorFunc(reserveMemory)
+
+var osPageSize = uint64(os.Getpagesize())
+
+// reserveMemory reserves max bytes of address space with no access (no
+// RSS and no commit charge) and returns a linear memory that commits pages
+// on demand. If the reservation fails it falls back to a Go slice.
+func reserveMemory(capacity, max uint64) experimental.LinearMemory {
+	size := roundUp(max, osPageSize)
+	if size == 0 || size > math.MaxInt {
+		return &sliceMemory{max: max}
+	}
+	b, err := syscall.Mmap(-1, 0, int(size), syscall.PROT_NONE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
+	if err != nil {
+		return &sliceMemory{max: max}
+	}
+	return &reservedMemory{buf: b[:0], max: max}
+}
+
+// reservedMemory is a reserve-then-commit linear memory: len(buf) bytes
+// are committed (readable and writable), cap(buf) bytes are reserved.
+// wazero calls Reallocate only from the goroutine that runs the instance;
+// the mutex keeps Free after a trap safe all the same.
+type reservedMemory struct {
+	mu  sync.Mutex
+	buf []byte
+	max uint64
+}
+
+// Reallocate commits memory up to size bytes and returns the memory; it
+// never moves. It returns nil (the guest's memory.grow fails) beyond max
+// or if the OS refuses to commit.
+func (m *reservedMemory) Reallocate(size uint64) []byte {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if size > m.max || cap(m.buf) == 0 {
+		return nil
+	}
+	if committed := uint64(len(m.buf)); size > committed {
+		end := roundUp(size, osPageSize)
+		if err := syscall.Mprotect(m.buf[committed:end], syscall.PROT_READ|syscall.PROT_WRITE); err != nil {
+			return nil
+		}
+		m.buf = m.buf[:end]
+	}
+	// Capacity stops at what is committed: the bytes after it fault.
+	return m.buf[:size:len(m.buf)]
+}
+
+// Free unmaps the whole reservation.
+func (m *reservedMemory) Free() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if cap(m.buf) > 0 {
+		syscall.Munmap(m.buf[:cap(m.buf)])
+	}
+	m.buf = nil
+}
+
+func roundUp(n, to uint64) uint64 { return (n + to - 1) / to * to }
