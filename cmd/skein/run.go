@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/skeinrun/skein/host"
+	"github.com/skeinrun/skein/internal/runjson"
 	"github.com/skeinrun/skein/store"
 	"github.com/skeinrun/skein/store/sqlite"
 )
@@ -91,6 +92,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 func cmdInspect(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("inspect", stderr)
 	dbf := addDBFlags(fs, false, true)
+	sf := addServerFlags(fs)
 	asJSON := fs.Bool("json", false, "print the run as JSON")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -99,6 +101,9 @@ func cmdInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if len(pos) != 1 {
 		fs.Usage()
 		return &exitError{code: exitUsage, err: errors.New("want exactly one RUN id")}
+	}
+	if sf.chosen(fs) {
+		return inspectRemote(ctx, sf, pos[0], *asJSON, stdout)
 	}
 	h, _, closeAll, err := dbf.open(ctx)
 	if err != nil {
@@ -188,26 +193,8 @@ func (f *dbFlags) open(ctx context.Context) (h *host.Host, st *sqlite.DB, close 
 	return h, st, func() { h.Close(context.WithoutCancel(ctx)); st.Close() }, nil
 }
 
-// runView is the JSON form of a run and its outcomes.
-type runView struct {
-	Run      string          `json:"run"`
-	Workflow string          `json:"workflow"`
-	Status   string          `json:"status"`
-	Result   json.RawMessage `json:"result"`
-	Error    *string         `json:"error"`
-	Outcomes []outcomeView   `json:"outcomes"`
-}
-
-type outcomeView struct {
-	Key      string          `json:"key"`
-	Function string          `json:"function"`
-	Status   string          `json:"status"`
-	Value    json.RawMessage `json:"value"`
-	Error    *string         `json:"error"`
-	Attempts int             `json:"attempts"`
-	Orphaned bool            `json:"orphaned,omitempty"`
-}
-
+// printRun prints a stored run and its outcome table (or its JSON view);
+// see printView.
 func printRun(ctx context.Context, h *host.Host, id string, asJSON bool, w io.Writer) error {
 	r, outs, err := h.Inspect(ctx, id)
 	if err != nil {
@@ -216,30 +203,25 @@ func printRun(ctx context.Context, h *host.Host, id string, asJSON bool, w io.Wr
 		}
 		return err
 	}
-	v := runView{Run: r.ID, Workflow: r.Workflow, Status: string(r.Status), Result: r.Result, Outcomes: []outcomeView{}}
-	if r.Error != "" {
-		v.Error = &r.Error
-	}
-	for _, o := range outs {
-		ov := outcomeView{Key: o.Key, Function: o.Function, Status: string(o.Status), Value: o.Value, Attempts: o.Attempts, Orphaned: o.Orphaned}
-		if o.Error != "" {
-			e := o.Error
-			ov.Error = &e
-		}
-		v.Outcomes = append(v.Outcomes, ov)
-	}
+	return printView(runjson.FromStore(r, outs), asJSON, w)
+}
+
+// printView prints a run and its outcome table, as text or as one JSON
+// value. It returns an exitFailed error when the run failed, diverged or
+// was canceled.
+func printView(v runjson.View, asJSON bool, w io.Writer) error {
 	if asJSON {
 		enc := json.NewEncoder(w)
 		if err := enc.Encode(v); err != nil {
 			return err
 		}
 	} else {
-		fmt.Fprintf(w, "run %s (%s): %s\n", r.ID, r.Workflow, r.Status)
-		if len(r.Result) > 0 {
-			fmt.Fprintf(w, "result: %s\n", r.Result)
+		fmt.Fprintf(w, "run %s (%s): %s\n", v.Run, v.Workflow, v.Status)
+		if len(v.Result) > 0 {
+			fmt.Fprintf(w, "result: %s\n", v.Result)
 		}
-		if r.Error != "" {
-			fmt.Fprintf(w, "error: %s\n", r.Error)
+		if v.Error != nil {
+			fmt.Fprintf(w, "error: %s\n", *v.Error)
 		}
 		fmt.Fprintln(w)
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -260,9 +242,9 @@ func printRun(ctx context.Context, h *host.Host, id string, asJSON bool, w io.Wr
 		}
 		tw.Flush()
 	}
-	switch r.Status {
-	case store.RunFailed, store.RunDiverged:
-		return &exitError{code: exitFailed, err: fmt.Errorf("run %s %s", r.ID, r.Status)}
+	switch store.RunStatus(v.Status) {
+	case store.RunFailed, store.RunDiverged, store.RunCanceled:
+		return &exitError{code: exitFailed, err: fmt.Errorf("run %s %s", v.Run, v.Status)}
 	}
 	return nil
 }

@@ -1,0 +1,395 @@
+package main
+
+// The client commands: they talk to a `skein serve` over its HTTP API.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/skeinrun/skein/internal/runjson"
+	"github.com/skeinrun/skein/server"
+	"github.com/skeinrun/skein/store"
+)
+
+func printJSON(w io.Writer, v any) error {
+	return json.NewEncoder(w).Encode(v)
+}
+
+// oneArg checks that a command got exactly one positional argument.
+func oneArg(fs *flag.FlagSet, pos []string, what string) error {
+	if len(pos) != 1 {
+		fs.Usage()
+		return &exitError{code: exitUsage, err: fmt.Errorf("want exactly one %s", what)}
+	}
+	return nil
+}
+
+func cmdDeploy(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("deploy", stderr)
+	sf := addServerFlags(fs)
+	name := fs.String("name", "", "module name to start runs by (default: the file name without .wasm)")
+	asJSON := fs.Bool("json", false, "print the module as JSON")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := oneArg(fs, pos, "MODULE.wasm"); err != nil {
+		return err
+	}
+	c, err := sf.client()
+	if err != nil {
+		return err
+	}
+	wasm, err := os.ReadFile(pos[0])
+	if err != nil {
+		return err
+	}
+	if *name == "" {
+		*name = strings.TrimSuffix(filepath.Base(pos[0]), ".wasm")
+	}
+	m, created, err := c.deploy(ctx, *name, wasm)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return printJSON(stdout, m)
+	}
+	verb := "deployed"
+	if !created {
+		verb = "already deployed (same bytes)"
+	}
+	fmt.Fprintf(stdout, "module %s %s\nhash: %s\nworkflows: %s\n", m.Name, verb, m.Hash, strings.Join(m.Workflows, ", "))
+	return nil
+}
+
+func cmdStart(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("start", stderr)
+	sf := addServerFlags(fs)
+	workflow := fs.String("workflow", "", "workflow to start (default: the module's only workflow)")
+	input := fs.String("input", "null", "workflow input as JSON")
+	id := fs.String("id", "", "run id (default: generated); starting an existing id with the same request returns that run")
+	timeout := fs.Duration("timeout", 0, "cancel the run if it has not ended this long after it started (e.g. 30s, 2h)")
+	asJSON := fs.Bool("json", false, "print the run as JSON")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := oneArg(fs, pos, "MODULE (a deployed module's name or hash)"); err != nil {
+		return err
+	}
+	if !json.Valid([]byte(*input)) {
+		return &exitError{code: exitUsage, err: fmt.Errorf("--input is not valid JSON: %.100q", *input)}
+	}
+	if *timeout < 0 {
+		return &exitError{code: exitUsage, err: fmt.Errorf("--timeout %v is negative", *timeout)}
+	}
+	c, err := sf.client()
+	if err != nil {
+		return err
+	}
+	req := server.StartRequest{Module: pos[0], Workflow: *workflow, Input: json.RawMessage(*input), ID: *id}
+	if *timeout > 0 {
+		req.Timeout = timeout.String()
+	}
+	r, created, err := c.start(ctx, req)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return printJSON(stdout, r)
+	}
+	if created {
+		fmt.Fprintf(stdout, "run %s started (workflow %s)\n", r.ID, r.Workflow)
+	} else {
+		fmt.Fprintf(stdout, "run %s exists with the same request (%s): nothing started\n", r.ID, r.Status)
+	}
+	return nil
+}
+
+// orNull is a JSON value, null when empty.
+func orNull(v json.RawMessage) json.RawMessage {
+	if len(v) == 0 {
+		return json.RawMessage("null")
+	}
+	return v
+}
+
+// runEnded reports whether a run will not change without help: it ended,
+// or diverged (it waits for a resume against fixed code).
+func runEnded(status string) bool {
+	s := store.RunStatus(status)
+	return s.Terminal() || s == store.RunDiverged
+}
+
+// runFailure is the exit error for a run that did not complete.
+func runFailure(id, status, msg string) error {
+	switch store.RunStatus(status) {
+	case store.RunFailed, store.RunDiverged, store.RunCanceled:
+		if msg != "" {
+			return &exitError{code: exitFailed, err: fmt.Errorf("run %s %s: %s", id, status, msg)}
+		}
+		return &exitError{code: exitFailed, err: fmt.Errorf("run %s %s", id, status)}
+	}
+	return nil
+}
+
+func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("status", stderr)
+	sf := addServerFlags(fs)
+	asJSON := fs.Bool("json", false, "print the run as JSON")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := oneArg(fs, pos, "RUN id"); err != nil {
+		return err
+	}
+	c, err := sf.client()
+	if err != nil {
+		return err
+	}
+	r, err := c.run(ctx, pos[0])
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		if err := printJSON(stdout, r); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(stdout, "run %s (%s): %s\n", r.ID, r.Workflow, r.Status)
+		if r.Status == string(store.RunCompleted) {
+			fmt.Fprintf(stdout, "result: %s\n", orNull(r.Result))
+		}
+		if r.Error != "" {
+			fmt.Fprintf(stdout, "error: %s\n", r.Error)
+		}
+		if r.Parent != "" {
+			fmt.Fprintf(stdout, "parent: %s\n", r.Parent)
+		}
+		if r.CancelReason != "" && !runEnded(r.Status) {
+			fmt.Fprintf(stdout, "cancel requested: %s\n", r.CancelReason)
+		}
+		fmt.Fprintf(stdout, "created: %s\nupdated: %s\n", r.CreatedAt.Format(time.RFC3339Nano), r.UpdatedAt.Format(time.RFC3339Nano))
+	}
+	return runFailure(r.ID, r.Status, "")
+}
+
+// inspectRemote is `skein inspect` against a server.
+func inspectRemote(ctx context.Context, sf *serverFlags, id string, asJSON bool, stdout io.Writer) error {
+	c, err := sf.client()
+	if err != nil {
+		return err
+	}
+	v, err := c.outcomes(ctx, id)
+	if err != nil {
+		return err
+	}
+	return printView(v, asJSON, stdout)
+}
+
+func cmdWait(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("wait", stderr)
+	sf := addServerFlags(fs)
+	timeout := fs.Duration("timeout", 0, "give up (exit 1) after this long; 0 waits as long as it takes")
+	poll := fs.Duration("poll", 250*time.Millisecond, "how often to ask the server")
+	quiet := fs.Bool("quiet", false, "no progress line on stderr")
+	asJSON := fs.Bool("json", false, "print the run and its outcomes as JSON instead of the result")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := oneArg(fs, pos, "RUN id"); err != nil {
+		return err
+	}
+	if *poll <= 0 {
+		return &exitError{code: exitUsage, err: errors.New("--poll must be positive")}
+	}
+	c, err := sf.client()
+	if err != nil {
+		return err
+	}
+	if *timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, *timeout)
+		defer cancel()
+	}
+	p := newProgress(stderr, *quiet)
+	start := time.Now()
+	id := pos[0]
+	var v runjson.View
+	reached := false // the server answered once: later network errors are a restart, retry
+	for {
+		v, err = c.outcomes(ctx, id)
+		switch {
+		case err == nil:
+			reached = true
+			pending := 0
+			for _, o := range v.Outcomes {
+				if o.Status == string(store.OutcomePending) {
+					pending++
+				}
+			}
+			line := fmt.Sprintf("run %s: %s, %d outcome", id, v.Status, len(v.Outcomes))
+			if len(v.Outcomes) != 1 {
+				line += "s"
+			}
+			if pending > 0 {
+				line += fmt.Sprintf(" (%d pending)", pending)
+			}
+			p.show(line, time.Since(start))
+		case ctx.Err() != nil:
+		case reached && !errors.As(err, new(*apiError)):
+			p.show(fmt.Sprintf("run %s: server unreachable, retrying", id), time.Since(start))
+		default:
+			p.done()
+			return err
+		}
+		if err == nil && runEnded(v.Status) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			p.done()
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return &exitError{code: exitFailed, err: fmt.Errorf("run %s is still %s after %v", id, v.Status, *timeout)}
+			}
+			return ctx.Err()
+		case <-time.After(*poll):
+		}
+	}
+	p.done()
+	if *asJSON {
+		if err := printJSON(stdout, v); err != nil {
+			return err
+		}
+	} else if v.Status == string(store.RunCompleted) {
+		fmt.Fprintf(stdout, "%s\n", orNull(v.Result))
+	}
+	msg := ""
+	if v.Error != nil {
+		msg = *v.Error
+	}
+	return runFailure(v.Run, v.Status, msg)
+}
+
+// progress is a status line on stderr: rewritten in place on a terminal,
+// else printed as a new line whenever it changes.
+type progress struct {
+	w          io.Writer
+	tty, quiet bool
+	last       string
+	shown      bool
+}
+
+func newProgress(w io.Writer, quiet bool) *progress {
+	p := &progress{w: w, quiet: quiet}
+	if f, ok := w.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+			p.tty = true
+		}
+	}
+	return p
+}
+
+func (p *progress) show(line string, elapsed time.Duration) {
+	if p.quiet {
+		return
+	}
+	if p.tty {
+		fmt.Fprintf(p.w, "\r\x1b[K%s [%v]", line, elapsed.Round(100*time.Millisecond))
+		p.shown = true
+		return
+	}
+	if line != p.last {
+		fmt.Fprintln(p.w, line)
+		p.last = line
+	}
+}
+
+func (p *progress) done() {
+	if p.tty && p.shown {
+		fmt.Fprint(p.w, "\r\x1b[K")
+		p.shown = false
+	}
+}
+
+func cmdResolve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("resolve", stderr)
+	sf := addServerFlags(fs)
+	value := fs.String("value", "", "settle the promise with this value (JSON)")
+	errText := fs.String("error", "", "settle the promise with this error")
+	asJSON := fs.Bool("json", false, "print the answer as JSON")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := oneArg(fs, pos, "PROMISE id ({run}.{key})"); err != nil {
+		return err
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var req server.ResolveRequest
+	switch {
+	case set["value"] && set["error"]:
+		return &exitError{code: exitUsage, err: errors.New("give --value or --error, not both")}
+	case set["value"]:
+		if !json.Valid([]byte(*value)) {
+			return &exitError{code: exitUsage, err: fmt.Errorf("--value is not valid JSON: %.100q (a string needs its quotes: '\"yes\"')", *value)}
+		}
+		req.Value = json.RawMessage(*value)
+	case set["error"] && *errText != "":
+		req.Error = errText
+	default:
+		fs.Usage()
+		return &exitError{code: exitUsage, err: errors.New("give --value JSON or --error TEXT")}
+	}
+	c, err := sf.client()
+	if err != nil {
+		return err
+	}
+	res, err := c.resolve(ctx, pos[0], req)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return printJSON(stdout, res)
+	}
+	fmt.Fprintf(stdout, "promise %s settled (%s)\n", res.Promise, res.Status)
+	return nil
+}
+
+func cmdCancel(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("cancel", stderr)
+	sf := addServerFlags(fs)
+	reason := fs.String("reason", "", "why (recorded with the run; default \"canceled\")")
+	asJSON := fs.Bool("json", false, "print the run as JSON")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := oneArg(fs, pos, "RUN id"); err != nil {
+		return err
+	}
+	c, err := sf.client()
+	if err != nil {
+		return err
+	}
+	r, err := c.cancel(ctx, pos[0], *reason)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return printJSON(stdout, r)
+	}
+	fmt.Fprintf(stdout, "run %s: cancellation requested (now %s)\n", r.ID, r.Status)
+	return nil
+}

@@ -1,0 +1,140 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/skeinrun/skein/host"
+	"github.com/skeinrun/skein/server"
+	"github.com/skeinrun/skein/store/sqlite"
+)
+
+// shutdownTimeout bounds how long `skein serve` waits for HTTP requests
+// in progress when it is told to stop.
+const shutdownTimeout = 10 * time.Second
+
+func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("serve", stderr)
+	dbf := addDBFlags(fs, true, false)
+	addr := fs.String("addr", "127.0.0.1:7070", "address to listen on (host:port; port 0 picks a free one)")
+	token := fs.String("token", "", "require 'Authorization: Bearer TOKEN' on every request (default $SKEIN_TOKEN)")
+	cacheDir := fs.String("cache-dir", "", "keep compiled modules in this folder across restarts")
+	maxModule := fs.Int64("max-module-bytes", server.DefaultMaxModuleBytes, "largest module upload accepted")
+	concurrency := fs.Int("concurrency", 0, "most runs executed at once (default 2*GOMAXPROCS)")
+	grace := fs.Duration("grace", 10*time.Second, "on shutdown, how long running executions may go on before they are interrupted (they resume on the next start)")
+	poll := fs.Duration("poll", 0, "how often the database is asked for due runs (default 250ms)")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 0 {
+		fs.Usage()
+		return &exitError{code: exitUsage, err: fmt.Errorf("unexpected argument %q", pos[0])}
+	}
+	if *token == "" {
+		*token = os.Getenv("SKEIN_TOKEN")
+	}
+	policy, err := host.ParseEvict(*dbf.evict)
+	if err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+
+	bg := context.WithoutCancel(ctx)
+	st, err := sqlite.Open(bg, *dbf.db, sqlite.Options{Durability: *dbf.durability, Logger: log})
+	if err != nil {
+		return err
+	}
+	h, err := host.New(bg, host.Config{Store: st, Evict: policy, CacheDir: *cacheDir, Logger: log})
+	if err != nil {
+		st.Close()
+		return err
+	}
+	closed := false
+	closeAll := func() error {
+		if closed {
+			return nil
+		}
+		closed = true
+		herr := h.Close(bg)
+		if err := st.Close(); err != nil {
+			return fmt.Errorf("closing the database: %w", err)
+		}
+		return herr
+	}
+	defer closeAll()
+
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	url := "http://" + ln.Addr().String()
+	fmt.Fprintf(stdout, "skein serve: listening on %s\n", url)
+	log.Info("skein serve: listening", "addr", url, "db", *dbf.db, "auth", *token != "")
+	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() && *token == "" {
+		log.Warn("skein serve: listening beyond this machine without --token: anyone who can reach it can deploy and run code")
+	}
+
+	srv := &http.Server{
+		Handler:           server.New(h, st, server.Options{Token: *token, MaxModuleBytes: *maxModule, Logger: log}),
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	workCtx, stopWork := context.WithCancel(bg)
+	defer stopWork()
+	worked := make(chan error, 1)
+	go func() {
+		worked <- h.Work(workCtx, host.WorkOptions{Concurrency: *concurrency, Poll: *poll, Grace: *grace})
+	}()
+
+	var failure error
+	select {
+	case <-ctx.Done():
+		log.Info("skein serve: shutting down", "reason", context.Cause(ctx))
+	case err := <-served:
+		failure = fmt.Errorf("http server: %w", err)
+	case err := <-worked:
+		if err == nil {
+			err = errors.New("it returned early")
+		}
+		failure = fmt.Errorf("worker pool: %w", err)
+		worked <- nil // for the wait below
+	}
+	if failure != nil {
+		log.Error("skein serve: stopping", "err", failure)
+	}
+	// Stop taking requests and work at once; requests in progress get
+	// shutdownTimeout, executions in progress get the grace period.
+	stopWork()
+	shCtx, cancel := context.WithTimeout(bg, shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(shCtx); err != nil {
+		log.Warn("skein serve: requests still in progress were cut", "err", err)
+		srv.Close()
+	}
+	select {
+	case err := <-worked:
+		if err != nil && failure == nil {
+			failure = fmt.Errorf("worker pool: %w", err)
+		}
+	case <-time.After(*grace + shutdownTimeout):
+		log.Warn("skein serve: the worker pool did not stop in time")
+	}
+	if err := closeAll(); err != nil {
+		log.Error("skein serve: close", "err", err)
+		if failure == nil {
+			failure = err
+		}
+	}
+	log.Info("skein serve: stopped")
+	return failure
+}

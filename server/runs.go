@@ -1,0 +1,211 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/skeinrun/skein/host"
+	"github.com/skeinrun/skein/internal/runjson"
+	"github.com/skeinrun/skein/store"
+)
+
+// start: POST /v1/runs. 201 with a new run; 200 with the existing run
+// when the id names a run started with the same request; 409 when it was
+// started with a different one.
+func (a *api) start(w http.ResponseWriter, r *http.Request) {
+	var req StartRequest
+	if err := a.decode(w, r, &req, false); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	ctx := r.Context()
+	if req.Module == "" {
+		a.fail(w, r, badRequest(`"module" is required: a module name or hash (see GET /v1/modules)`))
+		return
+	}
+	m, err := a.st.Module(ctx, req.Module)
+	if errors.Is(err, store.ErrNotFound) {
+		err = notFound("no module %q (by hash or name); deploy it with POST /v1/modules", req.Module)
+	}
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	if req.Workflow == "" {
+		if len(m.Workflows) != 1 {
+			a.fail(w, r, badRequest(`"workflow" is required: module %q registers %s`, req.Module, strings.Join(m.Workflows, ", ")))
+			return
+		}
+		req.Workflow = m.Workflows[0]
+	}
+	if !slices.Contains(m.Workflows, req.Workflow) {
+		a.fail(w, r, badRequest("module %q has no workflow %q; it registers %s", req.Module, req.Workflow, strings.Join(m.Workflows, ", ")))
+		return
+	}
+	var timeout time.Duration
+	if req.Timeout != "" {
+		if timeout, err = time.ParseDuration(req.Timeout); err != nil || timeout <= 0 {
+			a.fail(w, r, badRequest(`"timeout" %q is not a positive duration such as "30s" or "2h"`, req.Timeout))
+			return
+		}
+	}
+	existed := false
+	if req.ID != "" {
+		_, err := a.st.Run(ctx, req.ID)
+		existed = err == nil
+	}
+	run, err := a.h.Start(ctx, host.StartOptions{Module: m.Hash, Workflow: req.Workflow, Input: req.Input, ID: req.ID, Timeout: timeout})
+	if err != nil {
+		if errors.Is(err, host.ErrInvalid) {
+			err = badRequest("%v", err)
+		}
+		a.fail(w, r, err)
+		return
+	}
+	status := http.StatusCreated
+	if existed {
+		status = http.StatusOK
+	}
+	writeJSON(w, status, runJSON(run))
+}
+
+// runs: GET /v1/runs?status=&limit=&cursor=.
+func (a *api) runs(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	f := store.RunFilter{Status: store.RunStatus(q.Get("status")), After: q.Get("cursor"), Limit: 100}
+	if f.Status != "" && !slices.Contains(runStatuses, f.Status) {
+		a.fail(w, r, badRequest("unknown status %q; want one of %s", f.Status, joinStatuses()))
+		return
+	}
+	if s := q.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > 1000 {
+			a.fail(w, r, badRequest("limit %q: want a number from 1 to 1000", s))
+			return
+		}
+		f.Limit = n
+	}
+	rs, err := a.st.Runs(r.Context(), f)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	l := RunList{Runs: make([]Run, 0, len(rs))}
+	for _, run := range rs {
+		l.Runs = append(l.Runs, runJSON(run))
+	}
+	if len(rs) == f.Limit {
+		l.NextCursor = rs[len(rs)-1].ID
+	}
+	writeJSON(w, http.StatusOK, l)
+}
+
+var runStatuses = []store.RunStatus{store.RunPending, store.RunRunning, store.RunSuspended,
+	store.RunCompleted, store.RunFailed, store.RunDiverged, store.RunCanceled}
+
+func joinStatuses() string {
+	s := make([]string, len(runStatuses))
+	for i, st := range runStatuses {
+		s[i] = string(st)
+	}
+	return strings.Join(s, ", ")
+}
+
+func noRun(id string) error { return notFound("no run %q", id) }
+
+// run: GET /v1/runs/{id}.
+func (a *api) run(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	run, err := a.st.Run(r.Context(), id)
+	if errors.Is(err, store.ErrNotFound) {
+		err = noRun(id)
+	}
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, runJSON(run))
+}
+
+// outcomes: GET /v1/runs/{id}/outcomes, the view `skein run --json` prints.
+func (a *api) outcomes(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	run, outs, err := a.h.Inspect(r.Context(), id)
+	if errors.Is(err, store.ErrNotFound) {
+		err = noRun(id)
+	}
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, runjson.FromStore(run, outs))
+}
+
+// cancel: POST /v1/runs/{id}/cancel with an optional {"reason": "..."}.
+func (a *api) cancel(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	var req CancelRequest
+	if err := a.decode(w, r, &req, true); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	run, err := a.h.Cancel(r.Context(), id, req.Reason)
+	switch {
+	case errors.Is(err, host.ErrNotFound):
+		err = noRun(id)
+	case errors.Is(err, host.ErrTerminal):
+		if run.Status == "" {
+			run, _ = a.st.Run(r.Context(), id)
+		}
+		err = &requestError{status: http.StatusConflict, code: CodeConflict, msg: fmt.Sprintf("run %q has ended (%s); it cannot be canceled", id, run.Status)}
+	}
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, runJSON(run))
+}
+
+// resolve: POST /v1/promises/{id} with {"value": JSON} or {"error": "text"}.
+func (a *api) resolve(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	var req ResolveRequest
+	if err := a.decode(w, r, &req, false); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	hasValue, hasError := len(req.Value) > 0, req.Error != nil
+	switch {
+	case hasValue && hasError:
+		a.fail(w, r, badRequest(`give either "value" or "error", not both`))
+		return
+	case !hasValue && !hasError:
+		a.fail(w, r, badRequest(`give "value" (any JSON) or "error" (a non-empty string)`))
+		return
+	case hasError && *req.Error == "":
+		a.fail(w, r, badRequest(`"error" must be a non-empty string`))
+		return
+	}
+	errMsg, status := "", "ok"
+	if hasError {
+		errMsg, status = *req.Error, "error"
+	}
+	err := a.h.Resolve(r.Context(), id, json.RawMessage(req.Value), errMsg)
+	switch {
+	case errors.Is(err, host.ErrNotFound):
+		err = notFound("no promise %q (a promise's id is {run}.{key})", id)
+	case errors.Is(err, host.ErrConflict):
+		err = &requestError{status: http.StatusConflict, code: CodeConflict, msg: fmt.Sprintf("promise %q is settled already", id)}
+	}
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, Resolved{Promise: id, Status: status})
+}

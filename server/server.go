@@ -1,0 +1,184 @@
+// Package server is skein's HTTP JSON API under /v1/: deploy modules,
+// start, list, inspect and cancel runs, settle external promises. It
+// only records intent in the store through the host; the runs themselves
+// are executed by the host's workers (host.Work), which `skein serve`
+// runs in the same process. docs/api.md specifies every endpoint.
+package server
+
+import (
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/skeinrun/skein/host"
+	"github.com/skeinrun/skein/store"
+)
+
+// Options configure the API.
+type Options struct {
+	// Token, if set, is required as "Authorization: Bearer TOKEN" on
+	// every request; others get 401.
+	Token string
+	// MaxModuleBytes caps an uploaded module; default 64 MiB. Larger
+	// uploads get 413.
+	MaxModuleBytes int64
+	// MaxRequestBytes caps a JSON request body; default 8 MiB.
+	MaxRequestBytes int64
+	// Logger receives internal errors. Default: slog.Default().
+	Logger *slog.Logger
+}
+
+// Defaults of Options.
+const (
+	DefaultMaxModuleBytes  = 64 << 20
+	DefaultMaxRequestBytes = 8 << 20
+)
+
+type api struct {
+	h   *host.Host
+	st  store.Store
+	o   Options
+	log *slog.Logger
+}
+
+// New returns the API handler for h and its store st (the store h was
+// created with).
+func New(h *host.Host, st store.Store, o Options) http.Handler {
+	if o.MaxModuleBytes <= 0 {
+		o.MaxModuleBytes = DefaultMaxModuleBytes
+	}
+	if o.MaxRequestBytes <= 0 {
+		o.MaxRequestBytes = DefaultMaxRequestBytes
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	a := &api{h: h, st: st, o: o, log: o.Logger}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/modules", a.deploy)
+	mux.HandleFunc("GET /v1/modules", a.modules)
+	mux.HandleFunc("GET /v1/modules/{ref}", a.module)
+	mux.HandleFunc("POST /v1/runs", a.start)
+	mux.HandleFunc("GET /v1/runs", a.runs)
+	mux.HandleFunc("GET /v1/runs/{id}", a.run)
+	mux.HandleFunc("GET /v1/runs/{id}/outcomes", a.outcomes)
+	mux.HandleFunc("POST /v1/runs/{id}/cancel", a.cancel)
+	mux.HandleFunc("POST /v1/promises/{id}", a.resolve)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		// The path may name an endpoint that takes another method.
+		var allow []string
+		for _, m := range []string{http.MethodGet, http.MethodPost} {
+			r2 := r.Clone(r.Context())
+			r2.Method = m
+			if _, p := mux.Handler(r2); m != r.Method && p != "/" && p != "" {
+				allow = append(allow, m)
+			}
+		}
+		if len(allow) > 0 {
+			w.Header().Set("Allow", strings.Join(allow, ", "))
+			writeError(w, http.StatusMethodNotAllowed, CodeMethodNotAllowed, fmt.Sprintf("%s %s: this endpoint takes %s", r.Method, r.URL.Path, strings.Join(allow, " or ")))
+			return
+		}
+		writeError(w, http.StatusNotFound, CodeNotFound, fmt.Sprintf("no endpoint %s %s (see docs/api.md)", r.Method, r.URL.Path))
+	})
+	if o.Token == "" {
+		return mux
+	}
+	want := []byte("Bearer " + o.Token)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got := []byte(r.Header.Get("Authorization"))
+		if subtle.ConstantTimeCompare(got, want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="skein"`)
+			msg := "missing bearer token: send Authorization: Bearer TOKEN"
+			if len(got) > 0 {
+				msg = "wrong token in the Authorization header"
+			}
+			writeError(w, http.StatusUnauthorized, CodeUnauthorized, msg)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
+}
+
+// writeJSON answers v with status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.Encode(v)
+}
+
+func writeError(w http.ResponseWriter, status int, code, msg string) {
+	writeJSON(w, status, ErrorBody{Error: ErrorDetail{Code: code, Message: msg}})
+}
+
+// fail answers err with the status its kind calls for; what is not a
+// known kind is an internal error, logged.
+func (a *api) fail(w http.ResponseWriter, r *http.Request, err error) {
+	var me *host.ModuleError
+	var ce *host.ConflictError
+	var mbe *http.MaxBytesError
+	var re *requestError
+	switch {
+	case errors.As(err, &re):
+		writeError(w, re.status, re.code, re.msg)
+	case errors.As(err, &mbe):
+		writeError(w, http.StatusRequestEntityTooLarge, CodeTooLarge, fmt.Sprintf("request body is larger than the limit of %d bytes", mbe.Limit))
+	case errors.As(err, &me):
+		writeError(w, http.StatusBadRequest, CodeInvalidModule, me.Error())
+	case errors.As(err, &ce):
+		writeError(w, http.StatusConflict, CodeConflict, ce.Error())
+	case errors.Is(err, store.ErrNotFound), errors.Is(err, host.ErrNotFound):
+		writeError(w, http.StatusNotFound, CodeNotFound, err.Error())
+	case errors.Is(err, host.ErrTerminal), errors.Is(err, store.ErrConflict), errors.Is(err, host.ErrConflict):
+		writeError(w, http.StatusConflict, CodeConflict, err.Error())
+	default:
+		a.log.Error("skein api: internal error", "method", r.Method, "path", r.URL.Path, "err", err)
+		writeError(w, http.StatusInternalServerError, CodeInternal, err.Error())
+	}
+}
+
+// requestError is an error answer decided by a handler.
+type requestError struct {
+	status    int
+	code, msg string
+}
+
+func (e *requestError) Error() string { return e.msg }
+
+func badRequest(format string, args ...any) error {
+	return &requestError{status: http.StatusBadRequest, code: CodeBadRequest, msg: fmt.Sprintf(format, args...)}
+}
+
+func notFound(format string, args ...any) error {
+	return &requestError{status: http.StatusNotFound, code: CodeNotFound, msg: fmt.Sprintf(format, args...)}
+}
+
+// decode reads a JSON request body into v, strictly: unknown fields and
+// trailing data are errors. An empty body is allowed when optional.
+func (a *api) decode(w http.ResponseWriter, r *http.Request, v any, optional bool) error {
+	body := http.MaxBytesReader(w, r.Body, a.o.MaxRequestBytes)
+	dec := json.NewDecoder(body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var mbe *http.MaxBytesError
+		switch {
+		case errors.As(err, &mbe):
+			return err
+		case errors.Is(err, io.EOF) && optional:
+			return nil
+		case errors.Is(err, io.EOF):
+			return badRequest("empty request body: want a JSON object")
+		}
+		return badRequest("request body is not the JSON object this endpoint wants: %v", err)
+	}
+	if dec.More() {
+		return badRequest("request body holds more than one JSON value")
+	}
+	return nil
+}

@@ -1,0 +1,262 @@
+package server
+
+// Handler-level tests: requests go straight to the handler (no network),
+// against a real host and a real SQLite store, without a worker pool, so
+// runs stay where Start leaves them. The end-to-end tests through a real
+// `skein serve` process are in cmd/skein/server_test.go.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/skeinrun/skein/host"
+	"github.com/skeinrun/skein/internal/wasmbuild"
+	"github.com/skeinrun/skein/store"
+	"github.com/skeinrun/skein/store/sqlite"
+)
+
+type testAPI struct {
+	t  *testing.T
+	h  http.Handler
+	st store.Store
+	hs *host.Host
+}
+
+func newTestAPI(t *testing.T, o Options) *testAPI {
+	t.Helper()
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "skein.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := ""
+	if dir, err := os.UserCacheDir(); err == nil {
+		cache = filepath.Join(dir, "skein-wazero-test")
+	}
+	h, err := host.New(ctx, host.Config{Store: st, CacheDir: cache})
+	if err != nil {
+		st.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close(ctx); st.Close() })
+	return &testAPI{t: t, h: New(h, st, o), st: st, hs: h}
+}
+
+type answer struct {
+	code int
+	hdr  http.Header
+	body []byte
+}
+
+func (a answer) String() string { return fmt.Sprintf("%d %s", a.code, bytes.TrimSpace(a.body)) }
+
+func (a answer) errCode() string {
+	var e ErrorBody
+	json.Unmarshal(a.body, &e)
+	return e.Error.Code
+}
+
+// do serves one request; body is sent as is when []byte or io.Reader,
+// as JSON text when string.
+func (ta *testAPI) do(method, path string, body any, hdr ...string) answer {
+	ta.t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case []byte:
+		rd = bytes.NewReader(b)
+	case string:
+		rd = strings.NewReader(b)
+	case io.Reader:
+		rd = b
+	}
+	req := httptest.NewRequest(method, path, rd)
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	rec := httptest.NewRecorder()
+	ta.h.ServeHTTP(rec, req)
+	if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
+		ta.t.Errorf("%s %s: Content-Type %q", method, path, ct)
+	}
+	if !json.Valid(rec.Body.Bytes()) {
+		ta.t.Errorf("%s %s: the answer is not JSON: %q", method, path, rec.Body.String())
+	}
+	return answer{code: rec.Code, hdr: rec.Header(), body: rec.Body.Bytes()}
+}
+
+func (ta *testAPI) want(what string, a answer, code int, errCode string) {
+	ta.t.Helper()
+	if a.code != code || (errCode != "" && a.errCode() != errCode) {
+		ta.t.Errorf("%s: %s; want %d %s", what, a, code, errCode)
+	}
+}
+
+func TestAPIAuth(t *testing.T) {
+	ta := newTestAPI(t, Options{Token: "tok"})
+	for name, hdr := range map[string][]string{
+		"none":       nil,
+		"wrong":      {"Authorization", "Bearer nope"},
+		"not bearer": {"Authorization", "Basic dG9rOg=="},
+		"bare token": {"Authorization", "tok"},
+		"prefix":     {"Authorization", "Bearer to"},
+	} {
+		a := ta.do("GET", "/v1/modules", nil, hdr...)
+		ta.want(name, a, 401, CodeUnauthorized)
+		if a.hdr.Get("WWW-Authenticate") == "" {
+			t.Errorf("%s: no WWW-Authenticate header", name)
+		}
+	}
+	ta.want("right token", ta.do("GET", "/v1/modules", nil, "Authorization", "Bearer tok"), 200, "")
+}
+
+// onlyReader hides a body's length, as a chunked upload does.
+type onlyReader struct{ io.Reader }
+
+func TestAPIUploads(t *testing.T) {
+	ta := newTestAPI(t, Options{MaxModuleBytes: 1000})
+	ta.want("empty", ta.do("POST", "/v1/modules", []byte{}), 400, CodeInvalidModule)
+	ta.want("text", ta.do("POST", "/v1/modules?name=x", []byte("not wasm at all")), 400, CodeInvalidModule)
+	ta.want("no skein imports", ta.do("POST", "/v1/modules", []byte("\x00asm\x01\x00\x00\x00")), 400, CodeInvalidModule)
+	big := bytes.Repeat([]byte{0}, 1001)
+	ta.want("too large, with a length", ta.do("POST", "/v1/modules", big), 413, CodeTooLarge)
+	ta.want("too large, chunked", ta.do("POST", "/v1/modules", onlyReader{bytes.NewReader(big)}), 413, CodeTooLarge)
+	a := ta.do("GET", "/v1/modules", nil)
+	ta.want("list", a, 200, "")
+	if strings.TrimSpace(string(a.body)) != `{"modules":[]}` {
+		t.Errorf("modules after bad uploads: %s", a)
+	}
+}
+
+func TestAPIRuns(t *testing.T) {
+	ta := newTestAPI(t, Options{})
+	wasm, err := os.ReadFile(wasmbuild.Build(t, "./testdata/workflows/server"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := ta.do("POST", "/v1/modules?name=srv", wasm)
+	ta.want("deploy", a, 201, "")
+	var m Module
+	json.Unmarshal(a.body, &m)
+	ta.want("deploy again", ta.do("POST", "/v1/modules", wasm), 200, "")
+
+	start := `{"module":"srv","workflow":"echo","input":[1],"id":"a"}`
+	a = ta.do("POST", "/v1/runs", start)
+	ta.want("start", a, 201, "")
+	var r Run
+	json.Unmarshal(a.body, &r)
+	if r.ID != "a" || r.Module != m.Hash || r.Status != "pending" || string(r.Input) != "[1]" {
+		t.Errorf("started %+v", r)
+	}
+	ta.want("same start", ta.do("POST", "/v1/runs", start), 200, "")
+	ta.want("same start by hash", ta.do("POST", "/v1/runs", `{"module":"`+m.Hash+`","workflow":"echo","input":[1],"id":"a"}`), 200, "")
+	ta.want("conflicting start", ta.do("POST", "/v1/runs", `{"module":"srv","workflow":"echo","input":[2],"id":"a"}`), 409, CodeConflict)
+	ta.want("unknown module", ta.do("POST", "/v1/runs", `{"module":"nope","workflow":"echo"}`), 404, CodeNotFound)
+	ta.want("unknown workflow", ta.do("POST", "/v1/runs", `{"module":"srv","workflow":"nope"}`), 400, CodeBadRequest)
+	ta.want("bad timeout", ta.do("POST", "/v1/runs", `{"module":"srv","workflow":"echo","timeout":"-1s"}`), 400, CodeBadRequest)
+	ta.want("two values", ta.do("POST", "/v1/runs", `{"module":"srv","workflow":"echo"} {}`), 400, CodeBadRequest)
+	for _, id := range []string{"b", "c"} {
+		ta.want("start "+id, ta.do("POST", "/v1/runs", `{"module":"srv","workflow":"echo","id":"`+id+`"}`), 201, "")
+	}
+	a = ta.do("GET", "/v1/runs?limit=2", nil)
+	var l RunList
+	json.Unmarshal(a.body, &l)
+	if len(l.Runs) != 2 || l.Runs[0].ID != "a" || l.Runs[1].ID != "b" || l.NextCursor != "b" {
+		t.Errorf("first page %s", a)
+	}
+	a = ta.do("GET", "/v1/runs?limit=2&cursor=b&status=pending", nil)
+	l = RunList{}
+	json.Unmarshal(a.body, &l)
+	if len(l.Runs) != 1 || l.Runs[0].ID != "c" || l.NextCursor != "" {
+		t.Errorf("second page %s", a)
+	}
+	// A generated id.
+	a = ta.do("POST", "/v1/runs", `{"module":"srv","workflow":"echo"}`)
+	ta.want("start without id", a, 201, "")
+	json.Unmarshal(a.body, &r)
+	if r.ID == "" || string(r.Input) != "null" {
+		t.Errorf("generated run %+v", r)
+	}
+
+	ta.want("limit 0", ta.do("GET", "/v1/runs?limit=0", nil), 400, CodeBadRequest)
+	ta.want("limit x", ta.do("GET", "/v1/runs?limit=x", nil), 400, CodeBadRequest)
+
+	a = ta.do("GET", "/v1/runs/a/outcomes", nil)
+	ta.want("outcomes", a, 200, "")
+	if want := `{"run":"a","workflow":"echo","status":"pending","result":null,"error":null,"outcomes":[]}`; strings.TrimSpace(string(a.body)) != want {
+		t.Errorf("outcomes of a pending run: %s; want %s", a.body, want)
+	}
+	ta.want("unknown run", ta.do("GET", "/v1/runs/zz", nil), 404, CodeNotFound)
+	ta.want("unknown run outcomes", ta.do("GET", "/v1/runs/zz/outcomes", nil), 404, CodeNotFound)
+	ta.want("unknown run cancel", ta.do("POST", "/v1/runs/zz/cancel", nil), 404, CodeNotFound)
+	ta.want("cancel with a bad body", ta.do("POST", "/v1/runs/a/cancel", `{"why":"x"}`), 400, CodeBadRequest)
+
+	for name, body := range map[string]string{
+		"both":        `{"value":1,"error":"x"}`,
+		"neither":     `{}`,
+		"empty error": `{"error":""}`,
+		"not JSON":    `{"value":`,
+		"empty body":  ``,
+		"error type":  `{"error":1}`,
+	} {
+		ta.want("resolve "+name, ta.do("POST", "/v1/promises/a.1", body), 400, CodeBadRequest)
+	}
+	ta.want("resolve unknown", ta.do("POST", "/v1/promises/zz.approve", `{"value":null}`), 404, CodeNotFound)
+
+	a = ta.do("POST", "/v1/runs/b/cancel", `{"reason":"no longer needed"}`)
+	ta.want("cancel", a, 200, "")
+	json.Unmarshal(a.body, &r)
+	if r.ID != "b" || r.CancelReason != "no longer needed" {
+		t.Errorf("canceled %+v", r)
+	}
+	ta.want("unknown endpoint", ta.do("GET", "/v2/runs", nil), 404, CodeNotFound)
+	a = ta.do("DELETE", "/v1/runs/a", nil)
+	ta.want("wrong method", a, 405, CodeMethodNotAllowed)
+	if a.hdr.Get("Allow") != "GET" {
+		t.Errorf("wrong method: Allow %q, want GET", a.hdr.Get("Allow"))
+	}
+	ta.want("wrong method on a collection", ta.do("PUT", "/v1/runs", nil), 405, CodeMethodNotAllowed)
+	ta.want("request too large", newTestAPIWith(ta, Options{MaxRequestBytes: 10}).do("POST", "/v1/runs", start), 413, CodeTooLarge)
+}
+
+// newTestAPIWith is another handler on the same host and store.
+func newTestAPIWith(ta *testAPI, o Options) *testAPI {
+	return &testAPI{t: ta.t, h: New(ta.hs, ta.st, o), st: ta.st, hs: ta.hs}
+}
+
+// TestAPIErrorMapping: every kind of host and store error gets its status.
+func TestAPIErrorMapping(t *testing.T) {
+	a := &api{log: slog.New(slog.DiscardHandler)}
+	for _, c := range []struct {
+		err  error
+		code int
+		ec   string
+	}{
+		{&host.ModuleError{Module: "m", Reason: "bad"}, 400, CodeInvalidModule},
+		{fmt.Errorf("start: %w", &host.ConflictError{RunID: "r", Field: "input"}), 409, CodeConflict},
+		{fmt.Errorf("x: %w", store.ErrNotFound), 404, CodeNotFound},
+		{fmt.Errorf("x: %w", host.ErrNotFound), 404, CodeNotFound},
+		{fmt.Errorf("x: %w", host.ErrTerminal), 409, CodeConflict},
+		{fmt.Errorf("x: %w", host.ErrConflict), 409, CodeConflict},
+		{&http.MaxBytesError{Limit: 3}, 413, CodeTooLarge},
+		{errors.New("disk on fire"), 500, CodeInternal},
+	} {
+		rec := httptest.NewRecorder()
+		a.fail(rec, httptest.NewRequest("GET", "/v1/x", nil), c.err)
+		var e ErrorBody
+		if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || rec.Code != c.code || e.Error.Code != c.ec || e.Error.Message == "" {
+			t.Errorf("%v: %d %s; want %d %s", c.err, rec.Code, rec.Body, c.code, c.ec)
+		}
+	}
+}

@@ -1,0 +1,118 @@
+package server
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/skeinrun/skein/store"
+)
+
+// The JSON documents of the API (docs/api.md describes each). Clients in
+// Go (the skein CLI) decode into these types.
+
+// Module is a deployed module, without its bytes.
+type Module struct {
+	Hash       string    `json:"hash"`
+	Name       string    `json:"name"`
+	ABIVersion int       `json:"abi_version"`
+	Workflows  []string  `json:"workflows"`
+	CreatedAt  time.Time `json:"created_at"`
+}
+
+// ModuleList answers GET /v1/modules.
+type ModuleList struct {
+	Modules []Module `json:"modules"`
+}
+
+// Run is a run record.
+type Run struct {
+	ID       string          `json:"id"`
+	Module   string          `json:"module"` // module hash
+	Workflow string          `json:"workflow"`
+	Status   string          `json:"status"`
+	Input    json.RawMessage `json:"input"`
+	Result   json.RawMessage `json:"result"` // null until completed
+	Error    string          `json:"error,omitempty"`
+	Parent   string          `json:"parent,omitempty"` // the parent run of a child workflow
+	// CancelReason is set once a cancellation was requested.
+	CancelReason string    `json:"cancel_reason,omitempty"`
+	CreatedAt    time.Time `json:"created_at"`
+	UpdatedAt    time.Time `json:"updated_at"`
+}
+
+// RunList answers GET /v1/runs. NextCursor is empty on the last page.
+type RunList struct {
+	Runs       []Run  `json:"runs"`
+	NextCursor string `json:"next_cursor"`
+}
+
+// StartRequest is the body of POST /v1/runs.
+type StartRequest struct {
+	Module   string          `json:"module"`             // name or hash
+	Workflow string          `json:"workflow,omitempty"` // default: the module's only workflow
+	Input    json.RawMessage `json:"input,omitempty"`    // default null
+	ID       string          `json:"id,omitempty"`       // default: generated
+	Timeout  string          `json:"timeout,omitempty"`  // Go duration, e.g. "30s"
+}
+
+// CancelRequest is the (optional) body of POST /v1/runs/{id}/cancel.
+type CancelRequest struct {
+	Reason string `json:"reason,omitempty"`
+}
+
+// ResolveRequest is the body of POST /v1/promises/{id}: exactly one of
+// Value (any JSON, null included) and Error.
+type ResolveRequest struct {
+	Value json.RawMessage `json:"value,omitempty"`
+	Error *string         `json:"error,omitempty"`
+}
+
+// Resolved answers POST /v1/promises/{id}.
+type Resolved struct {
+	Promise string `json:"promise"`
+	Status  string `json:"status"` // "ok" or "error"
+}
+
+// ErrorBody is every error answer: {"error":{"code":..., "message":...}}.
+type ErrorBody struct {
+	Error ErrorDetail `json:"error"`
+}
+
+// ErrorDetail is the error of an ErrorBody.
+type ErrorDetail struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// Error codes.
+const (
+	CodeBadRequest       = "bad_request"
+	CodeInvalidModule    = "invalid_module"
+	CodeUnauthorized     = "unauthorized"
+	CodeNotFound         = "not_found"
+	CodeMethodNotAllowed = "method_not_allowed"
+	CodeConflict         = "conflict"
+	CodeTooLarge         = "too_large"
+	CodeInternal         = "internal"
+)
+
+func moduleJSON(m store.Module) Module {
+	wfs := m.Workflows
+	if wfs == nil {
+		wfs = []string{}
+	}
+	return Module{Hash: m.Hash, Name: m.Name, ABIVersion: m.ABIVersion, Workflows: wfs, CreatedAt: m.CreatedAt.UTC()}
+}
+
+func runJSON(r store.Run) Run {
+	v := Run{ID: r.ID, Module: r.ModuleHash, Workflow: r.Workflow, Status: string(r.Status),
+		Error: r.Error, Parent: r.Parent, CancelReason: r.Cancel,
+		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
+	if len(r.Input) > 0 {
+		v.Input = json.RawMessage(r.Input)
+	}
+	if len(r.Result) > 0 {
+		v.Result = json.RawMessage(r.Result)
+	}
+	return v
+}
