@@ -4,7 +4,7 @@ BIN     := bin
 WASMENV := GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0
 EXAMPLES := race sequence provision
 
-.PHONY: test vet fmt-check demo bench wasm skein clean
+.PHONY: test vet fmt-check demo bench bench-wasm wasm skein clean
 
 ## test: vet, gofmt check, and every test (wasm modules are built inside the tests)
 test: vet fmt-check
@@ -37,9 +37,16 @@ demo: skein wasm
 	@echo "== replayed (--evict always): the instance is dropped and replayed from the top at every wait"
 	$(BIN)/skein run $(BIN)/race.wasm --db $(BIN)/demo.db --id race-replayed --evict always
 
-## bench: the Go benchmarks of the core
+## bench: every benchmark (docs/PERFORMANCE.md): the six workloads for both
+## durabilities with guest interrupts on and off, the engine micro-benchmarks
+## and the store.
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./host/ ./store/sqlite/
+	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 60m ./host/ ./store/sqlite/
+
+## bench-wasm: the workflow module that `skein bench` runs (bin/bench.wasm)
+bench-wasm:
+	@mkdir -p $(BIN)
+	$(WASMENV) $(GO) build -o $(BIN)/bench.wasm ./testdata/workflows/bench
 
 clean:
 	rm -rf $(BIN)

@@ -1,7 +1,10 @@
 // Command skein runs durable workflows compiled to WebAssembly.
 //
 //	skein run MODULE.wasm [--workflow NAME] [--input JSON] [--id RUN] [--db FILE] [--evict never|idle|always] [--json]
-//	skein inspect RUN [--db FILE] [--json]
+//	skein inspect RUN [--db FILE | --server URL] [--json]
+//	skein serve [--db FILE] [--addr 127.0.0.1:7070] [--token TOKEN]
+//	skein deploy|start|status|wait|resolve|cancel ... [--server URL] [--token TOKEN]
+//	skein bench [--workload NAME] [--durability normal|strict|both] [--json]
 //
 // Run `skein help` or `skein COMMAND --help` for details.
 package main
@@ -43,10 +46,26 @@ func init() {
 	commands = []command{
 		{"run", "skein run MODULE.wasm [--workflow NAME] [--input JSON] [--id RUN] [--db FILE] [--evict never|idle|always] [--json]",
 			"run a workflow to completion in this process against embedded SQLite", cmdRun},
-		{"inspect", "skein inspect RUN [--db FILE] [--json]",
-			"show a stored run and its outcome table", cmdInspect},
+		{"inspect", "skein inspect RUN [--db FILE | --server URL] [--json]",
+			"show a stored run and its outcome table (from a server with --server or $SKEIN_SERVER and no --db)", cmdInspect},
 		{"resume", "skein resume RUN --module NEW.wasm [--db FILE] [--json]",
 			"continue a suspended, diverged or failed run against another module version, replaying its history", cmdResume},
+		{"serve", "skein serve [--db FILE] [--addr 127.0.0.1:7070] [--token TOKEN] [--cache-dir DIR] [--grace D]",
+			"serve the HTTP API (docs/api.md) and execute runs: the worker pool and timer service", cmdServe},
+		{"deploy", "skein deploy MODULE.wasm [--name NAME] [--server URL] [--json]",
+			"upload a module to a server", cmdDeploy},
+		{"start", "skein start MODULE [--workflow NAME] [--input JSON] [--id RUN] [--timeout D] [--server URL] [--json]",
+			"start a run on a server (MODULE: a deployed module's name or hash)", cmdStart},
+		{"status", "skein status RUN [--server URL] [--json]",
+			"show a run's status on a server", cmdStatus},
+		{"wait", "skein wait RUN [--timeout D] [--server URL] [--json]",
+			"wait until a run on a server ends, then print its result (exit 1 if it failed, diverged or was canceled)", cmdWait},
+		{"resolve", "skein resolve PROMISE --value JSON | --error TEXT [--server URL]",
+			"settle an external promise (id {run}.{key}) on a server", cmdResolve},
+		{"cancel", "skein cancel RUN [--reason TEXT] [--server URL] [--json]",
+			"cancel a run on a server", cmdCancel},
+		{"bench", "skein bench [--workload NAME[,NAME]] [--durability normal|strict|both] [--interrupt on|off|both] [--json] [--module bin/bench.wasm] [--quick]",
+			"run the performance workloads through the real host and print one line per figure (docs/PERFORMANCE.md)", cmdBench},
 	}
 }
 

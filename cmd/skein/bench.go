@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/skeinrun/skein/internal/bench"
+	"github.com/skeinrun/skein/store/sqlite"
+)
+
+// defaultBenchModule is where `make bench-wasm` puts the bench workflows.
+const defaultBenchModule = "bin/bench.wasm"
+
+func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("bench", stderr)
+	workload := fs.String("workload", "all", "workloads to run, comma-separated: "+strings.Join(bench.Workloads, ", ")+", or all")
+	durability := fs.String("durability", "both", "store durability: normal, strict or both")
+	interrupt := fs.String("interrupt", "on", "guest interrupt checks (host.Config.DisableInterrupt): on, off or both")
+	asJSON := fs.Bool("json", false, "print one JSON object per figure")
+	module := fs.String("module", defaultBenchModule, "the bench workflow module (build it with: make bench-wasm)")
+	dir := fs.String("dir", "", "folder for the benchmark databases (default: a temporary folder, removed)")
+	quick := fs.Bool("quick", false, "tiny sizes: every workload in a few seconds (a smoke test, not a measurement)")
+	quiet := fs.Bool("quiet", false, "no progress lines on stderr")
+	s := bench.DefaultSizes()
+	fs.IntVar(&s.Steps, "steps", s.Steps, "sequential, replay: steps in the run")
+	fs.IntVar(&s.Runs, "runs", s.Runs, "concurrent: runs started together")
+	fs.IntVar(&s.RunSteps, "run-steps", s.RunSteps, "concurrent: steps per run")
+	fs.IntVar(&s.Workers, "workers", s.Workers, "concurrent: runs active at a time (0: all)")
+	fs.IntVar(&s.Tasks, "tasks", s.Tasks, "fanout: tasks spawned")
+	fs.IntVar(&s.Samples, "samples", s.Samples, "activation: runs timed")
+	fs.IntVar(&s.Live, "live", s.Live, "memory: instances held live at once")
+	fs.IntVar(&s.Suspended, "suspended", s.Suspended, "memory: suspended runs created in the store")
+	fs.IntVar(&s.Repeat, "repeat", s.Repeat, "sequential, concurrent, fanout, replay: measurements (the median is reported)")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 0 {
+		fs.Usage()
+		return &exitError{code: exitUsage, err: errors.New("bench takes no positional arguments")}
+	}
+	if *quick {
+		// Quick sizes, except where a flag was given explicitly.
+		q := bench.QuickSizes()
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		for name, p := range map[string][2]*int{
+			"steps": {&s.Steps, &q.Steps}, "runs": {&s.Runs, &q.Runs}, "run-steps": {&s.RunSteps, &q.RunSteps},
+			"workers": {&s.Workers, &q.Workers}, "tasks": {&s.Tasks, &q.Tasks}, "samples": {&s.Samples, &q.Samples},
+			"live": {&s.Live, &q.Live}, "suspended": {&s.Suspended, &q.Suspended}, "repeat": {&s.Repeat, &q.Repeat},
+		} {
+			if !set[name] {
+				*p[0] = *p[1]
+			}
+		}
+	}
+	workloads, err := pickList("--workload", *workload, bench.Workloads, "all")
+	if err != nil {
+		return err
+	}
+	durs, err := pickList("--durability", *durability, []string{sqlite.DurabilityNormal, sqlite.DurabilityStrict}, "both")
+	if err != nil {
+		return err
+	}
+	intrs, err := pickList("--interrupt", *interrupt, []string{"on", "off"}, "both")
+	if err != nil {
+		return err
+	}
+	wasm, err := os.ReadFile(*module)
+	if err != nil {
+		return fmt.Errorf("bench module: %w (build it with: make bench-wasm, or pass --module)", err)
+	}
+	// One compilation cache for the whole command: the first host compiles
+	// the module, every later one loads it from this folder.
+	cache, err := os.MkdirTemp("", "skein-bench-cache-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(cache)
+	progress := stderr
+	if *quiet {
+		progress = io.Discard
+	}
+	enc := json.NewEncoder(stdout)
+	failed := 0
+	for _, w := range workloads {
+		for _, d := range durs {
+			for _, in := range intrs {
+				o := bench.Options{Module: wasm, Dir: *dir, Durability: d, DisableInterrupt: in == "off", CacheDir: cache}
+				figs, err := bench.Run(ctx, w, o, s, progress)
+				if err != nil {
+					if ctx.Err() != nil {
+						return ctx.Err()
+					}
+					fmt.Fprintf(stderr, "skein bench: %s (durability %s, interrupt %s): %v\n", w, d, in, err)
+					failed++
+					continue
+				}
+				for _, f := range figs {
+					if *asJSON {
+						if err := enc.Encode(f); err != nil {
+							return err
+						}
+						continue
+					}
+					fmt.Fprintf(stdout, "%-11s %-26s %12s  durability=%s interrupt=%s\n", f.Workload, f.Metric, formatValue(f.Value), f.Durability, f.Interrupt)
+				}
+			}
+		}
+	}
+	if failed > 0 {
+		return &exitError{code: exitFailed, err: fmt.Errorf("%d benchmark(s) failed", failed)}
+	}
+	return nil
+}
+
+// pickList parses a comma-separated choice from allowed; all selects
+// every allowed value.
+func pickList(flagName, v string, allowed []string, all string) ([]string, error) {
+	if v == all {
+		return allowed, nil
+	}
+	var out []string
+	for _, p := range strings.Split(v, ",") {
+		p = strings.TrimSpace(p)
+		if !slices.Contains(allowed, p) {
+			return nil, &exitError{code: exitUsage, err: fmt.Errorf("%s %q: want %s or %s", flagName, p, strings.Join(allowed, ", "), all)}
+		}
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// formatValue prints large figures as integers and small ones with two decimals.
+func formatValue(v float64) string {
+	if math.Abs(v) >= 1000 {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.2f", v)
+}

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/skeinrun/skein/internal/bench"
+	"github.com/skeinrun/skein/internal/wasmbuild"
+)
+
+// TestBenchQuickJSON runs every workload of `skein bench` at tiny sizes
+// (--quick) and checks that it prints one JSON figure per line with the
+// documented fields, for every workload.
+func TestBenchQuickJSON(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every workload (a few seconds)")
+	}
+	module := wasmbuild.Build(t, "./testdata/workflows/bench")
+	var stdout, stderr bytes.Buffer
+	code := runMain(context.Background(), []string{"bench", "--quick", "--durability", "normal", "--json", "--quiet",
+		"--module", module, "--dir", t.TempDir()}, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+	seen := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(stdout.String()), "\n") {
+		var f map[string]any
+		dec := json.NewDecoder(strings.NewReader(line))
+		if err := dec.Decode(&f); err != nil || dec.More() {
+			t.Fatalf("not one JSON object per line: %q (%v)", line, err)
+		}
+		w, _ := f["workload"].(string)
+		m, _ := f["metric"].(string)
+		v, ok := f["value"].(float64)
+		if w == "" || m == "" || !ok || f["durability"] != "normal" || f["interrupt"] != "on" {
+			t.Fatalf("bad figure %q", line)
+		}
+		if v <= 0 {
+			t.Errorf("figure %s/%s is %v", w, m, v)
+		}
+		seen[w] = true
+	}
+	for _, w := range bench.Workloads {
+		if !seen[w] {
+			t.Errorf("no figure for workload %s\n%s", w, stdout.String())
+		}
+	}
+}
+
+// TestBenchText prints one line per figure; bad flags are usage errors.
+func TestBenchText(t *testing.T) {
+	module := wasmbuild.Build(t, "./testdata/workflows/bench")
+	var stdout, stderr bytes.Buffer
+	code := runMain(context.Background(), []string{"bench", "--workload", "sequential", "--durability", "strict", "--interrupt", "off",
+		"--steps", "50", "--repeat", "1", "--quiet", "--module", module, "--dir", t.TempDir()}, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, stdout.String(), stderr.String())
+	}
+	fields := strings.Fields(stdout.String())
+	if len(fields) != 5 || fields[0] != "sequential" || fields[1] != "steps_per_s" || fields[3] != "durability=strict" || fields[4] != "interrupt=off" {
+		t.Fatalf("want one line `sequential steps_per_s N durability=strict interrupt=off`, got %q", stdout.String())
+	}
+	for _, args := range [][]string{
+		{"bench", "--workload", "nope"},
+		{"bench", "--durability", "fast"},
+		{"bench", "--interrupt", "maybe"},
+		{"bench", "extra"},
+	} {
+		stdout.Reset()
+		stderr.Reset()
+		if code := runMain(context.Background(), args, &stdout, &stderr); code != exitUsage {
+			t.Errorf("skein %s: exit %d, want %d\n%s", strings.Join(args, " "), code, exitUsage, stderr.String())
+		}
+	}
+	stderr.Reset()
+	if code := runMain(context.Background(), []string{"bench", "--module", t.TempDir() + "/missing.wasm"}, &stdout, &stderr); code != exitFailed ||
+		!strings.Contains(stderr.String(), "make bench-wasm") {
+		t.Errorf("missing module: exit %d, stderr %q", code, stderr.String())
+	}
+}

@@ -1,0 +1,70 @@
+// Command bench holds the workflows of the performance workloads
+// (internal/bench, `skein bench`, `make bench`). Every step is a no-op
+// that returns a small integer, so what is measured is the engine: ids,
+// the scheduler, the guest<->host calls and the store.
+package main
+
+import (
+	"time"
+
+	"github.com/skeinrun/skein/guest-sdk/skein"
+)
+
+type stepsIn struct {
+	N int `json:"n"`
+	// SleepMS, if > 0, ends the run with a durable timer of that length
+	// after the steps, so the run suspends with its whole history stored.
+	SleepMS int `json:"sleep_ms"`
+}
+
+// steps runs N no-op steps one after the other (keys 1..N).
+func steps(ctx *skein.Context, in stepsIn) (int, error) {
+	sum := 0
+	for i := 1; i <= in.N; i++ {
+		v, err := skein.Step(ctx, "noop", func(*skein.StepContext) (int, error) { return i, nil })
+		if err != nil {
+			return 0, err
+		}
+		sum += v
+	}
+	if in.SleepMS > 0 {
+		if _, err := skein.Sleep(ctx, time.Duration(in.SleepMS)*time.Millisecond).Get(ctx); err != nil {
+			return 0, err
+		}
+	}
+	return sum, nil
+}
+
+// fanout spawns N tasks with skein.Go, each running one no-op step, and
+// joins them all.
+func fanout(ctx *skein.Context, in stepsIn) (int, error) {
+	futs := make([]skein.Future[int], in.N)
+	for i := range futs {
+		futs[i] = skein.Go(ctx, func(c *skein.Context) (int, error) {
+			return skein.Step(c, "noop", func(*skein.StepContext) (int, error) { return i, nil })
+		})
+	}
+	sum := 0
+	for _, f := range futs {
+		v, err := f.Get(ctx)
+		if err != nil {
+			return 0, err
+		}
+		sum += v
+	}
+	return sum, nil
+}
+
+// call makes one host activity call as its first op and returns its
+// result. The activation workload times the activity's arrival; the
+// memory workload holds the activity to keep the instance live.
+func call(ctx *skein.Context, activity string) (string, error) {
+	return skein.Call[string](ctx, activity, nil).Get(ctx)
+}
+
+func main() {
+	skein.Register("steps", steps)
+	skein.Register("fanout", fanout)
+	skein.Register("call", call)
+	skein.Main()
+}
