@@ -82,11 +82,7 @@ func (h *Host) drive(ctx context.Context, rs *runState) (store.Run, error) {
 	if run.Status.Terminal() {
 		return run, nil
 	}
-	m, err := st.Module(ctx, run.ModuleHash)
-	if err != nil {
-		return run, fmt.Errorf("drive %s: module %s: %w", runID, shortHash(run.ModuleHash), err)
-	}
-	cm, _, err := h.compile(ctx, m.Name, m.Bytes)
+	cm, err := h.compiledModule(ctx, run.ModuleHash)
 	if err != nil {
 		return run, fmt.Errorf("drive %s: %w", runID, err)
 	}
@@ -373,11 +369,7 @@ func (h *Host) Replay(ctx context.Context, runID string) (ReplayResult, error) {
 	if err != nil {
 		return ReplayResult{}, fmt.Errorf("replay %s: %w", runID, err)
 	}
-	m, err := st.Module(ctx, run.ModuleHash)
-	if err != nil {
-		return ReplayResult{}, fmt.Errorf("replay %s: module: %w", runID, err)
-	}
-	cm, _, err := h.compile(ctx, m.Name, m.Bytes)
+	cm, err := h.compiledModule(ctx, run.ModuleHash)
 	if err != nil {
 		return ReplayResult{}, fmt.Errorf("replay %s: %w", runID, err)
 	}

@@ -595,12 +595,14 @@ func (x *exec) stepDone(ctx context.Context, stack []uint64) {
 		stack[0] = uint64(abi.StepSettled)
 	}
 	if len(x.rs.batch.Outcomes) >= flushEvery && !x.s.Replaying() {
-		x.flush(ctx)
+		if err := x.rs.flushAsync(x.h.cfg.Store); err != nil {
+			x.stop(ctx, stFailed, err)
+		}
 	}
 }
 
 // flushEvery bounds how many records wait in memory between idle points.
-const flushEvery = 4096
+const flushEvery = 1024
 
 func (x *exec) await(ctx context.Context, stack []uint64) {
 	tid, p := sched.TaskID(api.DecodeU32(stack[0])), sched.PromiseID(api.DecodeU32(stack[1]))

@@ -101,6 +101,7 @@ type Host struct {
 
 	mu         sync.Mutex
 	compiled   map[string]wazero.CompiledModule // by module hash
+	infos      map[string]store.Module          // by module hash, without bytes
 	activities map[string]Activity
 	active     map[string]*runState // runs driven by this process
 	wake       chan struct{}        // signals Work: new work may be due
@@ -152,7 +153,7 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 		return nil, fmt.Errorf("host: wasi: %w", err)
 	}
 	h := &Host{cfg: cfg, rt: rt, cache: cache, log: cfg.Logger,
-		compiled: map[string]wazero.CompiledModule{}, activities: map[string]Activity{},
+		compiled: map[string]wazero.CompiledModule{}, infos: map[string]store.Module{}, activities: map[string]Activity{},
 		active: map[string]*runState{}, wake: make(chan struct{}, 1)}
 	if err := h.exportHostModule(ctx); err != nil {
 		rt.Close(ctx)
@@ -232,7 +233,7 @@ func (e *ConflictError) Error() string {
 // Start creates a run (it does not execute it; see Drive). Starting the
 // same id with the same request returns the existing run.
 func (h *Host) Start(ctx context.Context, o StartOptions) (store.Run, error) {
-	m, err := h.cfg.Store.Module(ctx, o.Module)
+	m, err := h.moduleInfo(ctx, o.Module)
 	if err != nil {
 		return store.Run{}, fmt.Errorf("start: module %q: %w", o.Module, err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/skeinrun/skein/abi"
+	"github.com/skeinrun/skein/store"
 )
 
 // ModuleError reports a module that skein cannot run: not wasm, not a
@@ -58,6 +59,46 @@ const (
 	i64 = api.ValueTypeI64
 )
 
+// compiledModule returns the compiled module of a stored module: from the
+// host's cache without touching the store (the cache is keyed by the same
+// sha256 as the store), else loaded from the store and compiled.
+func (h *Host) compiledModule(ctx context.Context, hash string) (wazero.CompiledModule, error) {
+	h.mu.Lock()
+	cm, ok := h.compiled[hash]
+	h.mu.Unlock()
+	if ok {
+		return cm, nil
+	}
+	m, err := h.cfg.Store.Module(ctx, hash)
+	if err != nil {
+		return nil, fmt.Errorf("module %s: %w", shortHash(hash), err)
+	}
+	cm, _, err = h.compile(ctx, m.Name, m.Bytes)
+	return cm, err
+}
+
+// moduleInfo returns a stored module without its bytes. A hash is served
+// from the host's cache after the first lookup (a module never changes
+// under its hash); a name always asks the store, since it may point at a
+// newer module.
+func (h *Host) moduleInfo(ctx context.Context, hashOrName string) (store.Module, error) {
+	h.mu.Lock()
+	m, ok := h.infos[hashOrName]
+	h.mu.Unlock()
+	if ok {
+		return m, nil
+	}
+	m, err := h.cfg.Store.Module(ctx, hashOrName)
+	if err != nil {
+		return store.Module{}, err
+	}
+	m.Bytes = nil
+	h.mu.Lock()
+	h.infos[m.Hash] = m
+	h.mu.Unlock()
+	return m, nil
+}
+
 // compile compiles wasm (cached by hash) and checks its imports.
 func (h *Host) compile(ctx context.Context, label string, wasm []byte) (wazero.CompiledModule, string, error) {
 	sum := sha256.Sum256(wasm)
@@ -74,7 +115,7 @@ func (h *Host) compile(ctx context.Context, label string, wasm []byte) (wazero.C
 	if v := wasm[4:8]; v[0] != 1 || v[1] != 0 || v[2] != 0 || v[3] != 0 {
 		return nil, "", &ModuleError{Module: label, Reason: fmt.Sprintf("unsupported WebAssembly binary version %v (want 1)", v)}
 	}
-	cm, err := h.rt.CompileModule(ctx, wasm)
+	cm, err := h.rt.CompileModule(ctx, mergeDataSegments(wasm))
 	if err != nil {
 		return nil, "", &ModuleError{Module: label, Reason: "invalid WebAssembly: " + err.Error(), Err: err}
 	}

@@ -30,9 +30,14 @@ type runState struct {
 	children   map[string]string // child runs issued and not delivered: key -> child run id
 	bodyWaits  int               // waits inside step bodies in flight
 	batch      store.Batch
-	cancel     context.CancelFunc // stops activities
-	actx       context.Context
-	deadline   *time.Timer // run timeout
+	// A commit handed to the store by flushAsync and its batch; spare is
+	// the outcome buffer of the last one, reused.
+	inflight      chan error
+	inflightBatch store.Batch
+	spare         []store.RunOutcome
+	cancel        context.CancelFunc // stops activities
+	actx          context.Context
+	deadline      *time.Timer // run timeout
 
 	mu        sync.Mutex
 	childLive map[string]bool // child runs this run drives in this process
@@ -245,8 +250,12 @@ func (rs *runState) delivered(cs, stale []sched.Completion) {
 	}
 }
 
-// flush commits the queued records (and run updates) as one batch.
+// flush commits the queued records (and run updates) as one batch, after
+// the commit in flight (flushAsync), if any.
 func (rs *runState) flush(ctx context.Context, st store.Store) error {
+	if err := rs.wait(); err != nil {
+		return err
+	}
 	if len(rs.batch.Outcomes) == 0 && len(rs.batch.Runs) == 0 {
 		return nil
 	}
@@ -255,6 +264,42 @@ func (rs *runState) flush(ctx context.Context, st store.Store) error {
 	}
 	rs.batch.Outcomes = rs.batch.Outcomes[:0]
 	rs.batch.Runs = rs.batch.Runs[:0]
+	return nil
+}
+
+// flushAsync hands the queued records to the store and returns without
+// waiting for the commit, so the store writes while the guest runs on. At
+// most one commit is in flight: the next flush waits for it first, so
+// batches are committed in order and what is stored stays a prefix of the
+// journal. An error of the commit in flight is returned by the next flush.
+func (rs *runState) flushAsync(st store.Store) error {
+	if err := rs.wait(); err != nil {
+		return err
+	}
+	if len(rs.batch.Outcomes) == 0 && len(rs.batch.Runs) == 0 {
+		return nil
+	}
+	b := rs.batch
+	rs.batch = store.Batch{Outcomes: rs.spare[:0]}
+	rs.spare = nil
+	done := make(chan error, 1)
+	rs.inflight, rs.inflightBatch = done, b
+	go func() { done <- st.Commit(context.Background(), b) }()
+	return nil
+}
+
+// wait waits for the commit in flight.
+func (rs *runState) wait() error {
+	if rs.inflight == nil {
+		return nil
+	}
+	err := <-rs.inflight
+	rs.inflight = nil
+	rs.spare = rs.inflightBatch.Outcomes[:0]
+	rs.inflightBatch = store.Batch{}
+	if err != nil {
+		return fmt.Errorf("run %s: record outcomes: %w", rs.run.ID, err)
+	}
 	return nil
 }
 

@@ -265,7 +265,7 @@ func decode[T any](o abi.Outcome) (T, error) {
 		}
 		return v, errors.New(msg)
 	}
-	if len(o.Data) > 0 {
+	if len(o.Data) > 0 && !decodeFast(&v, o.Data) {
 		if err := json.Unmarshal(o.Data, &v); err != nil {
 			return v, fmt.Errorf("skein: decode %T: %w", v, err)
 		}
@@ -276,6 +276,9 @@ func decode[T any](o abi.Outcome) (T, error) {
 func encode(v any, err error) (uint32, []byte) {
 	if err != nil {
 		return abi.StatusError, []byte(err.Error())
+	}
+	if b, ok := encodeFast(v); ok {
+		return abi.StatusOK, b
 	}
 	b, jerr := json.Marshal(v)
 	if jerr != nil {

@@ -1,0 +1,183 @@
+package host
+
+import (
+	"cmp"
+	"encoding/binary"
+	"errors"
+	"slices"
+)
+
+// Go's linker writes a module's initial data as thousands of small data
+// segments (38,019 for a 3.4 MB workflow module) separated by short runs
+// of zeros. wazero evaluates every segment's offset expression and copies
+// it at every instantiation, which costs about 2.5 ms per instance: most
+// of a run's activation. mergeDataSegments rewrites the data section into
+// a few large segments, filling the gaps with the zeros the memory holds
+// anyway, so instantiation copies the same bytes to the same places with
+// a few calls. The rewritten module is only compiled: a module is still
+// stored, hashed and identified by its original bytes.
+
+// maxDataGap is the longest run of zeros merged into a segment.
+const maxDataGap = 4096
+
+// mergeDataSegments returns wasm with its active data segments merged, or
+// wasm itself when the module has a form it does not handle (passive or
+// multi-memory segments, non-constant offsets, overlapping segments, a
+// data count section) or nothing to merge.
+func mergeDataSegments(wasm []byte) []byte {
+	out, err := mergeData(wasm)
+	if err != nil || out == nil {
+		return wasm
+	}
+	return out
+}
+
+type dataSegment struct {
+	offset uint32
+	data   []byte
+}
+
+func mergeData(wasm []byte) ([]byte, error) {
+	if len(wasm) < 8 {
+		return nil, errors.New("short module")
+	}
+	type section struct {
+		id      byte
+		start   int // of the section header
+		content []byte
+	}
+	var sections []section
+	dataIndex := -1
+	for i := 8; i < len(wasm); {
+		start := i
+		id := wasm[i]
+		size, n := uvarint(wasm[i+1:])
+		if n <= 0 || uint64(len(wasm)-i-1-n) < size {
+			return nil, errors.New("bad section")
+		}
+		i += 1 + n
+		sections = append(sections, section{id: id, start: start, content: wasm[i : i+int(size)]})
+		switch id {
+		case 11:
+			dataIndex = len(sections) - 1
+		case 12:
+			return nil, nil // a data count section: bulk-memory code may name segments by index
+		}
+		i += int(size)
+	}
+	if dataIndex < 0 {
+		return nil, nil
+	}
+	segs, err := parseData(sections[dataIndex].content)
+	if err != nil || len(segs) < 2 {
+		return nil, err
+	}
+	// The order of copies matters only where segments overlap, which is
+	// refused below; sorted by offset, neighbours can be merged.
+	slices.SortStableFunc(segs, func(a, b dataSegment) int { return cmp.Compare(a.offset, b.offset) })
+	var merged []dataSegment
+	for _, s := range segs {
+		if len(merged) > 0 {
+			last := &merged[len(merged)-1]
+			end := uint64(last.offset) + uint64(len(last.data))
+			if uint64(s.offset) < end {
+				return nil, nil // overlapping: the order of copies matters
+			}
+			if gap := uint64(s.offset) - end; gap <= maxDataGap {
+				last.data = append(last.data, make([]byte, gap)...)
+				last.data = append(last.data, s.data...)
+				continue
+			}
+		}
+		merged = append(merged, dataSegment{offset: s.offset, data: append([]byte(nil), s.data...)})
+	}
+	if len(merged) == len(segs) {
+		return nil, nil
+	}
+	var content []byte
+	content = binary.AppendUvarint(content, uint64(len(merged)))
+	for _, s := range merged {
+		content = append(content, 0x00, 0x41) // active, memory 0; i32.const
+		content = appendSLEB128(content, int64(s.offset))
+		content = append(content, 0x0b) // end
+		content = binary.AppendUvarint(content, uint64(len(s.data)))
+		content = append(content, s.data...)
+	}
+	out := append([]byte(nil), wasm[:8]...)
+	for i, s := range sections {
+		c := s.content
+		if i == dataIndex {
+			c = content
+		}
+		out = append(out, s.id)
+		out = binary.AppendUvarint(out, uint64(len(c)))
+		out = append(out, c...)
+	}
+	return out, nil
+}
+
+// parseData parses a data section whose segments are all active, in
+// memory 0, at an i32.const offset.
+func parseData(b []byte) ([]dataSegment, error) {
+	count, n := uvarint(b)
+	if n <= 0 {
+		return nil, errors.New("bad data count")
+	}
+	b = b[n:]
+	segs := make([]dataSegment, 0, count)
+	for k := uint64(0); k < count; k++ {
+		if len(b) < 2 || b[0] != 0x00 || b[1] != 0x41 {
+			return nil, nil // passive, explicit memory, or another offset expression
+		}
+		off, n := sleb128(b[2:])
+		if n <= 0 || len(b) < 2+n+1 || b[2+n] != 0x0b || off < 0 || off > 1<<31-1 {
+			return nil, nil
+		}
+		b = b[2+n+1:]
+		size, m := uvarint(b)
+		if m <= 0 || uint64(len(b)-m) < size {
+			return nil, errors.New("bad data segment")
+		}
+		segs = append(segs, dataSegment{offset: uint32(off), data: b[m : m+int(size)]})
+		b = b[m+int(size):]
+	}
+	if len(b) != 0 {
+		return nil, errors.New("trailing bytes in the data section")
+	}
+	return segs, nil
+}
+
+// uvarint decodes an unsigned LEB128 number; n <= 0 on error.
+func uvarint(b []byte) (uint64, int) { return binary.Uvarint(b) }
+
+// sleb128 decodes a signed LEB128 number (wasm's i32.const immediate);
+// n <= 0 on error.
+func sleb128(b []byte) (v int64, n int) {
+	var shift uint
+	for i, c := range b {
+		if i == 10 {
+			return 0, -1
+		}
+		v |= int64(c&0x7f) << shift
+		shift += 7
+		if c < 0x80 {
+			if shift < 64 && c&0x40 != 0 {
+				v |= -1 << shift
+			}
+			return v, i + 1
+		}
+	}
+	return 0, 0
+}
+
+// appendSLEB128 appends v as a signed LEB128 number.
+func appendSLEB128(b []byte, v int64) []byte {
+	for {
+		c := byte(v & 0x7f)
+		v >>= 7
+		if (v == 0 && c&0x40 == 0) || (v == -1 && c&0x40 != 0) {
+			return append(b, c)
+		}
+		b = append(b, c|0x80)
+	}
+}
