@@ -1,0 +1,525 @@
+// Package memory implements store.Store in the memory of the process.
+//
+// It is meant for simulations, tests and embedding skein where persistence
+// is not wanted: New costs a couple of allocations, and every operation is
+// a few map lookups, or a scan of one run's records or of the run index,
+// under one lock. Nothing is written anywhere: everything stored is lost
+// when the Store is closed or the process exits.
+//
+// Its behaviour matches the reference backend, store/sqlite, and it passes
+// the shared suite in store/storetest. Byte slices are copied on the way in
+// and on the way out, so callers may reuse their buffers and mutate what
+// they are given. Times are kept as given (only their monotonic clock
+// reading is dropped); a zero time the store fills in is the wall clock at
+// the call.
+package memory
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/skeinrun/skein/store"
+)
+
+// ErrClosed is returned (wrapped) by every method called after Close.
+var ErrClosed = errors.New("store is closed")
+
+// defaultRunsLimit is the page size of Runs when the filter sets none.
+const defaultRunsLimit = 100
+
+// Store is a store.Store held in memory. It is safe for concurrent use.
+// Create it with New; the zero value is not usable.
+type Store struct {
+	mu       sync.RWMutex
+	closed   bool
+	modules  map[string]*moduleRec // by hash
+	namedSeq int64                 // last moduleRec.namedSeq handed out
+	runs     map[string]*runRec    // by ID
+	ids      []string              // the keys of runs, sorted
+}
+
+// moduleRec is a stored module.
+type moduleRec struct {
+	m        store.Module // Bytes and Workflows are owned by the store
+	order    int          // insertion order; breaks CreatedAt ties in Modules
+	namedSeq int64        // when it was last stored under a non-empty name; 0 if never
+}
+
+// runRec is a stored run with its outcomes and settlements.
+type runRec struct {
+	run         store.Run                   // Input and Result are owned by the store
+	outcomes    map[string]store.Outcome    // by key; nil until the first
+	settlements map[string]store.Settlement // by key; nil until the first
+}
+
+var _ store.Store = (*Store)(nil)
+
+// New returns an empty store.
+func New() *Store {
+	return &Store{
+		modules: make(map[string]*moduleRec),
+		runs:    make(map[string]*runRec),
+	}
+}
+
+// check returns the error a call fails with before doing anything: ctx's
+// error, or ErrClosed. The caller holds mu.
+func (s *Store) check(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if s.closed {
+		return ErrClosed
+	}
+	return nil
+}
+
+// PutModule stores m. Storing a hash again keeps the first record; a
+// non-empty m.Name renames it and makes it the most recent module of that
+// name. A zero m.CreatedAt is set to now.
+func (s *Store) PutModule(ctx context.Context, m store.Module) error {
+	if m.Hash == "" {
+		return errors.New("memory store: put module: empty hash")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(ctx); err != nil {
+		return fmt.Errorf("memory store: put module %s: %w", m.Hash, err)
+	}
+	rec := s.modules[m.Hash]
+	if rec == nil {
+		m.Bytes = bytes.Clone(m.Bytes)
+		m.Workflows = slices.Clone(m.Workflows)
+		if len(m.Workflows) == 0 {
+			m.Workflows = nil
+		}
+		m.CreatedAt = orNow(m.CreatedAt, time.Now())
+		rec = &moduleRec{m: m, order: len(s.modules)}
+		s.modules[m.Hash] = rec
+	}
+	if m.Name != "" {
+		rec.m.Name = m.Name
+		s.namedSeq++
+		rec.namedSeq = s.namedSeq
+	}
+	return nil
+}
+
+// Module returns the module whose hash is hashOrName or, failing that, the
+// module most recently stored under the name hashOrName. It fails with
+// store.ErrNotFound (wrapped) if neither exists.
+func (s *Store) Module(ctx context.Context, hashOrName string) (store.Module, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if err := s.check(ctx); err != nil {
+		return store.Module{}, fmt.Errorf("memory store: module %q: %w", hashOrName, err)
+	}
+	rec := s.modules[hashOrName]
+	if rec == nil && hashOrName != "" {
+		for _, r := range s.modules {
+			if r.m.Name == hashOrName && (rec == nil || r.namedSeq > rec.namedSeq) {
+				rec = r
+			}
+		}
+	}
+	if rec == nil {
+		return store.Module{}, fmt.Errorf("memory store: module %q: %w", hashOrName, store.ErrNotFound)
+	}
+	return copyModule(rec.m, true), nil
+}
+
+// Modules lists every module without its bytes, most recently created
+// first (the most recently stored first among equal CreatedAt).
+func (s *Store) Modules(ctx context.Context) ([]store.Module, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if err := s.check(ctx); err != nil {
+		return nil, fmt.Errorf("memory store: list modules: %w", err)
+	}
+	recs := make([]*moduleRec, 0, len(s.modules))
+	for _, r := range s.modules {
+		recs = append(recs, r)
+	}
+	slices.SortFunc(recs, func(a, b *moduleRec) int {
+		return cmp.Or(b.m.CreatedAt.Compare(a.m.CreatedAt), cmp.Compare(b.order, a.order))
+	})
+	var ms []store.Module
+	for _, r := range recs {
+		ms = append(ms, copyModule(r.m, false))
+	}
+	return ms, nil
+}
+
+// CreateRun inserts r unless a run with r.ID exists, and returns the run as
+// stored and whether this call created it. An empty r.Status is stored as
+// pending; a zero CreatedAt is set to now, and a zero UpdatedAt to
+// CreatedAt.
+func (s *Store) CreateRun(ctx context.Context, r store.Run) (store.Run, bool, error) {
+	if r.ID == "" {
+		return store.Run{}, false, errors.New("memory store: create run: empty id")
+	}
+	if r.Status == "" {
+		r.Status = store.RunPending
+	}
+	r.CreatedAt = orNow(r.CreatedAt, time.Now())
+	r.UpdatedAt = orNow(r.UpdatedAt, r.CreatedAt)
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(ctx); err != nil {
+		return store.Run{}, false, fmt.Errorf("memory store: create run %s: %w", r.ID, err)
+	}
+	if rec := s.runs[r.ID]; rec != nil {
+		return copyRun(rec.run), false, nil
+	}
+	s.runs[r.ID] = &runRec{run: copyRun(r)}
+	i, _ := slices.BinarySearch(s.ids, r.ID)
+	s.ids = slices.Insert(s.ids, i, r.ID)
+	return copyRun(r), true, nil
+}
+
+// Run returns the run with the given id, or store.ErrNotFound (wrapped).
+func (s *Store) Run(ctx context.Context, id string) (store.Run, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if err := s.check(ctx); err != nil {
+		return store.Run{}, fmt.Errorf("memory store: run %s: %w", id, err)
+	}
+	rec := s.runs[id]
+	if rec == nil {
+		return store.Run{}, fmt.Errorf("memory store: run %s: %w", id, store.ErrNotFound)
+	}
+	return copyRun(rec.run), nil
+}
+
+// Runs lists runs ordered by ID, filtered by f. A page starts with a binary
+// search for f.After; with f.Status set, it scans runs of other statuses
+// too.
+func (s *Store) Runs(ctx context.Context, f store.RunFilter) ([]store.Run, error) {
+	limit := f.Limit
+	if limit <= 0 {
+		limit = defaultRunsLimit
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if err := s.check(ctx); err != nil {
+		return nil, fmt.Errorf("memory store: list runs: %w", err)
+	}
+	i, found := slices.BinarySearch(s.ids, f.After)
+	if found {
+		i++
+	}
+	var rs []store.Run
+	for _, id := range s.ids[i:] {
+		if len(rs) == limit {
+			break
+		}
+		if r := &s.runs[id].run; f.Status == "" || r.Status == f.Status {
+			rs = append(rs, copyRun(*r))
+		}
+	}
+	return rs, nil
+}
+
+// DueRuns returns the runs a worker should drive (see store.Store),
+// ordered by WakeAt then ID, at most limit of them (limit <= 0: no limit).
+// It scans every run.
+func (s *Store) DueRuns(ctx context.Context, now int64, limit int) ([]store.Run, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if err := s.check(ctx); err != nil {
+		return nil, fmt.Errorf("memory store: due runs: %w", err)
+	}
+	var due []*store.Run
+	for _, rec := range s.runs {
+		if rec.due(now) {
+			due = append(due, &rec.run)
+		}
+	}
+	slices.SortFunc(due, func(a, b *store.Run) int {
+		return cmp.Or(cmp.Compare(a.WakeAt, b.WakeAt), strings.Compare(a.ID, b.ID))
+	})
+	if limit > 0 && len(due) > limit {
+		due = due[:limit]
+	}
+	var rs []store.Run
+	for _, r := range due {
+		rs = append(rs, copyRun(*r))
+	}
+	return rs, nil
+}
+
+// due reports whether a worker should drive the run at time now: it is
+// pending or running, or it is suspended and a timer, its deadline, a
+// cancellation or a settlement waits to be delivered.
+func (rec *runRec) due(now int64) bool {
+	r := &rec.run
+	switch r.Status {
+	case store.RunPending, store.RunRunning:
+		return true
+	case store.RunSuspended:
+	default:
+		return false
+	}
+	if r.WakeAt > 0 && r.WakeAt <= now {
+		return true
+	}
+	if r.Deadline > 0 && r.Deadline <= now && r.Cancel == "" {
+		return true
+	}
+	if _, delivered := rec.outcomes[store.CancelKey]; r.Cancel != "" && !delivered {
+		return true
+	}
+	for key := range rec.settlements {
+		if rec.undelivered(key) {
+			return true
+		}
+	}
+	return false
+}
+
+// undelivered reports whether the settlement at key waits to be
+// delivered: the run has a pending outcome at key.
+func (rec *runRec) undelivered(key string) bool {
+	o, ok := rec.outcomes[key]
+	return ok && o.Status == store.OutcomePending
+}
+
+// Settle records the settlement of an external promise exactly once. See
+// store.Store. A zero st.CreatedAt is set to now.
+func (s *Store) Settle(ctx context.Context, st store.Settlement) error {
+	if st.Status != store.OutcomeOK && st.Status != store.OutcomeError {
+		return fmt.Errorf("memory store: settle %s.%s: status %q is not ok or error", st.RunID, st.Key, st.Status)
+	}
+	now := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(ctx); err != nil {
+		return fmt.Errorf("memory store: settle %s.%s: %w", st.RunID, st.Key, err)
+	}
+	rec := s.runs[st.RunID]
+	var o store.Outcome
+	var ok bool
+	if rec != nil {
+		o, ok = rec.outcomes[st.Key]
+	}
+	if !ok || o.Kind != "promise" {
+		return fmt.Errorf("memory store: settle %s.%s: run %q has no promise at key %q: %w",
+			st.RunID, st.Key, st.RunID, st.Key, store.ErrNotFound)
+	}
+	if _, dup := rec.settlements[st.Key]; dup || o.Status != store.OutcomePending {
+		return fmt.Errorf("memory store: settle %s.%s: promise %s.%s is settled already: %w",
+			st.RunID, st.Key, st.RunID, st.Key, store.ErrConflict)
+	}
+	rec.addSettlement(st, now)
+	return nil
+}
+
+// addSettlement stores a copy of st unless the run has a settlement at
+// st.Key already. A zero st.CreatedAt becomes now.
+func (rec *runRec) addSettlement(st store.Settlement, now time.Time) {
+	if _, dup := rec.settlements[st.Key]; dup {
+		return
+	}
+	if rec.settlements == nil {
+		rec.settlements = make(map[string]store.Settlement)
+	}
+	st.Value = bytes.Clone(st.Value)
+	st.CreatedAt = orNow(st.CreatedAt, now)
+	rec.settlements[st.Key] = st
+}
+
+// Settlements returns the run's settlements not yet delivered, oldest
+// first (by key among equal CreatedAt). See store.Store. An unknown run has
+// none (no error).
+func (s *Store) Settlements(ctx context.Context, runID string) ([]store.Settlement, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if err := s.check(ctx); err != nil {
+		return nil, fmt.Errorf("memory store: settlements of %s: %w", runID, err)
+	}
+	rec := s.runs[runID]
+	if rec == nil {
+		return nil, nil
+	}
+	var out []store.Settlement
+	for key, st := range rec.settlements {
+		if rec.undelivered(key) {
+			st.Value = bytes.Clone(st.Value)
+			out = append(out, st)
+		}
+	}
+	slices.SortFunc(out, func(a, b store.Settlement) int {
+		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), strings.Compare(a.Key, b.Key))
+	})
+	return out, nil
+}
+
+// RequestCancel records a cancellation request (and sets UpdatedAt to now)
+// unless one was recorded already or the run is terminal. See store.Store.
+func (s *Store) RequestCancel(ctx context.Context, runID, reason string) (store.Run, error) {
+	now := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(ctx); err != nil {
+		return store.Run{}, fmt.Errorf("memory store: cancel %s: %w", runID, err)
+	}
+	rec := s.runs[runID]
+	if rec == nil {
+		return store.Run{}, fmt.Errorf("memory store: cancel %s: %w", runID, store.ErrNotFound)
+	}
+	if r := &rec.run; r.Cancel == "" && !r.Status.Terminal() {
+		r.Cancel = reason
+		r.UpdatedAt = orNow(time.Time{}, now)
+	}
+	return copyRun(rec.run), nil
+}
+
+// Commit applies b atomically. A batch with an outcome, a run update or a
+// settlement of an unknown run fails as a whole with store.ErrNotFound
+// (wrapped) and leaves no trace. Outcomes are upserted by (run, key) in
+// order, so the last of a key wins, except that a pending outcome never
+// replaces a settled one and Attempts never goes down. Run updates write
+// ModuleHash, Status, Result, Error, WakeAt and UpdatedAt only. A
+// settlement is stored unless the run has one at its key. A zero UpdatedAt
+// or CreatedAt is stored as now.
+func (s *Store) Commit(ctx context.Context, b store.Batch) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(ctx); err != nil {
+		return fmt.Errorf("memory store: commit: %w", err)
+	}
+	// Check every write first: a batch never creates a run, so once these
+	// pass, nothing below can fail.
+	for i := range b.Outcomes {
+		if ro := &b.Outcomes[i]; s.runs[ro.RunID] == nil {
+			return fmt.Errorf("memory store: commit: upsert outcome %s/%s: run %w", ro.RunID, ro.Outcome.Key, store.ErrNotFound)
+		}
+	}
+	for i := range b.Runs {
+		if id := b.Runs[i].ID; s.runs[id] == nil {
+			return fmt.Errorf("memory store: commit: update run %s: %w", id, store.ErrNotFound)
+		}
+	}
+	for i := range b.Settlements {
+		if st := &b.Settlements[i]; s.runs[st.RunID] == nil {
+			return fmt.Errorf("memory store: commit: settlement %s/%s: run %w", st.RunID, st.Key, store.ErrNotFound)
+		}
+	}
+
+	now := time.Now().Round(0)
+	for i := range b.Outcomes {
+		ro := &b.Outcomes[i]
+		s.runs[ro.RunID].upsert(ro.Outcome, now)
+	}
+	for i := range b.Runs {
+		u := &b.Runs[i]
+		r := &s.runs[u.ID].run
+		r.ModuleHash = u.ModuleHash
+		r.Status = u.Status
+		r.Result = bytes.Clone(u.Result)
+		r.Error = u.Error
+		r.WakeAt = u.WakeAt
+		r.UpdatedAt = orNow(u.UpdatedAt, now)
+	}
+	for i := range b.Settlements {
+		st := b.Settlements[i]
+		s.runs[st.RunID].addSettlement(st, now)
+	}
+	return nil
+}
+
+// upsert stores a copy of o at o.Key, unless o is pending and the stored
+// outcome is settled. It keeps the higher Attempts of the two. A zero
+// o.UpdatedAt becomes now.
+func (rec *runRec) upsert(o store.Outcome, now time.Time) {
+	old, exists := rec.outcomes[o.Key]
+	if exists {
+		if o.Status == store.OutcomePending && old.Status != store.OutcomePending {
+			return
+		}
+		o.Attempts = max(o.Attempts, old.Attempts)
+	}
+	if rec.outcomes == nil {
+		rec.outcomes = make(map[string]store.Outcome)
+	}
+	o.Value = bytes.Clone(o.Value)
+	o.UpdatedAt = orNow(o.UpdatedAt, now)
+	rec.outcomes[o.Key] = o
+}
+
+// Outcomes returns every outcome of the run: those with Seq != 0 by Seq,
+// then those with Seq 0 by Key (for outcomes the host writes, settled ones
+// in settle order, then pending ones). An unknown run has no outcomes (no
+// error).
+func (s *Store) Outcomes(ctx context.Context, runID string) ([]store.Outcome, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if err := s.check(ctx); err != nil {
+		return nil, fmt.Errorf("memory store: outcomes of %s: %w", runID, err)
+	}
+	rec := s.runs[runID]
+	if rec == nil || len(rec.outcomes) == 0 {
+		return nil, nil
+	}
+	out := make([]store.Outcome, 0, len(rec.outcomes))
+	for _, o := range rec.outcomes {
+		o.Value = bytes.Clone(o.Value)
+		out = append(out, o)
+	}
+	slices.SortFunc(out, func(a, b store.Outcome) int {
+		if (a.Seq == 0) != (b.Seq == 0) {
+			if a.Seq == 0 {
+				return 1
+			}
+			return -1
+		}
+		return cmp.Or(cmp.Compare(a.Seq, b.Seq), strings.Compare(a.Key, b.Key))
+	})
+	return out, nil
+}
+
+// Close drops everything stored. Every later call fails with ErrClosed;
+// calling Close again is a no-op.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	s.modules, s.runs, s.ids = nil, nil, nil
+	return nil
+}
+
+// orNow returns t without its monotonic clock reading, or now (likewise)
+// when t is zero.
+func orNow(t, now time.Time) time.Time {
+	if t.IsZero() {
+		return now.Round(0)
+	}
+	return t.Round(0)
+}
+
+// copyRun returns r with its own copies of Input and Result.
+func copyRun(r store.Run) store.Run {
+	r.Input = bytes.Clone(r.Input)
+	r.Result = bytes.Clone(r.Result)
+	return r
+}
+
+// copyModule returns m with its own copy of Workflows, and of Bytes when
+// withBytes is set (nil otherwise).
+func copyModule(m store.Module, withBytes bool) store.Module {
+	if withBytes {
+		m.Bytes = bytes.Clone(m.Bytes)
+	} else {
+		m.Bytes = nil
+	}
+	m.Workflows = slices.Clone(m.Workflows)
+	return m
+}
