@@ -88,6 +88,9 @@ func (h *Host) drive(ctx context.Context, rs *runState) (store.Run, error) {
 	}
 	defer func() { rs.close() }() // rs is replaced after a suspension
 	rs.run = run
+	if h.sim != nil {
+		rs.sim = h.sim.run(runID, run.StartTime)
+	}
 	rs.run.Status, rs.run.WakeAt, rs.run.Error = store.RunRunning, 0, ""
 	if err := h.commitRun(ctx, rs); err != nil {
 		return run, err
@@ -140,6 +143,7 @@ func (h *Host) drive(ctx context.Context, rs *runState) (store.Run, error) {
 				}
 			}
 			next := newRunState(rs.run, rs.opts)
+			next.sim = rs.sim
 			h.mu.Lock()
 			h.active[runID] = next
 			h.mu.Unlock()
@@ -181,7 +185,7 @@ func (h *Host) drive(ctx context.Context, rs *runState) (store.Run, error) {
 			markOrphans(rs, outs, x.s)
 		}
 		var toParent *sched.Completion
-		if rs.run.Parent != "" && rs.run.Status.Terminal() {
+		if rs.run.Parent != "" && rs.run.Status.Terminal() && h.sim == nil {
 			key := strings.TrimPrefix(runID, rs.run.Parent+".")
 			out := childOutcome(rs.run)
 			toParent = &sched.Completion{Key: key, Outcome: out}
@@ -224,6 +228,10 @@ func (h *Host) inbox(ctx context.Context, rs *runState, outs []store.Outcome) er
 		delivered = delivered || o.Key == store.CancelKey
 	}
 	if delivered {
+		return nil
+	}
+	if rs.run.Cancel == "" && rs.run.Deadline > 0 && rs.sim != nil {
+		rs.sim.at("deadline", rs.run.Deadline, sched.Completion{Key: sched.CancelKey, Outcome: sched.Outcome{Err: timeoutReason(rs.run)}})
 		return nil
 	}
 	if rs.run.Cancel == "" && rs.run.Deadline > 0 {

@@ -57,6 +57,11 @@ type exec struct {
 	fnNames    map[string]string
 	verify     bool // Replay: deliver only recorded outcomes, issue nothing new
 
+	// simulation (Config.Simulation) only
+	simWaits  map[string]int            // waits issued per step body attempt
+	simRands  map[string]*rand2.ChaCha8 // real_rand streams per step body attempt
+	simStarts map[string]int64          // clock when each step body attempt started in this execution
+
 	nextOpts map[sched.TaskID]abi.OpOptions // op_options for the task's next op
 	bodies   map[sched.PromiseID]*stepBody  // step bodies running with options
 	canceled bool                           // the cancellation was delivered and handled
@@ -76,8 +81,12 @@ func newDescribeExec(h *Host) *exec {
 
 func newExec(h *Host, rs *runState, recorded []sched.Record) *exec {
 	x := &exec{h: h, rs: rs, fnNames: map[string]string{}}
+	now := realNow
+	if sim := rs.sim; sim != nil {
+		now = func() int64 { return sim.clock }
+	}
 	x.s = sched.New(sched.Options{
-		Now:          realNow,
+		Now:          now,
 		StartTime:    rs.run.StartTime,
 		OnRecord:     x.record,
 		Minting:      h.cfg.minting,
@@ -91,6 +100,9 @@ func realNow() int64 { return time.Now().UnixNano() }
 // record queues a journal record for the next flush.
 func (x *exec) record(r sched.Record) {
 	x.newRecords++
+	if x.rs.sim != nil {
+		x.rs.sim.log = append(x.rs.sim.log, simRecord{out: toStore(r)})
+	}
 	x.rs.batch.Outcomes = append(x.rs.batch.Outcomes, store.RunOutcome{RunID: x.rs.run.ID, Outcome: toStore(r)})
 }
 
@@ -445,6 +457,9 @@ func (x *exec) durableOp(ctx context.Context, tid sched.TaskID, kind abi.OpKind,
 	if err != nil {
 		return abi.OpResult{}, err
 	}
+	if x.rs.sim != nil {
+		x.rs.sim.noteOp(res.Key, simOp{Kind: kind.String(), Function: fn, Task: x.s.TaskPath(tid)})
+	}
 	if x.verify && res.New {
 		x.schedErr(ctx, &sched.NondeterminismError{Expected: "only recorded ops", Got: fmt.Sprintf("%s %q at key %q, which the journal does not record", kind, fn, res.Key)})
 	}
@@ -464,13 +479,16 @@ func (x *exec) durableOp(ctx context.Context, tid sched.TaskID, kind abi.OpKind,
 			}
 			x.bodies[res.Promise] = &stepBody{opts: opts, start: time.Now()}
 		}
+		if x.rs.sim != nil {
+			x.simBodyStart(res.Key, res.Attempts)
+		}
 		if x.h.cfg.onBody != nil {
 			x.h.cfg.onBody(x.rs.run.ID, res.Key)
 		}
 	case kind == abi.OpSleep:
 		switch {
 		case res.Pending != nil:
-			x.rs.armTimer(res.Key, res.Pending.Deadline)
+			x.armTimer(res.Key, res.Pending.Deadline)
 		case res.New:
 			if len(arg) != 8 {
 				x.fail(ctx, "sleep op needs an 8-byte duration, got %d bytes", len(arg))
@@ -481,7 +499,7 @@ func (x *exec) durableOp(ctx context.Context, tid sched.TaskID, kind abi.OpKind,
 			}
 			deadline := x.s.VNow() + d // time.Sleep in workflow code moves only the virtual clock
 			x.s.RecordPending(res.Promise, deadline)
-			x.rs.armTimer(res.Key, deadline)
+			x.armTimer(res.Key, deadline)
 		}
 	case kind == abi.OpPromise:
 		if res.New {
@@ -490,12 +508,20 @@ func (x *exec) durableOp(ctx context.Context, tid sched.TaskID, kind abi.OpKind,
 		x.rs.promises[res.Key] = true
 	case kind == abi.OpCall:
 		if res.New || res.Pending != nil {
+			if res.New {
+				x.s.RecordPending(res.Promise, 0)
+			}
+			if x.rs.sim != nil {
+				attempt := max(res.Attempts, 1)
+				if res.Pending != nil {
+					attempt = res.Attempts + 1
+				}
+				x.simActivity(res.Key, fn, bytes.Clone(arg), opts, attempt)
+				break
+			}
 			act := x.h.activity(fn)
 			if act == nil {
 				x.fail(ctx, "activity %q is not registered on this host (called at key %q)", fn, res.Key)
-			}
-			if res.New {
-				x.s.RecordPending(res.Promise, 0)
 			}
 			c := activityCall{key: res.Key, name: fn, fn: act, input: bytes.Clone(arg), opts: opts, attempt: max(res.Attempts, 1)}
 			if res.Pending != nil {
@@ -524,10 +550,17 @@ func (x *exec) startChild(ctx context.Context, key, workflow string, input []byt
 	if len(input) == 0 {
 		input = []byte("null")
 	}
-	child, err := x.h.createRun(ctx, store.Run{ID: id, ModuleHash: rs.run.ModuleHash, Workflow: workflow,
-		Input: bytes.Clone(input), Parent: rs.run.ID})
+	child := store.Run{ID: id, ModuleHash: rs.run.ModuleHash, Workflow: workflow, Input: bytes.Clone(input), Parent: rs.run.ID}
+	if rs.sim != nil {
+		child.StartTime, child.Seed = rs.sim.clock, rs.run.Seed
+	}
+	child, err := x.h.createRun(ctx, child)
 	if err != nil {
 		x.fail(ctx, "start child run %s: %v", id, err)
+	}
+	if rs.sim != nil {
+		x.simChild(ctx, key, child)
+		return
 	}
 	if child.Status.Terminal() {
 		rs.mb.put(sched.Completion{Key: key, Outcome: childOutcome(child)})
@@ -578,13 +611,30 @@ func (x *exec) stepDone(ctx context.Context, stack []uint64) {
 			if err != nil {
 				x.schedErr(ctx, err)
 			}
-			x.rs.bodyWait(tid, backoff(b.opts, attempt-1))
+			if sim := x.rs.sim; sim != nil {
+				x.simBodyStart(x.s.BodyKey(tid), attempt)
+				x.bodyWait(tid, simBackoff(b.opts, attempt-1, sim.frac(fmt.Sprintf("backoff:%s#%d", x.s.BodyKey(tid), attempt))), "backoff", false)
+			} else {
+				x.rs.bodyWait(tid, backoff(b.opts, attempt-1))
+			}
 			x.flush(ctx) // the attempt count is durable before the attempt runs
 			b.start = time.Now()
 			stack[0] = uint64(abi.StepRetry)
 			return
 		}
 		delete(x.bodies, p)
+	}
+	if sim := x.rs.sim; sim != nil && !x.s.BodyWaited(tid) {
+		// In a simulation every step body takes time: its outcome is
+		// delivered like a held one, after a seeded duration.
+		key := x.s.BodyKey(tid)
+		id := fmt.Sprintf("step:%s#%d", key, x.s.Attempts(p))
+		if err := x.s.StepDefer(tid, p); err != nil {
+			x.schedErr(ctx, err)
+		}
+		sim.schedule(id, time.Duration(sim.frac(id)*float64(x.h.sim.cfg.StepTime)), sched.Completion{Key: key, Outcome: out})
+		stack[0] = uint64(abi.StepAwait)
+		return
 	}
 	settled, err := x.s.StepDone(tid, p, out)
 	if err != nil {
@@ -655,7 +705,51 @@ func (x *exec) bodySleep(ctx context.Context, stack []uint64) {
 	if err := x.s.BodyWait(tid); err != nil {
 		x.schedErr(ctx, err)
 	}
-	x.rs.bodyWait(tid, d)
+	x.bodyWait(tid, d, "body", true)
+}
+
+// bodyWait starts a wait inside a step body: real, or in a simulation a
+// seeded virtual duration (scaled: uniform in [0, 2d)).
+func (x *exec) bodyWait(tid sched.TaskID, d time.Duration, what string, scale bool) {
+	sim := x.rs.sim
+	if sim == nil {
+		x.rs.bodyWait(tid, d)
+		return
+	}
+	id := x.simBodyID(tid, what)
+	if scale {
+		d = time.Duration(sim.frac(id) * 2 * float64(d))
+	}
+	x.rs.bodyWaits++
+	sim.schedule(id, d, sched.Completion{Task: tid})
+}
+
+// armTimer arms a durable timer: real, or a simulation event.
+func (x *exec) armTimer(key string, deadline int64) {
+	sim := x.rs.sim
+	if sim == nil {
+		x.rs.armTimer(key, deadline)
+		return
+	}
+	if _, ok := x.rs.timers[key]; ok {
+		return
+	}
+	x.rs.timers[key] = deadline
+	sim.at("timer:"+key, deadline, sched.Completion{Key: key, Outcome: sched.Outcome{OK: true, Value: []byte("null")}})
+}
+
+// simBodyStart notes when an attempt of a step body starts: the first
+// time in any execution (kept across crashes) and in this one.
+func (x *exec) simBodyStart(key string, attempt int) {
+	id := fmt.Sprintf("%s#%d", key, attempt)
+	sim := x.rs.sim
+	if _, ok := sim.ends["start:"+id]; !ok {
+		sim.ends["start:"+id] = sim.clock
+	}
+	if x.simStarts == nil {
+		x.simStarts = map[string]int64{}
+	}
+	x.simStarts[id] = sim.clock
 }
 
 func (x *exec) opOptions(ctx context.Context, stack []uint64) {
@@ -690,12 +784,24 @@ func (x *exec) inBody(ctx context.Context, what string) {
 
 func (x *exec) realNow(ctx context.Context, stack []uint64) {
 	x.inBody(ctx, "real time")
+	if sim := x.rs.sim; sim != nil {
+		// The body's virtual time, counted from the first start of this
+		// attempt, so a body run again after a crash reads the same.
+		tid := x.s.Current()
+		id := fmt.Sprintf("%s#%d", x.s.BodyKey(tid), x.s.Attempts(x.s.BodyPromise(tid)))
+		stack[0] = uint64(sim.ends["start:"+id] + sim.clock - x.simStarts[id])
+		return
+	}
 	stack[0] = uint64(time.Now().UnixNano())
 }
 
 func (x *exec) realRand(ctx context.Context, stack []uint64) {
 	x.inBody(ctx, "real randomness")
 	b := x.read(ctx, api.DecodeU32(stack[0]), api.DecodeU32(stack[1]))
+	if x.rs.sim != nil {
+		x.simRand(x.s.Current()).Read(b)
+		return
+	}
 	rand.Read(b) // writes guest memory in place
 }
 
@@ -768,6 +874,15 @@ func (x *exec) onCancel(ctx context.Context, reason string) {
 // nothing in this process will settle soon.
 func (x *exec) idleWait(ctx context.Context) {
 	rs := x.rs
+	if rs.sim != nil {
+		if rs.mb.len() > 0 || rs.sim.fire(&rs.mb) {
+			return
+		}
+		if len(rs.promises) > 0 || len(rs.children) > 0 {
+			x.suspend(ctx, 0)
+		}
+		x.fail(ctx, "deadlock: every task waits and nothing can settle what they wait for")
+	}
 	for rs.mb.len() == 0 {
 		busy := x.s.InBody() || len(rs.activities) > 0 || rs.bodyWaits > 0 || rs.liveChildren() > 0
 		if !busy {

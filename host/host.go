@@ -85,6 +85,10 @@ type Config struct {
 	// (see RATIONALE.md). Default true; set DisableInterrupt to turn off.
 	DisableInterrupt bool
 
+	// Simulation, if set, runs every workflow in virtual time only, with
+	// timing decided by a seed (see Simulation). For checks and tests.
+	Simulation *Simulation
+
 	// testing hooks (package-internal tests only).
 	minting      sched.Minting
 	replayInline bool
@@ -105,6 +109,7 @@ type Host struct {
 	activities map[string]Activity
 	active     map[string]*runState // runs driven by this process
 	wake       chan struct{}        // signals Work: new work may be due
+	sim        *simulator           // Config.Simulation
 }
 
 // Activity is a host function a workflow calls with skein.Call. It runs
@@ -155,6 +160,9 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 	h := &Host{cfg: cfg, rt: rt, cache: cache, log: cfg.Logger,
 		compiled: map[string]wazero.CompiledModule{}, infos: map[string]store.Module{}, activities: map[string]Activity{},
 		active: map[string]*runState{}, wake: make(chan struct{}, 1)}
+	if cfg.Simulation != nil {
+		h.sim = newSimulator(*cfg.Simulation)
+	}
 	if err := h.exportHostModule(ctx); err != nil {
 		rt.Close(ctx)
 		return nil, fmt.Errorf("host: skein host module: %w", err)
@@ -290,7 +298,10 @@ func (h *Host) newRun(ctx context.Context, r store.Run) (store.Run, bool, error)
 		r.Seed = binary.LittleEndian.Uint64(b[:]) | 1
 	}
 	now := time.Now()
-	r.Status, r.StartTime, r.CreatedAt, r.UpdatedAt = store.RunPending, now.UnixNano(), now, now
+	if r.StartTime == 0 {
+		r.StartTime = now.UnixNano()
+	}
+	r.Status, r.CreatedAt, r.UpdatedAt = store.RunPending, now, now
 	return h.cfg.Store.CreateRun(ctx, r)
 }
 

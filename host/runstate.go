@@ -38,6 +38,7 @@ type runState struct {
 	cancel        context.CancelFunc // stops activities
 	actx          context.Context
 	deadline      *time.Timer // run timeout
+	sim           *simRun     // Config.Simulation: the run's simulated world
 
 	mu        sync.Mutex
 	childLive map[string]bool // child runs this run drives in this process

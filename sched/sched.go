@@ -91,6 +91,7 @@ const (
 type task struct {
 	id      TaskID
 	scope   *lineage.Scope
+	path    *lineage.Scope // the lineage scope, even under MintCounter
 	join    PromiseID
 	state   taskState
 	started bool
@@ -223,7 +224,7 @@ func New(opts Options, recorded []Record) *Sched {
 }
 
 func (s *Sched) newTask(scope *lineage.Scope) *task {
-	t := &task{id: TaskID(len(s.tasks) + 1), scope: scope}
+	t := &task{id: TaskID(len(s.tasks) + 1), scope: scope, path: scope}
 	s.tasks = append(s.tasks, t)
 	t.join = s.newPromise(&promise{key: scope.Key(), kind: "task", owner: t.id})
 	s.push(t)
@@ -530,7 +531,13 @@ func (s *Sched) Spawn(tid TaskID, name string) (TaskID, PromiseID, string, error
 	}
 	var scope *lineage.Scope
 	if s.opts.Minting == MintCounter {
-		scope = lineage.Root() // every op of every task shares the counter
+		path, err := t.path.Spawn(name)
+		if err != nil {
+			return 0, 0, "", err
+		}
+		c := s.newTask(lineage.Root()) // every op of every task shares the counter
+		c.path = path
+		return c.id, c.join, path.Key(), nil
 	} else if scope, err = t.scope.Spawn(name); err != nil {
 		return 0, 0, "", err
 	}
@@ -910,8 +917,65 @@ func (s *Sched) StepRetry(tid TaskID, id PromiseID) (attempts int, err error) {
 	return p.attempts, s.BodyWait(tid)
 }
 
-// Attempts returns the attempt count of promise p.
-func (s *Sched) Attempts(id PromiseID) int { return s.promises[id-1].attempts }
+// TaskPath returns the lineage scope key of a task ("" for the root,
+// "t2", "fan.0", …), whatever the minting policy: the task's structural
+// identity, which a checker compares across schedules.
+func (s *Sched) TaskPath(tid TaskID) string {
+	if tid == 0 || int(tid) > len(s.tasks) {
+		return ""
+	}
+	return s.tasks[tid-1].path.Key()
+}
+
+// BodyPromise returns the step promise whose body the task runs, 0 if none.
+func (s *Sched) BodyPromise(tid TaskID) PromiseID {
+	if tid == 0 || int(tid) > len(s.tasks) {
+		return 0
+	}
+	return s.tasks[tid-1].body
+}
+
+// BodyKey returns the key of the step whose body the task runs, "" if none.
+func (s *Sched) BodyKey(tid TaskID) string {
+	if tid == 0 || int(tid) > len(s.tasks) || s.tasks[tid-1].body == 0 {
+		return ""
+	}
+	return s.promises[s.tasks[tid-1].body-1].key
+}
+
+// StepDefer ends the body of step p like StepDone, but neither settles
+// nor holds its outcome: the host delivers it later as a completion (a
+// simulation, which gives every step body a duration). The task goes on
+// and awaits the promise.
+func (s *Sched) StepDefer(tid TaskID, id PromiseID) error {
+	t, err := s.running(tid)
+	if err != nil {
+		return err
+	}
+	if t.body == 0 || t.body != id {
+		return misuse("task %d reported step promise %d done, but it is not running that step's body", tid, id)
+	}
+	t.body = 0
+	s.bodies--
+	return nil
+}
+
+// BodyWaited reports whether the running task's current step body has
+// waited (its outcome will be held).
+func (s *Sched) BodyWaited(tid TaskID) bool {
+	if tid == 0 || int(tid) > len(s.tasks) {
+		return false
+	}
+	return s.tasks[tid-1].bodyWaited
+}
+
+// Attempts returns the attempt count of promise p (0 for no promise).
+func (s *Sched) Attempts(id PromiseID) int {
+	if id == 0 || int(id) > len(s.promises) {
+		return 0
+	}
+	return s.promises[id-1].attempts
+}
 
 // Issued reports whether this execution issued a durable op with the key
 // (for CancelKey: whether the cancellation was delivered).

@@ -4,6 +4,7 @@
 //	skein inspect RUN [--db FILE | --server URL] [--json]
 //	skein serve [--db FILE] [--addr 127.0.0.1:7070] [--token TOKEN]
 //	skein deploy|start|status|wait|resolve|cancel ... [--server URL] [--token TOKEN]
+//	skein check MODULE.wasm [--workflow W] [--input JSON] [--schedules N] [--seed S] [--json]
 //	skein bench [--workload NAME] [--durability normal|strict|both] [--json]
 //
 // Run `skein help` or `skein COMMAND --help` for details.
@@ -64,6 +65,8 @@ func init() {
 			"settle an external promise (id {run}.{key}) on a server", cmdResolve},
 		{"cancel", "skein cancel RUN [--reason TEXT] [--server URL] [--json]",
 			"cancel a run on a server", cmdCancel},
+		{"check", "skein check MODULE.wasm [--workflow W] [--input JSON] [--schedules N] [--seed S] [--schedule K --crash-at T] [--activity NAME=JSON] [--json]",
+			"prove hermetically that a workflow replays exactly from every crash point and that its ids do not depend on timing", cmdCheck},
 		{"bench", "skein bench [--workload NAME[,NAME]] [--durability normal|strict|both] [--interrupt on|off|both] [--json] [--module bin/bench.wasm] [--quick]",
 			"run the performance workloads through the real host and print one line per figure (docs/PERFORMANCE.md)", cmdBench},
 	}

@@ -10,6 +10,8 @@ import (
 
 	"github.com/skeinrun/skein/host"
 	"github.com/skeinrun/skein/internal/hosttest"
+	"github.com/skeinrun/skein/internal/wasmbuild"
+	"github.com/skeinrun/skein/skeintest"
 	"github.com/skeinrun/skein/store"
 )
 
@@ -136,5 +138,14 @@ func TestApprovalCanceled(t *testing.T) {
 				t.Errorf("resolve after cancel: %v, want ErrConflict", err)
 			}
 		})
+	}
+}
+
+// Nobody settles the promise in a simulation, so the 24 h deadline wins,
+// in virtual time, under every schedule, replayed from every crash point.
+func TestApprovalCheck(t *testing.T) {
+	r := skeintest.Check(t, wasmbuild.Build(t, "./examples/approval"), "approval", `{"request":"r1"}`, skeintest.Options{Schedules: 100, ScheduleIndependent: true})
+	if e := r.Ends[0]; e.Result != `"ticket:r1 expired after 24h0m0s"` {
+		t.Fatalf("end %+v", e)
 	}
 }

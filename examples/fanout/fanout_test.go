@@ -7,6 +7,8 @@ import (
 
 	"github.com/skeinrun/skein/host"
 	"github.com/skeinrun/skein/internal/hosttest"
+	"github.com/skeinrun/skein/internal/wasmbuild"
+	"github.com/skeinrun/skein/skeintest"
 	"github.com/skeinrun/skein/store"
 )
 
@@ -56,5 +58,17 @@ func TestFanoutChildrenReplayed(t *testing.T) {
 	r, _ := hosttest.Run(t, "./examples/fanout", "fanout", `{"n":8}`, host.EvictAlways)
 	if r.Status != store.RunCompleted || string(r.Result) != fmt.Sprint(sumSquares(8)) {
 		t.Fatalf("run %s %s %s", r.Status, r.Result, r.Error)
+	}
+}
+
+// The fork's branches end in every order under the schedules; ids and the
+// sum do not depend on it, with children and with steps.
+func TestFanoutCheck(t *testing.T) {
+	wasm := wasmbuild.Build(t, "./examples/fanout")
+	for _, in := range []string{`{"n":4}`, `{"n":6,"steps":true}`} {
+		r := skeintest.Check(t, wasm, "fanout", in, skeintest.Options{Schedules: 40, ScheduleIndependent: true})
+		if want := fmt.Sprint(sumSquares(4)); in == `{"n":4}` && r.Ends[0].Result != want {
+			t.Fatalf("%s: end %+v, want %s", in, r.Ends[0], want)
+		}
 	}
 }

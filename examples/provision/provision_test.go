@@ -6,6 +6,8 @@ import (
 
 	"github.com/skeinrun/skein/host"
 	"github.com/skeinrun/skein/internal/hosttest"
+	"github.com/skeinrun/skein/internal/wasmbuild"
+	"github.com/skeinrun/skein/skeintest"
 )
 
 func TestProvision(t *testing.T) {
@@ -22,5 +24,14 @@ func TestProvision(t *testing.T) {
 		if !slices.Equal(keys, want) {
 			t.Fatalf("%s: keys %q, want %q", wf, keys, want)
 		}
+	}
+}
+
+// Both versions replay exactly from every crash point under seeded
+// schedules, and the fork's ids never depend on which branch ends first.
+func TestProvisionCheck(t *testing.T) {
+	wasm := wasmbuild.Build(t, "./examples/provision")
+	for _, wf := range []string{"provision_vm", "provision_vm_named"} {
+		skeintest.Check(t, wasm, wf, `{"name":"db","size":"large"}`, skeintest.Options{Schedules: 100, ScheduleIndependent: true})
 	}
 }

@@ -6,6 +6,8 @@ import (
 
 	"github.com/skeinrun/skein/host"
 	"github.com/skeinrun/skein/internal/hosttest"
+	"github.com/skeinrun/skein/internal/wasmbuild"
+	"github.com/skeinrun/skein/skeintest"
 )
 
 func TestRace(t *testing.T) {
@@ -20,4 +22,10 @@ func TestRace(t *testing.T) {
 			t.Fatalf("%s: keys %q", evict, keys)
 		}
 	}
+}
+
+// The race replays exactly from every crash point under 200 seeded
+// schedules, and its ids and result never depend on timing.
+func TestRaceCheck(t *testing.T) {
+	skeintest.Check(t, wasmbuild.Build(t, "./examples/race"), "race", "null", skeintest.Options{ScheduleIndependent: true})
 }

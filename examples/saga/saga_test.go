@@ -6,6 +6,8 @@ import (
 
 	"github.com/skeinrun/skein/host"
 	"github.com/skeinrun/skein/internal/hosttest"
+	"github.com/skeinrun/skein/internal/wasmbuild"
+	"github.com/skeinrun/skein/skeintest"
 	"github.com/skeinrun/skein/store"
 )
 
@@ -38,5 +40,14 @@ func TestSagaBooks(t *testing.T) {
 	}
 	if c := hosttest.Outcome(t, outs, "3"); c.Attempts != 1 {
 		t.Errorf("charge-card took %d attempts, want 1", c.Attempts)
+	}
+}
+
+// The retried charge and the compensations replay exactly from every crash
+// point, whatever the schedule.
+func TestSagaCheck(t *testing.T) {
+	wasm := wasmbuild.Build(t, "./examples/saga")
+	for _, in := range []string{`{"trip":"lisbon","card":"declined"}`, `{"trip":"oslo","card":"visa"}`} {
+		skeintest.Check(t, wasm, "saga", in, skeintest.Options{Schedules: 100, ScheduleIndependent: true})
 	}
 }

@@ -7,6 +7,8 @@ import (
 
 	"github.com/skeinrun/skein/host"
 	"github.com/skeinrun/skein/internal/hosttest"
+	"github.com/skeinrun/skein/internal/wasmbuild"
+	"github.com/skeinrun/skein/skeintest"
 )
 
 func TestSequence(t *testing.T) {
@@ -21,4 +23,10 @@ func TestSequence(t *testing.T) {
 	if got := hosttest.Keys(outs); !slices.Equal(got, want) {
 		t.Fatalf("keys %q, want 1..40 in order", got)
 	}
+}
+
+// The sequence replays exactly from every crash point (schedules cannot
+// change a sequential workflow; a few are enough).
+func TestSequenceCheck(t *testing.T) {
+	skeintest.Check(t, wasmbuild.Build(t, "./examples/sequence"), "sequence", `{"n":12}`, skeintest.Options{Schedules: 20, ScheduleIndependent: true})
 }

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/skeinrun/skein/host"
+)
+
+// fakes collects --activity NAME=JSON and NAME=error:TEXT flags.
+type fakes map[string]host.Activity
+
+func (f fakes) String() string { return "" }
+
+func (f fakes) Set(s string) error {
+	name, v, ok := strings.Cut(s, "=")
+	if !ok || name == "" {
+		return fmt.Errorf("want NAME=JSON or NAME=error:TEXT, got %q", s)
+	}
+	if text, isErr := strings.CutPrefix(v, "error:"); isErr {
+		f[name] = func(context.Context, []byte) ([]byte, error) { return nil, errors.New(text) }
+		return nil
+	}
+	if !json.Valid([]byte(v)) {
+		return fmt.Errorf("the value of %s is not valid JSON: %.100q", name, v)
+	}
+	f[name] = func(context.Context, []byte) ([]byte, error) { return []byte(v), nil }
+	return nil
+}
+
+// checkJSON is the --json output of skein check.
+type checkJSON struct {
+	Workflow    string            `json:"workflow"`
+	Seed        uint64            `json:"seed"`
+	Schedules   int               `json:"schedules"`
+	Replays     int               `json:"replays"`
+	OK          bool              `json:"ok"`
+	Summary     string            `json:"summary"`
+	Divergences []host.Divergence `json:"divergences"`
+	IDConflicts []host.IDConflict `json:"id_conflicts"`
+	Ends        []host.EndGroup   `json:"ends"`
+	ElapsedMS   int64             `json:"elapsed_ms"`
+}
+
+func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("check", stderr)
+	workflow := fs.String("workflow", "", "workflow to check (default: the module's only workflow)")
+	input := fs.String("input", "null", "workflow input as JSON")
+	schedules := fs.Int("schedules", 200, "seeded schedules to run")
+	seed := fs.Uint64("seed", 1, "seed that chooses the schedules (the same seed checks the same schedules)")
+	schedule := fs.Int("schedule", 0, "check only this schedule (from a reproduction line)")
+	crashAt := fs.Int("crash-at", 0, "with --schedule: replay only from this crash point")
+	stepTime := fs.Duration("step-time", 100*time.Millisecond, "longest virtual time a step body takes")
+	activityTime := fs.Duration("activity-time", 100*time.Millisecond, "longest virtual time an activity attempt takes")
+	noInterrupt := fs.Bool("no-interrupt", false, "run the guest without interrupt checks (faster; trusted modules only)")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	quiet := fs.Bool("quiet", false, "no progress line on stderr")
+	acts := fakes{}
+	fs.Var(acts, "activity", "fake for an activity: NAME=JSON or NAME=error:TEXT (repeatable; others return null)")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		fs.Usage()
+		return &exitError{code: exitUsage, err: errors.New("want exactly one MODULE.wasm")}
+	}
+	if !json.Valid([]byte(*input)) {
+		return &exitError{code: exitUsage, err: fmt.Errorf("--input is not valid JSON: %.100q", *input)}
+	}
+	if *schedules < 1 || *schedule < 0 || *crashAt < 0 || (*crashAt > 0 && *schedule == 0) {
+		return &exitError{code: exitUsage, err: errors.New("--schedules must be at least 1, --schedule and --crash-at count from 1, and --crash-at needs --schedule")}
+	}
+	wasm, err := os.ReadFile(pos[0])
+	if err != nil {
+		return err
+	}
+	cache := ""
+	if dir, err := os.UserCacheDir(); err == nil {
+		cache = filepath.Join(dir, "skein-wazero")
+	}
+	o := host.CheckOptions{Workflow: *workflow, Input: json.RawMessage(*input), Schedules: *schedules, Seed: *seed,
+		Schedule: *schedule, CrashAt: *crashAt, Activities: acts, StepTime: *stepTime, ActivityTime: *activityTime,
+		CacheDir: cache, DisableInterrupt: *noInterrupt}
+	if !*quiet && !*asJSON {
+		o.Progress = func(done, total int) {
+			if done == total || done%10 == 0 {
+				fmt.Fprintf(stderr, "\rchecking: %d/%d schedules", done, total)
+			}
+			if done == total {
+				fmt.Fprint(stderr, "\n")
+			}
+		}
+	}
+	r, err := host.Check(ctx, wasm, o)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(checkJSON{Workflow: r.Workflow, Seed: r.Seed, Schedules: r.Schedules, Replays: r.Replays, OK: r.OK(),
+			Summary: r.Summary(), Divergences: r.Divergences, IDConflicts: r.IDConflicts, Ends: r.Ends,
+			ElapsedMS: r.Elapsed.Milliseconds()}); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(stdout, "%s (%s)\n", r.Summary(), r.Elapsed.Round(time.Millisecond))
+		r.Details(stdout)
+	}
+	if !r.OK() {
+		return &exitError{code: exitFailed}
+	}
+	return nil
+}

@@ -1,0 +1,523 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/skeinrun/skein/sched"
+	"github.com/skeinrun/skein/store"
+	"github.com/skeinrun/skein/store/memory"
+)
+
+// CheckOptions configure Check.
+type CheckOptions struct {
+	// Workflow is the registered workflow to check; default: the module's
+	// only workflow.
+	Workflow string
+	// Input is its JSON input; empty means null.
+	Input json.RawMessage
+	// Schedules is the number of seeded schedules; default 200.
+	Schedules int
+	// Seed chooses the schedules; default 1. The same seed checks the same
+	// schedules, exactly.
+	Seed uint64
+	// Schedule, if > 0, checks only that schedule (1-based), to reproduce
+	// a failure; CrashAt, if > 0, then replays only from that crash point.
+	Schedule int
+	CrashAt  int
+	// Activities are fakes by name for the activities the workflow calls
+	// (an activity without one returns JSON null).
+	Activities map[string]Activity
+	// StepTime and ActivityTime bound the seeded virtual durations (see
+	// Simulation); default 100ms each.
+	StepTime, ActivityTime time.Duration
+	// Parallelism is the number of schedules checked at once; default
+	// GOMAXPROCS.
+	Parallelism int
+	// CacheDir keeps compiled modules on disk across processes.
+	CacheDir string
+	// DisableInterrupt runs the guest without interrupt checks (faster;
+	// for trusted modules, see Config).
+	DisableInterrupt bool
+	// Progress, if set, is called after each schedule with the number
+	// checked so far and the total.
+	Progress func(done, total int)
+
+	minting      sched.Minting // test only: a broken id policy the check must catch
+	replayInline bool          // test only: the "instant promise recovery" replay of lineage-ids.txt
+}
+
+// CheckReport is what Check found.
+type CheckReport struct {
+	Workflow  string
+	Seed      uint64
+	Schedules int
+	// Replays counts the executions replayed from a journal: one from
+	// every crash point of every schedule (a journal of n settlements has
+	// n+1: before each settlement, and after the last).
+	Replays int
+	// Divergences lists every replay that did not go on exactly as its
+	// schedule did.
+	Divergences []Divergence
+	// IDConflicts lists every key that names different ops in different
+	// schedules: ids that depend on timing.
+	IDConflicts []IDConflict
+	// Ends groups the schedules by how the run ended; more than one group
+	// means the result depends on the schedule (legitimate with Select).
+	Ends    []EndGroup
+	Elapsed time.Duration
+}
+
+// Divergence is a replay that departed from its schedule's journal.
+type Divergence struct {
+	Schedule int
+	// CrashAt is the crash point: the replay started from a store holding
+	// the records made before the CrashAt-th settlement of the journal.
+	// The point after the last settlement is the verifying replay of the
+	// whole journal, which runs nothing.
+	CrashAt int
+	// Key is the first key that differs ("" when the difference is the
+	// run's end); Expected and Got describe it.
+	Key, Expected, Got string
+}
+
+// IDConflict is a key issued as different ops by two schedules.
+type IDConflict struct {
+	Key                  string
+	ScheduleA, ScheduleB int
+	A, B                 KeyOp
+}
+
+// KeyOp is what a key was issued as: the op's kind and function, and the
+// lineage path of the task that issued it ("" is the root task).
+type KeyOp struct{ Kind, Function, Task string }
+
+// EndGroup is one way the run ended, and the schedules that ended so.
+type EndGroup struct {
+	Status    store.RunStatus
+	Result    string // JSON
+	Error     string
+	Schedules []int
+}
+
+// OK reports whether nothing diverged and ids do not depend on the
+// schedule.
+func (r *CheckReport) OK() bool { return len(r.Divergences) == 0 && len(r.IDConflicts) == 0 }
+
+// Summary is the one-line result, e.g. "race: 200 schedules, 1400
+// replays, 0 divergences, ids schedule-independent, result
+// schedule-independent".
+func (r *CheckReport) Summary() string {
+	ids := "ids schedule-independent"
+	if n := len(r.IDConflicts); n > 0 {
+		ids = fmt.Sprintf("ids DEPEND ON THE SCHEDULE (%d keys)", n)
+	}
+	res := "result schedule-independent"
+	if len(r.Ends) > 1 {
+		res = fmt.Sprintf("result depends on the schedule (%d different ends)", len(r.Ends))
+	}
+	return fmt.Sprintf("%s: %d schedules, %d replays, %d divergences, %s, %s",
+		r.Workflow, r.Schedules, r.Replays, len(r.Divergences), ids, res)
+}
+
+// Details writes every failure with what reproduces it (the flags of
+// `skein check`), and the ends of a schedule-dependent result.
+func (r *CheckReport) Details(w io.Writer) {
+	for _, d := range r.Divergences {
+		fmt.Fprintf(w, "divergence: schedule %d, crash at %d", d.Schedule, d.CrashAt)
+		if d.Key != "" {
+			fmt.Fprintf(w, ", key %q", d.Key)
+		}
+		fmt.Fprintf(w, "\n  expected: %s\n  got:      %s\n  reproduce: --seed %d --schedule %d --crash-at %d\n",
+			d.Expected, d.Got, r.Seed, d.Schedule, d.CrashAt)
+	}
+	for _, c := range r.IDConflicts {
+		fmt.Fprintf(w, "id depends on the schedule: key %q is %s in schedule %d but %s in schedule %d\n  reproduce: --seed %d --schedule %d\n",
+			c.Key, c.A, c.ScheduleA, c.B, c.ScheduleB, r.Seed, c.ScheduleB)
+	}
+	if len(r.Ends) > 1 {
+		for _, e := range r.Ends {
+			fmt.Fprintf(w, "end: %s %s in %d schedules (first: %d)\n", e.Status, endText(e.Result, e.Error), len(e.Schedules), e.Schedules[0])
+		}
+	}
+}
+
+func (k KeyOp) String() string {
+	task := k.Task
+	if task == "" {
+		task = "root"
+	}
+	return fmt.Sprintf("%s %q of task %s", k.Kind, k.Function, task)
+}
+
+func endText(result, err string) string {
+	if err != "" {
+		return fmt.Sprintf("error %q", err)
+	}
+	return result
+}
+
+// checkEpoch is the virtual time every checked run starts at, so that
+// schedules are comparable (2026-01-01T00:00:00Z).
+const checkEpoch = 1767225600 * int64(time.Second)
+
+// Check runs a workflow hermetically under o.Schedules seeded schedules
+// (see Simulation) against an in-memory store, and for each schedule
+// replays the run from every crash point of its journal, requiring the
+// same journal and the same end; then it compares the schedules: every
+// key must name the same op in all of them. It returns an error only when
+// the check could not run (a bad module, an unknown workflow); what it
+// found is in the report.
+func Check(ctx context.Context, wasm []byte, o CheckOptions) (*CheckReport, error) {
+	if o.Schedules <= 0 {
+		o.Schedules = 200
+	}
+	if o.Seed == 0 {
+		o.Seed = 1
+	}
+	if o.Parallelism <= 0 {
+		o.Parallelism = runtime.GOMAXPROCS(0)
+	}
+	if len(o.Input) == 0 {
+		o.Input = json.RawMessage("null")
+	}
+	if !json.Valid(o.Input) {
+		return nil, fmt.Errorf("check: input is not valid JSON: %.100q", o.Input)
+	}
+	if o.CrashAt < 0 || o.Schedule < 0 || (o.CrashAt > 0 && o.Schedule == 0) {
+		return nil, errors.New("check: a crash point needs a schedule, and both count from 1")
+	}
+	start := time.Now()
+	h, err := New(ctx, Config{Store: memory.New(), Evict: EvictNever, CacheDir: o.CacheDir,
+		DisableInterrupt: o.DisableInterrupt, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Simulation: &Simulation{Seed: o.Seed, Activities: o.Activities, StepTime: o.StepTime, ActivityTime: o.ActivityTime},
+		minting:    o.minting, replayInline: o.replayInline})
+	if err != nil {
+		return nil, fmt.Errorf("check: %w", err)
+	}
+	defer h.Close(ctx)
+	m, err := h.Deploy(ctx, "check", wasm)
+	if err != nil {
+		return nil, fmt.Errorf("check: %w", err)
+	}
+	if o.Workflow == "" && len(m.Workflows) == 1 {
+		o.Workflow = m.Workflows[0]
+	}
+	if o.Workflow == "" {
+		return nil, fmt.Errorf("check: the module registers %d workflows (%s): name one", len(m.Workflows), strings.Join(m.Workflows, ", "))
+	}
+	if !slices.Contains(m.Workflows, o.Workflow) {
+		return nil, fmt.Errorf("check: the module has no workflow %q; it registers: %s", o.Workflow, strings.Join(m.Workflows, ", "))
+	}
+	ks := make([]int, 0, o.Schedules)
+	for k := 1; k <= o.Schedules; k++ {
+		ks = append(ks, k)
+	}
+	if o.Schedule > 0 {
+		ks = []int{o.Schedule}
+	}
+	results := make([]scheduleResult, len(ks))
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done := 0
+	next := make(chan int)
+	for range min(o.Parallelism, len(ks)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				results[i] = h.checkSchedule(ctx, m, o, ks[i])
+				if o.Progress != nil {
+					mu.Lock()
+					done++
+					o.Progress(done, len(ks))
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for i := range ks {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("check: %w", err)
+	}
+	r := &CheckReport{Workflow: o.Workflow, Seed: o.Seed, Schedules: len(ks)}
+	seen := map[string]int{} // key -> index in results of its first schedule
+	conflicted := map[string]bool{}
+	for i, res := range results {
+		if res.err != nil {
+			return nil, fmt.Errorf("check: schedule %d: %w", res.k, res.err)
+		}
+		r.Replays += res.replays
+		r.Divergences = append(r.Divergences, res.divergences...)
+		keys := make([]string, 0, len(res.ops))
+		for key := range res.ops {
+			keys = append(keys, key)
+		}
+		sort.Strings(keys)
+		for _, key := range keys {
+			j, ok := seen[key]
+			if !ok {
+				seen[key] = i
+				continue
+			}
+			if a, b := results[j].ops[key], res.ops[key]; a != b && !conflicted[key] {
+				conflicted[key] = true
+				r.IDConflicts = append(r.IDConflicts, IDConflict{Key: key, ScheduleA: results[j].k, ScheduleB: res.k,
+					A: KeyOp(a), B: KeyOp(b)})
+			}
+		}
+		e := res.end
+		found := false
+		for g := range r.Ends {
+			if r.Ends[g].Status == e.Status && r.Ends[g].Result == e.Result && r.Ends[g].Error == e.Error {
+				r.Ends[g].Schedules = append(r.Ends[g].Schedules, res.k)
+				found = true
+			}
+		}
+		if !found {
+			r.Ends = append(r.Ends, EndGroup{Status: e.Status, Result: e.Result, Error: e.Error, Schedules: []int{res.k}})
+		}
+	}
+	r.Elapsed = time.Since(start)
+	return r, nil
+}
+
+type scheduleResult struct {
+	k           int
+	err         error // the check itself failed
+	ops         map[string]simOp
+	end         EndGroup
+	replays     int
+	divergences []Divergence
+}
+
+// checkSchedule runs schedule k, then replays it from every crash point.
+func (h *Host) checkSchedule(ctx context.Context, m store.Module, o CheckOptions, k int) scheduleResult {
+	res := scheduleResult{k: k}
+	seed := mix(o.Seed, fmt.Sprintf("schedule:%d", k))
+	id := fmt.Sprintf("s%d", k)
+	run := store.Run{ID: id, ModuleHash: m.Hash, Workflow: o.Workflow, Input: o.Input, Seed: o.Seed | 1, StartTime: checkEpoch}
+	sim := newSimRun(seed, checkEpoch)
+	h.sim.preset(id, sim)
+	defer h.sim.drop(id)
+	if _, _, err := h.newRun(ctx, run); err != nil {
+		res.err = err
+		return res
+	}
+	final, err := h.Drive(ctx, id, DriveOptions{})
+	if err != nil && !IsDivergence(err) {
+		res.err = err
+		return res
+	}
+	res.ops = sim.ops
+	res.end = EndGroup{Status: final.Status, Result: string(final.Result), Error: final.Error}
+	journal, err := h.journal(ctx, id)
+	if err != nil {
+		res.err = err
+		return res
+	}
+	for c := 1; c <= len(journal)+1; c++ {
+		if o.CrashAt > 0 && c != o.CrashAt {
+			continue
+		}
+		res.replays++
+		var d *Divergence
+		if c > len(journal) {
+			// After the last tick: the whole journal, replayed without
+			// running anything.
+			d = h.verifyReplay(ctx, final, c)
+		} else if d, err = h.crashReplay(ctx, final, sim, journal, c); err != nil {
+			res.err = err
+			return res
+		}
+		if d != nil {
+			d.Schedule = k
+			res.divergences = append(res.divergences, *d)
+		}
+		if ctx.Err() != nil {
+			res.err = ctx.Err()
+			return res
+		}
+	}
+	return res
+}
+
+// journal returns a run's settled outcomes in settle order.
+func (h *Host) journal(ctx context.Context, id string) ([]store.Outcome, error) {
+	outs, err := h.cfg.Store.Outcomes(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	j := outs[:0]
+	for _, o := range outs {
+		if o.Status != store.OutcomePending {
+			j = append(j, o)
+		}
+	}
+	return j, nil
+}
+
+// verifyReplay replays the whole journal without running anything.
+func (h *Host) verifyReplay(ctx context.Context, final store.Run, c int) *Divergence {
+	rr, err := h.Replay(ctx, final.ID)
+	if err != nil {
+		return &Divergence{CrashAt: c, Expected: "the journal to replay exactly", Got: err.Error()}
+	}
+	want := final.Status
+	switch want {
+	case store.RunCanceled:
+		want = store.RunCompleted
+		if len(final.Result) == 0 {
+			want = store.RunFailed
+		}
+	case store.RunDiverged:
+		return nil
+	}
+	if rr.Status != want || string(rr.Result) != string(final.Result) {
+		return &Divergence{CrashAt: c, Expected: fmt.Sprintf("%s %s", final.Status, endText(string(final.Result), final.Error)),
+			Got: fmt.Sprintf("%s %s", rr.Status, endText(string(rr.Result), rr.Error))}
+	}
+	return nil
+}
+
+// crashReplay copies the run as a crash before its c-th settlement would
+// have left it (with its child runs as they ended), drives the copy, and
+// compares its journal and end with the run's.
+func (h *Host) crashReplay(ctx context.Context, final store.Run, sim *simRun, journal []store.Outcome, c int) (*Divergence, error) {
+	cid := fmt.Sprintf("%s-c%d", final.ID, c)
+	var prefix []store.RunOutcome
+	clock := final.StartTime
+	settled := 0
+	for _, rec := range sim.log {
+		if rec.out.Status != store.OutcomePending {
+			settled++
+			if settled == c {
+				break
+			}
+			clock = max(clock, rec.out.VTime)
+		}
+		prefix = append(prefix, store.RunOutcome{RunID: cid, Outcome: rec.out})
+	}
+	run := final
+	run.ID, run.Status, run.Result, run.Error, run.WakeAt = cid, store.RunRunning, nil, "", 0
+	if _, _, err := h.cfg.Store.CreateRun(ctx, run); err != nil {
+		return nil, err
+	}
+	if err := h.cfg.Store.Commit(ctx, store.Batch{Outcomes: prefix}); err != nil {
+		return nil, err
+	}
+	if err := h.copyChildren(ctx, final.ID, cid); err != nil {
+		return nil, err
+	}
+	h.sim.preset(cid, sim.clone(clock))
+	defer h.sim.drop(cid)
+	got, err := h.Drive(ctx, cid, DriveOptions{})
+	if err != nil {
+		if IsDivergence(err) {
+			return &Divergence{CrashAt: c, Expected: "the journal to replay exactly", Got: err.Error()}, nil
+		}
+		return nil, err
+	}
+	j, err := h.journal(ctx, cid)
+	if err != nil {
+		return nil, err
+	}
+	for i := 0; i < max(len(j), len(journal)); i++ {
+		var want, have *store.Outcome
+		if i < len(journal) {
+			want = &journal[i]
+		}
+		if i < len(j) {
+			have = &j[i]
+		}
+		if want != nil && have != nil && sameOutcome(*want, *have) {
+			continue
+		}
+		d := &Divergence{CrashAt: c, Expected: describeOutcome(want, i+1), Got: describeOutcome(have, i+1)}
+		if want != nil {
+			d.Key = want.Key
+		} else {
+			d.Key = have.Key
+		}
+		return d, nil
+	}
+	if got.Status != final.Status || string(got.Result) != string(final.Result) || got.Error != final.Error {
+		return &Divergence{CrashAt: c,
+			Expected: fmt.Sprintf("the run to end %s %s", final.Status, endText(string(final.Result), final.Error)),
+			Got:      fmt.Sprintf("%s %s", got.Status, endText(string(got.Result), got.Error))}, nil
+	}
+	return nil, nil
+}
+
+func sameOutcome(a, b store.Outcome) bool {
+	return a.Key == b.Key && a.Kind == b.Kind && a.Function == b.Function && a.Status == b.Status &&
+		bytes.Equal(a.Value, b.Value) && a.Error == b.Error
+}
+
+func describeOutcome(o *store.Outcome, tick int) string {
+	if o == nil {
+		return fmt.Sprintf("nothing at tick %d", tick)
+	}
+	return fmt.Sprintf("tick %d: %s %q at key %q settled %s", tick, o.Kind, o.Function, o.Key, endText(string(o.Value), o.Error))
+}
+
+// copyChildren copies the child runs of run (ids "{run}.…", at any depth)
+// with their outcomes as they ended, renamed under to.
+func (h *Host) copyChildren(ctx context.Context, from, to string) error {
+	st := h.cfg.Store
+	after := from + "."
+	for {
+		rs, err := st.Runs(ctx, store.RunFilter{After: after, Limit: 500})
+		if err != nil {
+			return err
+		}
+		n := 0
+		for _, r := range rs {
+			if !strings.HasPrefix(r.ID, from+".") {
+				return nil
+			}
+			n++
+			after = r.ID
+			outs, err := st.Outcomes(ctx, r.ID)
+			if err != nil {
+				return err
+			}
+			c := r
+			c.ID = to + strings.TrimPrefix(r.ID, from)
+			c.Parent = to + strings.TrimPrefix(r.Parent, from)
+			if _, _, err := st.CreateRun(ctx, c); err != nil {
+				return err
+			}
+			b := store.Batch{Outcomes: make([]store.RunOutcome, len(outs))}
+			for i, o := range outs {
+				b.Outcomes[i] = store.RunOutcome{RunID: c.ID, Outcome: o}
+			}
+			if err := st.Commit(ctx, b); err != nil {
+				return err
+			}
+			h.sim.mu.Lock()
+			if s := h.sim.runs[r.ID]; s != nil {
+				h.sim.runs[c.ID] = s.clone(s.clock)
+			}
+			h.sim.mu.Unlock()
+		}
+		if n < 500 {
+			return nil
+		}
+	}
+}

@@ -1,0 +1,144 @@
+package host
+
+import (
+	"context"
+	"flag"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/skeinrun/skein/internal/wasmbuild"
+	"github.com/skeinrun/skein/sched"
+)
+
+func wasmOf(t *testing.T, pkg string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(wasmbuild.Build(t, pkg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func check(t *testing.T, pkg string, o CheckOptions) *CheckReport {
+	t.Helper()
+	if o.CacheDir == "" {
+		o.CacheDir = cacheDir
+	}
+	r, err := Check(context.Background(), wasmOf(t, pkg), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func details(r *CheckReport) string {
+	var b strings.Builder
+	r.Details(&b)
+	return r.Summary() + "\n" + b.String()
+}
+
+func TestCheckRace(t *testing.T) {
+	r := check(t, "./examples/race", CheckOptions{Workflow: "race", Schedules: 50})
+	if !r.OK() || len(r.Ends) != 1 {
+		t.Fatalf("%s", details(r))
+	}
+	if r.Schedules != 50 || r.Replays < 50*6 {
+		t.Errorf("%d schedules, %d replays; want 50 and a replay from every tick (at least 6 each)", r.Schedules, r.Replays)
+	}
+	if e := r.Ends[0]; string(e.Result) != `["s2:slow-result","f2:fast-result"]` {
+		t.Errorf("end %+v", e)
+	}
+}
+
+// The shared-counter policy of lineage-ids.txt makes the ids of the
+// race's second steps depend on which chain's first step finishes first:
+// the check must say so.
+func TestCheckCatchesCounterMinting(t *testing.T) {
+	r := check(t, "./examples/race", CheckOptions{Workflow: "race", minting: sched.MintCounter})
+	if r.OK() || len(r.IDConflicts) == 0 {
+		t.Fatalf("counter minting passed the check:\n%s", details(r))
+	}
+	if !strings.Contains(r.Summary(), "ids DEPEND ON THE SCHEDULE") {
+		t.Errorf("summary %q", r.Summary())
+	}
+}
+
+// With the shared counter and the instant recovery of lineage-ids.txt, a
+// replay hands each chain the other chain's value: the check reports the
+// divergence with the key, both values and a reproduction.
+func TestCheckCatchesSwappedValues(t *testing.T) {
+	r := check(t, "./examples/race", CheckOptions{Workflow: "race", Schedules: 20, minting: sched.MintCounter, replayInline: true})
+	if len(r.Divergences) == 0 {
+		t.Fatalf("no divergence found:\n%s", details(r))
+	}
+	out := details(r)
+	for _, want := range []string{"divergence: schedule", "expected:", "got:", "reproduce: --seed 1 --schedule"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("details lack %q:\n%s", want, out)
+		}
+	}
+	d := r.Divergences[0]
+	one := check(t, "./examples/race", CheckOptions{Workflow: "race", Schedule: d.Schedule, CrashAt: d.CrashAt, minting: sched.MintCounter, replayInline: true})
+	if len(one.Divergences) != 1 || one.Divergences[0] != d {
+		t.Errorf("the reproduction found %+v, want %+v", one.Divergences, d)
+	}
+}
+
+func TestCheckScheduleDependentResult(t *testing.T) {
+	r := check(t, "./testdata/workflows/timing", CheckOptions{Workflow: "first", Schedules: 40})
+	if !r.OK() {
+		t.Fatalf("%s", details(r))
+	}
+	if len(r.Ends) != 2 || !strings.Contains(r.Summary(), "result depends on the schedule") {
+		t.Fatalf("want two ends (a and b):\n%s", details(r))
+	}
+	r = check(t, "./testdata/workflows/timing", CheckOptions{Workflow: "shared", Schedules: 40})
+	if !r.OK() || len(r.Ends) != 2 {
+		t.Fatalf("want replay-exact, ids independent, two orders:\n%s", details(r))
+	}
+}
+
+// The same seed checks the same schedules: one schedule reproduced alone
+// ends the same as in the full check.
+func TestCheckReproducible(t *testing.T) {
+	full := check(t, "./testdata/workflows/timing", CheckOptions{Workflow: "first", Schedules: 20, Seed: 7})
+	for _, e := range full.Ends {
+		k := e.Schedules[len(e.Schedules)-1]
+		one := check(t, "./testdata/workflows/timing", CheckOptions{Workflow: "first", Seed: 7, Schedule: k, CrashAt: 1})
+		if len(one.Ends) != 1 || one.Ends[0].Result != e.Result || one.Replays != 1 {
+			t.Fatalf("schedule %d alone: %+v, want %s and one replay", k, one.Ends, e.Result)
+		}
+	}
+}
+
+// BenchmarkCheckRace checks the race example under 200 schedules with a
+// replay from every crash point (the issue's target: under 2 s).
+func BenchmarkCheckRace(b *testing.B) {
+	wasm, err := os.ReadFile(wasmbuild.Build(b, "./examples/race"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	// -args -nointerrupt (a flag of the workload benchmarks) turns the
+	// guest's interrupt checks off.
+	off := false
+	if f := flag.Lookup("nointerrupt"); f != nil {
+		off = f.Value.String() == "true"
+	}
+	if f := flag.Lookup("gomemory"); f != nil && f.Value.String() == "true" {
+		defer UseGoMemory()()
+	}
+	o := CheckOptions{Workflow: "race", CacheDir: cacheDir, DisableInterrupt: off}
+	if _, err := Check(context.Background(), wasm, CheckOptions{Workflow: "race", Schedules: 1, CacheDir: cacheDir}); err != nil {
+		b.Fatal(err) // compile into the cache
+	}
+	b.ResetTimer()
+	var r *CheckReport
+	for range b.N {
+		if r, err = Check(context.Background(), wasm, o); err != nil || !r.OK() {
+			b.Fatal(err, r.Summary())
+		}
+	}
+	b.ReportMetric(float64(r.Replays), "replays")
+	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/check")
+}

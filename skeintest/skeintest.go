@@ -1,0 +1,82 @@
+// Package skeintest proves, inside `go test` and without any server, that
+// a skein workflow replays exactly and that its ids do not depend on
+// timing.
+//
+//	func TestOrderWorkflow(t *testing.T) {
+//		skeintest.Check(t, "order.wasm", "order", `{"id": 7}`, skeintest.Options{})
+//	}
+//
+// Check runs the workflow under many seeded schedules in a simulation
+// (virtual time only, an in-memory store, seeded durations for every step
+// body, wait and activity), replays each schedule's run from every crash
+// point of its journal and requires the same journal and end, and
+// compares the schedules: a key that names different ops in different
+// schedules is an id that depends on timing. Any of these fails the test,
+// with a reproduction (the flags of `skein check`). A result that depends
+// on the schedule is legitimate (skein.Select) and only logged.
+package skeintest
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/skeinrun/skein/host"
+)
+
+// Options tune Check; the zero value checks 200 schedules of seed 1.
+type Options struct {
+	// Schedules is the number of seeded schedules; default 200.
+	Schedules int
+	// Seed chooses the schedules; default 1.
+	Seed uint64
+	// Activities are fakes by name for the activities the workflow calls;
+	// an activity without one returns JSON null.
+	Activities map[string]host.Activity
+	// StepTime and ActivityTime bound the seeded virtual durations of
+	// step bodies and activity attempts; default 100ms each.
+	StepTime, ActivityTime time.Duration
+	// ScheduleIndependent also fails the test when the run's end (status,
+	// result, error) differs between schedules.
+	ScheduleIndependent bool
+}
+
+// Check checks workflow of the module at wasmPath with input (JSON; ""
+// means null) and fails t on any divergence or timing-dependent id. It
+// returns the report for further assertions. Compiled modules are cached
+// in the user cache folder (skein-wazero), so a second run is fast.
+func Check(t testing.TB, wasmPath, workflow, input string, o Options) *host.CheckReport {
+	t.Helper()
+	wasm, err := os.ReadFile(wasmPath)
+	if err != nil {
+		t.Fatalf("skeintest: %v", err)
+	}
+	cache := ""
+	if dir, err := os.UserCacheDir(); err == nil {
+		cache = filepath.Join(dir, "skein-wazero")
+	}
+	ctx := context.Background()
+	if d, ok := t.(interface{ Context() context.Context }); ok {
+		ctx = d.Context()
+	}
+	r, err := host.Check(ctx, wasm, host.CheckOptions{Workflow: workflow, Input: []byte(input),
+		Schedules: o.Schedules, Seed: o.Seed, Activities: o.Activities, StepTime: o.StepTime,
+		ActivityTime: o.ActivityTime, CacheDir: cache})
+	if err != nil {
+		t.Fatalf("skeintest: %v", err)
+	}
+	var details strings.Builder
+	r.Details(&details)
+	switch {
+	case !r.OK():
+		t.Errorf("skeintest: %s\n%s", r.Summary(), details.String())
+	case o.ScheduleIndependent && len(r.Ends) > 1:
+		t.Errorf("skeintest: %s\n%s", r.Summary(), details.String())
+	default:
+		t.Logf("skeintest: %s (%s)", r.Summary(), r.Elapsed.Round(time.Millisecond))
+	}
+	return r
+}
