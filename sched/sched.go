@@ -469,19 +469,7 @@ func (s *Sched) settleAs(id PromiseID, p *promise, out Outcome, rec *Record, wai
 	if p.durable {
 		s.order = append(s.order, id)
 		if rec != nil {
-			s.finish(rec)
-			if rec.VTime > s.vnow {
-				s.vnow = rec.VTime
-			}
-			if s.shifted {
-				// Keep the journal in this execution's settle order.
-				s.nextSeq++
-				r := *rec
-				r.Seq = s.nextSeq
-				if s.opts.OnRecord != nil {
-					s.opts.OnRecord(r)
-				}
-			}
+			s.replayed(rec)
 		} else {
 			if s.Replaying() {
 				s.shifted = true
@@ -506,6 +494,25 @@ func (s *Sched) settleAs(id PromiseID, p *promise, out Outcome, rec *Record, wai
 		}
 	}
 	p.waiters = nil
+}
+
+// replayed marks a recorded settlement delivered: the virtual clock
+// moves to it, and after a new outcome in this replay it is recorded
+// again with the next sequence number, to keep the journal in this
+// execution's settle order.
+func (s *Sched) replayed(rec *Record) {
+	s.finish(rec)
+	if rec.VTime > s.vnow {
+		s.vnow = rec.VTime
+	}
+	if s.shifted {
+		s.nextSeq++
+		r := *rec
+		r.Seq = s.nextSeq
+		if s.opts.OnRecord != nil {
+			s.opts.OnRecord(r)
+		}
+	}
 }
 
 // RecordPending records a newly issued op that stays pending (a timer
@@ -759,18 +766,7 @@ func (s *Sched) DeliverRound() error {
 		}
 		if rec.Key == CancelKey {
 			s.canceled, s.reason = true, strings.TrimPrefix(rec.Outcome.Err, CanceledPrefix)
-			s.finish(rec)
-			if rec.VTime > s.vnow {
-				s.vnow = rec.VTime
-			}
-			if s.shifted {
-				s.nextSeq++
-				r := *rec
-				r.Seq = s.nextSeq
-				if s.opts.OnRecord != nil {
-					s.opts.OnRecord(r)
-				}
-			}
+			s.replayed(rec)
 			continue
 		}
 		id, ok := s.byKey[rec.Key]
