@@ -69,6 +69,12 @@ func New(h *host.Host, st store.Store, o Options) http.Handler {
 	mux.HandleFunc("GET /v1/runs/{id}/outcomes", a.outcomes)
 	mux.HandleFunc("POST /v1/runs/{id}/cancel", a.cancel)
 	mux.HandleFunc("POST /v1/promises/{id}", a.resolve)
+	mux.HandleFunc("GET /v1/runs/{id}/ops", a.ops)
+	mux.HandleFunc("GET /metrics", a.metrics)
+	// The web UI (ui.go): index.html at /, the other files under /ui/.
+	ui := uiHandler()
+	mux.Handle("GET /{$}", ui)
+	mux.Handle("GET /ui/", ui)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		// The path may name an endpoint that takes another method.
 		var allow []string
@@ -91,6 +97,10 @@ func New(h *host.Host, st store.Store, o Options) http.Handler {
 	}
 	want := []byte("Bearer " + o.Token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if isUI(r) { // static files; the page asks for the token
+			mux.ServeHTTP(w, r)
+			return
+		}
 		got := []byte(r.Header.Get("Authorization"))
 		if subtle.ConstantTimeCompare(got, want) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="skein"`)
@@ -138,7 +148,7 @@ func (a *api) fail(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.Is(err, host.ErrTerminal), errors.Is(err, store.ErrConflict), errors.Is(err, host.ErrConflict):
 		writeError(w, http.StatusConflict, CodeConflict, err.Error())
 	default:
-		a.log.Error("skein api: internal error", "method", r.Method, "path", r.URL.Path, "err", err)
+		a.log.Error("skein api: internal error", "method", r.Method, "path", r.URL.Path, "run", r.PathValue("id"), "err", err)
 		writeError(w, http.StatusInternalServerError, CodeInternal, err.Error())
 	}
 }

@@ -1,0 +1,160 @@
+package host
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/skeinrun/skein/store"
+)
+
+// samples parses Prometheus text into series -> value (series as printed,
+// labels included), failing on a line that is not a comment or a sample.
+func samples(t *testing.T, text string) map[string]float64 {
+	t.Helper()
+	out := map[string]float64{}
+	sc := bufio.NewScanner(strings.NewReader(text))
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		if i < 0 {
+			t.Fatalf("metrics line %q: no value", line)
+		}
+		v, err := strconv.ParseFloat(line[i+1:], 64)
+		if err != nil {
+			t.Fatalf("metrics line %q: %v", line, err)
+		}
+		if _, dup := out[line[:i]]; dup {
+			t.Fatalf("metrics: series %s twice", line[:i])
+		}
+		out[line[:i]] = v
+	}
+	return out
+}
+
+func writeMetrics(t *testing.T, h *Host) map[string]float64 {
+	t.Helper()
+	var b bytes.Buffer
+	if err := h.WriteMetrics(context.Background(), &b); err != nil {
+		t.Fatal(err)
+	}
+	return samples(t, b.String())
+}
+
+// The race with a replay at every wait: the counters agree with what the
+// run did.
+func TestMetricsRace(t *testing.T) {
+	h := newTestHost(t, Config{Evict: EvictAlways})
+	m := h.deploy(t, "./examples/race")
+	r := h.runToEnd(t, m, "race", "null", "race-metrics")
+	if r.Status != store.RunCompleted {
+		t.Fatalf("status %s: %s", r.Status, r.Error)
+	}
+	if _, err := h.Start(context.Background(), StartOptions{Module: m.Hash, Workflow: "race", ID: "waiting"}); err != nil {
+		t.Fatal(err)
+	}
+	s := writeMetrics(t, h.Host)
+	execs := float64(h.c.execs[r.ID])
+	for series, want := range map[string]float64{
+		`skein_runs{status="completed"}`:              1,
+		`skein_runs{status="pending"}`:                1,
+		`skein_runs{status="failed"}`:                 0,
+		`skein_runs_count_capped{status="completed"}`: 0,
+		`skein_runs_ended_total{status="completed"}`:  1,
+		`skein_runs_ended_total{status="failed"}`:     0,
+		`skein_executions_total`:                      execs,
+		`skein_replays_total`:                         execs - 1,
+		`skein_live_instances`:                        0,
+		`skein_active_runs`:                           0,
+		`skein_activation_seconds_count`:              execs,
+	} {
+		if got, ok := s[series]; !ok || got != want {
+			t.Errorf("%s = %v (present %v), want %v", series, got, ok, want)
+		}
+	}
+	if execs < 2 {
+		t.Errorf("EvictAlways: %v executions, want replays", execs)
+	}
+	if got := s[`skein_evictions_total{reason="replay"}`] + s[`skein_evictions_total{reason="suspend"}`]; got != execs-1 {
+		t.Errorf("evictions %v, want %v (one before each replay)", got, execs-1)
+	}
+	// Five ops, the timer recorded pending first: at least six records.
+	if got := s["skein_ops_recorded_total"]; got < 6 {
+		t.Errorf("skein_ops_recorded_total %v, want >= 6", got)
+	}
+	if got := s["skein_store_commit_seconds_count"]; got < 3 {
+		t.Errorf("skein_store_commit_seconds_count %v, want >= 3", got)
+	}
+	for _, name := range []string{"skein_activation_seconds", "skein_store_commit_seconds"} {
+		checkHistogram(t, s, name)
+	}
+}
+
+// checkHistogram: buckets are cumulative, +Inf equals _count, _sum >= 0.
+func checkHistogram(t *testing.T, s map[string]float64, name string) {
+	t.Helper()
+	prev := -1.0
+	n := 0
+	for _, le := range []string{"0.0001", "0.00025", "0.0005", "0.001", "0.0025", "0.005", "0.01", "0.025", "0.05", "0.1", "0.25", "0.5", "1", "2.5", "+Inf"} {
+		v, ok := s[fmt.Sprintf("%s_bucket{le=%q}", name, le)]
+		if !ok {
+			continue
+		}
+		n++
+		if v < prev {
+			t.Errorf("%s: bucket le=%s %v < the one before, %v", name, le, v, prev)
+		}
+		prev = v
+	}
+	if n < 2 {
+		t.Errorf("%s: %d buckets", name, n)
+	}
+	if inf := s[name+`_bucket{le="+Inf"}`]; inf != s[name+"_count"] {
+		t.Errorf("%s: +Inf bucket %v != count %v", name, inf, s[name+"_count"])
+	}
+	if s[name+"_count"] > 0 && s[name+"_sum"] <= 0 {
+		t.Errorf("%s: sum %v with %v observations", name, s[name+"_sum"], s[name+"_count"])
+	}
+}
+
+// Counting runs by status reads pages and stops at the cap.
+func TestMetricsRunsCap(t *testing.T) {
+	defer func(c, p int) { runsCountCap, runsCountPage = c, p }(runsCountCap, runsCountPage)
+	runsCountCap, runsCountPage = 5, 2
+	h := newTestHost(t, Config{})
+	m := h.deploy(t, "./examples/race")
+	for i := range 7 {
+		if _, err := h.Start(context.Background(), StartOptions{Module: m.Hash, Workflow: "race", ID: fmt.Sprintf("r%d", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := writeMetrics(t, h.Host)
+	if s[`skein_runs{status="pending"}`] != 5 || s[`skein_runs_count_capped{status="pending"}`] != 1 {
+		t.Errorf("7 pending runs, cap 5: counted %v, capped %v", s[`skein_runs{status="pending"}`], s[`skein_runs_count_capped{status="pending"}`])
+	}
+	runsCountCap = 100
+	s = writeMetrics(t, h.Host)
+	if s[`skein_runs{status="pending"}`] != 7 || s[`skein_runs_count_capped{status="pending"}`] != 0 {
+		t.Errorf("7 pending runs, pages of 2: counted %v, capped %v", s[`skein_runs{status="pending"}`], s[`skein_runs_count_capped{status="pending"}`])
+	}
+}
+
+func TestHistogram(t *testing.T) {
+	h := newHistogram(1, 2)
+	for _, v := range []float64{0.5, 1, 1.5, 3} {
+		h.observe(v)
+	}
+	var b bytes.Buffer
+	h.write(&b, "x")
+	want := "x_bucket{le=\"1\"} 2\nx_bucket{le=\"2\"} 3\nx_bucket{le=\"+Inf\"} 4\nx_sum 6\nx_count 4\n"
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}

@@ -1,0 +1,136 @@
+package server
+
+import (
+	"embed"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/skeinrun/skein/store"
+)
+
+// The web UI: static files embedded in the binary (server/ui/), served
+// at / and /ui/. They are plain HTML, CSS and JavaScript, with no build
+// step and nothing fetched from elsewhere; the page calls the /v1 API
+// with the token the user types in (kept in the tab's sessionStorage).
+// docs/ui.md describes it.
+
+//go:embed ui
+var uiFiles embed.FS
+
+// uiFS is server/ui/ as the root.
+var uiFS = func() fs.FS {
+	sub, err := fs.Sub(uiFiles, "ui")
+	if err != nil {
+		panic(err)
+	}
+	return sub
+}()
+
+// uiCSP keeps the page to its own files: no inline script, no other origin.
+const uiCSP = "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; " +
+	"frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
+
+// isUI reports whether r asks for the UI's static files, which are served
+// without the token (they hold no data; the page asks for the token).
+func isUI(r *http.Request) bool {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return false
+	}
+	return r.URL.Path == "/" || strings.HasPrefix(r.URL.Path, "/ui/")
+}
+
+// uiHandler serves index.html at / and the other files under /ui/.
+func uiHandler() http.Handler {
+	files := http.StripPrefix("/ui/", http.FileServerFS(uiFS))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", uiCSP)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("Cache-Control", "no-cache")
+		if r.URL.Path == "/" {
+			page, err := fs.ReadFile(uiFS, "index.html")
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusInternalServerError)
+				return
+			}
+			h.Set("Content-Type", "text/html; charset=utf-8")
+			w.Write(page)
+			return
+		}
+		if r.URL.Path == "/ui/" || strings.HasSuffix(r.URL.Path, "/") {
+			writeError(w, http.StatusNotFound, CodeNotFound, "no file "+r.URL.Path)
+			return
+		}
+		files.ServeHTTP(w, r)
+	})
+}
+
+// RunOps answers GET /v1/runs/{id}/ops: the run and every record of its
+// journal with all its fields, for the UI's lineage tree.
+type RunOps struct {
+	Run Run  `json:"run"`
+	Ops []Op `json:"ops"`
+}
+
+// Op is one journal record of a run, in settle order (pending last).
+type Op struct {
+	Key      string          `json:"key"`
+	Kind     string          `json:"kind"`
+	Function string          `json:"function"`
+	Status   string          `json:"status"` // pending, ok or error
+	Value    json.RawMessage `json:"value"`  // JSON when ok, else null
+	Error    *string         `json:"error"`
+	Attempts int             `json:"attempts"`
+	Seq      int64           `json:"seq"`    // settle sequence; 0 while pending
+	Waited   bool            `json:"waited"` // delivered at an idle point (else inline)
+	Orphaned bool            `json:"orphaned,omitempty"`
+	VTime    *string         `json:"vtime"`    // virtual time at settlement, RFC 3339
+	Deadline *string         `json:"deadline"` // a timer's deadline, RFC 3339
+	Updated  string          `json:"updated_at"`
+	Child    *string         `json:"child,omitempty"` // the child run's id, for a child op
+}
+
+// ops: GET /v1/runs/{id}/ops.
+func (a *api) ops(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	run, outs, err := a.h.Inspect(r.Context(), id)
+	if errors.Is(err, store.ErrNotFound) {
+		err = noRun(id)
+	}
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	v := RunOps{Run: runJSON(run), Ops: make([]Op, 0, len(outs))}
+	for _, o := range outs {
+		op := Op{Key: o.Key, Kind: o.Kind, Function: o.Function, Status: string(o.Status), Attempts: o.Attempts,
+			Seq: o.Seq, Waited: o.Waited, Orphaned: o.Orphaned, VTime: unixTime(o.VTime), Deadline: unixTime(o.Deadline),
+			Updated: o.UpdatedAt.UTC().Format(time.RFC3339Nano)}
+		if len(o.Value) > 0 {
+			op.Value = json.RawMessage(o.Value)
+		}
+		if o.Error != "" {
+			e := o.Error
+			op.Error = &e
+		}
+		if o.Kind == "child" {
+			c := run.ID + "." + o.Key
+			op.Child = &c
+		}
+		v.Ops = append(v.Ops, op)
+	}
+	writeJSON(w, http.StatusOK, v)
+}
+
+func unixTime(ns int64) *string {
+	if ns == 0 {
+		return nil
+	}
+	s := time.Unix(0, ns).UTC().Format(time.RFC3339Nano)
+	return &s
+}

@@ -1,0 +1,576 @@
+// skein web UI: a runs list, a run page with the lineage tree of its ops,
+// and a modules page. Plain JavaScript, no framework and no build step;
+// it calls the same /v1 API as every other client (docs/api.md), with the
+// bearer token the user types in, kept in this tab's sessionStorage.
+// Every element a test or a person may look for has a stable id, class
+// or data attribute (docs/ui.md lists them).
+'use strict';
+
+(() => {
+  const TOKEN_KEY = 'skein-token';
+  const STATUSES = ['pending', 'running', 'suspended', 'completed', 'failed', 'diverged', 'canceled'];
+  const TERMINAL = new Set(['completed', 'failed', 'canceled']);
+  const REFRESH_RUN_MS = 1000;
+  const REFRESH_LIST_MS = 2000;
+
+  const main = document.getElementById('main');
+  const banner = document.getElementById('banner');
+  const forget = document.getElementById('forget-token');
+
+  let gen = 0; // bumped at each navigation: async work of an old page checks it
+  let timer = null; // the page's auto-refresh
+  let bannerTimer = null;
+
+  class APIError extends Error {
+    constructor(status, code, message) {
+      super(message);
+      this.status = status;
+      this.code = code;
+    }
+  }
+
+  // ---- helpers ----
+
+  function token() { return sessionStorage.getItem(TOKEN_KEY) || ''; }
+
+  // api calls the HTTP API; body is sent as JSON (a string is sent as is).
+  async function api(method, path, body) {
+    const headers = { 'Accept': 'application/json' };
+    const t = token();
+    if (t) headers['Authorization'] = 'Bearer ' + t;
+    const init = { method, headers, cache: 'no-store' };
+    if (body !== undefined) {
+      headers['Content-Type'] = 'application/json';
+      init.body = typeof body === 'string' ? body : JSON.stringify(body);
+    }
+    let resp;
+    try {
+      resp = await fetch(path, init);
+    } catch (e) {
+      throw new APIError(0, 'network', 'cannot reach the skein server: ' + e.message);
+    }
+    let data = null;
+    try { data = await resp.json(); } catch (_) { /* not JSON */ }
+    if (!resp.ok) {
+      const e = data && data.error ? data.error : { code: 'http_' + resp.status, message: resp.status + ' ' + resp.statusText };
+      throw new APIError(resp.status, e.code, e.message);
+    }
+    return data;
+  }
+
+  // el builds an element: attrs may hold class, text, dataset, on<event>.
+  function el(tag, attrs, ...kids) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === null || v === undefined || v === false) continue;
+      if (k === 'class') e.className = v;
+      else if (k === 'text') e.textContent = v;
+      else if (k === 'dataset') Object.assign(e.dataset, v);
+      else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+      else if (k === 'value') e.value = v;
+      else e.setAttribute(k, v === true ? '' : v);
+    }
+    for (const kid of kids.flat()) {
+      if (kid === null || kid === undefined || kid === false) continue;
+      e.append(kid instanceof Node ? kid : String(kid));
+    }
+    return e;
+  }
+
+  function badge(status, extra) {
+    return el('span', { class: 'status status-' + status, dataset: { status } }, extra || status);
+  }
+
+  function pad(n, w) { return String(n).padStart(w || 2, '0'); }
+
+  // fmtTime shows an RFC 3339 time in local time, to the millisecond.
+  function fmtTime(s) {
+    if (!s) return '';
+    const d = new Date(s);
+    if (isNaN(d.getTime()) || d.getUTCFullYear() <= 1) return '';
+    return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ` +
+      `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}.${pad(d.getMilliseconds(), 3)}`;
+  }
+
+  function preview(v, n) {
+    if (v === null || v === undefined) return '';
+    let s = JSON.stringify(v);
+    n = n || 80;
+    if (s.length > n) s = s.slice(0, n - 1) + '…';
+    return s;
+  }
+
+  function clip(s, n) { return s.length > n ? s.slice(0, n - 1) + '…' : s; }
+
+  function shortHash(h) { return h && h.length > 12 ? h.slice(0, 12) : (h || ''); }
+
+  function jsonBlock(v, id) {
+    return el('pre', { class: 'json', id }, v === undefined ? 'null' : JSON.stringify(v, null, 2));
+  }
+
+  function showBanner(msg, kind) {
+    clearTimeout(bannerTimer);
+    banner.textContent = msg;
+    banner.className = kind || '';
+    banner.hidden = false;
+    if (kind === 'info') bannerTimer = setTimeout(hideBanner, 4000);
+  }
+
+  function hideBanner() { banner.hidden = true; banner.textContent = ''; }
+
+  function setHash(path, params) {
+    const q = new URLSearchParams();
+    for (const [k, v] of Object.entries(params || {})) if (v) q.set(k, v);
+    const s = q.toString();
+    location.hash = path + (s ? '?' + s : '');
+  }
+
+  function schedule(g, fn, ms) {
+    clearTimeout(timer);
+    timer = setTimeout(() => { if (g === gen) guard(g, fn); }, ms);
+  }
+
+  // guard runs a page's async work and shows what went wrong: the token
+  // form on 401, a message otherwise.
+  async function guard(g, fn) {
+    try {
+      await fn();
+    } catch (e) {
+      if (g !== gen) return;
+      if (e instanceof APIError && e.status === 401) {
+        tokenPage(token() ? 'The token was refused: ' + e.message : '');
+        return;
+      }
+      showBanner(e.message || String(e), 'error');
+    }
+  }
+
+  function updateForget() { forget.hidden = !token(); }
+
+  forget.addEventListener('click', () => {
+    sessionStorage.removeItem(TOKEN_KEY);
+    updateForget();
+    route();
+  });
+
+  // ---- pages ----
+
+  function tokenPage(msg) {
+    gen++;
+    clearTimeout(timer);
+    const input = el('input', { type: 'password', id: 'token-input', autocomplete: 'off', placeholder: 'token', 'aria-label': 'API token' });
+    const form = el('form', {
+      id: 'token-form', class: 'token-box',
+      onsubmit: (ev) => {
+        ev.preventDefault();
+        const v = input.value.trim();
+        if (!v) return;
+        sessionStorage.setItem(TOKEN_KEY, v);
+        updateForget();
+        route();
+      },
+    },
+    el('h1', {}, 'API token'),
+    el('p', { class: 'muted' }, 'This server wants a bearer token (skein serve --token or $SKEIN_TOKEN). ' +
+      'The page keeps it in this tab only (sessionStorage) and sends it as Authorization: Bearer.'),
+    msg ? el('p', { id: 'token-error', class: 'status-error' }, msg) : null,
+    input,
+    el('button', { type: 'submit', class: 'primary', id: 'token-save' }, 'Use this token'));
+    main.replaceChildren(form);
+    input.focus();
+  }
+
+  // The runs list: status filters, search by id, pages.
+  async function runsPage(query, g) {
+    const status = query.get('status') || '';
+    const q = (query.get('q') || '').trim();
+    const cursor = query.get('cursor') || '';
+    const filters = el('div', { class: 'filters', id: 'status-filters' },
+      ['', ...STATUSES].map((s) => el('button', {
+        type: 'button', class: 'filter' + (s === status ? ' active' : ''), dataset: { status: s || 'all' },
+        onclick: () => setHash('#/runs', { status: s, q }),
+      }, s || 'all')));
+    const search = el('input', { type: 'text', id: 'run-search', placeholder: 'run id or prefix', value: q, 'aria-label': 'search runs by id' });
+    const form = el('form', {
+      class: 'inline', id: 'run-search-form',
+      onsubmit: (ev) => { ev.preventDefault(); setHash('#/runs', { status, q: search.value.trim() }); },
+    }, search, el('button', { type: 'submit' }, 'Search'), q ? el('button', { type: 'button', class: 'link', onclick: () => setHash('#/runs', { status }) }, 'clear') : null);
+    filters.append(el('span', { class: 'spacer' }), form);
+    const box = el('div', { id: 'runs' }, el('p', { class: 'muted' }, 'Loading…'));
+    main.replaceChildren(el('h1', {}, 'Runs'), filters, box);
+
+    let last = '';
+    const load = async () => {
+      let runs = [];
+      let next = '';
+      if (q) {
+        // The run with this id, then runs whose id starts with it.
+        try {
+          const r = await api('GET', '/v1/runs/' + encodeURIComponent(q));
+          if (!status || r.status === status) runs.push(r);
+        } catch (e) {
+          if (!(e instanceof APIError && e.status === 404)) throw e;
+        }
+        const p = new URLSearchParams({ limit: '200', cursor: before(q) });
+        if (status) p.set('status', status);
+        const l = await api('GET', '/v1/runs?' + p);
+        for (const r of l.runs) if (r.id !== q && r.id.startsWith(q)) runs.push(r);
+      } else {
+        const p = new URLSearchParams({ limit: '100' });
+        if (status) p.set('status', status);
+        if (cursor) p.set('cursor', cursor);
+        const l = await api('GET', '/v1/runs?' + p);
+        runs = l.runs;
+        next = l.next_cursor;
+      }
+      if (g !== gen) return;
+      const sig = JSON.stringify([runs, next]);
+      if (sig !== last) {
+        last = sig;
+        box.replaceChildren(runsTable(runs, q, status), pager(cursor, next, status));
+      }
+      schedule(g, load, REFRESH_LIST_MS);
+    };
+    await load();
+  }
+
+  // before returns a string that sorts just before every id starting with q.
+  function before(q) {
+    const cps = Array.from(q);
+    let last = cps.pop().codePointAt(0) - 1;
+    if (last < 1) return cps.join('');
+    if (last >= 0xd800 && last <= 0xdfff) last = 0xd7ff;
+    return cps.join('') + String.fromCodePoint(last) + '\u{10FFFF}';
+  }
+
+  function runsTable(runs, q, status) {
+    if (runs.length === 0) {
+      const what = (status ? status + ' ' : '') + 'runs' + (q ? ' matching ' + JSON.stringify(q) : '');
+      return el('p', { class: 'muted', id: 'no-runs' }, 'No ' + what + '.');
+    }
+    return el('table', { id: 'runs-table' },
+      el('thead', {}, el('tr', {}, ['Run', 'Workflow', 'Status', 'Module', 'Parent', 'Created', 'Updated'].map((h) => el('th', {}, h)))),
+      el('tbody', {}, runs.map((r) => el('tr', { class: 'run-row', dataset: { run: r.id, status: r.status } },
+        el('td', { class: 'mono' }, el('a', { href: '#/run/' + encodeURIComponent(r.id), class: 'run-link' }, r.id)),
+        el('td', {}, r.workflow),
+        el('td', {}, badge(r.status), r.cancel_reason && !TERMINAL.has(r.status) ? el('span', { class: 'tag', title: r.cancel_reason }, 'cancel requested') : null),
+        el('td', { class: 'mono', title: r.module }, shortHash(r.module)),
+        el('td', { class: 'mono' }, r.parent ? el('a', { href: '#/run/' + encodeURIComponent(r.parent) }, r.parent) : ''),
+        el('td', { class: 'time' }, fmtTime(r.created_at)),
+        el('td', { class: 'time' }, fmtTime(r.updated_at))))));
+  }
+
+  function pager(cursor, next, status) {
+    if (!cursor && !next) return el('div');
+    return el('div', { class: 'pager' },
+      cursor ? el('a', { href: '#/runs' + (status ? '?status=' + encodeURIComponent(status) : ''), id: 'first-page' }, '« first page') : null,
+      next ? el('a', { href: '#/runs?' + new URLSearchParams(status ? { status, cursor: next } : { cursor: next }), id: 'next-page' }, 'next page »') : null);
+  }
+
+  // The run page: the run, its error, its lineage tree, cancel and settle.
+  async function runPage(id, g) {
+    main.replaceChildren(el('h1', {}, 'Run ', el('span', { class: 'mono' }, id)), el('p', { class: 'muted' }, 'Loading…'));
+    const drafts = new Map(); // promise key -> the value being typed, kept across refreshes
+    let last = '';
+    const load = async () => {
+      const v = await api('GET', '/v1/runs/' + encodeURIComponent(id) + '/ops');
+      if (g !== gen) return;
+      const sig = JSON.stringify(v);
+      if (sig !== last) {
+        last = sig;
+        renderRun(v, drafts, g, load);
+      }
+      if (!TERMINAL.has(v.run.status)) schedule(g, load, REFRESH_RUN_MS);
+    };
+    await load();
+  }
+
+  function renderRun(v, drafts, g, reload) {
+    const r = v.run;
+    // Keep the focus and the caret of an input across the re-render.
+    const act = document.activeElement;
+    const focusKey = act && act.dataset && act.dataset.key && act.classList.contains('settle-value') ? act.dataset.key : null;
+    const sel = focusKey ? [act.selectionStart, act.selectionEnd] : null;
+
+    const props = el('dl', { class: 'props', id: 'run-props' },
+      el('dt', {}, 'workflow'), el('dd', { id: 'run-workflow' }, r.workflow),
+      el('dt', {}, 'module'), el('dd', { class: 'mono', title: r.module }, el('a', { href: '#/modules' }, shortHash(r.module))),
+      r.parent ? [el('dt', {}, 'parent'), el('dd', { class: 'mono' }, el('a', { href: '#/run/' + encodeURIComponent(r.parent), id: 'run-parent' }, r.parent))] : null,
+      el('dt', {}, 'created'), el('dd', { class: 'time' }, fmtTime(r.created_at)),
+      el('dt', {}, 'updated'), el('dd', { class: 'time' }, fmtTime(r.updated_at)),
+      r.cancel_reason ? [el('dt', {}, 'cancel requested'), el('dd', { id: 'run-cancel-reason' }, r.cancel_reason)] : null,
+      el('dt', {}, 'input'), el('dd', {}, jsonBlock(r.input, 'run-input')),
+      el('dt', {}, 'result'), el('dd', {}, jsonBlock(r.result, 'run-result')));
+
+    const parts = [
+      el('h1', {}, 'Run ', el('span', { class: 'mono', id: 'run-id' }, r.id), ' ',
+        el('span', { class: 'status status-' + r.status, id: 'run-status', dataset: { status: r.status } }, r.status)),
+    ];
+    if (r.error) {
+      parts.push(el('h2', {}, r.status === 'diverged' ? 'Divergence' : 'Error'), el('pre', { class: 'error', id: 'run-error' }, r.error));
+    }
+    if (!TERMINAL.has(r.status)) {
+      const reason = el('input', { type: 'text', id: 'cancel-reason', placeholder: 'reason (optional)', 'aria-label': 'cancel reason' });
+      const btn = el('button', {
+        type: 'button', class: 'danger', id: 'cancel-run',
+        onclick: () => guard(g, async () => {
+          btn.disabled = true;
+          const body = reason.value.trim() ? { reason: reason.value.trim() } : {};
+          await api('POST', '/v1/runs/' + encodeURIComponent(r.id) + '/cancel', body);
+          showBanner('Cancellation of ' + r.id + ' requested.', 'info');
+          await reload();
+        }),
+      }, 'Cancel run');
+      parts.push(el('div', { class: 'actions' }, reason, btn));
+    }
+    parts.push(props);
+    parts.push(el('h2', {}, 'Lineage ', el('span', { class: 'muted', id: 'op-count' }, '(' + v.ops.length + ' records)')));
+    parts.push(v.ops.length ? treeTable(r, v.ops, drafts, g, reload)
+      : el('p', { class: 'muted', id: 'no-ops' }, 'No records yet.'));
+    main.replaceChildren(...parts);
+
+    if (focusKey) {
+      const inp = main.querySelector('input.settle-value[data-key="' + CSS.escape(focusKey) + '"]');
+      if (inp) {
+        inp.focus();
+        try { inp.setSelectionRange(sel[0], sel[1]); } catch (_) { /* not a text input */ }
+      }
+    }
+  }
+
+  // buildTree turns the records into a tree of key segments: "t2.1" sits
+  // under the task scope "t2", "fan.0.attach-ip" under the fork "fan" and
+  // its branch "fan.0" (see the id grammar in DESIGN.md). Scopes have no
+  // record of their own.
+  function buildTree(ops) {
+    const root = { seg: '', path: '', kids: new Map(), op: null, depth: -1 };
+    for (const op of ops) {
+      let node = root;
+      for (const seg of op.key.split('.')) {
+        let kid = node.kids.get(seg);
+        if (!kid) {
+          kid = { seg, path: node.path ? node.path + '.' + seg : seg, kids: new Map(), op: null, depth: node.depth + 1, parent: node };
+          node.kids.set(seg, kid);
+        }
+        node = kid;
+      }
+      node.op = op;
+    }
+    const first = (n) => {
+      let m = n.op && n.op.seq > 0 ? n.op.seq : Infinity;
+      for (const k of n.kids.values()) m = Math.min(m, first(k));
+      n.first = m;
+      return m;
+    };
+    first(root);
+    return root;
+  }
+
+  // scopeKind names a node without a record: a spawned task, a parallel
+  // fork or one of its branches.
+  function scopeKind(n) {
+    const numeric = (s) => /^\d+$/.test(s);
+    if (numeric(n.seg) && n.parent && !n.parent.op && isFork(n.parent)) return 'branch';
+    if (isFork(n)) return 'parallel';
+    return 'task';
+  }
+
+  function isFork(n) {
+    if (n.op || n.kids.size === 0) return false;
+    for (const k of n.kids.values()) if (k.op || !/^\d+$/.test(k.seg)) return false;
+    return true;
+  }
+
+  // Siblings: by position where the key shows it (1, 2, t3), else in
+  // settle order.
+  function position(seg) {
+    const m = /^t?(\d+)$/.exec(seg);
+    return m ? Number(m[1]) : null;
+  }
+
+  function compareNodes(a, b) {
+    const pa = position(a.seg);
+    const pb = position(b.seg);
+    if (pa !== null && pb !== null && pa !== pb) return pa - pb;
+    if (a.first !== b.first) return a.first < b.first ? -1 : 1;
+    return a.seg < b.seg ? -1 : a.seg > b.seg ? 1 : 0;
+  }
+
+  function treeTable(run, ops, drafts, g, reload) {
+    const rows = [];
+    const walk = (n) => {
+      for (const k of [...n.kids.values()].sort(compareNodes)) {
+        rows.push(k.op ? opRow(run, k, drafts, g, reload) : scopeRow(k));
+        walk(k);
+      }
+    };
+    walk(buildTree(ops));
+    return el('table', { class: 'tree', id: 'tree' },
+      el('thead', {}, el('tr', {}, ['Key', 'Function', 'Kind', 'Status', 'Attempts', 'Value', 'Time', ''].map((h) => el('th', {}, h)))),
+      el('tbody', {}, rows));
+  }
+
+  function keyCell(n) {
+    const td = el('td', { class: 'key', title: n.path }, n.path);
+    td.style.setProperty('--depth', String(n.depth));
+    return td;
+  }
+
+  function scopeRow(n) {
+    const kind = scopeKind(n);
+    return el('tr', { class: 'scope', dataset: { key: n.path, kind, depth: String(n.depth) } },
+      keyCell(n), el('td', {}, ''), el('td', { class: 'kind' }, kind), el('td', {}, ''), el('td', {}, ''), el('td', {}, ''), el('td', {}, ''), el('td', {}, ''));
+  }
+
+  function opRow(run, n, drafts, g, reload) {
+    const o = n.op;
+    let fn = o.function;
+    if (o.child) fn = el('a', { href: '#/run/' + encodeURIComponent(o.child), class: 'child-link' }, o.function);
+    let value;
+    if (o.error !== null && o.error !== undefined) {
+      value = el('td', { class: 'value err', title: clip(o.error, 4000) }, 'error: ' + clip(o.error, 80));
+    } else {
+      value = el('td', { class: 'value', title: o.value === null || o.value === undefined ? '' : clip(JSON.stringify(o.value, null, 2), 4000) }, preview(o.value));
+    }
+    let title = 'updated ' + o.updated_at;
+    if (o.vtime) title += '\nvirtual time ' + o.vtime;
+    if (o.deadline) title += '\ndeadline ' + o.deadline;
+    let when = fmtTime(o.updated_at);
+    if (o.status === 'pending' && o.deadline) when = 'fires ' + fmtTime(o.deadline);
+    const flags = el('td', { class: 'actions-cell' });
+    if (o.orphaned) flags.append(el('span', { class: 'tag orphan', title: 'the latest execution of the run never reached this key (the code changed or a step was renamed); the record is kept' }, 'orphaned'));
+    if (o.kind === 'promise' && o.status === 'pending' && !TERMINAL.has(run.status)) flags.append(settleForm(run, o.key, drafts, g, reload));
+    const cls = 'op' + (o.orphaned ? ' orphaned' : '') + (o.status === 'pending' ? ' pending' : '');
+    return el('tr', { class: cls, dataset: { key: o.key, kind: o.kind, status: o.status, depth: String(n.depth), orphaned: o.orphaned ? 'true' : 'false' } },
+      keyCell(n),
+      el('td', { class: 'function' }, fn),
+      el('td', { class: 'kind' }, o.kind),
+      el('td', {}, badge(o.status)),
+      el('td', { class: 'attempts' }, o.attempts > 0 ? String(o.attempts) : ''),
+      value,
+      el('td', { class: 'time', title }, when),
+      flags);
+  }
+
+  // settleForm settles an external promise: a JSON value, or an error.
+  function settleForm(run, key, drafts, g, reload) {
+    const full = run.id + '.' + key;
+    const input = el('input', {
+      type: 'text', class: 'settle-value mono', dataset: { key }, value: drafts.get(key) || '',
+      placeholder: 'JSON value, e.g. {"ok":true}', 'aria-label': 'value for promise ' + full,
+      oninput: () => drafts.set(key, input.value),
+    });
+    const send = (body, what) => guard(g, async () => {
+      await api('POST', '/v1/promises/' + encodeURIComponent(full), body);
+      drafts.delete(key);
+      showBanner('Promise ' + full + ' ' + what + '.', 'info');
+      await reload();
+    });
+    const settle = el('button', {
+      type: 'button', class: 'settle primary', dataset: { key }, title: 'settle ' + full + ' with this JSON value',
+      onclick: () => {
+        const text = input.value.trim();
+        if (!text) { showBanner('Type the JSON value to settle ' + full + ' with (null, true, "text", {"a":1}, …).', 'error'); return; }
+        try { JSON.parse(text); } catch (e) { showBanner('Not JSON: ' + e.message, 'error'); return; }
+        send('{"value":' + text + '}', 'settled');
+      },
+    }, 'Settle');
+    const reject = el('button', {
+      type: 'button', class: 'reject', dataset: { key }, title: 'settle ' + full + ' with an error (the text typed, or "rejected from the UI")',
+      onclick: () => send({ error: input.value.trim() || 'rejected from the UI' }, 'failed'),
+    }, 'Fail');
+    return el('span', { class: 'settle', dataset: { key } }, input, settle, reject);
+  }
+
+  // The modules page, with a form to start a run.
+  async function modulesPage(g) {
+    const l = await api('GET', '/v1/modules');
+    if (g !== gen) return;
+    const mods = l.modules;
+    const parts = [el('h1', {}, 'Modules')];
+    if (mods.length === 0) {
+      parts.push(el('p', { class: 'muted', id: 'no-modules' }, 'No modules deployed. Deploy one with skein deploy wf.wasm --name NAME, or POST /v1/modules?name=NAME.'));
+      main.replaceChildren(...parts);
+      return;
+    }
+    const modSel = el('select', { id: 'start-module', 'aria-label': 'module' },
+      mods.map((m) => el('option', { value: m.hash }, (m.name || '(unnamed)') + ' · ' + shortHash(m.hash))));
+    const wfSel = el('select', { id: 'start-workflow', 'aria-label': 'workflow' });
+    const fillWorkflows = () => {
+      const m = mods.find((x) => x.hash === modSel.value);
+      wfSel.replaceChildren(...(m ? m.workflows : []).map((w) => el('option', { value: w }, w)));
+    };
+    modSel.addEventListener('change', fillWorkflows);
+    fillWorkflows();
+    const input = el('textarea', { id: 'start-input', class: 'mono', 'aria-label': 'input' }, 'null');
+    const runID = el('input', { type: 'text', id: 'start-id', class: 'mono', placeholder: 'generated when empty', 'aria-label': 'run id' });
+    const timeout = el('input', { type: 'text', id: 'start-timeout', placeholder: 'e.g. 30s, 2h (optional)', 'aria-label': 'timeout' });
+    const form = el('form', {
+      id: 'start-form', class: 'startform',
+      onsubmit: (ev) => {
+        ev.preventDefault();
+        guard(g, async () => {
+          const text = input.value.trim() || 'null';
+          try { JSON.parse(text); } catch (e) { showBanner('The input is not JSON: ' + e.message, 'error'); return; }
+          let body = '{"module":' + JSON.stringify(modSel.value) + ',"workflow":' + JSON.stringify(wfSel.value) + ',"input":' + text;
+          if (runID.value.trim()) body += ',"id":' + JSON.stringify(runID.value.trim());
+          if (timeout.value.trim()) body += ',"timeout":' + JSON.stringify(timeout.value.trim());
+          const r = await api('POST', '/v1/runs', body + '}');
+          location.hash = '#/run/' + encodeURIComponent(r.id);
+        });
+      },
+    },
+    el('label', { for: 'start-module' }, 'module'), modSel,
+    el('label', { for: 'start-workflow' }, 'workflow'), wfSel,
+    el('label', { for: 'start-input' }, 'input (JSON)'), input,
+    el('label', { for: 'start-id' }, 'run id'), runID,
+    el('label', { for: 'start-timeout' }, 'timeout'), timeout,
+    el('span'), el('div', {}, el('button', { type: 'submit', class: 'primary', id: 'start-run' }, 'Start run')));
+
+    parts.push(el('table', { id: 'modules' },
+      el('thead', {}, el('tr', {}, ['Name', 'Hash', 'Workflows', 'ABI', 'Deployed'].map((h) => el('th', {}, h)))),
+      el('tbody', {}, mods.map((m) => el('tr', { class: 'module-row', dataset: { hash: m.hash, name: m.name || '' } },
+        el('td', {}, m.name || el('span', { class: 'muted' }, '(unnamed)')),
+        el('td', { class: 'mono', title: m.hash }, shortHash(m.hash)),
+        el('td', {}, m.workflows.map((w) => el('button', {
+          type: 'button', class: 'link workflow', dataset: { workflow: w }, title: 'start a run of ' + w,
+          onclick: () => { modSel.value = m.hash; fillWorkflows(); wfSel.value = w; input.focus(); },
+        }, w)).flatMap((b, i) => (i ? [', ', b] : [b]))),
+        el('td', {}, String(m.abi_version)),
+        el('td', { class: 'time' }, fmtTime(m.created_at)))))));
+    parts.push(el('h2', {}, 'Start a run'), form);
+    main.replaceChildren(...parts);
+  }
+
+  // ---- routing: #/runs?status=&q=&cursor=, #/run/ID, #/modules ----
+
+  function route() {
+    gen++;
+    clearTimeout(timer);
+    hideBanner();
+    updateForget();
+    const h = location.hash.replace(/^#\/?/, '');
+    const i = h.indexOf('?');
+    const path = i < 0 ? h : h.slice(0, i);
+    const query = new URLSearchParams(i < 0 ? '' : h.slice(i + 1));
+    const parts = path.split('/').map((s) => { try { return decodeURIComponent(s); } catch (_) { return s; } });
+    const page = parts[0] === 'run' && parts[1] ? 'run' : parts[0] === 'modules' ? 'modules' : 'runs';
+    document.getElementById('nav-runs').classList.toggle('current', page !== 'modules');
+    document.getElementById('nav-modules').classList.toggle('current', page === 'modules');
+    document.body.dataset.page = page;
+    const g = gen;
+    if (page === 'run') {
+      document.title = parts.slice(1).join('/') + ' · skein';
+      guard(g, () => runPage(parts.slice(1).join('/'), g));
+    } else if (page === 'modules') {
+      document.title = 'modules · skein';
+      guard(g, () => modulesPage(g));
+    } else {
+      document.title = 'runs · skein';
+      guard(g, () => runsPage(query, g));
+    }
+  }
+
+  window.addEventListener('hashchange', route);
+  route();
+})();
