@@ -1,0 +1,47 @@
+package main
+
+import (
+	"flag"
+	"time"
+
+	"github.com/skeinrun/skein/host"
+)
+
+// limitFlags are the resource limits of `skein run` and `skein serve`
+// (host.Config; docs/limits.md). Zero keeps the host's default.
+type limitFlags struct {
+	memoryMiB    *int
+	withoutYield *time.Duration
+	payload      *int
+	ops          *int
+	tasks        *int
+	module       *int64 // nil when the command has its own module flag
+}
+
+func addLimitFlags(fs *flag.FlagSet, withModule bool) *limitFlags {
+	l := &limitFlags{
+		memoryMiB:    fs.Int("max-memory-mib", host.DefaultMemoryLimitPages/16, "linear memory per workflow instance, in MiB"),
+		withoutYield: fs.Duration("max-run-without-yield", host.DefaultMaxRunWithoutYield, "longest workflow code may run without calling into the host (an infinite loop fails the run); negative: no limit"),
+		payload:      fs.Int("max-payload-bytes", host.DefaultMaxPayloadBytes, "largest input, step value, result or promise value"),
+		ops:          fs.Int("max-ops", host.DefaultMaxOps, "most durable ops per run"),
+		tasks:        fs.Int("max-tasks", host.DefaultMaxTasks, "most live tasks (skein.Go, parallel branches) per run"),
+	}
+	if withModule {
+		l.module = fs.Int64("max-module-bytes", host.DefaultMaxModuleBytes, "largest module accepted")
+	}
+	return l
+}
+
+// apply sets the limits in cfg.
+func (l *limitFlags) apply(cfg *host.Config) {
+	if *l.memoryMiB > 0 {
+		cfg.MemoryLimitPages = uint32(min(*l.memoryMiB, 4<<10) * 16) // wasm32: at most 4 GiB
+	}
+	cfg.MaxRunWithoutYield = *l.withoutYield
+	cfg.MaxPayloadBytes = *l.payload
+	cfg.MaxOps = *l.ops
+	cfg.MaxTasks = *l.tasks
+	if l.module != nil {
+		cfg.MaxModuleBytes = int(*l.module)
+	}
+}

@@ -1,0 +1,15 @@
+// Command initloop says hello and then loops forever before announcing
+// its workflows: deploying it must fail (the watchdog stops the loop).
+package main
+
+//go:wasmimport skein hello
+func hello(version uint32) uint32
+
+var n uint64
+
+func main() {
+	hello(1)
+	for {
+		n++
+	}
+}
