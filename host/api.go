@@ -53,6 +53,9 @@ func (h *Host) Resolve(ctx context.Context, fullID string, value json.RawMessage
 			return fmt.Errorf("resolve %s: the value is not valid JSON: %.100q", fullID, value)
 		}
 	}
+	if n := len(value) + len(errMsg); n > h.cfg.MaxPayloadBytes {
+		return fmt.Errorf("resolve %s: %w: %w", fullID, h.payloadError("the promise value", n), ErrInvalid)
+	}
 	if err := h.cfg.Store.Settle(ctx, set); err != nil {
 		return fmt.Errorf("resolve %s: %w", fullID, err)
 	}

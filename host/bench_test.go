@@ -97,7 +97,7 @@ func BenchmarkMemoryGrow(b *testing.B) {
 			b.Fatal(err)
 		}
 		for b.Loop() {
-			mod, err := rt.InstantiateModule(withMemory(ctx), cm, wazero.NewModuleConfig().WithName(""))
+			mod, err := rt.InstantiateModule(withMemory(ctx, nil), cm, wazero.NewModuleConfig().WithName(""))
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -56,8 +56,14 @@ func (h *Host) activate(runID string, o DriveOptions) (*runState, error) {
 
 func (h *Host) deactivate(runID string) {
 	h.mu.Lock()
+	rs := h.active[runID]
 	delete(h.active, runID)
 	h.mu.Unlock()
+	if rs != nil && rs.mb.len() > 0 {
+		// A settlement or cancellation reached the run after it decided to
+		// stop; it is in the store, and a worker picks it up now.
+		h.signal()
+	}
 }
 
 // deliver hands a completion to a run driven by this process and reports
@@ -75,6 +81,7 @@ func (h *Host) deliver(runID string, c sched.Completion) bool {
 func (h *Host) drive(ctx context.Context, rs *runState) (store.Run, error) {
 	st := h.cfg.Store
 	runID := rs.run.ID
+	rs.activating = time.Now() // activation latency (metrics.go)
 	run, err := st.Run(ctx, runID)
 	if err != nil {
 		return store.Run{}, fmt.Errorf("drive %s: %w", runID, err)
@@ -96,6 +103,9 @@ func (h *Host) drive(ctx context.Context, rs *runState) (store.Run, error) {
 		return run, err
 	}
 	for {
+		if rs.activating.IsZero() {
+			rs.activating = time.Now()
+		}
 		outs, err := st.Outcomes(ctx, runID)
 		if err != nil {
 			return rs.run, fmt.Errorf("drive %s: load outcomes: %w", runID, err)
@@ -114,10 +124,14 @@ func (h *Host) drive(ctx context.Context, rs *runState) (store.Run, error) {
 		if rs.opts.OnExecution != nil {
 			rs.opts.OnExecution()
 		}
+		h.emitStarted(rs.run, len(recs) > 0)
+		h.metrics.execution(len(recs) > 0)
+		h.log.Debug("execution started", "run", runID, "workflow", rs.run.Workflow, "replay", len(recs) > 0, "records", len(recs))
 		x := newExec(h, rs, recs)
 		h.instantiate(ctx, cm, x)
 		switch x.state {
 		case stEvicted:
+			h.metrics.evictReplay.Add(1)
 			continue
 		case stSuspended:
 			rs.run.Status = store.RunSuspended
@@ -125,6 +139,9 @@ func (h *Host) drive(ctx context.Context, rs *runState) (store.Run, error) {
 			if err := h.commitRun(ctx, rs); err != nil {
 				return rs.run, err
 			}
+			h.emitSuspended(rs.run)
+			h.metrics.evictSuspend.Add(1)
+			h.log.Debug("run suspended", "run", runID, "wake_at", rs.run.WakeAt)
 			rs.close()
 			again, err := h.waiting(ctx, rs)
 			if err != nil {
@@ -198,6 +215,9 @@ func (h *Host) drive(ctx context.Context, rs *runState) (store.Run, error) {
 		if err := h.commitRun(ctx, rs); err != nil {
 			return rs.run, err
 		}
+		h.runEnded(rs.run)
+		h.metrics.runEnded(rs.run.Status)
+		h.logEnded(rs.run)
 		if toParent != nil && !h.deliver(rs.run.Parent, *toParent) {
 			h.signal()
 		}

@@ -11,6 +11,7 @@ import (
 	"math"
 	rand2 "math/rand/v2"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/tetratelabs/wazero"
@@ -65,6 +66,12 @@ type exec struct {
 	nextOpts map[sched.TaskID]abi.OpOptions // op_options for the task's next op
 	bodies   map[sched.PromiseID]*stepBody  // step bodies running with options
 	canceled bool                           // the cancellation was delivered and handled
+
+	// limits (limits.go)
+	progress  atomic.Uint64   // host calls entered and returned: odd while the guest is in the host
+	base      context.Context // the execution's context without the watchdog, for work that outlives it
+	ops       int             // ops issued, against Config.MaxOps
+	liveTasks int             // tasks started and not done (the root excluded), against Config.MaxTasks
 }
 
 // stepBody is a step body running under a retry policy or timeout.
@@ -100,10 +107,14 @@ func realNow() int64 { return time.Now().UnixNano() }
 // record queues a journal record for the next flush.
 func (x *exec) record(r sched.Record) {
 	x.newRecords++
+	x.h.metrics.opsRecorded.Add(1)
 	if x.rs.sim != nil {
 		x.rs.sim.log = append(x.rs.sim.log, simRecord{out: toStore(r)})
 	}
 	x.rs.batch.Outcomes = append(x.rs.batch.Outcomes, store.RunOutcome{RunID: x.rs.run.ID, Outcome: toStore(r)})
+	if !x.verify {
+		x.h.emitRecord(x.rs.run, r)
+	}
 }
 
 // instantiate runs one execution to its end.
@@ -121,10 +132,22 @@ func (h *Host) instantiate(ctx context.Context, cm wazero.CompiledModule, x *exe
 	if h.cfg.GuestOutput != io.Discard {
 		x.stderr.also = h.cfg.GuestOutput
 	}
-	ctx = withMemory(context.WithValue(ctx, execKey{}, x)) // linear memory: memory.go
-	mod, err := h.rt.InstantiateModule(ctx, cm, cfg)
+	ctx = withMemory(context.WithValue(ctx, execKey{}, x), h.image(cm)) // linear memory: memory.go
+	defer h.metrics.instance()()
+	x.base = ctx
+	// The watchdog (limits.go) cancels wctx, and with it the guest, when
+	// workflow code runs too long without calling into the host.
+	wctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stopWatch := x.watch(cancel)
+	mod, err := h.rt.InstantiateModule(wctx, cm, cfg)
+	stopWatch()
 	if mod != nil {
 		mod.Close(ctx)
+	}
+	var limit *LimitError
+	if errors.As(context.Cause(wctx), &limit) && (x.state == stRunning || x.state == stFailed) {
+		x.state, x.failure = stFailed, limit
 	}
 	if x.state == stRunning {
 		x.state = stFailed
@@ -134,7 +157,7 @@ func (h *Host) instantiate(ctx context.Context, cm wazero.CompiledModule, x *exe
 		case err == nil:
 			x.failure = errors.New("the module exited before the workflow finished (does main call skein.Main?)")
 		default:
-			x.failure = errors.New(exitDetail(err, x.stderr.String()))
+			x.failure = h.memoryError(errors.New(exitDetail(err, x.stderr.String())), x.stderr.String())
 		}
 	}
 	return err
@@ -299,25 +322,7 @@ func fromStore(o store.Outcome) sched.Record {
 // each call finds its execution in the context.
 func (h *Host) exportHostModule(ctx context.Context) error {
 	b := h.rt.NewHostModuleBuilder(abi.Module)
-	fns := map[string]func(*exec, context.Context, []uint64){
-		abi.FnHello:      (*exec).hello,
-		abi.FnWorkflows:  (*exec).announce,
-		abi.FnInvocation: (*exec).invocation,
-		abi.FnTake:       (*exec).take,
-		abi.FnNext:       (*exec).next,
-		abi.FnOp:         (*exec).op,
-		abi.FnStepDone:   (*exec).stepDone,
-		abi.FnAwait:      (*exec).await,
-		abi.FnSelect:     (*exec).selectFn,
-		abi.FnTaskDone:   (*exec).taskDone,
-		abi.FnBodySleep:  (*exec).bodySleep,
-		abi.FnRealNow:    (*exec).realNow,
-		abi.FnRealRand:   (*exec).realRand,
-		abi.FnOutcomes:   (*exec).outcomes,
-		abi.FnOpOptions:  (*exec).opOptions,
-		abi.FnCanceled:   (*exec).canceledFn,
-	}
-	for name, fn := range fns {
+	for name, fn := range hostFns { // limits.go
 		sig := hostSigs[name]
 		b.NewFunctionBuilder().
 			WithGoModuleFunction(api.GoModuleFunc(func(ctx context.Context, mod api.Module, stack []uint64) {
@@ -325,11 +330,7 @@ func (h *Host) exportHostModule(ctx context.Context) error {
 				if x == nil {
 					panic(fmt.Sprintf("skein host function %s called outside a skein execution", name))
 				}
-				x.mod = mod
-				if x.rs == nil && name != abi.FnHello && name != abi.FnWorkflows && name != abi.FnInvocation {
-					x.fail(ctx, "the module called %s before reading its invocation", name)
-				}
-				fn(x, ctx, stack)
+				hostCall(ctx, x, mod, name, fn, stack)
 			}), sig[0], sig[1]).
 			Export(name)
 	}
@@ -338,6 +339,7 @@ func (h *Host) exportHostModule(ctx context.Context) error {
 }
 
 func (x *exec) hello(ctx context.Context, stack []uint64) {
+	x.h.metrics.activated(x.rs) // the first host call of an execution
 	v := api.DecodeU32(stack[0])
 	stack[0] = uint64(abi.Version)
 	if v != abi.Version {
@@ -403,6 +405,10 @@ func (x *exec) op(ctx context.Context, stack []uint64) {
 	fn := x.fnName(ctx, api.DecodeU32(stack[4]), api.DecodeU32(stack[5]))
 	arg := x.read(ctx, api.DecodeU32(stack[6]), api.DecodeU32(stack[7]))
 	buf, capacity := api.DecodeU32(stack[8]), api.DecodeU32(stack[9])
+	x.countOp(ctx)
+	if kind == abi.OpCall || kind == abi.OpChild {
+		x.checkPayload(ctx, fmt.Sprintf("the input of %s op %q", kind, fn), len(arg))
+	}
 
 	var r abi.OpResult
 	var err error
@@ -412,6 +418,9 @@ func (x *exec) op(ctx context.Context, stack []uint64) {
 		var p sched.PromiseID
 		t, p, r.Key, err = x.s.Spawn(tid, name)
 		r.Task, r.Promise = uint32(t), uint32(p)
+		if err == nil {
+			x.taskStarted(ctx)
+		}
 	case abi.OpFork:
 		r.Promise, r.Key, err = x.s.Fork(tid, name)
 	case abi.OpBranch:
@@ -422,6 +431,9 @@ func (x *exec) op(ctx context.Context, stack []uint64) {
 		var p sched.PromiseID
 		t, p, r.Key, err = x.s.Branch(tid, binary.LittleEndian.Uint32(arg))
 		r.Task, r.Promise = uint32(t), uint32(p)
+		if err == nil {
+			x.taskStarted(ctx)
+		}
 	case abi.OpStep, abi.OpCall, abi.OpSleep, abi.OpPromise, abi.OpChild:
 		r, err = x.durableOp(ctx, tid, kind, name, fn, arg)
 	default:
@@ -508,6 +520,9 @@ func (x *exec) durableOp(ctx context.Context, tid sched.TaskID, kind abi.OpKind,
 		x.rs.promises[res.Key] = true
 	case kind == abi.OpCall:
 		if res.New || res.Pending != nil {
+			if err := x.h.checkGrant(ctx, x.rs.run.ModuleHash, fn); err != nil {
+				x.fail(ctx, "%v (called at key %q)", err, res.Key)
+			}
 			if res.New {
 				x.s.RecordPending(res.Promise, 0)
 			}
@@ -569,9 +584,9 @@ func (x *exec) startChild(ctx context.Context, key, workflow string, input []byt
 	if rs.setChildLive(id, true) {
 		opts := DriveOptions{WaitTimers: rs.opts.WaitTimers}
 		go func() {
-			_, err := x.h.Drive(ctx, id, opts)
+			_, err := x.h.Drive(x.base, id, opts) // not ended by this execution's watchdog
 			if err != nil && !errors.Is(err, errActive) {
-				x.h.log.Warn("child run stopped", "run", id, "err", err)
+				x.h.log.Warn("child run stopped", "run", rs.run.ID, "key", key, "child", id, "err", err)
 			}
 			rs.setChildLive(id, false)
 			rs.mb.nudge()
@@ -598,7 +613,9 @@ func (x *exec) stepDone(ctx context.Context, stack []uint64) {
 	if fatal {
 		status = abi.StatusError
 	}
-	out, ok := fromABI(status, x.read(ctx, api.DecodeU32(stack[3]), api.DecodeU32(stack[4])), false)
+	data := x.read(ctx, api.DecodeU32(stack[3]), api.DecodeU32(stack[4]))
+	x.checkPayload(ctx, fmt.Sprintf("the value of step promise %d", p), len(data))
+	out, ok := fromABI(status, data, false)
 	if !ok {
 		x.fail(ctx, "step_done with unknown status %d", api.DecodeU32(stack[2]))
 	}
@@ -686,12 +703,17 @@ func (x *exec) selectFn(ctx context.Context, stack []uint64) {
 func (x *exec) taskDone(ctx context.Context, stack []uint64) {
 	tid := sched.TaskID(api.DecodeU32(stack[0]))
 	status := api.DecodeU32(stack[1])
-	out, ok := fromABI(status, x.read(ctx, api.DecodeU32(stack[2]), api.DecodeU32(stack[3])), true)
+	data := x.read(ctx, api.DecodeU32(stack[2]), api.DecodeU32(stack[3]))
+	x.checkPayload(ctx, fmt.Sprintf("the result of task %d", tid), len(data))
+	out, ok := fromABI(status, data, true)
 	if !ok {
 		x.fail(ctx, "task_done with unknown status %d", status)
 	}
 	if err := x.s.TaskDone(tid, out); err != nil {
 		x.schedErr(ctx, err)
+	}
+	if tid != sched.Root {
+		x.liveTasks--
 	}
 	if tid == sched.Root {
 		x.result = out
@@ -754,6 +776,9 @@ func (x *exec) simBodyStart(key string, attempt int) {
 
 func (x *exec) opOptions(ctx context.Context, stack []uint64) {
 	tid := sched.TaskID(api.DecodeU32(stack[0]))
+	if tid == 0 || tid != x.s.Current() {
+		x.fail(ctx, "op_options: task %d is not the running task", tid)
+	}
 	o, err := abi.DecodeOpOptions(x.read(ctx, api.DecodeU32(stack[1]), api.DecodeU32(stack[2])))
 	if err != nil {
 		x.fail(ctx, "op_options: bad message: %v", err)
@@ -861,10 +886,10 @@ func (x *exec) onCancel(ctx context.Context, reason string) {
 		delete(rs.timers, key)
 	}
 	clear(rs.promises)
-	for _, id := range rs.children {
+	for key, id := range rs.children {
 		go func() {
 			if _, err := x.h.Cancel(context.WithoutCancel(ctx), id, "parent run canceled: "+reason); err != nil && !errors.Is(err, ErrTerminal) {
-				x.h.log.Warn("cancel child run", "run", id, "err", err)
+				x.h.log.Warn("cancel child run", "run", rs.run.ID, "key", key, "child", id, "err", err)
 			}
 		}()
 	}

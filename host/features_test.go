@@ -48,7 +48,11 @@ func TestCallRetry(t *testing.T) {
 	h := newTestHost(t, Config{})
 	m := h.deploy(t, featuresPkg)
 	var calls atomic.Int32
+	var infos []ActivityInfo
 	h.RegisterActivity("busy-twice", func(ctx context.Context, in []byte) ([]byte, error) {
+		if info, ok := ActivityInfoFrom(ctx); ok {
+			infos = append(infos, info) // attempts run one after another
+		}
 		if n := calls.Add(1); n <= 2 {
 			return nil, fmt.Errorf("busy (call %d)", n)
 		}
@@ -82,6 +86,13 @@ func TestCallRetry(t *testing.T) {
 		if o := outcomeAt(t, h, r.ID, "1"); o.Attempts != tc.attempts {
 			t.Errorf("%s max %d: %d attempts recorded, want %d", tc.activity, tc.max, o.Attempts, tc.attempts)
 		}
+		if tc.activity == "busy-twice" && tc.max == 5 {
+			want := []ActivityInfo{{r.ID, "1", 1}, {r.ID, "1", 2}, {r.ID, "1", 3}}
+			if fmt.Sprint(infos) != fmt.Sprint(want) {
+				t.Errorf("activity infos %+v, want %+v", infos, want)
+			}
+		}
+		infos = nil
 	}
 }
 

@@ -73,8 +73,26 @@ type Config struct {
 	// is further away than this is suspended. Default 1s.
 	IdleThreshold time.Duration
 	// MemoryLimitPages caps each instance's linear memory in 64 KiB pages.
-	// Default 4096 (256 MiB).
+	// Default 4096 (256 MiB). A run whose guest runs out of it fails with
+	// an error naming the limit (see docs/limits.md).
 	MemoryLimitPages uint32
+	// MaxRunWithoutYield is the longest workflow code may run without
+	// calling into the host; a run past it (an infinite loop) is stopped
+	// and fails. Default 5s; negative turns the watchdog off. It needs
+	// interrupts (DisableInterrupt false) to stop the guest.
+	MaxRunWithoutYield time.Duration
+	// MaxPayloadBytes caps every value a guest hands the host (step
+	// values and errors, task results, call and child inputs) and run
+	// inputs and promise values given to Start and Resolve. Default 4 MiB.
+	MaxPayloadBytes int
+	// MaxOps caps the durable ops one execution of a run issues, replayed
+	// ones included (so, the ops of the whole run). Default 1,000,000.
+	MaxOps int
+	// MaxTasks caps the tasks (skein.Go, parallel branches) of a run alive
+	// at once. Default 10,000.
+	MaxTasks int
+	// MaxModuleBytes caps a module given to Deploy. Default 64 MiB.
+	MaxModuleBytes int
 	// GuestOutput receives what workflow code writes to stdout and stderr
 	// (on every replay too). Default: discarded.
 	GuestOutput io.Writer
@@ -88,6 +106,11 @@ type Config struct {
 	// Simulation, if set, runs every workflow in virtual time only, with
 	// timing decided by a seed (see Simulation). For checks and tests.
 	Simulation *Simulation
+
+	// RequireGrants: a module may call only the activities granted to it
+	// with Host.Grant; a module with no grant may call none. When false
+	// (the default), only a module with a grant is restricted.
+	RequireGrants bool
 
 	// testing hooks (package-internal tests only).
 	minting      sched.Minting
@@ -105,11 +128,16 @@ type Host struct {
 
 	mu         sync.Mutex
 	compiled   map[string]wazero.CompiledModule // by module hash
-	infos      map[string]store.Module          // by module hash, without bytes
+	images     map[wazero.CompiledModule]*memImage
+	compiling  map[string]chan struct{} // compilations in progress, by module hash
+	infos      map[string]store.Module  // by module hash, without bytes
 	activities map[string]Activity
 	active     map[string]*runState // runs driven by this process
 	wake       chan struct{}        // signals Work: new work may be due
 	sim        *simulator           // Config.Simulation
+
+	emb     embedState // grants, event subscriptions, Await waiters (embed.go)
+	metrics *metrics   // counters for WriteMetrics (metrics.go)
 }
 
 // Activity is a host function a workflow calls with skein.Call. It runs
@@ -133,6 +161,7 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 	if cfg.MemoryLimitPages == 0 {
 		cfg.MemoryLimitPages = 4096
 	}
+	cfg.setLimitDefaults() // limits.go
 	if cfg.GuestOutput == nil {
 		cfg.GuestOutput = io.Discard
 	}
@@ -158,11 +187,13 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 		return nil, fmt.Errorf("host: wasi: %w", err)
 	}
 	h := &Host{cfg: cfg, rt: rt, cache: cache, log: cfg.Logger,
-		compiled: map[string]wazero.CompiledModule{}, infos: map[string]store.Module{}, activities: map[string]Activity{},
+		compiled: map[string]wazero.CompiledModule{}, images: map[wazero.CompiledModule]*memImage{}, compiling: map[string]chan struct{}{}, infos: map[string]store.Module{}, activities: map[string]Activity{},
 		active: map[string]*runState{}, wake: make(chan struct{}, 1)}
 	if cfg.Simulation != nil {
 		h.sim = newSimulator(*cfg.Simulation)
 	}
+	h.metrics = newMetrics()
+	h.cfg.Store = timedStore{Store: cfg.Store, m: h.metrics} // times commits (metrics.go)
 	if err := h.exportHostModule(ctx); err != nil {
 		rt.Close(ctx)
 		return nil, fmt.Errorf("host: skein host module: %w", err)
@@ -173,6 +204,12 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 // Close releases the runtime and compiled modules. It does not close the store.
 func (h *Host) Close(ctx context.Context) error {
 	err := h.rt.Close(ctx)
+	h.mu.Lock()
+	for cm, img := range h.images {
+		img.close()
+		delete(h.images, cm)
+	}
+	h.mu.Unlock()
 	if cerr := h.cache.Close(ctx); err == nil {
 		err = cerr
 	}
@@ -202,6 +239,9 @@ func (h *Host) Deploy(ctx context.Context, name string, wasm []byte) (store.Modu
 	}
 	if len(wasm) == 0 {
 		return store.Module{}, &ModuleError{Module: label, Reason: "empty file"}
+	}
+	if len(wasm) > h.cfg.MaxModuleBytes {
+		return store.Module{}, h.moduleSizeError(label, len(wasm))
 	}
 	cm, hash, err := h.compile(ctx, label, wasm)
 	if err != nil {
@@ -251,6 +291,9 @@ func (h *Host) Start(ctx context.Context, o StartOptions) (store.Run, error) {
 	input := []byte(o.Input)
 	if len(input) == 0 {
 		input = []byte("null")
+	}
+	if len(input) > h.cfg.MaxPayloadBytes {
+		return store.Run{}, fmt.Errorf("start: %w: %w", h.payloadError("the input", len(input)), ErrInvalid)
 	}
 	if !json.Valid(input) {
 		return store.Run{}, fmt.Errorf("start: input is not valid JSON: %.100q: %w", input, ErrInvalid)

@@ -17,8 +17,15 @@ import (
 var wasmMemory = defaultWasmMemory
 
 // withMemory returns ctx carrying the linear-memory allocator; the ctx is
-// the one given to InstantiateModule.
-func withMemory(ctx context.Context) context.Context {
+// the one given to InstantiateModule. img, if not nil, is the module's
+// initial memory, which the module itself no longer writes (its data
+// segments were split off when it was compiled).
+func withMemory(ctx context.Context, img *memImage) context.Context {
+	if img != nil {
+		return experimental.WithMemoryAllocator(ctx, experimental.MemoryAllocatorFunc(func(capacity, max uint64) experimental.LinearMemory {
+			return imageMemory(img, capacity, max)
+		}))
+	}
 	if wasmMemory == nil {
 		return ctx
 	}
@@ -44,3 +51,12 @@ func (m *sliceMemory) Reallocate(size uint64) []byte {
 }
 
 func (m *sliceMemory) Free() { m.buf = nil }
+
+// copiedImage is a slice memory holding a copy of img.
+func copiedImage(img *memImage, capacity, limit uint64) experimental.LinearMemory {
+	m := &sliceMemory{max: limit}
+	if buf := m.Reallocate(max(capacity, uint64(len(img.data)))); buf != nil {
+		copy(buf, img.data)
+	}
+	return m
+}

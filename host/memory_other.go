@@ -6,3 +6,8 @@ import "github.com/tetratelabs/wazero/experimental"
 
 // Without mmap, instances use wazero's default linear memory.
 var defaultWasmMemory experimental.MemoryAllocator
+
+// imageMemory copies img into a new slice memory.
+func imageMemory(img *memImage, capacity, max uint64) experimental.LinearMemory {
+	return copiedImage(img, capacity, max)
+}

@@ -71,3 +71,18 @@ func (m *reservedMemory) Free() {
 }
 
 func roundUp(n, to uint64) uint64 { return (n + to - 1) / to * to }
+
+// imageMemory returns a linear memory that starts with img: mapped
+// copy-on-write into a reservation, or copied when it cannot be.
+func imageMemory(img *memImage, capacity, max uint64) experimental.LinearMemory {
+	if wasmMemory != nil {
+		if m, ok := reserveMemory(capacity, max).(*reservedMemory); ok {
+			if err := img.mapInto(m.buf[:cap(m.buf)]); err == nil {
+				m.buf = m.buf[:img.size]
+				return m
+			}
+			m.Free()
+		}
+	}
+	return copiedImage(img, capacity, max)
+}

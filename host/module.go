@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 
@@ -99,39 +100,102 @@ func (h *Host) moduleInfo(ctx context.Context, hashOrName string) (store.Module,
 	return m, nil
 }
 
-// compile compiles wasm (cached by hash) and checks its imports.
+// compile compiles wasm (cached by hash) and checks its imports. Calls
+// for the same module share one compilation: after a restart, every run
+// of a module needs it at once.
 func (h *Host) compile(ctx context.Context, label string, wasm []byte) (wazero.CompiledModule, string, error) {
 	sum := sha256.Sum256(wasm)
 	hash := hex.EncodeToString(sum[:])
-	h.mu.Lock()
-	cm, ok := h.compiled[hash]
-	h.mu.Unlock()
-	if ok {
-		return cm, hash, nil
+	for {
+		h.mu.Lock()
+		if cm, ok := h.compiled[hash]; ok {
+			h.mu.Unlock()
+			return cm, hash, nil
+		}
+		wait, busy := h.compiling[hash]
+		if !busy {
+			done := make(chan struct{})
+			h.compiling[hash] = done
+			h.mu.Unlock()
+			defer func() {
+				h.mu.Lock()
+				delete(h.compiling, hash)
+				h.mu.Unlock()
+				close(done)
+			}()
+			return h.compileNew(ctx, label, hash, wasm)
+		}
+		h.mu.Unlock()
+		select {
+		case <-wait: // compiled, or failed: look again (and compile if it failed)
+		case <-ctx.Done():
+			return nil, "", ctx.Err()
+		}
 	}
+}
+
+// compileNew compiles a module that is not in the cache.
+func (h *Host) compileNew(ctx context.Context, label, hash string, wasm []byte) (wazero.CompiledModule, string, error) {
 	if len(wasm) < 8 || string(wasm[:4]) != "\x00asm" {
 		return nil, "", &ModuleError{Module: label, Reason: "not a WebAssembly module (no \\0asm header)"}
 	}
 	if v := wasm[4:8]; v[0] != 1 || v[1] != 0 || v[2] != 0 || v[3] != 0 {
 		return nil, "", &ModuleError{Module: label, Reason: fmt.Sprintf("unsupported WebAssembly binary version %v (want 1)", v)}
 	}
-	cm, err := h.rt.CompileModule(ctx, mergeDataSegments(wasm))
+	// The module's initial memory becomes an image that instances map
+	// copy-on-write (memimage_linux.go); where that cannot be, its data
+	// segments are merged so instantiation copies them in a few calls.
+	code := mergeDataSegments(wasm)
+	var img *memImage
+	if stripped, data, ok := splitData(wasm); ok && useMemImages {
+		if i, err := newMemImage(data); err == nil {
+			code, img = stripped, i
+		}
+	}
+	cm, err := h.rt.CompileModule(ctx, code)
 	if err != nil {
+		if img != nil {
+			img.close()
+		}
 		return nil, "", &ModuleError{Module: label, Reason: "invalid WebAssembly: " + err.Error(), Err: err}
 	}
-	if err := checkImports(cm); err != nil {
+	err = checkImports(cm)
+	if err == nil {
+		err = h.checkWASI(cm) // validate.go
+	}
+	if err != nil {
 		cm.Close(ctx)
+		if img != nil {
+			img.close()
+		}
 		return nil, "", &ModuleError{Module: label, Reason: err.Error()}
 	}
 	h.mu.Lock()
 	if old, ok := h.compiled[hash]; ok {
 		cm.Close(ctx)
+		if img != nil {
+			img.close()
+		}
 		cm = old
 	} else {
 		h.compiled[hash] = cm
+		if img != nil {
+			h.images[cm] = img
+		}
 	}
 	h.mu.Unlock()
 	return cm, hash, nil
+}
+
+// useMemImages turns copy-on-write memory images on (benchmarks compare).
+var useMemImages = os.Getenv("SKEIN_NO_MEM_IMAGES") == ""
+
+// image returns the initial-memory image of a compiled module, nil if it
+// keeps its data segments.
+func (h *Host) image(cm wazero.CompiledModule) *memImage {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.images[cm]
 }
 
 func checkImports(cm wazero.CompiledModule) error {

@@ -39,6 +39,7 @@ type runState struct {
 	actx          context.Context
 	deadline      *time.Timer // run timeout
 	sim           *simRun     // Config.Simulation: the run's simulated world
+	activating    time.Time   // when the next execution's activation began (metrics.go)
 
 	mu        sync.Mutex
 	childLive map[string]bool // child runs this run drives in this process
@@ -143,6 +144,7 @@ func (rs *runState) runAttempts(st store.Store, c activityCall) ([]byte, int, er
 		if c.opts.Timeout > 0 {
 			ctx, cancel = context.WithTimeout(rs.actx, time.Duration(c.opts.Timeout))
 		}
+		ctx = context.WithValue(ctx, activityInfoKey{}, ActivityInfo{RunID: rs.run.ID, Key: c.key, Attempt: attempt})
 		out, err := runActivity(ctx, c.fn, c.input)
 		if err == nil && ctx.Err() == context.DeadlineExceeded {
 			err = ctx.Err()
@@ -162,6 +164,24 @@ func (rs *runState) runAttempts(st store.Store, c activityCall) ([]byte, int, er
 			return nil, attempt, rs.actx.Err()
 		}
 	}
+}
+
+// ActivityInfo tells an activity which op it runs for.
+type ActivityInfo struct {
+	RunID   string
+	Key     string // the op's key; "{RunID}.{Key}" is unique and stable across attempts and restarts
+	Attempt int    // 1 for the first attempt
+}
+
+type activityInfoKey struct{}
+
+// ActivityInfoFrom returns the op an activity runs for, from the context
+// the host passes it. Use RunID and Key as an idempotency key towards
+// other systems: an activity runs at least once, and again after a
+// restart that interrupted it.
+func ActivityInfoFrom(ctx context.Context) (ActivityInfo, bool) {
+	i, ok := ctx.Value(activityInfoKey{}).(ActivityInfo)
+	return i, ok
 }
 
 // retryable reports whether an attempt that failed with err is retried.

@@ -230,7 +230,8 @@ func (x *exec) simActivity(key, name string, input []byte, opts abi.OpOptions, a
 			total += d
 			out, err = []byte("null"), nil
 			if fn != nil {
-				out, err = runActivity(context.Background(), fn, input)
+				ctx := context.WithValue(context.Background(), activityInfoKey{}, ActivityInfo{RunID: x.rs.run.ID, Key: key, Attempt: attempt})
+				out, err = runActivity(ctx, fn, input)
 			}
 		}
 		if err == nil || !retryable(opts, err, attempt) {
@@ -310,7 +311,7 @@ func (x *exec) simChild(ctx context.Context, key string, child store.Run) {
 			defer close(done)
 			var err error
 			if child, err = x.h.Drive(ctx, child.ID, DriveOptions{}); err != nil && !IsDivergence(err) {
-				x.h.log.Warn("child run stopped", "run", child.ID, "err", err)
+				x.h.log.Warn("child run stopped", "run", x.rs.run.ID, "key", key, "child", child.ID, "err", err)
 			}
 		}()
 		<-done

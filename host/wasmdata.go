@@ -37,52 +37,81 @@ type dataSegment struct {
 	data   []byte
 }
 
-func mergeData(wasm []byte) ([]byte, error) {
+// wasmSection is one section of a module.
+type wasmSection struct {
+	id      byte
+	content []byte
+}
+
+// activeData parses a module's sections and its data segments, sorted by
+// offset. ok is false when the module has a form the rewrites do not
+// handle: passive or multi-memory segments, non-constant offsets,
+// overlapping segments, a data count section.
+func activeData(wasm []byte) (sections []wasmSection, dataIndex int, segs []dataSegment, ok bool, err error) {
 	if len(wasm) < 8 {
-		return nil, errors.New("short module")
+		return nil, 0, nil, false, errors.New("short module")
 	}
-	type section struct {
-		id      byte
-		start   int // of the section header
-		content []byte
-	}
-	var sections []section
-	dataIndex := -1
+	dataIndex = -1
 	for i := 8; i < len(wasm); {
-		start := i
 		id := wasm[i]
 		size, n := uvarint(wasm[i+1:])
 		if n <= 0 || uint64(len(wasm)-i-1-n) < size {
-			return nil, errors.New("bad section")
+			return nil, 0, nil, false, errors.New("bad section")
 		}
 		i += 1 + n
-		sections = append(sections, section{id: id, start: start, content: wasm[i : i+int(size)]})
+		sections = append(sections, wasmSection{id: id, content: wasm[i : i+int(size)]})
 		switch id {
 		case 11:
 			dataIndex = len(sections) - 1
 		case 12:
-			return nil, nil // a data count section: bulk-memory code may name segments by index
+			return nil, 0, nil, false, nil // a data count section: bulk-memory code may name segments by index
 		}
 		i += int(size)
 	}
 	if dataIndex < 0 {
-		return nil, nil
+		return nil, 0, nil, false, nil
 	}
-	segs, err := parseData(sections[dataIndex].content)
-	if err != nil || len(segs) < 2 {
-		return nil, err
+	segs, err = parseData(sections[dataIndex].content)
+	if err != nil || segs == nil {
+		return nil, 0, nil, false, err
 	}
 	// The order of copies matters only where segments overlap, which is
-	// refused below; sorted by offset, neighbours can be merged.
+	// refused; sorted by offset, neighbours can be merged.
 	slices.SortStableFunc(segs, func(a, b dataSegment) int { return cmp.Compare(a.offset, b.offset) })
+	for i := 1; i < len(segs); i++ {
+		if uint64(segs[i].offset) < uint64(segs[i-1].offset)+uint64(len(segs[i-1].data)) {
+			return nil, 0, nil, false, nil
+		}
+	}
+	return sections, dataIndex, segs, true, nil
+}
+
+// assemble writes a module from its sections, with the data section's
+// content replaced.
+func assemble(header []byte, sections []wasmSection, dataIndex int, data []byte) []byte {
+	out := append([]byte(nil), header[:8]...)
+	for i, s := range sections {
+		c := s.content
+		if i == dataIndex {
+			c = data
+		}
+		out = append(out, s.id)
+		out = binary.AppendUvarint(out, uint64(len(c)))
+		out = append(out, c...)
+	}
+	return out
+}
+
+func mergeData(wasm []byte) ([]byte, error) {
+	sections, dataIndex, segs, ok, err := activeData(wasm)
+	if err != nil || !ok || len(segs) < 2 {
+		return nil, err
+	}
 	var merged []dataSegment
 	for _, s := range segs {
 		if len(merged) > 0 {
 			last := &merged[len(merged)-1]
 			end := uint64(last.offset) + uint64(len(last.data))
-			if uint64(s.offset) < end {
-				return nil, nil // overlapping: the order of copies matters
-			}
 			if gap := uint64(s.offset) - end; gap <= maxDataGap {
 				last.data = append(last.data, make([]byte, gap)...)
 				last.data = append(last.data, s.data...)
@@ -103,17 +132,24 @@ func mergeData(wasm []byte) ([]byte, error) {
 		content = binary.AppendUvarint(content, uint64(len(s.data)))
 		content = append(content, s.data...)
 	}
-	out := append([]byte(nil), wasm[:8]...)
-	for i, s := range sections {
-		c := s.content
-		if i == dataIndex {
-			c = content
-		}
-		out = append(out, s.id)
-		out = binary.AppendUvarint(out, uint64(len(c)))
-		out = append(out, c...)
+	return assemble(wasm, sections, dataIndex, content), nil
+}
+
+// splitData returns the module without data segments and the initial
+// memory they describe (up to the end of the last segment), so that the
+// host can give every instance that memory without copying it (see
+// memImage). ok is false when the module has a form activeData refuses.
+func splitData(wasm []byte) (stripped, image []byte, ok bool) {
+	sections, dataIndex, segs, ok, err := activeData(wasm)
+	if err != nil || !ok || len(segs) == 0 {
+		return nil, nil, false
 	}
-	return out, nil
+	last := segs[len(segs)-1]
+	image = make([]byte, uint64(last.offset)+uint64(len(last.data)))
+	for _, s := range segs {
+		copy(image[s.offset:], s.data)
+	}
+	return assemble(wasm, sections, dataIndex, []byte{0}), image, true
 }
 
 // parseData parses a data section whose segments are all active, in

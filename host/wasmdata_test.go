@@ -89,3 +89,38 @@ func initialMemory(t *testing.T, wasm []byte) []byte {
 type noop struct{}
 
 func (noop) Call(context.Context, api.Module, []uint64) {}
+
+// TestSplitData: the stripped module has no data, and the image plus
+// zeros is byte for byte the original's initial memory, also when an
+// instance maps it (the allocator of memory.go).
+func TestSplitData(t *testing.T) {
+	wasm, err := os.ReadFile(wasmbuild.Build(t, "./testdata/workflows/bench"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stripped, image, ok := splitData(wasm)
+	if !ok {
+		t.Fatal("splitData refused a Go module")
+	}
+	if n, _ := parseDataOf(t, stripped); n != 0 {
+		t.Fatalf("stripped module has %d segments", n)
+	}
+	want := initialMemory(t, wasm)
+	if len(image) > len(want) || !bytes.Equal(image, want[:len(image)]) || !bytes.Equal(want[len(image):], make([]byte, len(want)-len(image))) {
+		t.Fatal("image differs from the initial memory")
+	}
+	img, err := newMemImage(image)
+	if err != nil {
+		t.Skipf("no copy-on-write images here: %v", err)
+	}
+	defer img.close()
+	for range 2 { // a second instance sees the image, not the first one's writes
+		m := imageMemory(img, uint64(len(want)), 1<<30)
+		buf := m.Reallocate(uint64(len(want)))
+		if !bytes.Equal(buf, want) {
+			t.Fatal("mapped memory differs from the initial memory")
+		}
+		buf[0], buf[len(image)-1] = 0xff, 0xff
+		m.Free()
+	}
+}

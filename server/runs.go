@@ -202,6 +202,8 @@ func (a *api) resolve(w http.ResponseWriter, r *http.Request) {
 		err = notFound("no promise %q (a promise's id is {run}.{key})", id)
 	case errors.Is(err, host.ErrConflict):
 		err = &requestError{status: http.StatusConflict, code: CodeConflict, msg: fmt.Sprintf("promise %q is settled already", id)}
+	case errors.Is(err, host.ErrInvalid):
+		err = badRequest("%v", err)
 	}
 	if err != nil {
 		a.fail(w, r, err)

@@ -24,6 +24,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	input := fs.String("input", "null", "workflow input as JSON")
 	id := fs.String("id", "", "run id (default: generated); running an existing id prints its stored result")
 	dbf := addDBFlags(fs, true, false)
+	dbf.limits = addLimitFlags(fs, true)
 	asJSON := fs.Bool("json", false, "print the run as JSON")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -156,6 +157,7 @@ func cmdResume(ctx context.Context, args []string, stdout, stderr io.Writer) err
 type dbFlags struct {
 	db, evict, durability *string
 	mustExist             bool
+	limits                *limitFlags // if set, the resource limits (limits.go)
 }
 
 func addDBFlags(fs *flag.FlagSet, withEvict, mustExist bool) *dbFlags {
@@ -185,7 +187,11 @@ func (f *dbFlags) open(ctx context.Context) (h *host.Host, st *sqlite.DB, close 
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	h, err = host.New(ctx, host.Config{Store: st, Evict: policy})
+	cfg := host.Config{Store: st, Evict: policy}
+	if f.limits != nil {
+		f.limits.apply(&cfg)
+	}
+	h, err = host.New(ctx, cfg)
 	if err != nil {
 		st.Close()
 		return nil, nil, nil, err

@@ -27,9 +27,12 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	token := fs.String("token", "", "require 'Authorization: Bearer TOKEN' on every request (default $SKEIN_TOKEN)")
 	cacheDir := fs.String("cache-dir", "", "keep compiled modules in this folder across restarts")
 	maxModule := fs.Int64("max-module-bytes", server.DefaultMaxModuleBytes, "largest module upload accepted")
+	limits := addLimitFlags(fs, false)
 	concurrency := fs.Int("concurrency", 0, "most runs executed at once (default 2*GOMAXPROCS)")
 	grace := fs.Duration("grace", 10*time.Second, "on shutdown, how long running executions may go on before they are interrupted (they resume on the next start)")
 	poll := fs.Duration("poll", 0, "how often the database is asked for due runs (default 250ms)")
+	logFormat := fs.String("log-format", "text", "log lines as text (key=value) or json, on stderr")
+	logLevel := fs.String("log-level", "info", "least level logged: debug, info, warn or error")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -45,14 +48,19 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	log, err := newServeLogger(stderr, *logFormat, *logLevel)
+	if err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
 
 	bg := context.WithoutCancel(ctx)
 	st, err := sqlite.Open(bg, *dbf.db, sqlite.Options{Durability: *dbf.durability, Logger: log})
 	if err != nil {
 		return err
 	}
-	h, err := host.New(bg, host.Config{Store: st, Evict: policy, CacheDir: *cacheDir, Logger: log})
+	cfg := host.Config{Store: st, Evict: policy, CacheDir: *cacheDir, Logger: log, MaxModuleBytes: int(*maxModule)}
+	limits.apply(&cfg)
+	h, err := host.New(bg, cfg)
 	if err != nil {
 		st.Close()
 		return err
@@ -137,4 +145,22 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	log.Info("skein serve: stopped")
 	return failure
+}
+
+// newServeLogger is the logger of `skein serve`: text or JSON lines on w,
+// from level up. Lines about a run carry its id as "run" (and the op's
+// key as "key" where there is one).
+func newServeLogger(w io.Writer, format, level string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", level)
+	}
+	o := &slog.HandlerOptions{Level: lv}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, o)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, o)), nil
+	}
+	return nil, fmt.Errorf("--log-format %q: want text or json", format)
 }

@@ -1,0 +1,56 @@
+//go:build linux
+
+package host
+
+import (
+	"fmt"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// memImage is a module's initial linear memory (what its data segments
+// write), held in an in-memory file. Every instance maps it privately
+// (copy-on-write) at the start of its memory instead of copying it: pages
+// the guest only reads stay shared between instances and cost no copy,
+// pages it writes are copied on the first write, pages it never touches
+// cost nothing.
+type memImage struct {
+	fd   int
+	size uint64 // page-rounded
+	data []byte // the image, for instances that cannot map it
+}
+
+func newMemImage(data []byte) (*memImage, error) {
+	fd, err := unix.MemfdCreate("skein-memory-image", unix.MFD_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("memfd_create: %w", err)
+	}
+	size := roundUp(uint64(len(data)), osPageSize)
+	if err := unix.Ftruncate(fd, int64(size)); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("ftruncate: %w", err)
+	}
+	for off := 0; off < len(data); {
+		n, err := unix.Pwrite(fd, data[off:], int64(off))
+		if err != nil {
+			unix.Close(fd)
+			return nil, fmt.Errorf("write: %w", err)
+		}
+		off += n
+	}
+	return &memImage{fd: fd, size: size, data: data}, nil
+}
+
+// mapInto maps the image copy-on-write over the first img.size bytes of
+// buf, a reservation made by reserveMemory.
+func (img *memImage) mapInto(buf []byte) error {
+	if uint64(cap(buf)) < img.size {
+		return fmt.Errorf("memory image of %d bytes does not fit a %d-byte memory", img.size, cap(buf))
+	}
+	_, err := unix.MmapPtr(img.fd, 0, unsafe.Pointer(unsafe.SliceData(buf[:1])), uintptr(img.size),
+		unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_FIXED)
+	return err
+}
+
+func (img *memImage) close() { unix.Close(img.fd) }

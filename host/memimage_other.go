@@ -1,0 +1,21 @@
+//go:build !linux
+
+package host
+
+import "errors"
+
+// memImage is a module's initial linear memory; only Linux maps it
+// copy-on-write (memimage_linux.go). Elsewhere modules keep their data
+// segments (merged) and instances copy them.
+type memImage struct {
+	size uint64
+	data []byte
+}
+
+func newMemImage([]byte) (*memImage, error) {
+	return nil, errors.New("copy-on-write memory images need Linux")
+}
+
+func (img *memImage) mapInto([]byte) error { return errors.New("unsupported") }
+
+func (img *memImage) close() {}
