@@ -135,13 +135,8 @@ func (a *api) run(w http.ResponseWriter, r *http.Request) {
 
 // outcomes: GET /v1/runs/{id}/outcomes, the view `skein run --json` prints.
 func (a *api) outcomes(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
-	run, outs, err := a.h.Inspect(r.Context(), id)
-	if errors.Is(err, store.ErrNotFound) {
-		err = noRun(id)
-	}
-	if err != nil {
-		a.fail(w, r, err)
+	run, outs, ok := a.inspect(w, r)
+	if !ok {
 		return
 	}
 	writeJSON(w, http.StatusOK, runjson.FromStore(run, outs))
@@ -210,4 +205,19 @@ func (a *api) resolve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, Resolved{Promise: id, Status: status})
+}
+
+// inspect reads the run named by the path and its outcomes; on an error
+// it answers the request itself and reports false.
+func (a *api) inspect(w http.ResponseWriter, r *http.Request) (store.Run, []store.Outcome, bool) {
+	id := r.PathValue("id")
+	run, outs, err := a.h.Inspect(r.Context(), id)
+	if errors.Is(err, store.ErrNotFound) {
+		err = noRun(id)
+	}
+	if err != nil {
+		a.fail(w, r, err)
+		return store.Run{}, nil, false
+	}
+	return run, outs, true
 }

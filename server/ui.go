@@ -3,13 +3,10 @@ package server
 import (
 	"embed"
 	"encoding/json"
-	"errors"
 	"io/fs"
 	"net/http"
 	"strings"
 	"time"
-
-	"github.com/skeinrun/skein/store"
 )
 
 // The web UI: static files embedded in the binary (server/ui/), served
@@ -97,13 +94,8 @@ type Op struct {
 
 // ops: GET /v1/runs/{id}/ops.
 func (a *api) ops(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
-	run, outs, err := a.h.Inspect(r.Context(), id)
-	if errors.Is(err, store.ErrNotFound) {
-		err = noRun(id)
-	}
-	if err != nil {
-		a.fail(w, r, err)
+	run, outs, ok := a.inspect(w, r)
+	if !ok {
 		return
 	}
 	v := RunOps{Run: runJSON(run), Ops: make([]Op, 0, len(outs))}
