@@ -38,11 +38,11 @@ func addServerFlags(fs *flag.FlagSet) *serverFlags {
 
 // chosen reports, for a command that can also read a local database,
 // whether to ask the server: --server was given or $SKEIN_SERVER is
-// set, and --db was not given.
+// set, and neither --db nor --store was given.
 func (f *serverFlags) chosen(fs *flag.FlagSet) bool {
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
-	if set["db"] {
+	if set["db"] || set["store"] {
 		return false
 	}
 	return set["server"] || os.Getenv("SKEIN_SERVER") != ""

@@ -51,7 +51,7 @@ func init() {
 			"show a stored run and its outcome table (from a server with --server or $SKEIN_SERVER and no --db)", cmdInspect},
 		{"resume", "skein resume RUN --module NEW.wasm [--db FILE] [--json]",
 			"continue a suspended, diverged or failed run against another module version, replaying its history", cmdResume},
-		{"serve", "skein serve [--db FILE] [--addr 127.0.0.1:7070] [--token TOKEN] [--cache-dir DIR] [--grace D]",
+		{"serve", "skein serve [--db FILE | --store postgres://...] [--addr 127.0.0.1:7070] [--token TOKEN] [--cache-dir DIR] [--grace D]",
 			"serve the HTTP API (docs/api.md) and execute runs: the worker pool and timer service", cmdServe},
 		{"deploy", "skein deploy MODULE.wasm [--name NAME] [--server URL] [--json]",
 			"upload a module to a server", cmdDeploy},

@@ -7,6 +7,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +17,7 @@ import (
 	"github.com/skeinrun/skein/host"
 	"github.com/skeinrun/skein/internal/runjson"
 	"github.com/skeinrun/skein/store"
+	"github.com/skeinrun/skein/store/postgres"
 	"github.com/skeinrun/skein/store/sqlite"
 )
 
@@ -83,6 +86,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			fmt.Fprintf(stdout, "run %s was already %s: printing the stored run, nothing executed\n", r.ID, r.Status)
 		case 1:
 			fmt.Fprintln(stdout, "executions: 1 (no replay)")
+		case 2:
+			fmt.Fprintln(stdout, "executions: 2 (replayed from the journal once)")
 		default:
 			fmt.Fprintf(stdout, "executions: %d (replayed from the journal %d times)\n", execs, execs-1)
 		}
@@ -156,13 +161,16 @@ func cmdResume(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // dbFlags are the flags every command that opens the database shares.
 type dbFlags struct {
 	db, evict, durability *string
+	store                 *string // a postgres:// URL; replaces --db
+	fs                    *flag.FlagSet
 	mustExist             bool
 	limits                *limitFlags // if set, the resource limits (limits.go)
 }
 
 func addDBFlags(fs *flag.FlagSet, withEvict, mustExist bool) *dbFlags {
-	f := &dbFlags{mustExist: mustExist}
+	f := &dbFlags{mustExist: mustExist, fs: fs}
 	f.db = fs.String("db", "skein.db", "SQLite database file")
+	f.store = fs.String("store", "", "PostgreSQL database URL (postgres://...) to use instead of --db")
 	f.durability = fs.String("durability", "normal", "normal (survives a process crash) or strict (survives power loss)")
 	if withEvict {
 		f.evict = fs.String("evict", "idle", "when to drop the instance: never, idle, or always (replay at every wait; for tests)")
@@ -170,20 +178,47 @@ func addDBFlags(fs *flag.FlagSet, withEvict, mustExist bool) *dbFlags {
 	return f
 }
 
+// openStore opens the store the flags name: the PostgreSQL database of
+// --store, or else the SQLite file of --db. It also returns a description
+// of it for logs (a URL without its password).
+func (f *dbFlags) openStore(ctx context.Context, log *slog.Logger) (store.Store, string, error) {
+	if *f.store == "" {
+		if f.mustExist {
+			if _, err := os.Stat(*f.db); err != nil {
+				return nil, "", fmt.Errorf("database %s: %w", *f.db, err)
+			}
+		}
+		st, err := sqlite.Open(ctx, *f.db, sqlite.Options{Durability: *f.durability, Logger: log})
+		if err != nil {
+			return nil, "", err
+		}
+		return st, *f.db, nil
+	}
+	set := map[string]bool{}
+	f.fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	if set["db"] || set["durability"] {
+		return nil, "", &exitError{code: exitUsage, err: errors.New("--store and --db (or --durability) exclude each other")}
+	}
+	u, err := url.Parse(*f.store)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		return nil, "", &exitError{code: exitUsage, err: errors.New("--store: want a postgres:// URL")}
+	}
+	st, err := postgres.Open(ctx, *f.store, postgres.Options{Logger: log})
+	if err != nil {
+		return nil, "", err
+	}
+	return st, u.Redacted(), nil
+}
+
 // open opens the store and a host on it; close releases both.
-func (f *dbFlags) open(ctx context.Context) (h *host.Host, st *sqlite.DB, close func(), err error) {
+func (f *dbFlags) open(ctx context.Context) (h *host.Host, st store.Store, close func(), err error) {
 	policy := host.EvictIdle
 	if f.evict != nil {
 		if policy, err = host.ParseEvict(*f.evict); err != nil {
 			return nil, nil, nil, &exitError{code: exitUsage, err: err}
 		}
 	}
-	if f.mustExist {
-		if _, err := os.Stat(*f.db); err != nil {
-			return nil, nil, nil, fmt.Errorf("database %s: %w", *f.db, err)
-		}
-	}
-	st, err = sqlite.Open(ctx, *f.db, sqlite.Options{Durability: *f.durability})
+	st, _, err = f.openStore(ctx, nil)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/skeinrun/skein/host"
 	"github.com/skeinrun/skein/server"
-	"github.com/skeinrun/skein/store/sqlite"
 )
 
 // shutdownTimeout bounds how long `skein serve` waits for HTTP requests
@@ -54,7 +53,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 
 	bg := context.WithoutCancel(ctx)
-	st, err := sqlite.Open(bg, *dbf.db, sqlite.Options{Durability: *dbf.durability, Logger: log})
+	st, where, err := dbf.openStore(bg, log)
 	if err != nil {
 		return err
 	}
@@ -85,7 +84,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	url := "http://" + ln.Addr().String()
 	fmt.Fprintf(stdout, "skein serve: listening on %s\n", url)
-	log.Info("skein serve: listening", "addr", url, "db", *dbf.db, "auth", *token != "")
+	log.Info("skein serve: listening", "addr", url, "db", where, "auth", *token != "")
 	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() && *token == "" {
 		log.Warn("skein serve: listening beyond this machine without --token: anyone who can reach it can deploy and run code")
 	}

@@ -1,0 +1,137 @@
+// Package postgres implements store.Store on PostgreSQL, through
+// github.com/jackc/pgx/v5 and its connection pool (pgxpool).
+//
+// It keeps the tables and the semantics of store/sqlite (modules, runs,
+// outcomes, settlements; the same upsert rules and due-run conditions),
+// so that several skein processes can share one database. Every write is
+// one transaction of its own: PostgreSQL handles concurrent writers, so
+// there is no writer goroutine and no group commit. The schema is
+// versioned (see migrate) and created on Open.
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/skeinrun/skein/store"
+)
+
+// ErrClosed is returned by every method after Close.
+var ErrClosed = errors.New("store is closed")
+
+// Options configures Open. The zero value is valid.
+type Options struct {
+	// Logger receives migration events. Nil discards them.
+	Logger *slog.Logger
+	// MaxConns bounds the connection pool; 0 keeps pgxpool's default
+	// (or the DSN's pool_max_conns).
+	MaxConns int32
+}
+
+// DB is a store.Store backed by a PostgreSQL database. It is safe for
+// concurrent use. Create it with Open and release it with Close.
+type DB struct {
+	pool      *pgxpool.Pool
+	log       *slog.Logger
+	closed    atomic.Bool
+	closeOnce sync.Once
+}
+
+var _ store.Store = (*DB)(nil)
+
+// Open connects to the PostgreSQL database named by dsn (a postgres:// URL
+// or a key=value connection string, as pgx accepts; a search_path
+// parameter selects the schema), applies any pending schema migrations and
+// returns the store. It fails if the schema was written by a newer version
+// of skein (see SchemaTooNewError).
+func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("postgres store: parse dsn: %w", err)
+	}
+	if opts.MaxConns > 0 {
+		cfg.MaxConns = opts.MaxConns
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres store: open: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres store: open: %w", err)
+	}
+	if err := migrate(ctx, pool, log); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres store: open: %w", err)
+	}
+	log.Debug("postgres store: opened", "host", cfg.ConnConfig.Host, "database", cfg.ConnConfig.Database)
+	return &DB{pool: pool, log: log}, nil
+}
+
+// Close waits for the operations in progress to return their connections,
+// then closes the pool. Every method fails with ErrClosed afterwards.
+// Calling Close again is a no-op.
+func (d *DB) Close() error {
+	d.closeOnce.Do(func() {
+		d.closed.Store(true)
+		d.pool.Close()
+	})
+	return nil
+}
+
+// check returns ErrClosed after Close, and ctx's error if it has ended.
+func (d *DB) check(ctx context.Context) error {
+	if d.closed.Load() {
+		return ErrClosed
+	}
+	return ctx.Err()
+}
+
+// maxTxAttempts bounds how often inTx runs a transaction that PostgreSQL
+// aborted for a deadlock or a serialization failure.
+const maxTxAttempts = 5
+
+// inTx runs fn in a transaction and commits it, retrying the whole
+// transaction when PostgreSQL aborts it for a deadlock or a serialization
+// failure (fn must be safe to run again). An error from fn rolls back.
+func (d *DB) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	if err := d.check(ctx); err != nil {
+		return err
+	}
+	var err error
+	for range maxTxAttempts {
+		err = pgx.BeginFunc(ctx, d.pool, fn)
+		if !retryable(err) {
+			break
+		}
+	}
+	return d.wrapClosed(err)
+}
+
+// retryable reports whether err aborted a transaction that may succeed
+// when run again.
+func retryable(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "40P01" || pe.Code == "40001")
+}
+
+// wrapClosed turns the pool's complaint about being closed (a Close that
+// raced with the call) into ErrClosed.
+func (d *DB) wrapClosed(err error) error {
+	if err != nil && d.closed.Load() && !errors.Is(err, ErrClosed) {
+		return fmt.Errorf("%w: %w", ErrClosed, err)
+	}
+	return err
+}

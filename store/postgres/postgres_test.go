@@ -1,0 +1,171 @@
+package postgres_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"net/url"
+	"os"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/skeinrun/skein/store"
+	"github.com/skeinrun/skein/store/postgres"
+	"github.com/skeinrun/skein/store/storetest"
+)
+
+// testDSN returns $SKEIN_TEST_POSTGRES, the URL of a database the tests
+// may create schemas in. Without it the test is skipped, or fails when
+// $SKEIN_REQUIRE_POSTGRES is 1 (as in CI).
+func testDSN(t *testing.T) string {
+	t.Helper()
+	dsn := os.Getenv("SKEIN_TEST_POSTGRES")
+	if dsn == "" {
+		if os.Getenv("SKEIN_REQUIRE_POSTGRES") == "1" {
+			t.Fatal("SKEIN_TEST_POSTGRES is not set but SKEIN_REQUIRE_POSTGRES=1: set it to a postgres:// URL (.ci/run starts a cluster)")
+		}
+		t.Skip("SKEIN_TEST_POSTGRES is not set (a postgres:// URL of a scratch database); skipping the Postgres tests")
+	}
+	return dsn
+}
+
+// freshSchema creates a schema with a random name in the test database,
+// drops it when the test ends, and returns a DSN whose search_path selects
+// it.
+func freshSchema(t *testing.T) string {
+	t.Helper()
+	dsn := testDSN(t)
+	var b [6]byte
+	rand.Read(b[:])
+	schema := "skein_test_" + hex.EncodeToString(b[:])
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatalf("connect to SKEIN_TEST_POSTGRES: %v", err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
+		t.Fatalf("create schema: %v", err)
+	}
+	t.Cleanup(func() {
+		conn, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			t.Errorf("drop schema %s: %v", schema, err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE"); err != nil {
+			t.Errorf("drop schema %s: %v", schema, err)
+		}
+	})
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatalf("SKEIN_TEST_POSTGRES must be a postgres:// URL: %v", err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+func open(t *testing.T, dsn string) *postgres.DB {
+	t.Helper()
+	db, err := postgres.Open(t.Context(), dsn, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+func TestStore(t *testing.T) {
+	testDSN(t)
+	storetest.Run(t, func(t *testing.T) store.Store { return open(t, freshSchema(t)) })
+}
+
+// TestConcurrentOpen opens one fresh schema from several goroutines at
+// once: the advisory lock makes exactly one of them migrate, and all
+// succeed.
+func TestConcurrentOpen(t *testing.T) {
+	dsn := freshSchema(t)
+	const n = 6
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Go(func() {
+			db, err := postgres.Open(t.Context(), dsn, postgres.Options{})
+			if err == nil {
+				err = db.Close()
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var count, max int
+	if err := conn.QueryRow(t.Context(), `SELECT count(*), max(version) FROM schema_migrations`).Scan(&count, &max); err != nil {
+		t.Fatal(err)
+	}
+	if count != max || max < 1 {
+		t.Errorf("schema_migrations holds %d rows up to version %d, want one row per version", count, max)
+	}
+}
+
+// TestSchemaTooNew refuses a schema written by a newer skein.
+func TestSchemaTooNew(t *testing.T) {
+	dsn := freshSchema(t)
+	open(t, dsn).Close()
+	conn, err := pgx.Connect(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(t.Context(), `INSERT INTO schema_migrations (version) VALUES (1000)`); err != nil {
+		t.Fatal(err)
+	}
+	_, err = postgres.Open(t.Context(), dsn, postgres.Options{})
+	var tooNew *postgres.SchemaTooNewError
+	if !errors.As(err, &tooNew) || tooNew.Version != 1000 {
+		t.Fatalf("Open of a newer schema: %v, want SchemaTooNewError for version 1000", err)
+	}
+}
+
+// TestClosed checks that every method fails with ErrClosed after Close.
+func TestClosed(t *testing.T) {
+	ctx := t.Context()
+	s := open(t, freshSchema(t))
+	if _, _, err := s.CreateRun(ctx, store.Run{ID: "r"}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s.Close()
+	for name, call := range map[string]func() error{
+		"PutModule": func() error { return s.PutModule(ctx, store.Module{Hash: "h"}) },
+		"Module":    func() error { _, err := s.Module(ctx, "h"); return err },
+		"Modules":   func() error { _, err := s.Modules(ctx); return err },
+		"CreateRun": func() error { _, _, err := s.CreateRun(ctx, store.Run{ID: "r2"}); return err },
+		"Run":       func() error { _, err := s.Run(ctx, "r"); return err },
+		"Runs":      func() error { _, err := s.Runs(ctx, store.RunFilter{}); return err },
+		"DueRuns":   func() error { _, err := s.DueRuns(ctx, 0, 0); return err },
+		"Settle": func() error {
+			return s.Settle(ctx, store.Settlement{RunID: "r", Key: "k", Status: store.OutcomeOK})
+		},
+		"Settlements":   func() error { _, err := s.Settlements(ctx, "r"); return err },
+		"RequestCancel": func() error { _, err := s.RequestCancel(ctx, "r", "x"); return err },
+		"Commit":        func() error { return s.Commit(ctx, store.Batch{}) },
+		"Outcomes":      func() error { _, err := s.Outcomes(ctx, "r"); return err },
+	} {
+		if err := call(); !errors.Is(err, postgres.ErrClosed) {
+			t.Errorf("%s after Close: %v, want ErrClosed", name, err)
+		}
+	}
+}

@@ -1,0 +1,233 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/skeinrun/skein/store"
+)
+
+// defaultRunsLimit is the page size of Runs when the filter sets none.
+const defaultRunsLimit = 100
+
+// Module returns the module whose hash is hashOrName or, failing that, the
+// module most recently stored under the name hashOrName. It fails with
+// store.ErrNotFound (wrapped) if neither exists.
+func (d *DB) Module(ctx context.Context, hashOrName string) (store.Module, error) {
+	m, err := d.module(ctx, hashOrName)
+	if err != nil {
+		return store.Module{}, fmt.Errorf("postgres store: module %q: %w", hashOrName, d.wrapClosed(err))
+	}
+	return m, nil
+}
+
+func (d *DB) module(ctx context.Context, hashOrName string) (store.Module, error) {
+	if err := d.check(ctx); err != nil {
+		return store.Module{}, err
+	}
+	const cols = `SELECT hash, name, bytes, abi_version, workflows, created_at FROM modules `
+	m, err := scanModule(d.pool.QueryRow(ctx, cols+`WHERE hash = $1`, hashOrName), true)
+	if errors.Is(err, store.ErrNotFound) && hashOrName != "" {
+		m, err = scanModule(d.pool.QueryRow(ctx, cols+`WHERE name = $1 ORDER BY named_seq DESC LIMIT 1`, hashOrName), true)
+	}
+	return m, err
+}
+
+// Modules lists every module without its bytes, most recently created
+// first (ties: most recently inserted first).
+func (d *DB) Modules(ctx context.Context) ([]store.Module, error) {
+	if err := d.check(ctx); err != nil {
+		return nil, fmt.Errorf("postgres store: list modules: %w", err)
+	}
+	rows, err := d.pool.Query(ctx,
+		`SELECT hash, name, abi_version, workflows, created_at FROM modules ORDER BY created_at DESC, ins_seq DESC`)
+	if err != nil {
+		return nil, fmt.Errorf("postgres store: list modules: %w", d.wrapClosed(err))
+	}
+	defer rows.Close()
+	var ms []store.Module
+	for rows.Next() {
+		m, err := scanModule(rows, false)
+		if err != nil {
+			return nil, fmt.Errorf("postgres store: list modules: %w", err)
+		}
+		ms = append(ms, m)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres store: list modules: %w", d.wrapClosed(err))
+	}
+	return ms, nil
+}
+
+func scanModule(s pgx.Row, withBytes bool) (store.Module, error) {
+	var m store.Module
+	var workflows string
+	var created int64
+	dest := []any{&m.Hash, &m.Name, &m.ABIVersion, &workflows, &created}
+	if withBytes {
+		dest = []any{&m.Hash, &m.Name, &m.Bytes, &m.ABIVersion, &workflows, &created}
+	}
+	err := s.Scan(dest...)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return store.Module{}, store.ErrNotFound
+	}
+	if err != nil {
+		return store.Module{}, err
+	}
+	if err := json.Unmarshal([]byte(workflows), &m.Workflows); err != nil {
+		return store.Module{}, fmt.Errorf("module %s: decode workflows: %w", m.Hash, err)
+	}
+	if len(m.Workflows) == 0 {
+		m.Workflows = nil
+	}
+	m.CreatedAt = time.Unix(0, created)
+	return m, nil
+}
+
+// Run returns the run with the given id, or store.ErrNotFound (wrapped).
+func (d *DB) Run(ctx context.Context, id string) (store.Run, error) {
+	if err := d.check(ctx); err != nil {
+		return store.Run{}, fmt.Errorf("postgres store: run %s: %w", id, err)
+	}
+	r, err := scanRun(d.pool.QueryRow(ctx, `SELECT `+runColumns+` FROM runs WHERE id = $1`, id))
+	if err != nil {
+		return store.Run{}, fmt.Errorf("postgres store: run %s: %w", id, d.wrapClosed(err))
+	}
+	return r, nil
+}
+
+// Runs lists runs ordered by ID (byte order), filtered by f. It uses the
+// (status, id) index or the primary key, so a page costs O(limit).
+func (d *DB) Runs(ctx context.Context, f store.RunFilter) ([]store.Run, error) {
+	limit := f.Limit
+	if limit <= 0 {
+		limit = defaultRunsLimit
+	}
+	q := `SELECT ` + runColumns + ` FROM runs WHERE id > $1`
+	args := []any{f.After}
+	if f.Status != "" {
+		q += ` AND status = $3`
+		args = append(args, limit, string(f.Status))
+	} else {
+		args = append(args, limit)
+	}
+	q += ` ORDER BY id LIMIT $2`
+	rs, err := d.queryRuns(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("postgres store: list runs: %w", err)
+	}
+	return rs, nil
+}
+
+// DueRuns returns the runs a worker should drive (see store.Store),
+// ordered by WakeAt then ID, at most limit of them (limit <= 0: no limit).
+func (d *DB) DueRuns(ctx context.Context, now int64, limit int) ([]store.Run, error) {
+	var lim any // NULL: no limit
+	if limit > 0 {
+		lim = int64(limit)
+	}
+	rs, err := d.queryRuns(ctx, `SELECT `+runColumns+` FROM runs r
+WHERE status IN ($1, $2)
+OR (status = $3 AND (
+	(wake_at > 0 AND wake_at <= $4)
+	OR (deadline > 0 AND deadline <= $4 AND cancel = '')
+	OR (cancel <> '' AND NOT EXISTS (SELECT 1 FROM outcomes o WHERE o.run_id = r.id AND o.key = $5))
+	OR EXISTS (SELECT 1 FROM settlements s JOIN outcomes o ON o.run_id = s.run_id AND o.key = s.key
+		WHERE s.run_id = r.id AND o.status = $6)))
+ORDER BY wake_at, id LIMIT $7`,
+		string(store.RunPending), string(store.RunRunning), string(store.RunSuspended), now,
+		store.CancelKey, string(store.OutcomePending), lim)
+	if err != nil {
+		return nil, fmt.Errorf("postgres store: due runs: %w", err)
+	}
+	return rs, nil
+}
+
+// Settlements returns the run's settlements not yet delivered. See
+// store.Store.
+func (d *DB) Settlements(ctx context.Context, runID string) ([]store.Settlement, error) {
+	if err := d.check(ctx); err != nil {
+		return nil, fmt.Errorf("postgres store: settlements of %s: %w", runID, err)
+	}
+	rows, err := d.pool.Query(ctx, `SELECT s.key, s.status, s.value, s.error, s.created_at
+FROM settlements s JOIN outcomes o ON o.run_id = s.run_id AND o.key = s.key
+WHERE s.run_id = $1 AND o.status = $2 ORDER BY s.created_at, s.key`, runID, string(store.OutcomePending))
+	if err != nil {
+		return nil, fmt.Errorf("postgres store: settlements of %s: %w", runID, d.wrapClosed(err))
+	}
+	defer rows.Close()
+	var out []store.Settlement
+	for rows.Next() {
+		s := store.Settlement{RunID: runID}
+		var status string
+		var created int64
+		if err := rows.Scan(&s.Key, &status, &s.Value, &s.Error, &created); err != nil {
+			return nil, fmt.Errorf("postgres store: settlements of %s: %w", runID, err)
+		}
+		s.Status = store.OutcomeStatus(status)
+		s.CreatedAt = time.Unix(0, created)
+		out = append(out, s)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres store: settlements of %s: %w", runID, d.wrapClosed(err))
+	}
+	return out, nil
+}
+
+func (d *DB) queryRuns(ctx context.Context, q string, args ...any) ([]store.Run, error) {
+	if err := d.check(ctx); err != nil {
+		return nil, err
+	}
+	rows, err := d.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, d.wrapClosed(err)
+	}
+	defer rows.Close()
+	var rs []store.Run
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, err
+		}
+		rs = append(rs, r)
+	}
+	return rs, d.wrapClosed(rows.Err())
+}
+
+// Outcomes returns every outcome of the run: settled ones (Seq > 0) by Seq,
+// then pending ones by Key. An unknown run has no outcomes (no error).
+func (d *DB) Outcomes(ctx context.Context, runID string) ([]store.Outcome, error) {
+	if err := d.check(ctx); err != nil {
+		return nil, fmt.Errorf("postgres store: outcomes of %s: %w", runID, err)
+	}
+	rows, err := d.pool.Query(ctx, `
+SELECT key, kind, function, status, value, error, attempts, seq, waited, idle, wake_order, vtime, deadline, orphaned, updated_at
+FROM outcomes WHERE run_id = $1
+ORDER BY seq = 0, seq, key`, runID)
+	if err != nil {
+		return nil, fmt.Errorf("postgres store: outcomes of %s: %w", runID, d.wrapClosed(err))
+	}
+	defer rows.Close()
+	var out []store.Outcome
+	for rows.Next() {
+		var o store.Outcome
+		var status string
+		var updated int64
+		if err := rows.Scan(&o.Key, &o.Kind, &o.Function, &status, &o.Value, &o.Error, &o.Attempts,
+			&o.Seq, &o.Waited, &o.Idle, &o.WakeOrder, &o.VTime, &o.Deadline, &o.Orphaned, &updated); err != nil {
+			return nil, fmt.Errorf("postgres store: outcomes of %s: %w", runID, err)
+		}
+		o.Status = store.OutcomeStatus(status)
+		o.UpdatedAt = time.Unix(0, updated)
+		out = append(out, o)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres store: outcomes of %s: %w", runID, d.wrapClosed(err))
+	}
+	return out, nil
+}

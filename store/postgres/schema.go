@@ -1,0 +1,141 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// migrations is the ordered list of schema changes; migration i+1 is
+// migrations[i]. The schema_migrations table records every version
+// applied. Never edit or reorder an entry once released; append a new one.
+//
+// The tables mirror store/sqlite's: times are unix nanoseconds (BIGINT),
+// JSON payloads are BYTEA, and every text column that is compared or
+// sorted uses the "C" collation so that order is byte order, as in SQLite
+// and the memory store.
+var migrations = []string{
+	// 1: initial schema (the state of store/sqlite after its migration 3).
+	`
+CREATE SEQUENCE modules_named_seq;
+CREATE TABLE modules (
+	hash        TEXT COLLATE "C" PRIMARY KEY,
+	name        TEXT COLLATE "C" NOT NULL DEFAULT '',
+	bytes       BYTEA NOT NULL,
+	abi_version INTEGER NOT NULL,
+	workflows   TEXT NOT NULL DEFAULT '[]', -- JSON array of names
+	created_at  BIGINT NOT NULL,            -- unix ns
+	named_seq   BIGINT NOT NULL DEFAULT 0,  -- order in which modules were last stored under their name
+	ins_seq     BIGSERIAL NOT NULL          -- insertion order (SQLite's rowid)
+);
+CREATE INDEX modules_name ON modules (name, named_seq);
+
+CREATE TABLE runs (
+	id           TEXT COLLATE "C" PRIMARY KEY,
+	module_hash  TEXT NOT NULL,
+	workflow     TEXT NOT NULL,
+	input        BYTEA,
+	status       TEXT COLLATE "C" NOT NULL,
+	result       BYTEA,
+	error        TEXT NOT NULL DEFAULT '',
+	seed         BIGINT NOT NULL,           -- uint64 stored as its int64 bit pattern
+	parent       TEXT NOT NULL DEFAULT '',
+	start_time   BIGINT NOT NULL DEFAULT 0, -- unix ns
+	wake_at      BIGINT NOT NULL DEFAULT 0, -- unix ns; 0 = none
+	deadline     BIGINT NOT NULL DEFAULT 0, -- unix ns; 0 = none
+	cancel       TEXT NOT NULL DEFAULT '',  -- reason; '' = not requested
+	lease_owner  TEXT NOT NULL DEFAULT '',  -- reserved for leases
+	lease_expiry BIGINT NOT NULL DEFAULT 0, -- reserved for leases
+	created_at   BIGINT NOT NULL,
+	updated_at   BIGINT NOT NULL
+);
+CREATE INDEX runs_status ON runs (status, id);
+CREATE INDEX runs_status_wake ON runs (status, wake_at);
+
+CREATE TABLE outcomes (
+	run_id     TEXT COLLATE "C" NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+	key        TEXT COLLATE "C" NOT NULL,
+	kind       TEXT NOT NULL,
+	function   TEXT NOT NULL,
+	status     TEXT NOT NULL,
+	value      BYTEA,
+	error      TEXT NOT NULL DEFAULT '',
+	attempts   BIGINT NOT NULL DEFAULT 0,
+	seq        BIGINT NOT NULL DEFAULT 0,
+	waited     BOOLEAN NOT NULL DEFAULT false,
+	idle       BIGINT NOT NULL DEFAULT 0,
+	wake_order BIGINT NOT NULL DEFAULT 0,
+	vtime      BIGINT NOT NULL DEFAULT 0,
+	deadline   BIGINT NOT NULL DEFAULT 0,
+	orphaned   BOOLEAN NOT NULL DEFAULT false,
+	updated_at BIGINT NOT NULL,
+	PRIMARY KEY (run_id, key)
+);
+CREATE INDEX outcomes_seq ON outcomes (run_id, seq);
+
+CREATE TABLE settlements (
+	run_id     TEXT COLLATE "C" NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+	key        TEXT COLLATE "C" NOT NULL,
+	status     TEXT NOT NULL,
+	value      BYTEA,
+	error      TEXT NOT NULL DEFAULT '',
+	created_at BIGINT NOT NULL,
+	PRIMARY KEY (run_id, key)
+);
+`,
+}
+
+// migrationLockClass is the first key of the transaction-scoped advisory
+// lock taken while migrating; the second is a hash of the schema being
+// migrated, so that schemas of one database migrate independently.
+const migrationLockClass = 0x736b65 // "ske"
+
+// SchemaTooNewError is returned by Open when the database's schema version
+// is newer than this build knows, i.e. it was written by a newer skein.
+type SchemaTooNewError struct {
+	Version   int // schema version found in the database
+	Supported int // newest schema version this build knows
+}
+
+// Error implements error.
+func (e *SchemaTooNewError) Error() string {
+	return fmt.Sprintf("database schema version %d is newer than this build supports (%d); use a newer skein", e.Version, e.Supported)
+}
+
+// migrate applies every migration the schema lacks, all in one
+// transaction that first takes an advisory lock: two processes opening the
+// same database at once apply each migration exactly once, the second
+// waiting for the first and then finding nothing left to do.
+func migrate(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger) error {
+	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))`, migrationLockClass); err != nil {
+			return fmt.Errorf("migrate: lock: %w", err)
+		}
+		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+	version    INTEGER PRIMARY KEY,
+	applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
+)`); err != nil {
+			return fmt.Errorf("migrate: create schema_migrations: %w", err)
+		}
+		var v int
+		if err := tx.QueryRow(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&v); err != nil {
+			return fmt.Errorf("migrate: read schema version: %w", err)
+		}
+		if v > len(migrations) {
+			return fmt.Errorf("migrate: %w", &SchemaTooNewError{Version: v, Supported: len(migrations)})
+		}
+		for ; v < len(migrations); v++ {
+			if _, err := tx.Exec(ctx, migrations[v]); err != nil {
+				return fmt.Errorf("migrate: apply migration %d: %w", v+1, err)
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version) VALUES ($1)`, v+1); err != nil {
+				return fmt.Errorf("migrate: record migration %d: %w", v+1, err)
+			}
+			log.Info("postgres store: applied schema migration", "version", v+1)
+		}
+		return nil
+	})
+}

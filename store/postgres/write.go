@@ -1,0 +1,282 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/skeinrun/skein/store"
+)
+
+// PutModule stores m. Storing a hash again keeps the first record; a
+// non-empty m.Name renames it and makes it the most recent module of that
+// name. A zero m.CreatedAt is set to now.
+func (d *DB) PutModule(ctx context.Context, m store.Module) error {
+	if m.Hash == "" {
+		return errors.New("postgres store: put module: empty hash")
+	}
+	if err := d.check(ctx); err != nil {
+		return fmt.Errorf("postgres store: put module %s: %w", m.Hash, err)
+	}
+	wf := m.Workflows
+	if wf == nil {
+		wf = []string{}
+	}
+	workflows, err := json.Marshal(wf)
+	if err != nil {
+		return fmt.Errorf("postgres store: put module %s: encode workflows: %w", m.Hash, err)
+	}
+	bytes := m.Bytes
+	if bytes == nil {
+		bytes = []byte{}
+	}
+	_, err = d.pool.Exec(ctx, `
+INSERT INTO modules (hash, name, bytes, abi_version, workflows, created_at, named_seq)
+VALUES ($1, $2::text, $3, $4, $5, $6, CASE WHEN $2::text = '' THEN 0 ELSE nextval('modules_named_seq') END)
+ON CONFLICT (hash) DO UPDATE SET name = excluded.name, named_seq = excluded.named_seq
+WHERE excluded.name <> ''`,
+		m.Hash, m.Name, bytes, m.ABIVersion, string(workflows), nanos(m.CreatedAt, time.Now()))
+	if err != nil {
+		return fmt.Errorf("postgres store: put module %s: %w", m.Hash, d.wrapClosed(err))
+	}
+	return nil
+}
+
+// CreateRun inserts r unless a run with r.ID exists, and returns the run as
+// stored and whether this call created it. An empty r.Status is stored as
+// pending; zero CreatedAt and UpdatedAt are set to now.
+func (d *DB) CreateRun(ctx context.Context, r store.Run) (store.Run, bool, error) {
+	if r.ID == "" {
+		return store.Run{}, false, errors.New("postgres store: create run: empty id")
+	}
+	if r.Status == "" {
+		r.Status = store.RunPending
+	}
+	now := time.Now()
+	r.CreatedAt = time.Unix(0, nanos(r.CreatedAt, now))
+	if r.UpdatedAt.IsZero() {
+		r.UpdatedAt = r.CreatedAt
+	}
+	r.UpdatedAt = time.Unix(0, r.UpdatedAt.UnixNano())
+
+	var stored store.Run
+	var created bool
+	err := d.inTx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `
+INSERT INTO runs (id, module_hash, workflow, input, status, result, error, seed, parent, start_time, wake_at, deadline, cancel, created_at, updated_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+ON CONFLICT (id) DO NOTHING`,
+			r.ID, r.ModuleHash, r.Workflow, r.Input, string(r.Status), r.Result, r.Error,
+			int64(r.Seed), r.Parent, r.StartTime, r.WakeAt, r.Deadline, r.Cancel, r.CreatedAt.UnixNano(), r.UpdatedAt.UnixNano())
+		if err != nil {
+			return err
+		}
+		if created = tag.RowsAffected() == 1; created {
+			stored = r
+			return nil
+		}
+		stored, err = scanRun(tx.QueryRow(ctx, `SELECT `+runColumns+` FROM runs WHERE id = $1`, r.ID))
+		return err
+	})
+	if err != nil {
+		return store.Run{}, false, fmt.Errorf("postgres store: create run %s: %w", r.ID, err)
+	}
+	return stored, created, nil
+}
+
+// upsertOutcomeSQL upserts one outcome row. A key appearing twice in a
+// batch is written twice, in order, so the last row wins; but a pending
+// row never replaces a settled one (an activity's attempt counter written
+// late must not undo its outcome), and attempts never go down.
+const upsertOutcomeSQL = `
+INSERT INTO outcomes (run_id, key, kind, function, status, value, error, attempts, seq, waited, idle, wake_order, vtime, deadline, orphaned, updated_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+ON CONFLICT (run_id, key) DO UPDATE SET
+	kind = excluded.kind,
+	function = excluded.function,
+	status = excluded.status,
+	value = excluded.value,
+	error = excluded.error,
+	attempts = GREATEST(outcomes.attempts, excluded.attempts),
+	seq = excluded.seq,
+	waited = excluded.waited,
+	idle = excluded.idle,
+	wake_order = excluded.wake_order,
+	vtime = excluded.vtime,
+	deadline = excluded.deadline,
+	orphaned = excluded.orphaned,
+	updated_at = excluded.updated_at
+WHERE excluded.status <> 'pending' OR outcomes.status = 'pending'`
+
+// updateRunSQL writes every mutable field of a run.
+const updateRunSQL = `UPDATE runs SET module_hash = $1, status = $2, result = $3, error = $4, wake_at = $5, updated_at = $6 WHERE id = $7`
+
+// insertSettlementSQL records a settlement unless one exists for its key.
+const insertSettlementSQL = `INSERT INTO settlements (run_id, key, status, value, error, created_at)
+VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (run_id, key) DO NOTHING`
+
+// Commit applies b in one transaction and returns once it is committed.
+// The batch's statements are pipelined (one round trip). An outcome or
+// settlement of an unknown run fails the batch (foreign key), as does an
+// update of an unknown run (wrapping store.ErrNotFound); a failed batch
+// leaves no trace. A zero UpdatedAt (on an outcome or a run) or CreatedAt
+// (on a settlement) is stored as now. A ctx that has ended fails the
+// commit with its error before anything is written.
+func (d *DB) Commit(ctx context.Context, b store.Batch) error {
+	if len(b.Outcomes) == 0 && len(b.Runs) == 0 && len(b.Settlements) == 0 {
+		if d.closed.Load() {
+			return fmt.Errorf("postgres store: commit: %w", ErrClosed)
+		}
+		return nil
+	}
+	err := d.inTx(ctx, func(tx pgx.Tx) error {
+		now := time.Now().UnixNano()
+		var pb pgx.Batch
+		for i := range b.Outcomes {
+			ro := &b.Outcomes[i]
+			o := &ro.Outcome
+			pb.Queue(upsertOutcomeSQL, ro.RunID, o.Key, o.Kind, o.Function, string(o.Status), o.Value, o.Error,
+				int64(o.Attempts), o.Seq, o.Waited, o.Idle, int64(o.WakeOrder), o.VTime, o.Deadline, o.Orphaned,
+				nanosOr(o.UpdatedAt, now))
+		}
+		for i := range b.Runs {
+			r := &b.Runs[i]
+			pb.Queue(updateRunSQL, r.ModuleHash, string(r.Status), r.Result, r.Error, r.WakeAt, nanosOr(r.UpdatedAt, now), r.ID)
+		}
+		for i := range b.Settlements {
+			st := &b.Settlements[i]
+			pb.Queue(insertSettlementSQL, st.RunID, st.Key, string(st.Status), st.Value, st.Error, nanosOr(st.CreatedAt, now))
+		}
+		br := tx.SendBatch(ctx, &pb)
+		err := readBatch(br, &b)
+		if cerr := br.Close(); err == nil && cerr != nil {
+			err = cerr
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("postgres store: commit: %w", err)
+	}
+	return nil
+}
+
+// readBatch reads the results of the statements Commit queued for b.
+func readBatch(br pgx.BatchResults, b *store.Batch) error {
+	for i := range b.Outcomes {
+		if _, err := br.Exec(); err != nil {
+			ro := &b.Outcomes[i]
+			return fmt.Errorf("upsert outcome %s/%s: %w", ro.RunID, ro.Outcome.Key, err)
+		}
+	}
+	for i := range b.Runs {
+		tag, err := br.Exec()
+		if err != nil {
+			return fmt.Errorf("update run %s: %w", b.Runs[i].ID, err)
+		}
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("update run %s: %w", b.Runs[i].ID, store.ErrNotFound)
+		}
+	}
+	for i := range b.Settlements {
+		if _, err := br.Exec(); err != nil {
+			st := &b.Settlements[i]
+			return fmt.Errorf("settlement %s/%s: %w", st.RunID, st.Key, err)
+		}
+	}
+	return nil
+}
+
+// Settle records the settlement of an external promise exactly once. See
+// store.Store.
+func (d *DB) Settle(ctx context.Context, st store.Settlement) error {
+	if st.Status != store.OutcomeOK && st.Status != store.OutcomeError {
+		return fmt.Errorf("postgres store: settle %s.%s: status %q is not ok or error", st.RunID, st.Key, st.Status)
+	}
+	created := nanos(st.CreatedAt, time.Now())
+	err := d.inTx(ctx, func(tx pgx.Tx) error {
+		var kind, status string
+		err := tx.QueryRow(ctx, `SELECT kind, status FROM outcomes WHERE run_id = $1 AND key = $2 FOR SHARE`, st.RunID, st.Key).Scan(&kind, &status)
+		if errors.Is(err, pgx.ErrNoRows) || (err == nil && kind != "promise") {
+			return fmt.Errorf("run %q has no promise at key %q: %w", st.RunID, st.Key, store.ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		if status != string(store.OutcomePending) {
+			return fmt.Errorf("promise %s.%s is settled already: %w", st.RunID, st.Key, store.ErrConflict)
+		}
+		tag, err := tx.Exec(ctx, insertSettlementSQL, st.RunID, st.Key, string(st.Status), st.Value, st.Error, created)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("promise %s.%s is settled already: %w", st.RunID, st.Key, store.ErrConflict)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("postgres store: settle %s.%s: %w", st.RunID, st.Key, err)
+	}
+	return nil
+}
+
+// RequestCancel records a cancellation request. See store.Store.
+func (d *DB) RequestCancel(ctx context.Context, runID, reason string) (store.Run, error) {
+	var r store.Run
+	err := d.inTx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `UPDATE runs SET cancel = $1, updated_at = $2
+WHERE id = $3 AND cancel = '' AND status NOT IN ($4, $5, $6)`, reason, time.Now().UnixNano(), runID,
+			string(store.RunCompleted), string(store.RunFailed), string(store.RunCanceled)); err != nil {
+			return err
+		}
+		var err error
+		r, err = scanRun(tx.QueryRow(ctx, `SELECT `+runColumns+` FROM runs WHERE id = $1`, runID))
+		return err
+	})
+	if err != nil {
+		return store.Run{}, fmt.Errorf("postgres store: cancel %s: %w", runID, err)
+	}
+	return r, nil
+}
+
+// nanos returns t as unix ns, or now when t is zero.
+func nanos(t, now time.Time) int64 {
+	if t.IsZero() {
+		return now.UnixNano()
+	}
+	return t.UnixNano()
+}
+
+// nanosOr returns t as unix ns, or now (unix ns) when t is zero.
+func nanosOr(t time.Time, now int64) int64 {
+	if t.IsZero() {
+		return now
+	}
+	return t.UnixNano()
+}
+
+// runColumns are the columns scanRun reads, in order.
+const runColumns = `id, module_hash, workflow, input, status, result, error, seed, parent, start_time, wake_at, deadline, cancel, created_at, updated_at`
+
+func scanRun(s pgx.Row) (store.Run, error) {
+	var r store.Run
+	var status string
+	var seed, created, updated int64
+	err := s.Scan(&r.ID, &r.ModuleHash, &r.Workflow, &r.Input, &status, &r.Result, &r.Error,
+		&seed, &r.Parent, &r.StartTime, &r.WakeAt, &r.Deadline, &r.Cancel, &created, &updated)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return store.Run{}, store.ErrNotFound
+	}
+	if err != nil {
+		return store.Run{}, err
+	}
+	r.Status = store.RunStatus(status)
+	r.Seed = uint64(seed)
+	r.CreatedAt = time.Unix(0, created)
+	r.UpdatedAt = time.Unix(0, updated)
+	return r, nil
+}
