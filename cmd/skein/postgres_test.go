@@ -5,17 +5,13 @@ package main
 // and a second server on the same schema finds them.
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"io"
 	"net/url"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -70,54 +66,7 @@ func postgresSchema(t *testing.T) string {
 // as startServer does with --db.
 func startPostgresServer(t *testing.T, dsn string) *skeinServer {
 	t.Helper()
-	all := []string{"serve", "--store", dsn, "--addr", "127.0.0.1:0", "--poll", "50ms"}
-	if c := wazeroCache(); c != "" {
-		all = append(all, "--cache-dir", c)
-	}
-	cmd := exec.Command(skeinBin, all...)
-	cmd.Dir = t.TempDir()
-	cmd.Env = cleanEnv()
-	s := &skeinServer{cmd: cmd, stderr: &lockedBuffer{}, exited: make(chan struct{})}
-	cmd.Stderr = s.stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	first := make(chan string, 1)
-	go func() {
-		br := bufio.NewReader(out)
-		line, _ := br.ReadString('\n')
-		first <- line
-		io.Copy(io.Discard, br)
-		s.err = cmd.Wait()
-		close(s.exited)
-	}()
-	t.Cleanup(func() {
-		select {
-		case <-s.exited:
-		default:
-			cmd.Process.Kill()
-			<-s.exited
-		}
-		if t.Failed() {
-			t.Logf("skein serve stderr:\n%s", s.stderr.String())
-		}
-	})
-	select {
-	case line := <-first:
-		const prefix = "skein serve: listening on "
-		if !strings.HasPrefix(line, prefix) {
-			<-s.exited
-			t.Fatalf("skein serve: first line %q, want %q...; exit: %v\nstderr:\n%s", line, prefix, s.err, s.stderr.String())
-		}
-		s.url = strings.TrimSpace(strings.TrimPrefix(line, prefix))
-	case <-time.After(cmdTimeout):
-		t.Fatalf("skein serve did not print its address within %v\nstderr:\n%s", cmdTimeout, s.stderr.String())
-	}
-	return s
+	return startServe(t, []string{"--store", dsn}, nil, "--poll", "50ms")
 }
 
 func TestServePostgres(t *testing.T) {

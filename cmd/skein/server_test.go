@@ -75,7 +75,14 @@ func wazeroCache() string {
 // address. The process is killed at the end of the test if still alive.
 func startServer(t *testing.T, db string, env []string, args ...string) *skeinServer {
 	t.Helper()
-	all := []string{"serve", "--db", db, "--addr", "127.0.0.1:0"}
+	return startServe(t, []string{"--db", db}, env, args...)
+}
+
+// startServe starts `skein serve` on the store the flags name (--db or
+// --store); see startServer.
+func startServe(t *testing.T, storeFlags, env []string, args ...string) *skeinServer {
+	t.Helper()
+	all := append(append([]string{"serve"}, storeFlags...), "--addr", "127.0.0.1:0")
 	if c := wazeroCache(); c != "" {
 		all = append(all, "--cache-dir", c)
 	}
