@@ -19,6 +19,53 @@ var ErrNotFound = errors.New("not found")
 // stored: a promise settled a second time.
 var ErrConflict = errors.New("conflict")
 
+// ErrLeaseLost is returned (wrapped) by RenewLease, ReleaseLease and a
+// fenced Commit when the lease given is no longer the run's current one:
+// another worker claimed the run since (a newer token), or the lease was
+// released.
+var ErrLeaseLost = errors.New("lease lost")
+
+// Lease is a worker's claim on one run. Token identifies the claim: every
+// claim of a run gets a token greater than any before it, so a token
+// names exactly one holder for all time, unlike Owner (a worker may claim
+// the same run again) or Expiry (clocks differ).
+type Lease struct {
+	RunID  string
+	Owner  string
+	Token  int64
+	Expiry int64 // unix ns; another worker may claim the run from then on
+}
+
+// ClaimedRun is a run returned by ClaimRuns with the lease taken on it.
+type ClaimedRun struct {
+	Run   Run
+	Lease Lease
+}
+
+// LeaseRecord is one claim in a run's lease history.
+type LeaseRecord struct {
+	RunID     string
+	Owner     string
+	Token     int64
+	ClaimedAt int64 // unix ns: the now given to ClaimRuns
+	// Expiry is the latest expiry of the lease (the claim's, or that of
+	// its last successful renewal).
+	Expiry int64
+	// ReleasedAt is when ReleaseLease gave the lease up (unix ns, the
+	// store's clock); 0 if it was not released: it is still held, or it
+	// ended at Expiry (possibly taken over by the next claim).
+	ReleasedAt int64
+}
+
+// End returns when the lease stopped being held, as far as is known: the
+// earlier of ReleasedAt (when set) and Expiry.
+func (r LeaseRecord) End() int64 {
+	if r.ReleasedAt != 0 && r.ReleasedAt < r.Expiry {
+		return r.ReleasedAt
+	}
+	return r.Expiry
+}
+
 // Module is a deployed workflow module, addressed by the sha256 of its bytes.
 type Module struct {
 	Hash       string   // hex sha256 of Bytes
@@ -67,6 +114,14 @@ type Run struct {
 	Cancel    string
 	CreatedAt time.Time
 	UpdatedAt time.Time
+	// Lease state, read-only: filled by Run, Runs and DueRuns, set only by
+	// ClaimRuns, RenewLease and ReleaseLease (CreateRun and Batch run
+	// updates ignore these fields). LeaseOwner is empty when no worker
+	// holds the run; LeaseToken keeps the token of the latest claim (0:
+	// never claimed) after the lease is released.
+	LeaseOwner  string
+	LeaseExpiry int64 // unix ns; 0 when not held
+	LeaseToken  int64
 }
 
 // OutcomeStatus is the state of one durable outcome.
@@ -110,6 +165,15 @@ type Batch struct {
 	// Settlements are delivered to other runs (a child's result to its
 	// parent); one that exists already for its key is left as it is.
 	Settlements []Settlement
+	// Fence, when set, makes the batch conditional on the lease: Commit
+	// checks in the same transaction that run Fence.RunID is still held
+	// with Fence.Token by Fence.Owner, and otherwise fails with
+	// ErrLeaseLost and applies nothing. Every outcome and run update of a
+	// fenced batch must be for Fence.RunID (else the commit fails);
+	// Settlements may go to other runs. A fenced batch with no writes
+	// still checks the lease. The lease's expiry is not checked: an
+	// expired lease no one has claimed since still fences.
+	Fence *Lease
 }
 
 // Settlement is an outcome given to a run from outside its execution: an
@@ -183,11 +247,34 @@ type Store interface {
 	RequestCancel(ctx context.Context, runID, reason string) (Run, error)
 
 	// Commit applies b atomically and returns once it is durable.
-	// Concurrent commits may share one transaction (group commit).
+	// Concurrent commits may share one transaction (group commit); a
+	// batch that fails (a lost fence, an unknown run) fails alone.
 	Commit(ctx context.Context, b Batch) error
 	// Outcomes returns every outcome of a run: settled ones in settle
 	// order, then pending ones by key.
 	Outcomes(ctx context.Context, runID string) ([]Outcome, error)
+
+	// ClaimRuns atomically claims for owner up to limit (<= 0: all) of the
+	// runs DueRuns(now) would return whose lease is free (no owner) or
+	// expired (LeaseExpiry <= now), in DueRuns order. Each claimed run
+	// gets owner, a token one greater than its previous one and the expiry
+	// now+ttl, and a new entry in its lease history. Concurrent claims,
+	// from this process or another sharing the store, never return the
+	// same run while its lease is live. The returned runs show the new
+	// lease. owner must not be empty and ttl must be positive.
+	ClaimRuns(ctx context.Context, owner string, now int64, ttl time.Duration, limit int) ([]ClaimedRun, error)
+	// RenewLease sets the expiry of l's run to expiry if l.Token and
+	// l.Owner are still the run's current lease (even if it expired and
+	// no one claimed the run since); otherwise it fails with ErrLeaseLost.
+	RenewLease(ctx context.Context, l Lease, expiry int64) error
+	// ReleaseLease gives up l (the run has no owner afterwards, its token
+	// is kept) if it is still the run's current lease, and records the
+	// release in the history; otherwise it fails with ErrLeaseLost and
+	// changes nothing.
+	ReleaseLease(ctx context.Context, l Lease) error
+	// LeaseHistory returns every claim of a run, in claim (token) order.
+	// An unknown run has none (no error).
+	LeaseHistory(ctx context.Context, runID string) ([]LeaseRecord, error)
 
 	// Close flushes pending writes and releases resources.
 	Close() error

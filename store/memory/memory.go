@@ -57,6 +57,7 @@ type runRec struct {
 	run         store.Run                   // Input and Result are owned by the store
 	outcomes    map[string]store.Outcome    // by key; nil until the first
 	settlements map[string]store.Settlement // by key; nil until the first
+	leases      []store.LeaseRecord         // lease history, by token
 }
 
 var _ store.Store = (*Store)(nil)
@@ -168,6 +169,7 @@ func (s *Store) CreateRun(ctx context.Context, r store.Run) (store.Run, bool, er
 	if r.Status == "" {
 		r.Status = store.RunPending
 	}
+	r.LeaseOwner, r.LeaseExpiry, r.LeaseToken = "", 0, 0
 	r.CreatedAt = orNow(r.CreatedAt, time.Now())
 	r.UpdatedAt = orNow(r.UpdatedAt, r.CreatedAt)
 
@@ -389,7 +391,9 @@ func (s *Store) RequestCancel(ctx context.Context, runID, reason string) (store.
 // replaces a settled one and Attempts never goes down. Run updates write
 // ModuleHash, Status, Result, Error, WakeAt and UpdatedAt only. A
 // settlement is stored unless the run has one at its key. A zero UpdatedAt
-// or CreatedAt is stored as now.
+// or CreatedAt is stored as now. A fenced batch (b.Fence) whose lease is
+// no longer the run's current one fails with store.ErrLeaseLost (wrapped)
+// and leaves no trace.
 func (s *Store) Commit(ctx context.Context, b store.Batch) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -398,6 +402,9 @@ func (s *Store) Commit(ctx context.Context, b store.Batch) error {
 	}
 	// Check every write first: a batch never creates a run, so once these
 	// pass, nothing below can fail.
+	if err := s.checkFence(&b); err != nil {
+		return fmt.Errorf("memory store: commit: %w", err)
+	}
 	for i := range b.Outcomes {
 		if ro := &b.Outcomes[i]; s.runs[ro.RunID] == nil {
 			return fmt.Errorf("memory store: commit: upsert outcome %s/%s: run %w", ro.RunID, ro.Outcome.Key, store.ErrNotFound)
@@ -434,6 +441,121 @@ func (s *Store) Commit(ctx context.Context, b store.Batch) error {
 		s.runs[st.RunID].addSettlement(st, now)
 	}
 	return nil
+}
+
+// checkFence checks b's fence, if any: every outcome and run update is for
+// the fenced run, and its lease is still the run's current one. The caller
+// holds mu.
+func (s *Store) checkFence(b *store.Batch) error {
+	f := b.Fence
+	if f == nil {
+		return nil
+	}
+	for i := range b.Outcomes {
+		if id := b.Outcomes[i].RunID; id != f.RunID {
+			return fmt.Errorf("fenced batch for run %s writes an outcome of run %s", f.RunID, id)
+		}
+	}
+	for i := range b.Runs {
+		if id := b.Runs[i].ID; id != f.RunID {
+			return fmt.Errorf("fenced batch for run %s updates run %s", f.RunID, id)
+		}
+	}
+	if _, err := s.heldRun(*f); err != nil {
+		return err
+	}
+	return nil
+}
+
+// heldRun returns the record of l's run if l is its current lease, and
+// fails with store.ErrLeaseLost (wrapped) otherwise. The caller holds mu.
+func (s *Store) heldRun(l store.Lease) (*runRec, error) {
+	rec := s.runs[l.RunID]
+	if rec == nil || rec.run.LeaseOwner == "" || rec.run.LeaseOwner != l.Owner || rec.run.LeaseToken != l.Token {
+		return nil, fmt.Errorf("run %s lease %d of %q: %w", l.RunID, l.Token, l.Owner, store.ErrLeaseLost)
+	}
+	return rec, nil
+}
+
+// ClaimRuns claims due runs whose lease is free or expired. See
+// store.Store.
+func (s *Store) ClaimRuns(ctx context.Context, owner string, now int64, ttl time.Duration, limit int) ([]store.ClaimedRun, error) {
+	if owner == "" || ttl <= 0 {
+		return nil, fmt.Errorf("memory store: claim runs: need an owner and a positive ttl (got %q, %v)", owner, ttl)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(ctx); err != nil {
+		return nil, fmt.Errorf("memory store: claim runs: %w", err)
+	}
+	var due []*runRec
+	for _, rec := range s.runs {
+		if rec.due(now) && (rec.run.LeaseOwner == "" || rec.run.LeaseExpiry <= now) {
+			due = append(due, rec)
+		}
+	}
+	slices.SortFunc(due, func(a, b *runRec) int {
+		return cmp.Or(cmp.Compare(a.run.WakeAt, b.run.WakeAt), strings.Compare(a.run.ID, b.run.ID))
+	})
+	if limit > 0 && len(due) > limit {
+		due = due[:limit]
+	}
+	var out []store.ClaimedRun
+	for _, rec := range due {
+		r := &rec.run
+		r.LeaseOwner, r.LeaseToken, r.LeaseExpiry = owner, r.LeaseToken+1, now+int64(ttl)
+		rec.leases = append(rec.leases, store.LeaseRecord{RunID: r.ID, Owner: owner, Token: r.LeaseToken, ClaimedAt: now, Expiry: r.LeaseExpiry})
+		out = append(out, store.ClaimedRun{Run: copyRun(*r), Lease: store.Lease{RunID: r.ID, Owner: owner, Token: r.LeaseToken, Expiry: r.LeaseExpiry}})
+	}
+	return out, nil
+}
+
+// RenewLease extends a lease still held. See store.Store.
+func (s *Store) RenewLease(ctx context.Context, l store.Lease, expiry int64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(ctx); err != nil {
+		return fmt.Errorf("memory store: renew lease: %w", err)
+	}
+	rec, err := s.heldRun(l)
+	if err != nil {
+		return fmt.Errorf("memory store: renew lease: %w", err)
+	}
+	rec.run.LeaseExpiry = expiry
+	rec.leases[len(rec.leases)-1].Expiry = expiry
+	return nil
+}
+
+// ReleaseLease gives up a lease still held. See store.Store.
+func (s *Store) ReleaseLease(ctx context.Context, l store.Lease) error {
+	now := time.Now().UnixNano()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(ctx); err != nil {
+		return fmt.Errorf("memory store: release lease: %w", err)
+	}
+	rec, err := s.heldRun(l)
+	if err != nil {
+		return fmt.Errorf("memory store: release lease: %w", err)
+	}
+	rec.run.LeaseOwner, rec.run.LeaseExpiry = "", 0
+	rec.leases[len(rec.leases)-1].ReleasedAt = now
+	return nil
+}
+
+// LeaseHistory returns every claim of a run in token order. See
+// store.Store.
+func (s *Store) LeaseHistory(ctx context.Context, runID string) ([]store.LeaseRecord, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if err := s.check(ctx); err != nil {
+		return nil, fmt.Errorf("memory store: lease history of %s: %w", runID, err)
+	}
+	rec := s.runs[runID]
+	if rec == nil {
+		return nil, nil
+	}
+	return slices.Clone(rec.leases), nil
 }
 
 // upsert stores a copy of o at o.Key, unless o is pending and the stored

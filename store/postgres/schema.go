@@ -86,6 +86,20 @@ CREATE TABLE settlements (
 	PRIMARY KEY (run_id, key)
 );
 `,
+	// 2: worker leases (store/sqlite's migration 4): the token of a run's
+	// latest claim, and the history of every claim.
+	`
+ALTER TABLE runs ADD COLUMN lease_token BIGINT NOT NULL DEFAULT 0; -- token of the latest claim; 0 = never claimed
+CREATE TABLE leases (
+	run_id      TEXT COLLATE "C" NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+	token       BIGINT NOT NULL,
+	owner       TEXT NOT NULL,
+	claimed_at  BIGINT NOT NULL,           -- unix ns
+	expiry      BIGINT NOT NULL,           -- unix ns; latest expiry (claim or renewal)
+	released_at BIGINT NOT NULL DEFAULT 0, -- unix ns; 0 = not released
+	PRIMARY KEY (run_id, token)
+);
+`,
 }
 
 // migrationLockClass is the first key of the transaction-scoped advisory

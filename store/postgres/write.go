@@ -56,6 +56,7 @@ func (d *DB) CreateRun(ctx context.Context, r store.Run) (store.Run, bool, error
 	if r.Status == "" {
 		r.Status = store.RunPending
 	}
+	r.LeaseOwner, r.LeaseExpiry, r.LeaseToken = "", 0, 0
 	now := time.Now()
 	r.CreatedAt = time.Unix(0, nanos(r.CreatedAt, now))
 	if r.UpdatedAt.IsZero() {
@@ -125,15 +126,19 @@ VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (run_id, key) DO NOTHING`
 // update of an unknown run (wrapping store.ErrNotFound); a failed batch
 // leaves no trace. A zero UpdatedAt (on an outcome or a run) or CreatedAt
 // (on a settlement) is stored as now. A ctx that has ended fails the
-// commit with its error before anything is written.
+// commit with its error before anything is written. A fenced batch first
+// locks its run's row and checks the lease (see checkFence).
 func (d *DB) Commit(ctx context.Context, b store.Batch) error {
-	if len(b.Outcomes) == 0 && len(b.Runs) == 0 && len(b.Settlements) == 0 {
+	if len(b.Outcomes) == 0 && len(b.Runs) == 0 && len(b.Settlements) == 0 && b.Fence == nil {
 		if d.closed.Load() {
 			return fmt.Errorf("postgres store: commit: %w", ErrClosed)
 		}
 		return nil
 	}
 	err := d.inTx(ctx, func(tx pgx.Tx) error {
+		if err := checkFence(ctx, tx, &b); err != nil {
+			return err
+		}
 		now := time.Now().UnixNano()
 		var pb pgx.Batch
 		for i := range b.Outcomes {
@@ -260,14 +265,15 @@ func nanosOr(t time.Time, now int64) int64 {
 }
 
 // runColumns are the columns scanRun reads, in order.
-const runColumns = `id, module_hash, workflow, input, status, result, error, seed, parent, start_time, wake_at, deadline, cancel, created_at, updated_at`
+const runColumns = `id, module_hash, workflow, input, status, result, error, seed, parent, start_time, wake_at, deadline, cancel, created_at, updated_at, lease_owner, lease_expiry, lease_token`
 
 func scanRun(s pgx.Row) (store.Run, error) {
 	var r store.Run
 	var status string
 	var seed, created, updated int64
 	err := s.Scan(&r.ID, &r.ModuleHash, &r.Workflow, &r.Input, &status, &r.Result, &r.Error,
-		&seed, &r.Parent, &r.StartTime, &r.WakeAt, &r.Deadline, &r.Cancel, &created, &updated)
+		&seed, &r.Parent, &r.StartTime, &r.WakeAt, &r.Deadline, &r.Cancel, &created, &updated,
+		&r.LeaseOwner, &r.LeaseExpiry, &r.LeaseToken)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return store.Run{}, store.ErrNotFound
 	}

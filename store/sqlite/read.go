@@ -116,20 +116,28 @@ func (d *DB) DueRuns(ctx context.Context, now int64, limit int) ([]store.Run, er
 		limit = -1
 	}
 	rs, err := d.queryRuns(ctx, `SELECT `+runColumns+` FROM runs r
-WHERE status IN (?, ?)
+WHERE `+dueSQL+`
+ORDER BY wake_at, id LIMIT ?`, append(dueArgs(now), limit)...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite store: due runs: %w", err)
+	}
+	return rs, nil
+}
+
+// dueSQL is the condition on a run r that DueRuns selects by; its
+// parameters are dueArgs(now).
+const dueSQL = `(status IN (?, ?)
 OR (status = ? AND (
 	(wake_at > 0 AND wake_at <= ?)
 	OR (deadline > 0 AND deadline <= ? AND cancel = '')
 	OR (cancel <> '' AND NOT EXISTS (SELECT 1 FROM outcomes o WHERE o.run_id = r.id AND o.key = ?))
 	OR EXISTS (SELECT 1 FROM settlements s JOIN outcomes o ON o.run_id = s.run_id AND o.key = s.key
-		WHERE s.run_id = r.id AND o.status = ?)))
-ORDER BY wake_at, id LIMIT ?`,
-		string(store.RunPending), string(store.RunRunning), string(store.RunSuspended), now, now,
-		store.CancelKey, string(store.OutcomePending), limit)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite store: due runs: %w", err)
-	}
-	return rs, nil
+		WHERE s.run_id = r.id AND o.status = ?))))`
+
+// dueArgs returns the parameters of dueSQL.
+func dueArgs(now int64) []any {
+	return []any{string(store.RunPending), string(store.RunRunning), string(store.RunSuspended), now, now,
+		store.CancelKey, string(store.OutcomePending)}
 }
 
 // Settlements returns the run's settlements not yet delivered. See

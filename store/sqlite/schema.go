@@ -81,6 +81,21 @@ CREATE TABLE settlements (
 	PRIMARY KEY (run_id, key)
 );
 `,
+	// 4: worker leases: the token of a run's latest claim (lease_owner and
+	// lease_expiry were reserved in migration 1), and the history of
+	// every claim.
+	`
+ALTER TABLE runs ADD COLUMN lease_token INTEGER NOT NULL DEFAULT 0; -- token of the latest claim; 0 = never claimed
+CREATE TABLE leases (
+	run_id      TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+	token       INTEGER NOT NULL,
+	owner       TEXT NOT NULL,
+	claimed_at  INTEGER NOT NULL,           -- unix ns
+	expiry      INTEGER NOT NULL,           -- unix ns; latest expiry (claim or renewal)
+	released_at INTEGER NOT NULL DEFAULT 0, -- unix ns; 0 = not released
+	PRIMARY KEY (run_id, token)
+);
+`,
 }
 
 // SchemaTooNewError is returned by Open when the database's schema version

@@ -57,6 +57,7 @@ func (d *DB) CreateRun(ctx context.Context, r store.Run) (store.Run, bool, error
 	if r.Status == "" {
 		r.Status = store.RunPending
 	}
+	r.LeaseOwner, r.LeaseExpiry, r.LeaseToken = "", 0, 0
 	now := time.Now()
 	r.CreatedAt = time.Unix(0, nanos(r.CreatedAt, now))
 	if r.UpdatedAt.IsZero() {
@@ -101,9 +102,11 @@ ON CONFLICT (id) DO NOTHING`,
 // (wrapping store.ErrNotFound); a failed batch leaves no trace and does not
 // affect batches committed alongside it. A zero UpdatedAt (on an outcome
 // or a run) is stored as now. If ctx ends before the writer takes the
-// batch up, the batch is dropped and ctx's error returned.
+// batch up, the batch is dropped and ctx's error returned. A fenced batch
+// (b.Fence) is checked inside the writer's transaction (see checkFence);
+// a lost lease fails it alone with store.ErrLeaseLost (wrapped).
 func (d *DB) Commit(ctx context.Context, b store.Batch) error {
-	if len(b.Outcomes) == 0 && len(b.Runs) == 0 && len(b.Settlements) == 0 {
+	if len(b.Outcomes) == 0 && len(b.Runs) == 0 && len(b.Settlements) == 0 && b.Fence == nil {
 		d.mu.RLock()
 		closed := d.closed
 		d.mu.RUnlock()
@@ -260,14 +263,15 @@ type scanner interface {
 }
 
 // runColumns are the columns scanRun reads, in order.
-const runColumns = `id, module_hash, workflow, input, status, result, error, seed, parent, start_time, wake_at, deadline, cancel, created_at, updated_at`
+const runColumns = `id, module_hash, workflow, input, status, result, error, seed, parent, start_time, wake_at, deadline, cancel, created_at, updated_at, lease_owner, lease_expiry, lease_token`
 
 func scanRun(s scanner) (store.Run, error) {
 	var r store.Run
 	var status string
 	var seed, created, updated int64
 	err := s.Scan(&r.ID, &r.ModuleHash, &r.Workflow, &r.Input, &status, &r.Result, &r.Error,
-		&seed, &r.Parent, &r.StartTime, &r.WakeAt, &r.Deadline, &r.Cancel, &created, &updated)
+		&seed, &r.Parent, &r.StartTime, &r.WakeAt, &r.Deadline, &r.Cancel, &created, &updated,
+		&r.LeaseOwner, &r.LeaseExpiry, &r.LeaseToken)
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Run{}, store.ErrNotFound
 	}

@@ -23,6 +23,9 @@ type request struct {
 
 func (r *request) run(w *wtx) error {
 	if r.batch != nil {
+		if err := checkFence(w, r.batch); err != nil {
+			return err
+		}
 		return applyBatch(w, r.batch.Outcomes, r.batch.Runs, r.batch.Settlements)
 	}
 	return r.apply(w)
@@ -239,6 +242,12 @@ func (d *DB) applyMerged(reqs []*request) error {
 	}
 	for _, r := range reqs {
 		if r.batch != nil {
+			// Batches never write lease columns, so checking the fence
+			// before the batches merged so far are applied is the same
+			// as checking it after.
+			if err := checkFence(w, r.batch); err != nil {
+				return err
+			}
 			outs = append(outs, r.batch.Outcomes...)
 			runs = append(runs, r.batch.Runs...)
 			sets = append(sets, r.batch.Settlements...)

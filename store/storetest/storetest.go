@@ -48,6 +48,13 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"RequestCancel", testRequestCancel},
 		{"DueRunsSettlementsCancelDeadline", testDueRunsWake},
 		{"PendingNeverReplacesSettled", testPendingNeverReplacesSettled},
+		{"LeaseClaimDueOnly", testLeaseClaimDueOnly},
+		{"LeaseClaimConcurrent", testLeaseClaimConcurrent},
+		{"LeaseExpiredReclaim", testLeaseExpiredReclaim},
+		{"LeaseStaleRenewRelease", testLeaseStaleRenewRelease},
+		{"LeaseFencedCommit", testLeaseFencedCommit},
+		{"LeaseFencedCommitFailsAlone", testLeaseFencedCommitFailsAlone},
+		{"LeaseHistory", testLeaseHistory},
 		{"Close", testClose},
 	}
 	for _, tc := range tests {

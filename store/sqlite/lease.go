@@ -1,0 +1,162 @@
+package sqlite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/skeinrun/skein/store"
+)
+
+// checkFence checks b's fence, if any, inside the writer's transaction:
+// every outcome and run update is for the fenced run, and its lease is
+// still the run's current one. Only the writer goroutine writes, so the
+// lease cannot change between the check and the commit.
+func checkFence(w *wtx, b *store.Batch) error {
+	f := b.Fence
+	if f == nil {
+		return nil
+	}
+	for i := range b.Outcomes {
+		if id := b.Outcomes[i].RunID; id != f.RunID {
+			return fmt.Errorf("fenced batch for run %s writes an outcome of run %s", f.RunID, id)
+		}
+	}
+	for i := range b.Runs {
+		if id := b.Runs[i].ID; id != f.RunID {
+			return fmt.Errorf("fenced batch for run %s updates run %s", f.RunID, id)
+		}
+	}
+	return checkLease(w, *f)
+}
+
+// checkLease fails with store.ErrLeaseLost (wrapped) unless l is the
+// current lease of its run.
+func checkLease(w *wtx, l store.Lease) error {
+	var n int
+	if err := w.tx.QueryRowContext(w.ctx, `SELECT count(*) FROM runs
+WHERE id = ? AND lease_owner <> '' AND lease_owner = ? AND lease_token = ?`, l.RunID, l.Owner, l.Token).Scan(&n); err != nil {
+		return fmt.Errorf("check lease of run %s: %w", l.RunID, err)
+	}
+	if n == 0 {
+		return lostError(l)
+	}
+	return nil
+}
+
+func lostError(l store.Lease) error {
+	return fmt.Errorf("run %s lease %d of %q: %w", l.RunID, l.Token, l.Owner, store.ErrLeaseLost)
+}
+
+// ClaimRuns claims due runs whose lease is free or expired, in one queued
+// write (the writer's transaction makes it atomic). See store.Store.
+func (d *DB) ClaimRuns(ctx context.Context, owner string, now int64, ttl time.Duration, limit int) ([]store.ClaimedRun, error) {
+	if owner == "" || ttl <= 0 {
+		return nil, fmt.Errorf("sqlite store: claim runs: need an owner and a positive ttl (got %q, %v)", owner, ttl)
+	}
+	if limit <= 0 {
+		limit = -1
+	}
+	expiry := now + int64(ttl)
+	var out []store.ClaimedRun
+	err := d.write(&request{ctx: ctx, apply: func(w *wtx) error {
+		out = out[:0] // the request may run again after a rollback
+		rows, err := w.tx.QueryContext(w.ctx, `SELECT `+runColumns+` FROM runs r
+WHERE `+dueSQL+` AND (lease_owner = '' OR lease_expiry <= ?)
+ORDER BY wake_at, id LIMIT ?`, append(dueArgs(now), now, limit)...)
+		if err != nil {
+			return err
+		}
+		var rs []store.Run
+		for rows.Next() {
+			r, err := scanRun(rows)
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			rs = append(rs, r)
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return err
+		}
+		for _, r := range rs {
+			r.LeaseOwner, r.LeaseToken, r.LeaseExpiry = owner, r.LeaseToken+1, expiry
+			if _, err := w.tx.ExecContext(w.ctx, `UPDATE runs SET lease_owner = ?, lease_token = ?, lease_expiry = ? WHERE id = ?`,
+				owner, r.LeaseToken, expiry, r.ID); err != nil {
+				return fmt.Errorf("claim run %s: %w", r.ID, err)
+			}
+			if _, err := w.tx.ExecContext(w.ctx, `INSERT INTO leases (run_id, token, owner, claimed_at, expiry) VALUES (?, ?, ?, ?, ?)`,
+				r.ID, r.LeaseToken, owner, now, expiry); err != nil {
+				return fmt.Errorf("claim run %s: record lease: %w", r.ID, err)
+			}
+			out = append(out, store.ClaimedRun{Run: r, Lease: store.Lease{RunID: r.ID, Owner: owner, Token: r.LeaseToken, Expiry: expiry}})
+		}
+		return nil
+	}})
+	if err != nil {
+		return nil, fmt.Errorf("sqlite store: claim runs: %w", err)
+	}
+	return slices.Clip(out), nil
+}
+
+// RenewLease extends a lease still held. See store.Store.
+func (d *DB) RenewLease(ctx context.Context, l store.Lease, expiry int64) error {
+	err := d.write(&request{ctx: ctx, apply: func(w *wtx) error {
+		if err := checkLease(w, l); err != nil {
+			return err
+		}
+		if _, err := w.tx.ExecContext(w.ctx, `UPDATE runs SET lease_expiry = ? WHERE id = ?`, expiry, l.RunID); err != nil {
+			return err
+		}
+		_, err := w.tx.ExecContext(w.ctx, `UPDATE leases SET expiry = ? WHERE run_id = ? AND token = ?`, expiry, l.RunID, l.Token)
+		return err
+	}})
+	if err != nil {
+		return fmt.Errorf("sqlite store: renew lease: %w", err)
+	}
+	return nil
+}
+
+// ReleaseLease gives up a lease still held. See store.Store.
+func (d *DB) ReleaseLease(ctx context.Context, l store.Lease) error {
+	err := d.write(&request{ctx: ctx, apply: func(w *wtx) error {
+		if err := checkLease(w, l); err != nil {
+			return err
+		}
+		if _, err := w.tx.ExecContext(w.ctx, `UPDATE runs SET lease_owner = '', lease_expiry = 0 WHERE id = ?`, l.RunID); err != nil {
+			return err
+		}
+		_, err := w.tx.ExecContext(w.ctx, `UPDATE leases SET released_at = ? WHERE run_id = ? AND token = ?`,
+			time.Now().UnixNano(), l.RunID, l.Token)
+		return err
+	}})
+	if err != nil {
+		return fmt.Errorf("sqlite store: release lease: %w", err)
+	}
+	return nil
+}
+
+// LeaseHistory returns every claim of a run in token order. See
+// store.Store.
+func (d *DB) LeaseHistory(ctx context.Context, runID string) ([]store.LeaseRecord, error) {
+	rows, err := d.rdb.QueryContext(ctx, `SELECT owner, token, claimed_at, expiry, released_at
+FROM leases WHERE run_id = ? ORDER BY token`, runID)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite store: lease history of %s: %w", runID, err)
+	}
+	defer rows.Close()
+	var out []store.LeaseRecord
+	for rows.Next() {
+		l := store.LeaseRecord{RunID: runID}
+		if err := rows.Scan(&l.Owner, &l.Token, &l.ClaimedAt, &l.Expiry, &l.ReleasedAt); err != nil {
+			return nil, fmt.Errorf("sqlite store: lease history of %s: %w", runID, err)
+		}
+		out = append(out, l)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite store: lease history of %s: %w", runID, err)
+	}
+	return out, nil
+}
