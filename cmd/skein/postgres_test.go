@@ -5,62 +5,15 @@ package main
 // and a second server on the same schema finds them.
 
 import (
-	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"net/url"
-	"os"
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/skeinrun/skein/internal/pgtest"
 )
 
-// postgresSchema creates a schema with a random name in the database of
-// $SKEIN_TEST_POSTGRES, drops it when the test ends, and returns a URL
-// whose search_path selects it. Without the variable the test is skipped,
-// or fails when $SKEIN_REQUIRE_POSTGRES is 1 (as in CI).
-func postgresSchema(t *testing.T) string {
-	t.Helper()
-	dsn := os.Getenv("SKEIN_TEST_POSTGRES")
-	if dsn == "" {
-		if os.Getenv("SKEIN_REQUIRE_POSTGRES") == "1" {
-			t.Fatal("SKEIN_TEST_POSTGRES is not set but SKEIN_REQUIRE_POSTGRES=1: set it to a postgres:// URL (.ci/run starts a cluster)")
-		}
-		t.Skip("SKEIN_TEST_POSTGRES is not set (a postgres:// URL of a scratch database); skipping the Postgres test")
-	}
-	var b [6]byte
-	rand.Read(b[:])
-	schema := "skein_cli_" + hex.EncodeToString(b[:])
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatalf("connect to SKEIN_TEST_POSTGRES: %v", err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		conn, err := pgx.Connect(ctx, dsn)
-		if err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE"); err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-		}
-	})
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatalf("SKEIN_TEST_POSTGRES must be a postgres:// URL: %v", err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
-}
+// postgresSchema returns a URL selecting a new schema of
+// $SKEIN_TEST_POSTGRES, dropped at the end (see internal/pgtest).
+func postgresSchema(t *testing.T) string { return pgtest.Schema(t, "skein_cli_") }
 
 // startPostgresServer starts `skein serve --store dsn --addr 127.0.0.1:0`,
 // as startServer does with --db.

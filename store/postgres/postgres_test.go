@@ -2,74 +2,22 @@ package postgres_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
-	"net/url"
-	"os"
 	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
-
+	"github.com/skeinrun/skein/internal/pgtest"
 	"github.com/skeinrun/skein/store"
 	"github.com/skeinrun/skein/store/postgres"
 	"github.com/skeinrun/skein/store/storetest"
 )
 
-// testDSN returns $SKEIN_TEST_POSTGRES, the URL of a database the tests
-// may create schemas in. Without it the test is skipped, or fails when
-// $SKEIN_REQUIRE_POSTGRES is 1 (as in CI).
-func testDSN(t *testing.T) string {
-	t.Helper()
-	dsn := os.Getenv("SKEIN_TEST_POSTGRES")
-	if dsn == "" {
-		if os.Getenv("SKEIN_REQUIRE_POSTGRES") == "1" {
-			t.Fatal("SKEIN_TEST_POSTGRES is not set but SKEIN_REQUIRE_POSTGRES=1: set it to a postgres:// URL (.ci/run starts a cluster)")
-		}
-		t.Skip("SKEIN_TEST_POSTGRES is not set (a postgres:// URL of a scratch database); skipping the Postgres tests")
-	}
-	return dsn
-}
+// testDSN returns $SKEIN_TEST_POSTGRES or skips (see pgtest.DSN).
+func testDSN(t *testing.T) string { return pgtest.DSN(t) }
 
-// freshSchema creates a schema with a random name in the test database,
-// drops it when the test ends, and returns a DSN whose search_path selects
-// it.
-func freshSchema(t *testing.T) string {
-	t.Helper()
-	dsn := testDSN(t)
-	var b [6]byte
-	rand.Read(b[:])
-	schema := "skein_test_" + hex.EncodeToString(b[:])
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatalf("connect to SKEIN_TEST_POSTGRES: %v", err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatalf("create schema: %v", err)
-	}
-	t.Cleanup(func() {
-		conn, err := pgx.Connect(ctx, dsn)
-		if err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE"); err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-		}
-	})
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatalf("SKEIN_TEST_POSTGRES must be a postgres:// URL: %v", err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
-}
+// freshSchema returns a DSN selecting a new schema, dropped at the end.
+func freshSchema(t *testing.T) string { return pgtest.Schema(t, "skein_test_") }
 
 func open(t *testing.T, dsn string) *postgres.DB {
 	t.Helper()
