@@ -108,10 +108,11 @@ func realNow() int64 { return time.Now().UnixNano() }
 func (x *exec) record(r sched.Record) {
 	x.newRecords++
 	x.h.metrics.opsRecorded.Add(1)
+	o := toStore(r)
 	if x.rs.sim != nil {
-		x.rs.sim.log = append(x.rs.sim.log, simRecord{out: toStore(r)})
+		x.rs.sim.log = append(x.rs.sim.log, simRecord{out: o})
 	}
-	x.rs.batch.Outcomes = append(x.rs.batch.Outcomes, store.RunOutcome{RunID: x.rs.run.ID, Outcome: toStore(r)})
+	x.rs.batch.Outcomes = append(x.rs.batch.Outcomes, store.RunOutcome{RunID: x.rs.run.ID, Outcome: o})
 	if !x.verify {
 		x.h.emitRecord(x.rs.run, r)
 	}

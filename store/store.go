@@ -124,6 +124,26 @@ type Run struct {
 	LeaseToken  int64
 }
 
+// ForCreate returns r as CreateRun stores it: an empty status becomes
+// pending, a zero CreatedAt becomes now and a zero UpdatedAt CreatedAt
+// (both kept to the nanosecond, without a monotonic reading), and the
+// lease fields are cleared. Every backend calls it, so they agree.
+func (r Run) ForCreate(now time.Time) Run {
+	if r.Status == "" {
+		r.Status = RunPending
+	}
+	r.LeaseOwner, r.LeaseExpiry, r.LeaseToken = "", 0, 0
+	if r.CreatedAt.IsZero() {
+		r.CreatedAt = now
+	}
+	r.CreatedAt = time.Unix(0, r.CreatedAt.UnixNano())
+	if r.UpdatedAt.IsZero() {
+		r.UpdatedAt = r.CreatedAt
+	}
+	r.UpdatedAt = time.Unix(0, r.UpdatedAt.UnixNano())
+	return r
+}
+
 // OutcomeStatus is the state of one durable outcome.
 type OutcomeStatus string
 

@@ -23,6 +23,24 @@ func printJSON(w io.Writer, v any) error {
 	return json.NewEncoder(w).Encode(v)
 }
 
+// parse parses a client command's flags, which take exactly one
+// positional argument (what names it), and returns the server's client
+// and the argument.
+func (f *serverFlags) parse(fs *flag.FlagSet, args []string, what string) (*apiClient, string, error) {
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := oneArg(fs, pos, what); err != nil {
+		return nil, "", err
+	}
+	c, err := f.client()
+	if err != nil {
+		return nil, "", err
+	}
+	return c, pos[0], nil
+}
+
 // oneArg checks that a command got exactly one positional argument.
 func oneArg(fs *flag.FlagSet, pos []string, what string) error {
 	if len(pos) != 1 {
@@ -37,23 +55,16 @@ func cmdDeploy(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	sf := addServerFlags(fs)
 	name := fs.String("name", "", "module name to start runs by (default: the file name without .wasm)")
 	asJSON := fs.Bool("json", false, "print the module as JSON")
-	pos, err := parseFlags(fs, args)
+	c, arg, err := sf.parse(fs, args, "MODULE.wasm")
 	if err != nil {
 		return err
 	}
-	if err := oneArg(fs, pos, "MODULE.wasm"); err != nil {
-		return err
-	}
-	c, err := sf.client()
-	if err != nil {
-		return err
-	}
-	wasm, err := os.ReadFile(pos[0])
+	wasm, err := os.ReadFile(arg)
 	if err != nil {
 		return err
 	}
 	if *name == "" {
-		*name = strings.TrimSuffix(filepath.Base(pos[0]), ".wasm")
+		*name = strings.TrimSuffix(filepath.Base(arg), ".wasm")
 	}
 	m, created, err := c.deploy(ctx, *name, wasm)
 	if err != nil {
@@ -145,18 +156,11 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs := newFlagSet("status", stderr)
 	sf := addServerFlags(fs)
 	asJSON := fs.Bool("json", false, "print the run as JSON")
-	pos, err := parseFlags(fs, args)
+	c, arg, err := sf.parse(fs, args, "RUN id")
 	if err != nil {
 		return err
 	}
-	if err := oneArg(fs, pos, "RUN id"); err != nil {
-		return err
-	}
-	c, err := sf.client()
-	if err != nil {
-		return err
-	}
-	r, err := c.run(ctx, pos[0])
+	r, err := c.run(ctx, arg)
 	if err != nil {
 		return err
 	}
@@ -372,18 +376,11 @@ func cmdCancel(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	sf := addServerFlags(fs)
 	reason := fs.String("reason", "", "why (recorded with the run; default \"canceled\")")
 	asJSON := fs.Bool("json", false, "print the run as JSON")
-	pos, err := parseFlags(fs, args)
+	c, arg, err := sf.parse(fs, args, "RUN id")
 	if err != nil {
 		return err
 	}
-	if err := oneArg(fs, pos, "RUN id"); err != nil {
-		return err
-	}
-	c, err := sf.client()
-	if err != nil {
-		return err
-	}
-	r, err := c.cancel(ctx, pos[0], *reason)
+	r, err := c.cancel(ctx, arg, *reason)
 	if err != nil {
 		return err
 	}

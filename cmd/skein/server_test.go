@@ -89,6 +89,19 @@ func startServe(t *testing.T, storeFlags, env []string, args ...string) *skeinSe
 	cmd := exec.Command(skeinBin, append(all, args...)...)
 	cmd.Dir = t.TempDir()
 	cmd.Env = append(cleanEnv(), env...)
+	s := startListener(t, cmd, "skein serve: listening on ", "skein serve")
+	if !strings.HasPrefix(s.url, "http://127.0.0.1:") {
+		t.Fatalf("skein serve listens on %s; want 127.0.0.1", s.url)
+	}
+	return s
+}
+
+// startListener starts cmd, a server that prints prefix and its URL as
+// its first line on stdout, and returns once it did. The process is
+// killed at the end of the test if still alive; its stderr is logged if
+// the test failed.
+func startListener(t *testing.T, cmd *exec.Cmd, prefix, name string) *skeinServer {
+	t.Helper()
 	s := &skeinServer{cmd: cmd, stderr: &lockedBuffer{}, exited: make(chan struct{})}
 	cmd.Stderr = s.stderr
 	out, err := cmd.StdoutPipe()
@@ -108,31 +121,33 @@ func startServe(t *testing.T, storeFlags, env []string, args ...string) *skeinSe
 		close(s.exited)
 	}()
 	t.Cleanup(func() {
-		select {
-		case <-s.exited:
-		default:
-			cmd.Process.Kill()
-			<-s.exited
-		}
+		s.kill()
 		if t.Failed() {
-			t.Logf("skein serve stderr:\n%s", s.stderr.String())
+			t.Logf("%s stderr:\n%s", name, s.stderr.String())
 		}
 	})
 	select {
 	case line := <-first:
-		const prefix = "skein serve: listening on "
 		if !strings.HasPrefix(line, prefix) {
 			<-s.exited
-			t.Fatalf("skein serve: first line %q, want %q...; exit: %v\nstderr:\n%s", line, prefix, s.err, s.stderr.String())
+			t.Fatalf("%s: first line %q, want %q...; exit: %v\nstderr:\n%s", name, line, prefix, s.err, s.stderr.String())
 		}
 		s.url = strings.TrimSpace(strings.TrimPrefix(line, prefix))
-		if !strings.HasPrefix(s.url, "http://127.0.0.1:") {
-			t.Fatalf("skein serve listens on %s; want 127.0.0.1", s.url)
-		}
 	case <-time.After(cmdTimeout):
-		t.Fatalf("skein serve did not print its address within %v\nstderr:\n%s", cmdTimeout, s.stderr.String())
+		t.Fatalf("%s did not print its address within %v\nstderr:\n%s", name, cmdTimeout, s.stderr.String())
 	}
 	return s
+}
+
+// kill SIGKILLs the process, unless it has exited, and waits for it.
+func (s *skeinServer) kill() {
+	select {
+	case <-s.exited:
+		return
+	default:
+	}
+	s.cmd.Process.Kill()
+	<-s.exited
 }
 
 // cleanEnv is the environment without SKEIN_SERVER and SKEIN_TOKEN, so a

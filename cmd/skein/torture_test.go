@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -92,7 +91,7 @@ func TestCrashTorture(t *testing.T) {
 	}
 	for k := range kills {
 		time.Sleep(time.Duration(100+rng.IntN(400)) * time.Millisecond)
-		p.kill(t)
+		p.kill()
 		snapshot(fmt.Sprintf("after kill %d", k+1))
 		b, _ := os.ReadFile(effects)
 		t.Logf("kill %d: %d outcomes recorded, %d activity executions so far", k+1, len(last), bytes.Count(b, []byte("\n")))
@@ -133,7 +132,7 @@ func TestCrashTorture(t *testing.T) {
 			t.Errorf("run %s: %s; want result %s", id, r, res)
 		}
 	}
-	p.kill(t)
+	p.kill()
 	gen++
 	snapshot("at the end")
 
@@ -210,12 +209,8 @@ func readOutcomes(t *testing.T, path string) map[string]string {
 	return out
 }
 
-type tortureHost struct {
-	url    string
-	cmd    *exec.Cmd
-	stderr *lockedBuffer
-	exited chan struct{}
-}
+// tortureHost is a running torture host process.
+type tortureHost struct{ *skeinServer }
 
 func startTorture(t *testing.T, bin, db, effects string, gen int) *tortureHost {
 	t.Helper()
@@ -223,47 +218,7 @@ func startTorture(t *testing.T, bin, db, effects string, gen int) *tortureHost {
 	if c := wazeroCache(); c != "" {
 		args = append(args, "--cache-dir", c)
 	}
-	cmd := exec.Command(bin, args...)
-	p := &tortureHost{cmd: cmd, stderr: &lockedBuffer{}, exited: make(chan struct{})}
-	cmd.Stderr = p.stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	first := make(chan string, 1)
-	go func() {
-		br := bufio.NewReader(out)
-		line, _ := br.ReadString('\n')
-		first <- line
-		io.Copy(io.Discard, br)
-		cmd.Wait()
-		close(p.exited)
-	}()
-	t.Cleanup(func() { p.kill(t) })
-	select {
-	case line := <-first:
-		if !strings.HasPrefix(line, "listening on ") {
-			t.Fatalf("torturehost: first line %q\n%s", line, p.stderr.String())
-		}
-		p.url = strings.TrimSpace(strings.TrimPrefix(line, "listening on "))
-	case <-time.After(cmdTimeout):
-		t.Fatalf("torturehost did not start\n%s", p.stderr.String())
-	}
-	return p
-}
-
-// kill SIGKILLs the process and waits for it to be gone.
-func (p *tortureHost) kill(t *testing.T) {
-	select {
-	case <-p.exited:
-		return
-	default:
-	}
-	p.cmd.Process.Kill()
-	<-p.exited
+	return &tortureHost{startListener(t, exec.Command(bin, args...), "listening on ", "torturehost")}
 }
 
 func (p *tortureHost) call(t *testing.T, method, path string, body []byte) reply {

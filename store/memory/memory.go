@@ -166,12 +166,7 @@ func (s *Store) CreateRun(ctx context.Context, r store.Run) (store.Run, bool, er
 	if r.ID == "" {
 		return store.Run{}, false, errors.New("memory store: create run: empty id")
 	}
-	if r.Status == "" {
-		r.Status = store.RunPending
-	}
-	r.LeaseOwner, r.LeaseExpiry, r.LeaseToken = "", 0, 0
-	r.CreatedAt = orNow(r.CreatedAt, time.Now())
-	r.UpdatedAt = orNow(r.UpdatedAt, r.CreatedAt)
+	r = r.ForCreate(time.Now())
 
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -176,26 +176,7 @@ func TestClosedAndCanceled(t *testing.T) {
 
 	must(t, s.Close())
 	must(t, s.Close())
-	for name, call := range map[string]func() error{
-		"PutModule": func() error { return s.PutModule(ctx, store.Module{Hash: "h"}) },
-		"Module":    func() error { _, err := s.Module(ctx, "h"); return err },
-		"Modules":   func() error { _, err := s.Modules(ctx); return err },
-		"CreateRun": func() error { _, _, err := s.CreateRun(ctx, store.Run{ID: "r2"}); return err },
-		"Run":       func() error { _, err := s.Run(ctx, "r"); return err },
-		"Runs":      func() error { _, err := s.Runs(ctx, store.RunFilter{}); return err },
-		"DueRuns":   func() error { _, err := s.DueRuns(ctx, 0, 0); return err },
-		"Settle": func() error {
-			return s.Settle(ctx, store.Settlement{RunID: "r", Key: "k", Status: store.OutcomeOK})
-		},
-		"Settlements":   func() error { _, err := s.Settlements(ctx, "r"); return err },
-		"RequestCancel": func() error { _, err := s.RequestCancel(ctx, "r", "x"); return err },
-		"Commit":        func() error { return s.Commit(ctx, store.Batch{}) },
-		"Outcomes":      func() error { _, err := s.Outcomes(ctx, "r"); return err },
-	} {
-		if err := call(); !errors.Is(err, memory.ErrClosed) {
-			t.Errorf("%s after Close: %v, want ErrClosed", name, err)
-		}
-	}
+	storetest.CheckClosed(t, s, memory.ErrClosed)
 }
 
 // TestMatchesSQLite applies the same random operations to a memory store

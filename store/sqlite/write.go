@@ -54,16 +54,7 @@ func (d *DB) CreateRun(ctx context.Context, r store.Run) (store.Run, bool, error
 	if r.ID == "" {
 		return store.Run{}, false, errors.New("sqlite store: create run: empty id")
 	}
-	if r.Status == "" {
-		r.Status = store.RunPending
-	}
-	r.LeaseOwner, r.LeaseExpiry, r.LeaseToken = "", 0, 0
-	now := time.Now()
-	r.CreatedAt = time.Unix(0, nanos(r.CreatedAt, now))
-	if r.UpdatedAt.IsZero() {
-		r.UpdatedAt = r.CreatedAt
-	}
-	r.UpdatedAt = time.Unix(0, r.UpdatedAt.UnixNano())
+	r = r.ForCreate(time.Now())
 
 	var stored store.Run
 	var created bool

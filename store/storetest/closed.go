@@ -1,0 +1,37 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/skeinrun/skein/store"
+)
+
+// CheckClosed calls every method of s, which the caller has closed, and
+// requires each to fail with an error that errors.Is finds want in (the
+// backend's ErrClosed).
+func CheckClosed(t *testing.T, s store.Store, want error) {
+	t.Helper()
+	ctx := context.Background()
+	for name, call := range map[string]func() error{
+		"PutModule": func() error { return s.PutModule(ctx, store.Module{Hash: "h"}) },
+		"Module":    func() error { _, err := s.Module(ctx, "h"); return err },
+		"Modules":   func() error { _, err := s.Modules(ctx); return err },
+		"CreateRun": func() error { _, _, err := s.CreateRun(ctx, store.Run{ID: "r2"}); return err },
+		"Run":       func() error { _, err := s.Run(ctx, "r"); return err },
+		"Runs":      func() error { _, err := s.Runs(ctx, store.RunFilter{}); return err },
+		"DueRuns":   func() error { _, err := s.DueRuns(ctx, 0, 0); return err },
+		"Settle": func() error {
+			return s.Settle(ctx, store.Settlement{RunID: "r", Key: "k", Status: store.OutcomeOK})
+		},
+		"Settlements":   func() error { _, err := s.Settlements(ctx, "r"); return err },
+		"RequestCancel": func() error { _, err := s.RequestCancel(ctx, "r", "x"); return err },
+		"Commit":        func() error { return s.Commit(ctx, store.Batch{}) },
+		"Outcomes":      func() error { _, err := s.Outcomes(ctx, "r"); return err },
+	} {
+		if err := call(); !errors.Is(err, want) {
+			t.Errorf("%s after Close: %v, want %v", name, err, want)
+		}
+	}
+}
