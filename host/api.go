@@ -94,19 +94,46 @@ type WorkOptions struct {
 	// Concurrency is the most runs driven at once; default 2*GOMAXPROCS.
 	Concurrency int
 	// Poll is how often the store is asked for due runs when nothing
-	// signals new work; default 250ms.
+	// signals new work; default 250ms. It bounds how late a worker sees a
+	// timer come due or a settlement made by another worker.
 	Poll time.Duration
 	// Grace is how long running executions may go on after ctx ends
 	// before they are interrupted; default 10s. What they recorded stays.
 	Grace time.Duration
+	// Owner names this worker in the leases it takes (and in the lease
+	// history); default "{hostname}-{pid}-{random}". Workers sharing a
+	// store must have different names.
+	Owner string
+	// LeaseTTL is how long a lease on a run lasts unless renewed; default
+	// 10s. A worker renews the leases of the runs it drives every
+	// LeaseTTL/3; the runs of a worker that died are taken over by
+	// another one LeaseTTL after its last renewal.
+	LeaseTTL time.Duration
 }
 
+// DefaultLeaseTTL is the default of WorkOptions.LeaseTTL.
+const DefaultLeaseTTL = 10 * time.Second
+
 // Work drives runs until ctx ends: pending runs, runs left running by a
-// crashed process, suspended runs whose timer is due, that got a
+// crashed worker, suspended runs whose timer is due, that got a
 // settlement or a cancellation, or whose deadline passed. Start, Resolve
-// and Cancel on this host signal it at once. When ctx ends Work stops
-// taking runs, lets the ones in progress go on for Grace, interrupts the
-// rest (they stay durable and resume on the next start) and returns nil.
+// and Cancel on this host signal it at once; otherwise it polls the store
+// every Poll.
+//
+// Work takes a lease on every run before driving it (Store.ClaimRuns), so
+// any number of workers, in this process or others sharing the store,
+// split the runs and never drive one run at once: a run is active on at
+// most one worker. The lease is renewed while the run executes and
+// released when it suspends or ends; every write of the run is fenced by
+// it, so a worker that lost its lease (it stalled past the expiry and
+// another worker claimed the run) can record nothing more for the run and
+// stops driving it. The runs of a worker that died are claimed by another
+// one when their leases expire.
+//
+// When ctx ends Work stops taking runs, lets the ones in progress go on
+// for Grace, interrupts the rest (they stay durable and resume on the
+// next start, or on another worker at once: their leases are released)
+// and returns nil.
 func (h *Host) Work(ctx context.Context, o WorkOptions) error {
 	if o.Concurrency <= 0 {
 		o.Concurrency = 2 * runtime.GOMAXPROCS(0)
@@ -117,6 +144,13 @@ func (h *Host) Work(ctx context.Context, o WorkOptions) error {
 	if o.Grace <= 0 {
 		o.Grace = 10 * time.Second
 	}
+	if o.LeaseTTL <= 0 {
+		o.LeaseTTL = DefaultLeaseTTL
+	}
+	if o.Owner == "" {
+		o.Owner = defaultOwner()
+	}
+	h.log.Info("worker: started", "owner", o.Owner, "lease_ttl", o.LeaseTTL, "concurrency", o.Concurrency, "poll", o.Poll)
 	// Drives outlive ctx by the grace period, then are interrupted.
 	dctx, interrupt := context.WithCancel(context.WithoutCancel(ctx))
 	defer interrupt()
@@ -125,36 +159,24 @@ func (h *Host) Work(ctx context.Context, o WorkOptions) error {
 	poll := time.NewTicker(o.Poll)
 	defer poll.Stop()
 	for ctx.Err() == nil {
-		due, err := h.cfg.Store.DueRuns(ctx, time.Now().UnixNano(), 4*o.Concurrency)
-		if err != nil && ctx.Err() == nil {
-			h.log.Error("worker: list due runs", "err", err)
-		}
-		for _, r := range due {
-			if h.isActive(r.ID) {
-				continue
+		// Only this loop takes slots, so claiming no more runs than are
+		// free never blocks below, and no lease is held by a run waiting
+		// for a slot.
+		if free := o.Concurrency - len(slots); free > 0 {
+			claimed, err := h.cfg.Store.ClaimRuns(ctx, o.Owner, time.Now().UnixNano(), o.LeaseTTL, free)
+			if err != nil && ctx.Err() == nil {
+				h.log.Error("worker: claim due runs", "err", err)
 			}
-			select {
-			case slots <- struct{}{}:
-			case <-ctx.Done():
+			h.metrics.leasesClaimed.Add(uint64(len(claimed)))
+			for _, c := range claimed {
+				slots <- struct{}{}
+				wg.Add(1)
+				go func(l store.Lease) {
+					defer func() { <-slots; wg.Done() }()
+					h.driveLeased(dctx, l, o.LeaseTTL)
+					h.signal() // a slot is free; a parent may be due
+				}(c.Lease)
 			}
-			if ctx.Err() != nil {
-				break
-			}
-			wg.Add(1)
-			go func(id string) {
-				defer func() { <-slots; wg.Done() }()
-				_, err := h.Drive(dctx, id, DriveOptions{})
-				switch {
-				case err == nil, errors.Is(err, errActive):
-				case IsDivergence(err):
-					h.log.Warn("run diverged", "run", id, "err", err)
-				case dctx.Err() != nil:
-					h.log.Info("run interrupted by shutdown; it resumes on the next start", "run", id)
-				default:
-					h.log.Error("drive run", "run", id, "err", err)
-				}
-				h.signal() // a slot is free; a parent may be due
-			}(r.ID)
 		}
 		select {
 		case <-ctx.Done():

@@ -19,6 +19,8 @@ type DriveOptions struct {
 	// OnExecution, if set, is called before each instantiation of the run:
 	// the first, and one per replay after an eviction or a suspension.
 	OnExecution func()
+
+	lease *store.Lease // Work's lease on the run; nil: not leased
 }
 
 // errActive is returned by Drive for a run this process drives already.

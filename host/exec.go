@@ -582,6 +582,13 @@ func (x *exec) startChild(ctx context.Context, key, workflow string, input []byt
 		rs.mb.put(sched.Completion{Key: key, Outcome: childOutcome(child)})
 		return
 	}
+	if rs.lease != nil {
+		// A worker (Work) drives the parent: the child is a run like any
+		// other, claimed with a lease of its own by whichever worker is
+		// free, and its end settles the parent's op.
+		x.h.signal()
+		return
+	}
 	if rs.setChildLive(id, true) {
 		opts := DriveOptions{WaitTimers: rs.opts.WaitTimers}
 		go func() {

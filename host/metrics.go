@@ -27,6 +27,8 @@ type metrics struct {
 	evictReplay   atomic.Uint64 // instances dropped to replay at once (EvictAlways)
 	evictSuspend  atomic.Uint64 // instances dropped because the run suspended
 	liveInstances atomic.Int64  // wasm instances alive now
+	leasesClaimed atomic.Uint64 // leases Work took on runs
+	leasesLost    atomic.Uint64 // leases lost while driving (another worker claimed the run)
 	ended         [len(metricStatuses)]atomic.Uint64
 	activation    *histogram // drive start (or replay start) to the guest's first host call
 	storeCommit   *histogram // store.Commit calls
@@ -177,6 +179,10 @@ func (h *Host) WriteMetrics(ctx context.Context, w io.Writer) error {
 	head("skein_evictions_total", "counter", "Instances dropped while their run waits: to replay at once (replay) or because the run suspended (suspend).")
 	fmt.Fprintf(bw, "skein_evictions_total{reason=\"replay\"} %d\n", m.evictReplay.Load())
 	fmt.Fprintf(bw, "skein_evictions_total{reason=\"suspend\"} %d\n", m.evictSuspend.Load())
+	head("skein_leases_claimed_total", "counter", "Leases this process's worker took on runs to drive them.")
+	fmt.Fprintf(bw, "skein_leases_claimed_total %d\n", m.leasesClaimed.Load())
+	head("skein_leases_lost_total", "counter", "Leases lost while driving: another worker claimed the run after the lease expired, and this one stopped.")
+	fmt.Fprintf(bw, "skein_leases_lost_total %d\n", m.leasesLost.Load())
 	head("skein_live_instances", "gauge", "WebAssembly instances alive now.")
 	fmt.Fprintf(bw, "skein_live_instances %d\n", m.liveInstances.Load())
 	h.mu.Lock()

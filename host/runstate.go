@@ -40,6 +40,10 @@ type runState struct {
 	deadline      *time.Timer // run timeout
 	sim           *simRun     // Config.Simulation: the run's simulated world
 	activating    time.Time   // when the next execution's activation began (metrics.go)
+	// lease, when set, is the worker's lease on the run (Work): every
+	// commit of the run is fenced by it, so once another worker has
+	// claimed the run nothing more is recorded from here.
+	lease *store.Lease
 
 	mu        sync.Mutex
 	childLive map[string]bool // child runs this run drives in this process
@@ -49,7 +53,7 @@ func newRunState(run store.Run, opts DriveOptions) *runState {
 	actx, cancel := context.WithCancel(context.Background())
 	return &runState{run: run, opts: opts, timers: map[string]int64{}, handles: map[string]*time.Timer{},
 		activities: map[string]bool{}, promises: map[string]bool{}, children: map[string]string{},
-		actx: actx, cancel: cancel, childLive: map[string]bool{}}
+		actx: actx, cancel: cancel, childLive: map[string]bool{}, lease: opts.lease}
 }
 
 // close stops timers and activities.
@@ -136,7 +140,8 @@ func (rs *runState) runAttempts(st store.Store, c activityCall) ([]byte, int, er
 		if attempt > c.attempt || c.resumed {
 			// Record the attempt before it runs: a restart continues from it.
 			o := store.Outcome{Key: c.key, Kind: "call", Function: c.name, Status: store.OutcomePending, Attempts: attempt}
-			if err := st.Commit(rs.actx, store.Batch{Outcomes: []store.RunOutcome{{RunID: rs.run.ID, Outcome: o}}}); err != nil {
+			b := store.Batch{Outcomes: []store.RunOutcome{{RunID: rs.run.ID, Outcome: o}}, Fence: rs.lease}
+			if err := st.Commit(rs.actx, b); err != nil {
 				return nil, attempt, fmt.Errorf("activity %q: record attempt %d: %w", c.name, attempt, err)
 			}
 		}
@@ -280,11 +285,13 @@ func (rs *runState) flush(ctx context.Context, st store.Store) error {
 	if len(rs.batch.Outcomes) == 0 && len(rs.batch.Runs) == 0 {
 		return nil
 	}
+	rs.batch.Fence = rs.lease
 	if err := st.Commit(ctx, rs.batch); err != nil {
 		return fmt.Errorf("run %s: record outcomes: %w", rs.run.ID, err)
 	}
 	rs.batch.Outcomes = rs.batch.Outcomes[:0]
 	rs.batch.Runs = rs.batch.Runs[:0]
+	rs.batch.Settlements = nil
 	return nil
 }
 
@@ -301,6 +308,7 @@ func (rs *runState) flushAsync(st store.Store) error {
 		return nil
 	}
 	b := rs.batch
+	b.Fence = rs.lease
 	rs.batch = store.Batch{Outcomes: rs.spare[:0]}
 	rs.spare = nil
 	done := make(chan error, 1)

@@ -30,6 +30,8 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	concurrency := fs.Int("concurrency", 0, "most runs executed at once (default 2*GOMAXPROCS)")
 	grace := fs.Duration("grace", 10*time.Second, "on shutdown, how long running executions may go on before they are interrupted (they resume on the next start)")
 	poll := fs.Duration("poll", 0, "how often the database is asked for due runs (default 250ms)")
+	workerID := fs.String("worker-id", "", "this worker's name in run leases; workers sharing a database need different ones (default {hostname}-{pid}-{random})")
+	leaseTTL := fs.Duration("lease-ttl", host.DefaultLeaseTTL, "how long a worker's lease on a run lasts unless renewed; a dead worker's runs are taken over this long after its last renewal")
 	logFormat := fs.String("log-format", "text", "log lines as text (key=value) or json, on stderr")
 	logLevel := fs.String("log-level", "info", "least level logged: debug, info, warn or error")
 	pos, err := parseFlags(fs, args)
@@ -42,6 +44,9 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *token == "" {
 		*token = os.Getenv("SKEIN_TOKEN")
+	}
+	if *leaseTTL < 10*time.Millisecond {
+		return &exitError{code: exitUsage, err: fmt.Errorf("--lease-ttl %s: a lease must last at least 10ms", *leaseTTL)}
 	}
 	policy, err := host.ParseEvict(*dbf.evict)
 	if err != nil {
@@ -100,7 +105,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defer stopWork()
 	worked := make(chan error, 1)
 	go func() {
-		worked <- h.Work(workCtx, host.WorkOptions{Concurrency: *concurrency, Poll: *poll, Grace: *grace})
+		worked <- h.Work(workCtx, host.WorkOptions{Concurrency: *concurrency, Poll: *poll, Grace: *grace, Owner: *workerID, LeaseTTL: *leaseTTL})
 	}()
 
 	var failure error

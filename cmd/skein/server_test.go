@@ -410,7 +410,7 @@ func deployServerModule(t *testing.T, s *skeinServer, env []string) string {
 		Workflows  []string  `json:"workflows"`
 		CreatedAt  time.Time `json:"created_at"`
 	}](t, "deploy --json", []byte(r.stdout))
-	wantWfs := []string{"busy", "child", "echo", "parent", "sleeper", "waiter"}
+	wantWfs := []string{"busy", "chain", "child", "echo", "parent", "sleeper", "waiter"}
 	if m.Name != "srv" || len(m.Hash) != 64 || m.ABIVersion != 1 || !slices.Equal(m.Workflows, wantWfs) {
 		t.Fatalf("deployed module %+v; want name srv, a sha256, ABI 1, workflows %q", m, wantWfs)
 	}

@@ -45,6 +45,30 @@ func busy(ctx *skein.Context, in durationIn) (string, error) {
 	})
 }
 
+// chainIn is the input of chain.
+type chainIn struct {
+	N  int `json:"n"`
+	MS int `json:"ms"`
+}
+
+// chain runs n steps one after the other, each body taking ms of real
+// time, and returns 1+2+...+n: a run long enough to be mid-way when its
+// worker dies.
+func chain(ctx *skein.Context, in chainIn) (int, error) {
+	sum := 0
+	for i := 1; i <= in.N; i++ {
+		v, err := skein.Step(ctx, "link", func(s *skein.StepContext) (int, error) {
+			s.Sleep(time.Duration(in.MS) * time.Millisecond)
+			return i, nil
+		})
+		if err != nil {
+			return 0, err
+		}
+		sum += v
+	}
+	return sum, nil
+}
+
 // parent runs child(n) as a child workflow and adds one.
 func parent(ctx *skein.Context, n int) (int, error) {
 	v, err := skein.Child[int](ctx, "child", n).Get(ctx)
@@ -68,6 +92,7 @@ func main() {
 	skein.Register("sleeper", sleeper)
 	skein.Register("waiter", waiter)
 	skein.Register("busy", busy)
+	skein.Register("chain", chain)
 	skein.Register("parent", parent)
 	skein.Register("child", child)
 	skein.Register("echo", echo)

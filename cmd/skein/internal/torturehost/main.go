@@ -96,6 +96,8 @@ func serve(db, logPath string, gen int, cacheDir string) error {
 		return err
 	}
 	fmt.Printf("listening on http://%s\n", ln.Addr())
-	go h.Work(ctx, host.WorkOptions{Concurrency: 64, Poll: 50 * time.Millisecond})
+	// A killed generation's runs are claimed again a second after their
+	// last lease renewal.
+	go h.Work(ctx, host.WorkOptions{Concurrency: 64, Poll: 50 * time.Millisecond, LeaseTTL: time.Second})
 	return http.Serve(ln, server.New(h, st, server.Options{Logger: log}))
 }

@@ -1,0 +1,98 @@
+package host
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/skeinrun/skein/store"
+)
+
+// errLeaseLost is the cause given to a drive's context when its lease is
+// lost.
+var errLeaseLost = fmt.Errorf("the worker's lease on the run was lost: %w", store.ErrLeaseLost)
+
+// driveLeased drives the run of lease l (claimed by Work) while keeping
+// the lease: it renews it every ttl/3, interrupts the drive when it is
+// lost, and releases it when the drive returns (the run suspended, ended,
+// or was interrupted by shutdown).
+func (h *Host) driveLeased(ctx context.Context, l store.Lease, ttl time.Duration) {
+	rctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		h.keepLease(rctx, l, ttl, stop)
+	}()
+	_, err := h.Drive(rctx, l.RunID, DriveOptions{lease: &l})
+	lost := errors.Is(context.Cause(rctx), store.ErrLeaseLost) || errors.Is(err, store.ErrLeaseLost)
+	stop(nil)
+	wg.Wait()
+	switch {
+	case lost:
+		h.metrics.leasesLost.Add(1)
+		h.log.Warn("lease lost: another worker claimed the run; this worker stopped driving it and recorded nothing more",
+			"run", l.RunID, "owner", l.Owner, "token", l.Token)
+		return
+	case err == nil:
+	case errors.Is(err, errActive):
+		// The run is driven here already, under an earlier lease this
+		// worker let expire (its renewals failed); that drive is fenced
+		// off now. Give the new lease up so any worker may claim the run.
+	case IsDivergence(err):
+		h.log.Warn("run diverged", "run", l.RunID, "err", err)
+	case ctx.Err() != nil:
+		h.log.Info("run interrupted by shutdown; its lease is released, it resumes on another worker or the next start", "run", l.RunID)
+	default:
+		h.log.Error("drive run", "run", l.RunID, "err", err)
+	}
+	if err := h.cfg.Store.ReleaseLease(context.WithoutCancel(ctx), l); err != nil {
+		h.log.Warn("release lease", "run", l.RunID, "token", l.Token, "err", err)
+	}
+}
+
+// keepLease renews l every ttl/3 until ctx ends. When the store says the
+// lease is lost (another worker claimed the run after it expired), it
+// cancels the drive with errLeaseLost. Other errors (the store is
+// unreachable) are logged and the renewal is tried again at the next
+// tick: fenced writes keep the run safe if the lease expires meanwhile.
+func (h *Host) keepLease(ctx context.Context, l store.Lease, ttl time.Duration, stop context.CancelCauseFunc) {
+	t := time.NewTicker(max(ttl/3, time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		err := h.cfg.Store.RenewLease(ctx, l, time.Now().Add(ttl).UnixNano())
+		switch {
+		case err == nil:
+		case errors.Is(err, store.ErrLeaseLost):
+			stop(errLeaseLost)
+			return
+		case ctx.Err() != nil:
+			return
+		default:
+			h.log.Warn("renew lease", "run", l.RunID, "token", l.Token, "err", err)
+		}
+	}
+}
+
+// defaultOwner names a worker: host name, process id and a random suffix,
+// so that two workers never share a name.
+func defaultOwner() string {
+	name, err := os.Hostname()
+	if err != nil || name == "" {
+		name = "worker"
+	}
+	var b [3]byte
+	rand.Read(b[:])
+	return fmt.Sprintf("%s-%d-%s", name, os.Getpid(), hex.EncodeToString(b[:]))
+}
