@@ -133,6 +133,9 @@ type Host struct {
 	infos      map[string]store.Module  // by module hash, without bytes
 	activities map[string]Activity
 	active     map[string]*runState // runs driven by this process
+	// leased holds, for each run Work drives under a lease, the func that
+	// stops that drive (lease.go).
+	leased map[string]context.CancelCauseFunc
 	wake       chan struct{}        // signals Work: new work may be due
 	sim        *simulator           // Config.Simulation
 
@@ -188,7 +191,7 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 	}
 	h := &Host{cfg: cfg, rt: rt, cache: cache, log: cfg.Logger,
 		compiled: map[string]wazero.CompiledModule{}, images: map[wazero.CompiledModule]*memImage{}, compiling: map[string]chan struct{}{}, infos: map[string]store.Module{}, activities: map[string]Activity{},
-		active: map[string]*runState{}, wake: make(chan struct{}, 1)}
+		active: map[string]*runState{}, leased: map[string]context.CancelCauseFunc{}, wake: make(chan struct{}, 1)}
 	if cfg.Simulation != nil {
 		h.sim = newSimulator(*cfg.Simulation)
 	}

@@ -23,28 +23,31 @@ var errLeaseLost = fmt.Errorf("the worker's lease on the run was lost: %w", stor
 // or was interrupted by shutdown).
 func (h *Host) driveLeased(ctx context.Context, l store.Lease, ttl time.Duration) {
 	rctx, stop := context.WithCancelCause(ctx)
-	defer stop(nil)
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		h.keepLease(rctx, l, ttl, stop)
 	}()
-	_, err := h.Drive(rctx, l.RunID, DriveOptions{lease: &l})
+	var err error
+	if h.takeOver(rctx, l.RunID, stop) {
+		_, err = h.Drive(rctx, l.RunID, DriveOptions{lease: &l})
+		h.mu.Lock()
+		delete(h.leased, l.RunID)
+		h.mu.Unlock()
+	} else {
+		err = rctx.Err() // stopped while an earlier drive was let go
+	}
 	lost := errors.Is(context.Cause(rctx), store.ErrLeaseLost) || errors.Is(err, store.ErrLeaseLost)
 	stop(nil)
 	wg.Wait()
 	switch {
 	case lost:
 		h.metrics.leasesLost.Add(1)
-		h.log.Warn("lease lost: another worker claimed the run; this worker stopped driving it and recorded nothing more",
+		h.log.Warn("lease lost: the run was claimed again after the lease expired; this drive stopped and recorded nothing more",
 			"run", l.RunID, "owner", l.Owner, "token", l.Token)
 		return
 	case err == nil:
-	case errors.Is(err, errActive):
-		// The run is driven here already, under an earlier lease this
-		// worker let expire (its renewals failed); that drive is fenced
-		// off now. Give the new lease up so any worker may claim the run.
 	case IsDivergence(err):
 		h.log.Warn("run diverged", "run", l.RunID, "err", err)
 	case ctx.Err() != nil:
@@ -54,6 +57,34 @@ func (h *Host) driveLeased(ctx context.Context, l store.Lease, ttl time.Duration
 	}
 	if err := h.cfg.Store.ReleaseLease(context.WithoutCancel(ctx), l); err != nil {
 		h.log.Warn("release lease", "run", l.RunID, "token", l.Token, "err", err)
+	}
+}
+
+// takeOver registers stop as the way to end this worker's drive of the
+// run. A run this worker drives already, under an earlier lease, is one
+// whose lease expired because its renewals failed and that this worker
+// has just claimed again: the new lease fences the earlier drive off, so
+// takeOver stops that drive and waits until it has let the run go. It
+// reports false when ctx ended first.
+func (h *Host) takeOver(ctx context.Context, runID string, stop context.CancelCauseFunc) bool {
+	for {
+		h.mu.Lock()
+		prev, driven := h.leased[runID]
+		_, active := h.active[runID]
+		if !driven && !active {
+			h.leased[runID] = stop
+			h.mu.Unlock()
+			return true
+		}
+		h.mu.Unlock()
+		if prev != nil {
+			prev(errLeaseLost)
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(5 * time.Millisecond):
+		}
 	}
 }
 

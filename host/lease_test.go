@@ -1,0 +1,290 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/skeinrun/skein/internal/wasmbuild"
+	"github.com/skeinrun/skein/store"
+	"github.com/skeinrun/skein/store/sqlite"
+)
+
+// partitionStore is a store whose lease renewals fail once cut is set,
+// and its claims too when claims is set, as if the worker had lost its
+// way to the database for a while; its other calls still go through, as
+// when the network comes back just before a commit.
+type partitionStore struct {
+	store.Store
+	cut, claims atomic.Bool
+}
+
+var errPartition = errors.New("dial tcp 127.0.0.1:5432: connection refused (simulated partition)")
+
+func (s *partitionStore) RenewLease(ctx context.Context, l store.Lease, expiry int64) error {
+	if s.cut.Load() {
+		return errPartition
+	}
+	return s.Store.RenewLease(ctx, l, expiry)
+}
+
+func (s *partitionStore) ClaimRuns(ctx context.Context, owner string, now int64, ttl time.Duration, limit int) ([]store.ClaimedRun, error) {
+	if s.cut.Load() && s.claims.Load() {
+		return nil, errPartition
+	}
+	return s.Store.ClaimRuns(ctx, owner, now, ttl, limit)
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writes (a log sink).
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// TestLeaseTakeover: worker A drives a long run until its lease renewals
+// start to fail (a partition); once the lease has expired worker B, on
+// the same store, claims the run and finishes it from its journal. A's
+// next commit carries its stale lease and is refused: A stops driving,
+// records nothing more, and counts the lost lease. The run completes once,
+// with the right result, and its lease history shows A's lease ended
+// before B's began.
+func TestLeaseTakeover(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "skein.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ps := &partitionStore{Store: st}
+	ps.claims.Store(true)
+	bodiesA, bodiesB := &counters{bodies: map[string]int{}}, &counters{bodies: map[string]int{}}
+	var logA syncBuffer
+	a, err := New(ctx, Config{Store: ps, CacheDir: cacheDir, onBody: bodiesA.body,
+		Logger: slog.New(slog.NewTextHandler(&logA, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close(ctx)
+	b, err := New(ctx, Config{Store: st, CacheDir: cacheDir, onBody: bodiesB.body})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close(ctx)
+
+	wasm, err := os.ReadFile(wasmbuild.Build(t, "./testdata/workflows/server"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := a.Deploy(ctx, "server", wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n, ttl = 20, 400 * time.Millisecond
+	run, err := a.Start(ctx, StartOptions{Module: m.Hash, Workflow: "chain", Input: json.RawMessage(fmt.Sprintf(`{"n":%d,"ms":100}`, n)), ID: "long"})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	work := func(h *Host, owner string) (stop func()) {
+		wctx, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() {
+			done <- h.Work(wctx, WorkOptions{Owner: owner, LeaseTTL: ttl, Poll: 20 * time.Millisecond, Grace: time.Second})
+		}()
+		return func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("worker %s: %v", owner, err)
+			}
+		}
+	}
+	stopA := work(a, "A")
+	defer stopA()
+	outcomes := func() int {
+		os, err := st.Outcomes(ctx, run.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(os)
+	}
+	waitFor(t, func() bool { return outcomes() >= 3 })
+	ps.cut.Store(true)
+	cutAt := time.Now()
+	stopB := work(b, "B")
+	defer stopB()
+
+	var final store.Run
+	waitFor(t, func() bool {
+		final, err = st.Run(ctx, run.ID)
+		return err == nil && final.Status.Terminal()
+	})
+	if final.Status != store.RunCompleted || string(final.Result) != fmt.Sprint(n*(n+1)/2) {
+		t.Fatalf("run %s %q %s; want completed with %d", final.Status, final.Error, final.Result, n*(n+1)/2)
+	}
+	for i := 0; i < 1000 && a.metrics.leasesLost.Load() == 0; i++ {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if a.metrics.leasesLost.Load() != 1 {
+		h, _ := st.LeaseHistory(ctx, run.ID)
+		t.Fatalf("worker A lost %d leases; want 1\nhistory %+v\n%s", a.metrics.leasesLost.Load(), h, logA.String())
+	}
+	if !strings.Contains(logA.String(), "lease lost") {
+		t.Errorf("worker A did not log the lost lease:\n%s", logA.String())
+	}
+	if a.isActive(run.ID) {
+		t.Error("worker A still drives the run after losing its lease")
+	}
+	waitFor(t, func() bool { return b.metrics.ended[3].Load() > 0 }) // counted just after the commit
+	if ea, eb := a.metrics.ended[3].Load(), b.metrics.ended[3].Load(); ea != 0 || eb != 1 {
+		t.Errorf("runs completed by A, B: %d, %d; want 0, 1 (once, by the new holder)", ea, eb)
+	}
+
+	hist, err := st.LeaseHistory(ctx, run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hist) < 2 || hist[0].Owner != "A" || hist[len(hist)-1].Owner != "B" {
+		t.Fatalf("lease history %+v; want A's lease, then B's", hist)
+	}
+	for i := 1; i < len(hist); i++ {
+		if prev, next := hist[i-1], hist[i]; next.ClaimedAt < prev.End() {
+			t.Errorf("lease %d (%s) claimed at %d, before lease %d (%s) ended at %d", next.Token, next.Owner, next.ClaimedAt, prev.Token, prev.Owner, prev.End())
+		}
+	}
+	t.Logf("B claimed the run %s after the partition (TTL %s)", time.Unix(0, hist[len(hist)-1].ClaimedAt).Sub(cutAt).Round(time.Millisecond), ttl)
+
+	// Every step's value is the one the workflow computes, and a step body
+	// ran again on B only if A's outcome for it was refused. A commits a
+	// step's outcome at the next idle point, which is in the next step's
+	// body: so at most two, the body A had in flight when it lost the lease
+	// and the one before it.
+	os, err := st.Outcomes(ctx, run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(os) != n {
+		t.Fatalf("%d outcomes; want %d", len(os), n)
+	}
+	for _, o := range os { // step i has key "i" and returns i
+		if o.Status != store.OutcomeOK || string(o.Value) != o.Key {
+			t.Errorf("outcome %s: %s %s; want ok %s", o.Key, o.Status, o.Value, o.Key)
+		}
+	}
+	ranA, ranB := bodiesA.bodiesOf(run.ID), bodiesB.bodiesOf(run.ID)
+	twice := 0
+	for k := range ranB {
+		if ranA[k] > 0 {
+			twice++
+		}
+	}
+	if len(ranA) == 0 || len(ranB) == 0 || len(ranA)+len(ranB)-twice != n || twice > 2 {
+		t.Errorf("step bodies run by A: %d, by B: %d, by both: %d; want both, %d in all, at most 2 twice", len(ranA), len(ranB), twice, n)
+	}
+
+	// A's lease, should A come back with it: refused.
+	stale := store.Lease{RunID: run.ID, Owner: "A", Token: hist[0].Token}
+	bad := store.Outcome{Key: "99", Kind: "step", Function: "link", Status: store.OutcomeOK, Value: []byte("99"), Seq: 99}
+	if err := st.Commit(ctx, store.Batch{Outcomes: []store.RunOutcome{{RunID: run.ID, Outcome: bad}}, Fence: &stale}); !errors.Is(err, store.ErrLeaseLost) {
+		t.Errorf("commit with A's stale lease: %v; want ErrLeaseLost", err)
+	}
+	if got := outcomes(); got != n {
+		t.Errorf("%d outcomes after the stale commit; want %d", got, n)
+	}
+}
+
+// TestLeaseSelfReclaim: a worker whose renewals fail lets its lease
+// expire and then claims the run again itself. The new lease fences its
+// earlier drive off: that drive is stopped, and the run goes on under the
+// new lease from its journal, again after each expiry, until it
+// completes. The worker does not spin claiming and releasing the run
+// while its earlier drive is still winding down.
+func TestLeaseSelfReclaim(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "skein.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ps := &partitionStore{Store: st}
+	ps.cut.Store(true) // renewals fail from the start; claims go through
+	var logA syncBuffer
+	a, err := New(ctx, Config{Store: ps, CacheDir: cacheDir, Logger: slog.New(slog.NewTextHandler(&logA, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close(ctx)
+	wasm, err := os.ReadFile(wasmbuild.Build(t, "./testdata/workflows/server"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := a.Deploy(ctx, "server", wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n, ttl = 12, 300 * time.Millisecond
+	run, err := a.Start(ctx, StartOptions{Module: m.Hash, Workflow: "chain", Input: json.RawMessage(fmt.Sprintf(`{"n":%d,"ms":100}`, n)), ID: "self"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, stop := context.WithCancel(ctx)
+	worked := make(chan error, 1)
+	go func() {
+		worked <- a.Work(wctx, WorkOptions{Owner: "A", LeaseTTL: ttl, Poll: 20 * time.Millisecond, Grace: time.Second})
+	}()
+	began := time.Now()
+	var final store.Run
+	waitFor(t, func() bool {
+		final, err = st.Run(ctx, run.ID)
+		return err == nil && final.Status.Terminal()
+	})
+	took := time.Since(began)
+	stop()
+	if err := <-worked; err != nil {
+		t.Fatal(err)
+	}
+	if final.Status != store.RunCompleted || string(final.Result) != fmt.Sprint(n*(n+1)/2) {
+		t.Fatalf("run %s %q %s; want completed with %d\n%s", final.Status, final.Error, final.Result, n*(n+1)/2, logA.String())
+	}
+	hist, err := st.LeaseHistory(ctx, run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One lease per expiry, give or take: not a claim-release spin.
+	if most := int(took/ttl) + 3; len(hist) < 2 || len(hist) > most {
+		t.Fatalf("%d leases in %s with a TTL of %s; want 2 to %d\n%+v", len(hist), took.Round(time.Millisecond), ttl, most, hist)
+	}
+	for i, r := range hist {
+		if r.Owner != "A" {
+			t.Errorf("lease %d held by %q; want A", r.Token, r.Owner)
+		}
+		if i > 0 && r.ClaimedAt < hist[i-1].End() {
+			t.Errorf("lease %d claimed at %d, before lease %d ended at %d", r.Token, r.ClaimedAt, hist[i-1].Token, hist[i-1].End())
+		}
+	}
+	if lost := a.metrics.leasesLost.Load(); lost < 1 || int(lost) >= len(hist) {
+		t.Errorf("%d drives stopped for a lost lease, with %d leases; want 1 to %d", lost, len(hist), len(hist)-1)
+	}
+	t.Logf("completed in %s with %d leases", took.Round(time.Millisecond), len(hist))
+}
