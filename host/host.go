@@ -136,8 +136,8 @@ type Host struct {
 	// leased holds, for each run Work drives under a lease, the func that
 	// stops that drive (lease.go).
 	leased map[string]context.CancelCauseFunc
-	wake       chan struct{}        // signals Work: new work may be due
-	sim        *simulator           // Config.Simulation
+	wake   chan struct{} // signals Work: new work may be due
+	sim    *simulator    // Config.Simulation
 
 	emb     embedState // grants, event subscriptions, Await waiters (embed.go)
 	metrics *metrics   // counters for WriteMetrics (metrics.go)
