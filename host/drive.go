@@ -239,11 +239,7 @@ func (h *Host) inbox(ctx context.Context, rs *runState, outs []store.Outcome) er
 		return fmt.Errorf("drive %s: %w", rs.run.ID, err)
 	}
 	for _, s := range sets {
-		c := sched.Completion{Key: s.Key, Outcome: sched.Outcome{OK: true, Value: s.Value}}
-		if s.Status != store.OutcomeOK {
-			c.Outcome = sched.Outcome{Err: s.Error}
-		}
-		rs.mb.put(c)
+		rs.mb.put(settlementCompletion(s))
 	}
 	delivered := false
 	for _, o := range outs {
@@ -276,6 +272,14 @@ func (h *Host) inbox(ctx context.Context, rs *runState, outs []store.Outcome) er
 		rs.mb.put(sched.Completion{Key: sched.CancelKey, Outcome: sched.Outcome{Err: rs.run.Cancel}})
 	}
 	return nil
+}
+
+// settlementCompletion is the completion that delivers s.
+func settlementCompletion(s store.Settlement) sched.Completion {
+	if s.Status != store.OutcomeOK {
+		return sched.Completion{Key: s.Key, Outcome: sched.Outcome{Err: s.Error}}
+	}
+	return sched.Completion{Key: s.Key, Outcome: sched.Outcome{OK: true, Value: s.Value}}
 }
 
 func timeoutReason(r store.Run) string {

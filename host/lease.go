@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/skeinrun/skein/sched"
 	"github.com/skeinrun/skein/store"
 )
 
@@ -105,6 +106,7 @@ func (h *Host) keepLease(ctx context.Context, l store.Lease, ttl time.Duration, 
 		err := h.cfg.Store.RenewLease(ctx, l, time.Now().Add(ttl).UnixNano())
 		switch {
 		case err == nil:
+			h.recheckInbox(ctx, l.RunID)
 		case errors.Is(err, store.ErrLeaseLost):
 			stop(errLeaseLost)
 			return
@@ -113,6 +115,29 @@ func (h *Host) keepLease(ctx context.Context, l store.Lease, ttl time.Duration, 
 		default:
 			h.log.Warn("renew lease", "run", l.RunID, "token", l.Token, "err", err)
 		}
+	}
+}
+
+// recheckInbox hands the run, if it is active here, the settlements and
+// the cancellation stored for it: those made through another worker,
+// which could not deliver them. (One made through this process was
+// delivered already; the scheduler ignores a completion it has seen.)
+// So a run that executes for long, with an activity in flight, still
+// gets them within a renewal period, not only when it next suspends.
+func (h *Host) recheckInbox(ctx context.Context, runID string) {
+	if !h.isActive(runID) {
+		return
+	}
+	sets, err := h.cfg.Store.Settlements(ctx, runID)
+	if err != nil {
+		return // the next renewal tries again
+	}
+	for _, s := range sets {
+		h.deliver(runID, settlementCompletion(s))
+	}
+	r, err := h.cfg.Store.Run(ctx, runID)
+	if err == nil && r.Cancel != "" {
+		h.deliver(runID, sched.Completion{Key: sched.CancelKey, Outcome: sched.Outcome{Err: r.Cancel}})
 	}
 }
 

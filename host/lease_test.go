@@ -288,3 +288,45 @@ func TestLeaseSelfReclaim(t *testing.T) {
 	}
 	t.Logf("completed in %s with %d leases", took.Round(time.Millisecond), len(hist))
 }
+
+// TestLeaseRecheckInbox: a cancellation requested through another worker
+// (straight into the store, so this host is not told) reaches a run that
+// executes here with an activity in flight at the next lease renewal,
+// not only once the run would suspend: the cancellation is recorded while
+// the activity still runs, and the run ends canceled once it returns.
+func TestLeaseRecheckInbox(t *testing.T) {
+	h := newTestHost(t, Config{})
+	m := h.deploy(t, featuresPkg)
+	release := make(chan struct{})
+	h.RegisterActivity("block", func(ctx context.Context, in []byte) ([]byte, error) {
+		select {
+		case <-release:
+			return []byte(`"released"`), nil
+		case <-time.After(20 * time.Second):
+			return nil, errors.New("never released")
+		}
+	})
+	ctx := context.Background()
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go h.Work(wctx, WorkOptions{Owner: "A", LeaseTTL: 300 * time.Millisecond, Poll: 20 * time.Millisecond})
+	r := startRun(t, h, m, "call", `{"activity":"block"}`, 0)
+	hasKey := func(key string) bool {
+		for _, o := range h.outcomes(t, r.ID) {
+			if o.Key == key {
+				return true
+			}
+		}
+		return false
+	}
+	waitFor(t, func() bool { return hasKey("1") && h.isActive(r.ID) })
+	if _, err := h.st.RequestCancel(ctx, r.ID, "from another worker"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return hasKey(store.CancelKey) })
+	close(release)
+	waitFor(t, func() bool {
+		got, err := h.st.Run(ctx, r.ID)
+		return err == nil && got.Status == store.RunCanceled
+	})
+}
