@@ -44,10 +44,15 @@ type ClaimedRun struct {
 
 // LeaseRecord is one claim in a run's lease history.
 type LeaseRecord struct {
-	RunID     string
-	Owner     string
-	Token     int64
-	ClaimedAt int64 // unix ns: the now given to ClaimRuns
+	RunID string
+	Owner string
+	Token int64
+	// ClaimedAt is the now given to ClaimRuns (unix ns), or the previous
+	// lease's ReleasedAt if that is later: a claim is made only after the
+	// release it follows has committed, but the two times come from
+	// different clocks (the claimer's, read before its transaction, and
+	// the releasing store's), and the history keeps them in order.
+	ClaimedAt int64
 	// Expiry is the latest expiry of the lease (the claim's, or that of
 	// its last successful renewal).
 	Expiry int64

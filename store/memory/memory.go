@@ -499,7 +499,11 @@ func (s *Store) ClaimRuns(ctx context.Context, owner string, now int64, ttl time
 	for _, rec := range due {
 		r := &rec.run
 		r.LeaseOwner, r.LeaseToken, r.LeaseExpiry = owner, r.LeaseToken+1, now+int64(ttl)
-		rec.leases = append(rec.leases, store.LeaseRecord{RunID: r.ID, Owner: owner, Token: r.LeaseToken, ClaimedAt: now, Expiry: r.LeaseExpiry})
+		at := now
+		if n := len(rec.leases); n > 0 {
+			at = max(at, rec.leases[n-1].ReleasedAt) // see LeaseRecord.ClaimedAt
+		}
+		rec.leases = append(rec.leases, store.LeaseRecord{RunID: r.ID, Owner: owner, Token: r.LeaseToken, ClaimedAt: at, Expiry: r.LeaseExpiry})
 		out = append(out, store.ClaimedRun{Run: copyRun(*r), Lease: store.Lease{RunID: r.ID, Owner: owner, Token: r.LeaseToken, Expiry: r.LeaseExpiry}})
 	}
 	return out, nil

@@ -111,7 +111,8 @@ func (d *DB) ClaimRuns(ctx context.Context, owner string, now int64, ttl time.Du
 		}
 		var pb pgx.Batch
 		for _, c := range out {
-			pb.Queue(`INSERT INTO leases (run_id, token, owner, claimed_at, expiry) VALUES ($1, $2, $3, $4, $5)`,
+			pb.Queue(`INSERT INTO leases (run_id, token, owner, claimed_at, expiry) VALUES ($1, $2, $3,
+				GREATEST($4::BIGINT, COALESCE((SELECT released_at FROM leases WHERE run_id = $1 AND token = $2::BIGINT - 1), 0)), $5)`,
 				c.Lease.RunID, c.Lease.Token, owner, now, expiry)
 		}
 		return tx.SendBatch(ctx, &pb).Close()

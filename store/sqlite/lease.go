@@ -87,7 +87,8 @@ ORDER BY wake_at, id LIMIT ?`, append(dueArgs(now), now, limit)...)
 				owner, r.LeaseToken, expiry, r.ID); err != nil {
 				return fmt.Errorf("claim run %s: %w", r.ID, err)
 			}
-			if _, err := w.tx.ExecContext(w.ctx, `INSERT INTO leases (run_id, token, owner, claimed_at, expiry) VALUES (?, ?, ?, ?, ?)`,
+			if _, err := w.tx.ExecContext(w.ctx, `INSERT INTO leases (run_id, token, owner, claimed_at, expiry) VALUES (?1, ?2, ?3,
+				MAX(?4, COALESCE((SELECT released_at FROM leases WHERE run_id = ?1 AND token = ?2 - 1), 0)), ?5)`,
 				r.ID, r.LeaseToken, owner, now, expiry); err != nil {
 				return fmt.Errorf("claim run %s: record lease: %w", r.ID, err)
 			}

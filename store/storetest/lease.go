@@ -448,7 +448,7 @@ func testLeaseHistory(t *testing.T, s store.Store) {
 		t.Fatal(err)
 	}
 	after := time.Now().UnixNano()
-	claimR1("w1", base+2*ttl+1)
+	l3 := claimR1("w1", base+2*ttl+1)
 	h, err := s.LeaseHistory(ctx, "r1")
 	if err != nil {
 		t.Fatalf("LeaseHistory: %v", err)
@@ -475,6 +475,18 @@ func testLeaseHistory(t *testing.T, s store.Store) {
 		if h[i].ClaimedAt < h[i-1].End() {
 			t.Errorf("claim %d at %d starts before claim %d ends (%d)", h[i].Token, h[i].ClaimedAt, h[i-1].Token, h[i-1].End())
 		}
+	}
+	// A claimer whose now was read before the release it follows had
+	// committed (it waited for a connection) is recorded at the release.
+	if err := s.ReleaseLease(ctx, l3); err != nil {
+		t.Fatal(err)
+	}
+	claimR1("w2", base)
+	if h, err = s.LeaseHistory(ctx, "r1"); err != nil || len(h) != 4 {
+		t.Fatalf("LeaseHistory after a fourth claim = %+v, %v", h, err)
+	}
+	if h[3].ClaimedAt != h[2].ReleasedAt || h[2].ReleasedAt < after {
+		t.Errorf("claim at %d after a release at %d recorded at %d; want the release's time", base, h[2].ReleasedAt, h[3].ClaimedAt)
 	}
 	h2, err := s.LeaseHistory(ctx, "r2")
 	if err != nil {
