@@ -89,11 +89,10 @@ func (h *Host) moduleInfo(ctx context.Context, hashOrName string) (store.Module,
 	if ok {
 		return m, nil
 	}
-	m, err := h.cfg.Store.Module(ctx, hashOrName)
+	m, err := h.cfg.Store.ModuleInfo(ctx, hashOrName)
 	if err != nil {
 		return store.Module{}, err
 	}
-	m.Bytes = nil
 	h.mu.Lock()
 	h.infos[m.Hash] = m
 	h.mu.Unlock()

@@ -37,7 +37,7 @@ func (a *api) deploy(w http.ResponseWriter, r *http.Request) {
 	}
 	name := r.URL.Query().Get("name")
 	sum := sha256.Sum256(wasm)
-	_, err = a.st.Module(r.Context(), hex.EncodeToString(sum[:]))
+	_, err = a.st.ModuleInfo(r.Context(), hex.EncodeToString(sum[:]))
 	existed := err == nil
 	m, err := a.h.Deploy(r.Context(), name, wasm)
 	if err != nil {
@@ -68,7 +68,7 @@ func (a *api) modules(w http.ResponseWriter, r *http.Request) {
 // module: GET /v1/modules/{ref}, ref a hash or a name.
 func (a *api) module(w http.ResponseWriter, r *http.Request) {
 	ref := r.PathValue("ref")
-	m, err := a.st.Module(r.Context(), ref)
+	m, err := a.st.ModuleInfo(r.Context(), ref)
 	if errors.Is(err, store.ErrNotFound) {
 		err = notFound("no module %q (by hash or name)", ref)
 	}

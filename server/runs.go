@@ -29,7 +29,7 @@ func (a *api) start(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, badRequest(`"module" is required: a module name or hash (see GET /v1/modules)`))
 		return
 	}
-	m, err := a.st.Module(ctx, req.Module)
+	m, err := a.st.ModuleInfo(ctx, req.Module)
 	if errors.Is(err, store.ErrNotFound) {
 		err = notFound("no module %q (by hash or name); deploy it with POST /v1/modules", req.Module)
 	}

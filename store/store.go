@@ -240,6 +240,9 @@ type Store interface {
 	// Module returns a module by hash or, failing that, by name (the most
 	// recently stored module of that name).
 	Module(ctx context.Context, hashOrName string) (Module, error)
+	// ModuleInfo is Module without the bytes: cheap, for callers that
+	// need a module's name, ABI version or workflows.
+	ModuleInfo(ctx context.Context, hashOrName string) (Module, error)
 	// Modules lists stored modules without their bytes, newest first.
 	Modules(ctx context.Context) ([]Module, error)
 

@@ -117,6 +117,15 @@ func (s *Store) PutModule(ctx context.Context, m store.Module) error {
 // module most recently stored under the name hashOrName. It fails with
 // store.ErrNotFound (wrapped) if neither exists.
 func (s *Store) Module(ctx context.Context, hashOrName string) (store.Module, error) {
+	return s.module(ctx, hashOrName, true)
+}
+
+// ModuleInfo returns a module by hash or name, without its bytes.
+func (s *Store) ModuleInfo(ctx context.Context, hashOrName string) (store.Module, error) {
+	return s.module(ctx, hashOrName, false)
+}
+
+func (s *Store) module(ctx context.Context, hashOrName string, withBytes bool) (store.Module, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if err := s.check(ctx); err != nil {
@@ -133,7 +142,7 @@ func (s *Store) Module(ctx context.Context, hashOrName string) (store.Module, er
 	if rec == nil {
 		return store.Module{}, fmt.Errorf("memory store: module %q: %w", hashOrName, store.ErrNotFound)
 	}
-	return copyModule(rec.m, true), nil
+	return copyModule(rec.m, withBytes), nil
 }
 
 // Modules lists every module without its bytes, most recently created

@@ -19,21 +19,33 @@ const defaultRunsLimit = 100
 // module most recently stored under the name hashOrName. It fails with
 // store.ErrNotFound (wrapped) if neither exists.
 func (d *DB) Module(ctx context.Context, hashOrName string) (store.Module, error) {
-	m, err := d.module(ctx, hashOrName)
+	m, err := d.module(ctx, hashOrName, true)
 	if err != nil {
 		return store.Module{}, fmt.Errorf("postgres store: module %q: %w", hashOrName, d.wrapClosed(err))
 	}
 	return m, nil
 }
 
-func (d *DB) module(ctx context.Context, hashOrName string) (store.Module, error) {
+// ModuleInfo returns a module by hash or name, without its bytes.
+func (d *DB) ModuleInfo(ctx context.Context, hashOrName string) (store.Module, error) {
+	m, err := d.module(ctx, hashOrName, false)
+	if err != nil {
+		return store.Module{}, fmt.Errorf("postgres store: module %q: %w", hashOrName, d.wrapClosed(err))
+	}
+	return m, nil
+}
+
+func (d *DB) module(ctx context.Context, hashOrName string, withBytes bool) (store.Module, error) {
 	if err := d.check(ctx); err != nil {
 		return store.Module{}, err
 	}
-	const cols = `SELECT hash, name, bytes, abi_version, workflows, created_at FROM modules `
-	m, err := scanModule(d.pool.QueryRow(ctx, cols+`WHERE hash = $1`, hashOrName), true)
+	cols := `SELECT hash, name, abi_version, workflows, created_at FROM modules `
+	if withBytes {
+		cols = `SELECT hash, name, bytes, abi_version, workflows, created_at FROM modules `
+	}
+	m, err := scanModule(d.pool.QueryRow(ctx, cols+`WHERE hash = $1`, hashOrName), withBytes)
 	if errors.Is(err, store.ErrNotFound) && hashOrName != "" {
-		m, err = scanModule(d.pool.QueryRow(ctx, cols+`WHERE name = $1 ORDER BY named_seq DESC LIMIT 1`, hashOrName), true)
+		m, err = scanModule(d.pool.QueryRow(ctx, cols+`WHERE name = $1 ORDER BY named_seq DESC LIMIT 1`, hashOrName), withBytes)
 	}
 	return m, err
 }

@@ -18,11 +18,23 @@ const defaultRunsLimit = 100
 // module most recently stored under the name hashOrName. It fails with
 // store.ErrNotFound (wrapped) if neither exists.
 func (d *DB) Module(ctx context.Context, hashOrName string) (store.Module, error) {
-	const cols = `SELECT hash, name, bytes, abi_version, workflows, created_at FROM modules `
-	m, err := scanModule(d.rdb.QueryRowContext(ctx, cols+`WHERE hash = ?`, hashOrName), true)
+	return d.module(ctx, hashOrName, true)
+}
+
+// ModuleInfo returns a module by hash or name, without its bytes.
+func (d *DB) ModuleInfo(ctx context.Context, hashOrName string) (store.Module, error) {
+	return d.module(ctx, hashOrName, false)
+}
+
+func (d *DB) module(ctx context.Context, hashOrName string, withBytes bool) (store.Module, error) {
+	cols := `SELECT hash, name, abi_version, workflows, created_at FROM modules `
+	if withBytes {
+		cols = `SELECT hash, name, bytes, abi_version, workflows, created_at FROM modules `
+	}
+	m, err := scanModule(d.rdb.QueryRowContext(ctx, cols+`WHERE hash = ?`, hashOrName), withBytes)
 	if errors.Is(err, store.ErrNotFound) && hashOrName != "" {
 		m, err = scanModule(d.rdb.QueryRowContext(ctx,
-			cols+`WHERE name = ? ORDER BY named_seq DESC LIMIT 1`, hashOrName), true)
+			cols+`WHERE name = ? ORDER BY named_seq DESC LIMIT 1`, hashOrName), withBytes)
 	}
 	if err != nil {
 		return store.Module{}, fmt.Errorf("sqlite store: module %q: %w", hashOrName, err)

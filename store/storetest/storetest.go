@@ -122,6 +122,13 @@ func testModulePutGet(t *testing.T, s store.Store) {
 	mustPutModule(t, s, m)
 	checkModule(t, mustModule(t, s, m.Hash), m, true)
 	checkModule(t, mustModule(t, s, "greeter"), m, true)
+	for _, key := range []string{m.Hash, "greeter"} {
+		info, err := s.ModuleInfo(t.Context(), key)
+		if err != nil {
+			t.Fatalf("ModuleInfo(%q): %v", key, err)
+		}
+		checkModule(t, info, m, false)
+	}
 
 	// No name, no workflows.
 	m2 := testModule("", 2)
@@ -216,6 +223,9 @@ func testModuleNotFound(t *testing.T, s store.Store) {
 	for _, key := range []string{"nope", fmt.Sprintf("%064x", 9), ""} {
 		if _, err := s.Module(t.Context(), key); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("Module(%q) error = %v, want ErrNotFound", key, err)
+		}
+		if _, err := s.ModuleInfo(t.Context(), key); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("ModuleInfo(%q) error = %v, want ErrNotFound", key, err)
 		}
 	}
 }
