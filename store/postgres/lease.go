@@ -14,12 +14,9 @@ import (
 	"github.com/skeinrun/skein/store"
 )
 
-// checkFence checks b's fence, if any, inside the commit's transaction:
-// every outcome and run update is for the fenced run, and its lease is
-// still the run's current one. The check locks the run's row (FOR NO KEY
-// UPDATE) until the transaction ends, so no claim, renewal or release of
-// the run can slip in between the check and the commit.
-func checkFence(ctx context.Context, tx pgx.Tx, b *store.Batch) error {
+// checkFenceWrites checks that a fenced batch writes only its fenced
+// run's outcomes and status.
+func checkFenceWrites(b *store.Batch) error {
 	f := b.Fence
 	if f == nil {
 		return nil
@@ -34,16 +31,22 @@ func checkFence(ctx context.Context, tx pgx.Tx, b *store.Batch) error {
 			return fmt.Errorf("fenced batch for run %s updates run %s", f.RunID, id)
 		}
 	}
-	return lockLease(ctx, tx, *f)
+	return nil
 }
 
-// lockLease locks l's run row and fails with store.ErrLeaseLost (wrapped)
-// unless l is its current lease.
-func lockLease(ctx context.Context, tx pgx.Tx, l store.Lease) error {
+// lockLeaseSQL locks the row of run $1 if its lease is still owner $2
+// with token $3, and returns a row only then. Commit sends it first in a
+// fenced batch's pipeline: the lock holds until the transaction ends, so
+// no claim, renewal or release of the run can slip in between the check
+// and the writes, and a lost lease rolls the whole batch back.
+const lockLeaseSQL = `SELECT 1 FROM runs
+WHERE id = $1 AND lease_owner <> '' AND lease_owner = $2 AND lease_token = $3 FOR NO KEY UPDATE`
+
+// readFence reads the result of lockLeaseSQL: store.ErrLeaseLost
+// (wrapped) when it found no row.
+func readFence(br pgx.BatchResults, l store.Lease) error {
 	var one int
-	err := tx.QueryRow(ctx, `SELECT 1 FROM runs
-WHERE id = $1 AND lease_owner <> '' AND lease_owner = $2 AND lease_token = $3 FOR NO KEY UPDATE`,
-		l.RunID, l.Owner, l.Token).Scan(&one)
+	err := br.QueryRow().Scan(&one)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return fmt.Errorf("run %s lease %d of %q: %w", l.RunID, l.Token, l.Owner, store.ErrLeaseLost)
 	}
@@ -55,7 +58,10 @@ WHERE id = $1 AND lease_owner <> '' AND lease_owner = $2 AND lease_token = $3 FO
 // the run in progress): concurrent claimers each take different runs
 // without waiting for one another. The UPDATE checks the lease again on
 // the row it locked, so a run claimed by a transaction that committed
-// after this one's snapshot is not taken twice.
+// after this one's snapshot is not taken twice. The same statement
+// records each claim in the lease history (at the claimer's now, or at
+// the previous lease's release if that is later: see
+// store.LeaseRecord.ClaimedAt), so a claim is one round trip.
 var claimSQL = `WITH c AS (
 	SELECT id FROM runs r
 	WHERE (status IN ($1, $2)
@@ -68,16 +74,23 @@ var claimSQL = `WITH c AS (
 	AND (lease_owner = '' OR lease_expiry <= $4)
 	ORDER BY wake_at, id LIMIT $7
 	FOR NO KEY UPDATE SKIP LOCKED
+), u AS (
+	UPDATE runs SET lease_owner = $8, lease_token = runs.lease_token + 1, lease_expiry = $9
+	FROM c WHERE runs.id = c.id AND (runs.lease_owner = '' OR runs.lease_expiry <= $4)
+	RETURNING ` + qualifiedRunColumns + `
+), l AS (
+	INSERT INTO leases (run_id, token, owner, claimed_at, expiry)
+	SELECT u.id, u.lease_token, $8, GREATEST($4::BIGINT, COALESCE(
+		(SELECT p.released_at FROM leases p WHERE p.run_id = u.id AND p.token = u.lease_token - 1), 0)), $9
+	FROM u
 )
-UPDATE runs SET lease_owner = $8, lease_token = runs.lease_token + 1, lease_expiry = $9
-FROM c WHERE runs.id = c.id AND (runs.lease_owner = '' OR runs.lease_expiry <= $4)
-RETURNING ` + qualifiedRunColumns
+SELECT ` + runColumns + ` FROM u`
 
 // qualifiedRunColumns is runColumns qualified by the runs table.
 var qualifiedRunColumns = "runs." + strings.ReplaceAll(runColumns, ", ", ", runs.")
 
 // ClaimRuns claims due runs whose lease is free or expired, in one
-// transaction, with SELECT ... FOR NO KEY UPDATE SKIP LOCKED. See
+// statement, with SELECT ... FOR NO KEY UPDATE SKIP LOCKED. See
 // store.Store.
 func (d *DB) ClaimRuns(ctx context.Context, owner string, now int64, ttl time.Duration, limit int) ([]store.ClaimedRun, error) {
 	if owner == "" || ttl <= 0 {
@@ -89,33 +102,23 @@ func (d *DB) ClaimRuns(ctx context.Context, owner string, now int64, ttl time.Du
 	}
 	expiry := now + int64(ttl)
 	var out []store.ClaimedRun
-	err := d.inTx(ctx, func(tx pgx.Tx) error {
-		out = out[:0] // the transaction may run again
-		rows, err := tx.Query(ctx, claimSQL,
+	err := d.inStmt(ctx, func() error {
+		out = out[:0] // the statement may run again
+		rows, err := d.pool.Query(ctx, claimSQL,
 			string(store.RunPending), string(store.RunRunning), string(store.RunSuspended), now,
 			store.CancelKey, string(store.OutcomePending), lim, owner, expiry)
 		if err != nil {
 			return err
 		}
+		defer rows.Close()
 		for rows.Next() {
 			r, err := scanRun(rows)
 			if err != nil {
-				rows.Close()
 				return err
 			}
 			out = append(out, store.ClaimedRun{Run: r, Lease: store.Lease{RunID: r.ID, Owner: owner, Token: r.LeaseToken, Expiry: expiry}})
 		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		var pb pgx.Batch
-		for _, c := range out {
-			pb.Queue(`INSERT INTO leases (run_id, token, owner, claimed_at, expiry) VALUES ($1, $2, $3,
-				GREATEST($4::BIGINT, COALESCE((SELECT released_at FROM leases WHERE run_id = $1 AND token = $2::BIGINT - 1), 0)), $5)`,
-				c.Lease.RunID, c.Lease.Token, owner, now, expiry)
-		}
-		return tx.SendBatch(ctx, &pb).Close()
+		return rows.Err()
 	})
 	if err != nil {
 		return nil, fmt.Errorf("postgres store: claim runs: %w", err)
@@ -126,45 +129,53 @@ func (d *DB) ClaimRuns(ctx context.Context, owner string, now int64, ttl time.Du
 	return out, nil
 }
 
-// RenewLease extends a lease still held. See store.Store.
+// RenewLease extends a lease still held, in one statement. See
+// store.Store.
 func (d *DB) RenewLease(ctx context.Context, l store.Lease, expiry int64) error {
-	err := d.inTx(ctx, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `UPDATE runs SET lease_expiry = $1
-WHERE id = $2 AND lease_owner <> '' AND lease_owner = $3 AND lease_token = $4`, expiry, l.RunID, l.Owner, l.Token)
-		if err != nil {
-			return err
-		}
-		if tag.RowsAffected() == 0 {
-			return fmt.Errorf("run %s lease %d of %q: %w", l.RunID, l.Token, l.Owner, store.ErrLeaseLost)
-		}
-		_, err = tx.Exec(ctx, `UPDATE leases SET expiry = $1 WHERE run_id = $2 AND token = $3`, expiry, l.RunID, l.Token)
-		return err
-	})
+	err := d.leaseStmt(ctx, l, `WITH r AS (
+	UPDATE runs SET lease_expiry = $4
+	WHERE id = $1 AND lease_owner <> '' AND lease_owner = $2 AND lease_token = $3
+	RETURNING id
+)
+UPDATE leases SET expiry = $4 FROM r WHERE leases.run_id = r.id AND leases.token = $3`, expiry)
 	if err != nil {
 		return fmt.Errorf("postgres store: renew lease: %w", err)
 	}
 	return nil
 }
 
-// ReleaseLease gives up a lease still held. See store.Store.
+// ReleaseLease gives up a lease still held, in one statement. See
+// store.Store.
 func (d *DB) ReleaseLease(ctx context.Context, l store.Lease) error {
-	err := d.inTx(ctx, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `UPDATE runs SET lease_owner = '', lease_expiry = 0
-WHERE id = $1 AND lease_owner <> '' AND lease_owner = $2 AND lease_token = $3`, l.RunID, l.Owner, l.Token)
+	err := d.leaseStmt(ctx, l, `WITH r AS (
+	UPDATE runs SET lease_owner = '', lease_expiry = 0
+	WHERE id = $1 AND lease_owner <> '' AND lease_owner = $2 AND lease_token = $3
+	RETURNING id
+)
+UPDATE leases SET released_at = $4 FROM r WHERE leases.run_id = r.id AND leases.token = $3`, time.Now().UnixNano())
+	if err != nil {
+		return fmt.Errorf("postgres store: release lease: %w", err)
+	}
+	return nil
+}
+
+// leaseStmt runs sql, a statement that updates run $1 if its lease is
+// still owner $2 with token $3 and then the lease's history row, with $4
+// = arg. It fails with store.ErrLeaseLost (wrapped) when the lease is not
+// the run's current one: nothing was updated. (Every claim records its
+// history row in the statement that takes the lease, so a current lease
+// always has one.)
+func (d *DB) leaseStmt(ctx context.Context, l store.Lease, sql string, arg int64) error {
+	return d.inStmt(ctx, func() error {
+		tag, err := d.pool.Exec(ctx, sql, l.RunID, l.Owner, l.Token, arg)
 		if err != nil {
 			return err
 		}
 		if tag.RowsAffected() == 0 {
 			return fmt.Errorf("run %s lease %d of %q: %w", l.RunID, l.Token, l.Owner, store.ErrLeaseLost)
 		}
-		_, err = tx.Exec(ctx, `UPDATE leases SET released_at = $1 WHERE run_id = $2 AND token = $3`,
-			time.Now().UnixNano(), l.RunID, l.Token)
-		return err
+		return nil
 	})
-	if err != nil {
-		return fmt.Errorf("postgres store: release lease: %w", err)
-	}
-	return nil
 }
 
 // LeaseHistory returns every claim of a run in token order. See

@@ -120,6 +120,23 @@ func (d *DB) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	return d.wrapClosed(err)
 }
 
+// inStmt runs fn, which makes one statement (its own implicit
+// transaction: one round trip, no BEGIN and COMMIT), again when
+// PostgreSQL aborted it for a deadlock or a serialization failure.
+func (d *DB) inStmt(ctx context.Context, fn func() error) error {
+	if err := d.check(ctx); err != nil {
+		return err
+	}
+	var err error
+	for range maxTxAttempts {
+		err = fn()
+		if !retryable(err) {
+			break
+		}
+	}
+	return d.wrapClosed(err)
+}
+
 // retryable reports whether err aborted a transaction that may succeed
 // when run again.
 func retryable(err error) bool {

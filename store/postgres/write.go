@@ -117,8 +117,9 @@ VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (run_id, key) DO NOTHING`
 // update of an unknown run (wrapping store.ErrNotFound); a failed batch
 // leaves no trace. A zero UpdatedAt (on an outcome or a run) or CreatedAt
 // (on a settlement) is stored as now. A ctx that has ended fails the
-// commit with its error before anything is written. A fenced batch first
-// locks its run's row and checks the lease (see checkFence).
+// commit with its error before anything is written. A fenced batch's
+// pipeline starts with a statement that locks its run's row and checks
+// the lease (see lockLeaseSQL); a lost lease rolls the batch back.
 func (d *DB) Commit(ctx context.Context, b store.Batch) error {
 	if len(b.Outcomes) == 0 && len(b.Runs) == 0 && len(b.Settlements) == 0 && b.Fence == nil {
 		if d.closed.Load() {
@@ -126,12 +127,15 @@ func (d *DB) Commit(ctx context.Context, b store.Batch) error {
 		}
 		return nil
 	}
+	if err := checkFenceWrites(&b); err != nil {
+		return fmt.Errorf("postgres store: commit: %w", err)
+	}
 	err := d.inTx(ctx, func(tx pgx.Tx) error {
-		if err := checkFence(ctx, tx, &b); err != nil {
-			return err
-		}
 		now := time.Now().UnixNano()
 		var pb pgx.Batch
+		if f := b.Fence; f != nil {
+			pb.Queue(lockLeaseSQL, f.RunID, f.Owner, f.Token)
+		}
 		for i := range b.Outcomes {
 			ro := &b.Outcomes[i]
 			o := &ro.Outcome
@@ -148,7 +152,13 @@ func (d *DB) Commit(ctx context.Context, b store.Batch) error {
 			pb.Queue(insertSettlementSQL, st.RunID, st.Key, string(st.Status), st.Value, st.Error, nanosOr(st.CreatedAt, now))
 		}
 		br := tx.SendBatch(ctx, &pb)
-		err := readBatch(br, &b)
+		var err error
+		if b.Fence != nil {
+			err = readFence(br, *b.Fence)
+		}
+		if err == nil {
+			err = readBatch(br, &b)
+		}
 		if cerr := br.Close(); err == nil && cerr != nil {
 			err = cerr
 		}
