@@ -91,7 +91,9 @@ func (h *Host) Cancel(ctx context.Context, runID, reason string) (store.Run, err
 
 // WorkOptions tune Work.
 type WorkOptions struct {
-	// Concurrency is the most runs driven at once; default 2*GOMAXPROCS.
+	// Concurrency is the most runs driven at once; default 8*GOMAXPROCS
+	// (runs spend much of their time waiting for the store; see
+	// docs/PERFORMANCE.md).
 	Concurrency int
 	// Poll is how often the store is asked for due runs when nothing
 	// signals new work; default 250ms. It bounds how late a worker sees a
@@ -136,7 +138,7 @@ const DefaultLeaseTTL = 10 * time.Second
 // and returns nil.
 func (h *Host) Work(ctx context.Context, o WorkOptions) error {
 	if o.Concurrency <= 0 {
-		o.Concurrency = 2 * runtime.GOMAXPROCS(0)
+		o.Concurrency = 8 * runtime.GOMAXPROCS(0)
 	}
 	if o.Poll <= 0 {
 		o.Poll = 250 * time.Millisecond

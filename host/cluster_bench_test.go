@@ -23,7 +23,7 @@ import (
 )
 
 var (
-	clusterConcurrency = flag.Int("clusterconcurrency", 0, "BenchmarkCluster: each worker's Work concurrency (0: the host's default, 2*GOMAXPROCS)")
+	clusterConcurrency = flag.Int("clusterconcurrency", 0, "BenchmarkCluster: each worker's Work concurrency (0: the host's default, 8*GOMAXPROCS)")
 	clusterPGConns     = flag.Int("clusterpgconns", 0, "BenchmarkCluster: each Postgres worker's pool size (0: pgxpool's default)")
 )
 

@@ -27,7 +27,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	cacheDir := fs.String("cache-dir", "", "keep compiled modules in this folder across restarts")
 	maxModule := fs.Int64("max-module-bytes", server.DefaultMaxModuleBytes, "largest module upload accepted")
 	limits := addLimitFlags(fs, false)
-	concurrency := fs.Int("concurrency", 0, "most runs executed at once (default 2*GOMAXPROCS)")
+	concurrency := fs.Int("concurrency", 0, "most runs executed at once (default 8*GOMAXPROCS)")
 	grace := fs.Duration("grace", 10*time.Second, "on shutdown, how long running executions may go on before they are interrupted (they resume on the next start)")
 	poll := fs.Duration("poll", 0, "how often the database is asked for due runs (default 250ms)")
 	workerID := fs.String("worker-id", "", "this worker's name in run leases; workers sharing a database need different ones (default {hostname}-{pid}-{random})")

@@ -40,7 +40,7 @@ type ClusterOptions struct {
 	// no-op steps; defaults 1,000 and 10.
 	Runs, Steps int
 	// Concurrency is each worker's host.WorkOptions.Concurrency (0: the
-	// host's default, 2*GOMAXPROCS, as `skein serve`).
+	// host's default, 8*GOMAXPROCS, as `skein serve`).
 	Concurrency int
 	// Poll is each worker's host.WorkOptions.Poll; default 20ms. A worker
 	// is signalled at once by the runs created through its own host, and
