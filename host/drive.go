@@ -20,7 +20,13 @@ type DriveOptions struct {
 	// the first, and one per replay after an eviction or a suspension.
 	OnExecution func()
 
-	lease *store.Lease // Work's lease on the run; nil: not leased
+	hold *leaseHold // Work's lease on the run; nil: not leased
+}
+
+// leaseHold is Work's lease on a run it drives.
+type leaseHold struct {
+	lease    store.Lease
+	released bool // the run's last commit released it (Batch.Release)
 }
 
 // errActive is returned by Drive for a run this process drives already.
@@ -214,8 +220,13 @@ func (h *Host) drive(ctx context.Context, rs *runState) (store.Run, error) {
 			}
 			rs.batch.Settlements = append(rs.batch.Settlements, set)
 		}
+		// Under a lease, the run's last commit releases it too.
+		rs.batch.Release = rs.lease != nil
 		if err := h.commitRun(ctx, rs); err != nil {
 			return rs.run, err
+		}
+		if rs.opts.hold != nil {
+			rs.opts.hold.released = true
 		}
 		h.runEnded(rs.run)
 		h.metrics.runEnded(rs.run.Status)

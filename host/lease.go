@@ -20,8 +20,9 @@ var errLeaseLost = fmt.Errorf("the worker's lease on the run was lost: %w", stor
 
 // driveLeased drives the run of lease l (claimed by Work) while keeping
 // the lease: it renews it every ttl/3, interrupts the drive when it is
-// lost, and releases it when the drive returns (the run suspended, ended,
-// or was interrupted by shutdown).
+// lost, and releases it when the drive returns (the run suspended or was
+// interrupted by shutdown; a run that ended released it in its last
+// commit).
 func (h *Host) driveLeased(ctx context.Context, l store.Lease, ttl time.Duration) {
 	rctx, stop := context.WithCancelCause(ctx)
 	var wg sync.WaitGroup
@@ -31,8 +32,11 @@ func (h *Host) driveLeased(ctx context.Context, l store.Lease, ttl time.Duration
 		h.keepLease(rctx, l, ttl, stop)
 	}()
 	var err error
+	released := false
 	if h.takeOver(rctx, l.RunID, stop) {
-		_, err = h.Drive(rctx, l.RunID, DriveOptions{lease: &l})
+		hold := &leaseHold{lease: l}
+		_, err = h.Drive(rctx, l.RunID, DriveOptions{hold: hold})
+		released = hold.released
 		h.mu.Lock()
 		delete(h.leased, l.RunID)
 		h.mu.Unlock()
@@ -55,6 +59,9 @@ func (h *Host) driveLeased(ctx context.Context, l store.Lease, ttl time.Duration
 		h.log.Info("run interrupted by shutdown; its lease is released, it resumes on another worker or the next start", "run", l.RunID)
 	default:
 		h.log.Error("drive run", "run", l.RunID, "err", err)
+	}
+	if released {
+		return // by the run's last commit
 	}
 	if err := h.cfg.Store.ReleaseLease(context.WithoutCancel(ctx), l); err != nil {
 		h.log.Warn("release lease", "run", l.RunID, "token", l.Token, "err", err)

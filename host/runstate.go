@@ -51,9 +51,13 @@ type runState struct {
 
 func newRunState(run store.Run, opts DriveOptions) *runState {
 	actx, cancel := context.WithCancel(context.Background())
-	return &runState{run: run, opts: opts, timers: map[string]int64{}, handles: map[string]*time.Timer{},
+	rs := &runState{run: run, opts: opts, timers: map[string]int64{}, handles: map[string]*time.Timer{},
 		activities: map[string]bool{}, promises: map[string]bool{}, children: map[string]string{},
-		actx: actx, cancel: cancel, childLive: map[string]bool{}, lease: opts.lease}
+		actx: actx, cancel: cancel, childLive: map[string]bool{}}
+	if opts.hold != nil {
+		rs.lease = &opts.hold.lease
+	}
+	return rs
 }
 
 // close stops timers and activities.
@@ -292,6 +296,7 @@ func (rs *runState) flush(ctx context.Context, st store.Store) error {
 	rs.batch.Outcomes = rs.batch.Outcomes[:0]
 	rs.batch.Runs = rs.batch.Runs[:0]
 	rs.batch.Settlements = nil
+	rs.batch.Release = false
 	return nil
 }
 

@@ -25,6 +25,10 @@ var ErrConflict = errors.New("conflict")
 // released.
 var ErrLeaseLost = errors.New("lease lost")
 
+// ErrReleaseUnfenced is returned (wrapped) by a Commit of a batch with
+// Release but no Fence: there is no lease to release.
+var ErrReleaseUnfenced = errors.New("a batch that releases a lease needs a fence")
+
 // Lease is a worker's claim on one run. Token identifies the claim: every
 // claim of a run gets a token greater than any before it, so a token
 // names exactly one holder for all time, unlike Owner (a worker may claim
@@ -199,6 +203,10 @@ type Batch struct {
 	// still checks the lease. The lease's expiry is not checked: an
 	// expired lease no one has claimed since still fences.
 	Fence *Lease
+	// Release, with Fence, also releases the lease (as ReleaseLease does)
+	// in the same transaction: a worker's last commit of a run that ended
+	// saves a transaction. Release without Fence fails the commit.
+	Release bool
 }
 
 // Settlement is an outcome given to a run from outside its execution: an

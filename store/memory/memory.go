@@ -444,7 +444,17 @@ func (s *Store) Commit(ctx context.Context, b store.Batch) error {
 		st := b.Settlements[i]
 		s.runs[st.RunID].addSettlement(st, now)
 	}
+	if b.Release {
+		s.release(s.runs[b.Fence.RunID], now.UnixNano())
+	}
 	return nil
+}
+
+// release clears rec's lease and stamps its history. The caller holds mu
+// and has checked the lease.
+func (s *Store) release(rec *runRec, now int64) {
+	rec.run.LeaseOwner, rec.run.LeaseExpiry = "", 0
+	rec.leases[len(rec.leases)-1].ReleasedAt = now
 }
 
 // checkFence checks b's fence, if any: every outcome and run update is for
@@ -453,6 +463,9 @@ func (s *Store) Commit(ctx context.Context, b store.Batch) error {
 func (s *Store) checkFence(b *store.Batch) error {
 	f := b.Fence
 	if f == nil {
+		if b.Release {
+			return store.ErrReleaseUnfenced
+		}
 		return nil
 	}
 	for i := range b.Outcomes {
@@ -546,8 +559,7 @@ func (s *Store) ReleaseLease(ctx context.Context, l store.Lease) error {
 	if err != nil {
 		return fmt.Errorf("memory store: release lease: %w", err)
 	}
-	rec.run.LeaseOwner, rec.run.LeaseExpiry = "", 0
-	rec.leases[len(rec.leases)-1].ReleasedAt = now
+	s.release(rec, now)
 	return nil
 }
 

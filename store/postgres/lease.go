@@ -19,6 +19,9 @@ import (
 func checkFenceWrites(b *store.Batch) error {
 	f := b.Fence
 	if f == nil {
+		if b.Release {
+			return store.ErrReleaseUnfenced
+		}
 		return nil
 	}
 	for i := range b.Outcomes {
@@ -48,7 +51,7 @@ func readFence(br pgx.BatchResults, l store.Lease) error {
 	var one int
 	err := br.QueryRow().Scan(&one)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return fmt.Errorf("run %s lease %d of %q: %w", l.RunID, l.Token, l.Owner, store.ErrLeaseLost)
+		return lostError(l)
 	}
 	return err
 }
@@ -144,15 +147,19 @@ UPDATE leases SET expiry = $4 FROM r WHERE leases.run_id = r.id AND leases.token
 	return nil
 }
 
-// ReleaseLease gives up a lease still held, in one statement. See
-// store.Store.
-func (d *DB) ReleaseLease(ctx context.Context, l store.Lease) error {
-	err := d.leaseStmt(ctx, l, `WITH r AS (
+// releaseLeaseSQL releases the lease of run $1 if it is still owner $2
+// with token $3, stamping its history with $4.
+const releaseLeaseSQL = `WITH r AS (
 	UPDATE runs SET lease_owner = '', lease_expiry = 0
 	WHERE id = $1 AND lease_owner <> '' AND lease_owner = $2 AND lease_token = $3
 	RETURNING id
 )
-UPDATE leases SET released_at = $4 FROM r WHERE leases.run_id = r.id AND leases.token = $3`, time.Now().UnixNano())
+UPDATE leases SET released_at = $4 FROM r WHERE leases.run_id = r.id AND leases.token = $3`
+
+// ReleaseLease gives up a lease still held, in one statement. See
+// store.Store.
+func (d *DB) ReleaseLease(ctx context.Context, l store.Lease) error {
+	err := d.leaseStmt(ctx, l, releaseLeaseSQL, time.Now().UnixNano())
 	if err != nil {
 		return fmt.Errorf("postgres store: release lease: %w", err)
 	}
@@ -172,7 +179,7 @@ func (d *DB) leaseStmt(ctx context.Context, l store.Lease, sql string, arg int64
 			return err
 		}
 		if tag.RowsAffected() == 0 {
-			return fmt.Errorf("run %s lease %d of %q: %w", l.RunID, l.Token, l.Owner, store.ErrLeaseLost)
+			return lostError(l)
 		}
 		return nil
 	})
@@ -202,4 +209,9 @@ FROM leases WHERE run_id = $1 ORDER BY token`, runID)
 		return nil, fmt.Errorf("postgres store: lease history of %s: %w", runID, d.wrapClosed(err))
 	}
 	return out, nil
+}
+
+// lostError is the error of a lease that is not its run's current one.
+func lostError(l store.Lease) error {
+	return fmt.Errorf("run %s lease %d of %q: %w", l.RunID, l.Token, l.Owner, store.ErrLeaseLost)
 }

@@ -151,6 +151,10 @@ func (d *DB) Commit(ctx context.Context, b store.Batch) error {
 			st := &b.Settlements[i]
 			pb.Queue(insertSettlementSQL, st.RunID, st.Key, string(st.Status), st.Value, st.Error, nanosOr(st.CreatedAt, now))
 		}
+		if b.Release {
+			f := b.Fence
+			pb.Queue(releaseLeaseSQL, f.RunID, f.Owner, f.Token, time.Now().UnixNano())
+		}
 		br := tx.SendBatch(ctx, &pb)
 		var err error
 		if b.Fence != nil {
@@ -191,6 +195,16 @@ func readBatch(br pgx.BatchResults, b *store.Batch) error {
 		if _, err := br.Exec(); err != nil {
 			st := &b.Settlements[i]
 			return fmt.Errorf("settlement %s/%s: %w", st.RunID, st.Key, err)
+		}
+	}
+	if b.Release {
+		// The fence's lock holds the run's row: the release finds the lease.
+		tag, err := br.Exec()
+		if err == nil && tag.RowsAffected() == 0 {
+			err = lostError(*b.Fence)
+		}
+		if err != nil {
+			return fmt.Errorf("release lease of run %s: %w", b.Fence.RunID, err)
 		}
 	}
 	return nil

@@ -17,6 +17,9 @@ import (
 func checkFence(w *wtx, b *store.Batch) error {
 	f := b.Fence
 	if f == nil {
+		if b.Release {
+			return store.ErrReleaseUnfenced
+		}
 		return nil
 	}
 	for i := range b.Outcomes {
@@ -120,18 +123,26 @@ func (d *DB) RenewLease(ctx context.Context, l store.Lease, expiry int64) error 
 	return nil
 }
 
+// releaseLease clears the lease of l's run and stamps its history, inside
+// the writer's transaction; the caller has checked the lease.
+func releaseLease(w *wtx, l store.Lease) error {
+	if _, err := w.tx.ExecContext(w.ctx, `UPDATE runs SET lease_owner = '', lease_expiry = 0 WHERE id = ?`, l.RunID); err != nil {
+		return fmt.Errorf("release lease of run %s: %w", l.RunID, err)
+	}
+	if _, err := w.tx.ExecContext(w.ctx, `UPDATE leases SET released_at = ? WHERE run_id = ? AND token = ?`,
+		time.Now().UnixNano(), l.RunID, l.Token); err != nil {
+		return fmt.Errorf("release lease of run %s: %w", l.RunID, err)
+	}
+	return nil
+}
+
 // ReleaseLease gives up a lease still held. See store.Store.
 func (d *DB) ReleaseLease(ctx context.Context, l store.Lease) error {
 	err := d.write(&request{ctx: ctx, apply: func(w *wtx) error {
 		if err := checkLease(w, l); err != nil {
 			return err
 		}
-		if _, err := w.tx.ExecContext(w.ctx, `UPDATE runs SET lease_owner = '', lease_expiry = 0 WHERE id = ?`, l.RunID); err != nil {
-			return err
-		}
-		_, err := w.tx.ExecContext(w.ctx, `UPDATE leases SET released_at = ? WHERE run_id = ? AND token = ?`,
-			time.Now().UnixNano(), l.RunID, l.Token)
-		return err
+		return releaseLease(w, l)
 	}})
 	if err != nil {
 		return fmt.Errorf("sqlite store: release lease: %w", err)

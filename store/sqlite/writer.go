@@ -26,7 +26,13 @@ func (r *request) run(w *wtx) error {
 		if err := checkFence(w, r.batch); err != nil {
 			return err
 		}
-		return applyBatch(w, r.batch.Outcomes, r.batch.Runs, r.batch.Settlements)
+		if err := applyBatch(w, r.batch.Outcomes, r.batch.Runs, r.batch.Settlements); err != nil {
+			return err
+		}
+		if r.batch.Release {
+			return releaseLease(w, *r.batch.Fence)
+		}
+		return nil
 	}
 	return r.apply(w)
 }
@@ -242,11 +248,18 @@ func (d *DB) applyMerged(reqs []*request) error {
 	}
 	for _, r := range reqs {
 		if r.batch != nil {
-			// Batches never write lease columns, so checking the fence
+			// Batches write no lease columns, so checking the fence
 			// before the batches merged so far are applied is the same
-			// as checking it after.
+			// as checking it after. A release is applied at once (it
+			// writes lease columns only), so that a later fence of the
+			// same lease in this group fails its check.
 			if err := checkFence(w, r.batch); err != nil {
 				return err
+			}
+			if r.batch.Release {
+				if err := releaseLease(w, *r.batch.Fence); err != nil {
+					return err
+				}
 			}
 			outs = append(outs, r.batch.Outcomes...)
 			runs = append(runs, r.batch.Runs...)

@@ -496,3 +496,88 @@ func testLeaseHistory(t *testing.T, s store.Store) {
 		t.Errorf("LeaseHistory(r2) = %+v, want w1's claim first", h2)
 	}
 }
+
+// testLeaseReleaseInCommit: a fenced batch with Release applies its writes
+// and releases the lease in one commit; the lease fences nothing after
+// it. Release needs a fence, and a stale one fails the whole batch.
+// Concurrent fenced commits racing the releasing one either land before
+// the release or fail with ErrLeaseLost, leaving no trace.
+func testLeaseReleaseInCommit(t *testing.T, s store.Store) {
+	createPending(t, s, "r1", "r2", "r3")
+	ctx := t.Context()
+	step := func(key string) store.Outcome {
+		return store.Outcome{Key: key, Kind: "step", Function: "f", Status: store.OutcomeOK, Value: []byte(`1`), Seq: 1, UpdatedAt: ts(3)}
+	}
+	has := func(id, key string) bool {
+		for _, o := range mustOutcomes(t, s, id) {
+			if o.Key == key {
+				return true
+			}
+		}
+		return false
+	}
+	cs := mustClaim(t, s, "w1", time.Now().UnixNano(), 0)
+	if len(cs) != 3 {
+		t.Fatalf("claimed %q, want r1 r2 r3", claimedIDs(cs))
+	}
+	l1, l2, l3 := cs[0].Lease, cs[1].Lease, cs[2].Lease
+
+	done := testRun("r1")
+	done.Status, done.Result = store.RunCompleted, []byte(`7`)
+	before := time.Now().UnixNano()
+	mustCommit(t, s, store.Batch{Outcomes: []store.RunOutcome{ro("r1", step("last"))}, Runs: []store.Run{done}, Fence: &l1, Release: true})
+	r := mustRun(t, s, "r1")
+	if r.Status != store.RunCompleted || !has("r1", "last") {
+		t.Errorf("after a releasing commit: run %s, outcome stored %v; want completed with it", r.Status, has("r1", "last"))
+	}
+	if r.LeaseOwner != "" || r.LeaseExpiry != 0 || r.LeaseToken != l1.Token {
+		t.Errorf("lease after a releasing commit = (%q, %d, token %d), want free with token %d", r.LeaseOwner, r.LeaseExpiry, r.LeaseToken, l1.Token)
+	}
+	if h, err := s.LeaseHistory(ctx, "r1"); err != nil || len(h) != 1 || h[0].ReleasedAt < before {
+		t.Errorf("history after a releasing commit = %+v, %v; want the lease released", h, err)
+	}
+	if err := s.RenewLease(ctx, l1, time.Now().UnixNano()); !errors.Is(err, store.ErrLeaseLost) {
+		t.Errorf("RenewLease after a releasing commit = %v, want ErrLeaseLost", err)
+	}
+	if err := s.Commit(ctx, store.Batch{Outcomes: []store.RunOutcome{ro("r1", step("after"))}, Fence: &l1}); !errors.Is(err, store.ErrLeaseLost) || has("r1", "after") {
+		t.Errorf("fenced commit after the release = %v (stored: %v), want ErrLeaseLost and nothing stored", err, has("r1", "after"))
+	}
+
+	// Release without a fence: refused, nothing applied.
+	if err := s.Commit(ctx, store.Batch{Outcomes: []store.RunOutcome{ro("r2", step("x"))}, Release: true}); !errors.Is(err, store.ErrReleaseUnfenced) || has("r2", "x") {
+		t.Errorf("Release without a fence = %v (stored: %v), want ErrReleaseUnfenced and nothing stored", err, has("r2", "x"))
+	}
+	// A stale fence with Release: ErrLeaseLost, nothing applied.
+	if err := s.ReleaseLease(ctx, l2); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Commit(ctx, store.Batch{Outcomes: []store.RunOutcome{ro("r2", step("y"))}, Fence: &l2, Release: true}); !errors.Is(err, store.ErrLeaseLost) || has("r2", "y") {
+		t.Errorf("releasing commit with a released lease = %v (stored: %v), want ErrLeaseLost and nothing stored", err, has("r2", "y"))
+	}
+
+	// Racing commits of one lease: the releasing one and plain fenced ones.
+	var wg sync.WaitGroup
+	errs := make([]error, 8)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			b := store.Batch{Outcomes: []store.RunOutcome{ro("r3", step(fmt.Sprintf("k%d", i)))}, Fence: &l3}
+			b.Release = i == 3
+			errs[i] = s.Commit(ctx, b)
+		}()
+	}
+	wg.Wait()
+	if errs[3] != nil {
+		t.Fatalf("the releasing commit failed: %v", errs[3])
+	}
+	for i, err := range errs {
+		stored := has("r3", fmt.Sprintf("k%d", i))
+		if (err == nil) != stored || (err != nil && !errors.Is(err, store.ErrLeaseLost)) {
+			t.Errorf("racing commit %d: %v, stored %v; want success and stored, or ErrLeaseLost and not", i, err, stored)
+		}
+	}
+	if r := mustRun(t, s, "r3"); r.LeaseOwner != "" {
+		t.Errorf("r3 still held by %q after its releasing commit", r.LeaseOwner)
+	}
+}

@@ -55,6 +55,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"LeaseFencedCommit", testLeaseFencedCommit},
 		{"LeaseFencedCommitFailsAlone", testLeaseFencedCommitFailsAlone},
 		{"LeaseHistory", testLeaseHistory},
+		{"LeaseReleaseInCommit", testLeaseReleaseInCommit},
 		{"Close", testClose},
 	}
 	for _, tc := range tests {
