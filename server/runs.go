@@ -133,6 +133,31 @@ func (a *api) run(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, runJSON(run))
 }
 
+// leases: GET /v1/runs/{id}/leases, the run's lease history.
+func (a *api) leases(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	ctx := r.Context()
+	// LeaseHistory has no error for an unknown run: it has no claims.
+	_, err := a.st.Run(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		err = noRun(id)
+	}
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	hist, err := a.st.LeaseHistory(ctx, id)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	l := LeaseList{Run: id, Leases: make([]Lease, 0, len(hist))}
+	for _, rec := range hist {
+		l.Leases = append(l.Leases, leaseJSON(rec))
+	}
+	writeJSON(w, http.StatusOK, l)
+}
+
 // outcomes: GET /v1/runs/{id}/outcomes, the view `skein run --json` prints.
 func (a *api) outcomes(w http.ResponseWriter, r *http.Request) {
 	run, outs, ok := a.inspect(w, r)

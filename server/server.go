@@ -70,6 +70,7 @@ func New(h *host.Host, st store.Store, o Options) http.Handler {
 	mux.HandleFunc("POST /v1/runs/{id}/cancel", a.cancel)
 	mux.HandleFunc("POST /v1/promises/{id}", a.resolve)
 	mux.HandleFunc("GET /v1/runs/{id}/ops", a.ops)
+	mux.HandleFunc("GET /v1/runs/{id}/leases", a.leases)
 	mux.HandleFunc("GET /metrics", a.metrics)
 	// The web UI (ui.go): index.html at /, the other files under /ui/.
 	ui := uiHandler()

@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/skeinrun/skein/host"
 	"github.com/skeinrun/skein/internal/wasmbuild"
@@ -259,4 +260,131 @@ func TestAPIErrorMapping(t *testing.T) {
 			t.Errorf("%v: %d %s; want %d %s", c.err, rec.Code, rec.Body, c.code, c.ec)
 		}
 	}
+}
+
+// TestRunLeases: the run document names the worker holding the run's
+// lease, and GET /v1/runs/{id}/leases lists every claim.
+func TestRunLeases(t *testing.T) {
+	ta := newTestAPI(t, Options{})
+	ctx := context.Background()
+	wasm, err := os.ReadFile(wasmbuild.Build(t, "./testdata/workflows/server"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ta.want("deploy", ta.do("POST", "/v1/modules?name=srv", wasm), 201, "")
+
+	// fields decodes a run document loosely, to see which keys it has.
+	fields := func(what string, a answer) map[string]any {
+		t.Helper()
+		ta.want(what, a, 200, "")
+		var m map[string]any
+		if err := json.Unmarshal(a.body, &m); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		return m
+	}
+	leases := func(id string) []Lease {
+		t.Helper()
+		a := ta.do("GET", "/v1/runs/"+id+"/leases", nil)
+		ta.want("leases of "+id, a, 200, "")
+		var l LeaseList
+		if err := json.Unmarshal(a.body, &l); err != nil || l.Run != id || l.Leases == nil {
+			t.Fatalf("leases of %s: %s (%v)", id, a, err)
+		}
+		return l.Leases
+	}
+
+	// A run driven by a worker: one claim, released when the run ended.
+	ta.want("start", ta.do("POST", "/v1/runs", `{"module":"srv","workflow":"echo","input":[1],"id":"driven"}`), 201, "")
+	if l := leases("driven"); len(l) != 0 {
+		t.Errorf("a run never claimed has leases %+v", l)
+	}
+	wctx, stop := context.WithCancel(ctx)
+	worked := make(chan error, 1)
+	go func() { worked <- ta.hs.Work(wctx, host.WorkOptions{Owner: "w-worker-1"}) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		m := fields("driven", ta.do("GET", "/v1/runs/driven", nil))
+		if m["status"] == "completed" && m["worker"] == nil {
+			if _, ok := m["lease_expiry"]; ok {
+				t.Errorf("a run no worker holds has lease_expiry: %v", m)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the worker did not complete the run and release it: %v", m)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	stop()
+	if err := <-worked; err != nil {
+		t.Fatal(err)
+	}
+	l := leases("driven")
+	if len(l) != 1 {
+		t.Fatalf("leases of the driven run: %+v, want one", l)
+	}
+	if c := l[0]; c.Worker != "w-worker-1" || c.Token != 1 || c.ReleasedAt == nil || !c.EndedAt.Equal(*c.ReleasedAt) ||
+		c.ClaimedAt.After(c.EndedAt) || c.Expiry.Before(c.EndedAt) || c.ClaimedAt.Location() != time.UTC {
+		t.Errorf("lease of the driven run %+v", c)
+	}
+
+	// A lease taken directly on a pending run (the worker has stopped).
+	ta.want("start held", ta.do("POST", "/v1/runs", `{"module":"srv","workflow":"echo","input":[2],"id":"held"}`), 201, "")
+	now := time.Now()
+	claimed, err := ta.st.ClaimRuns(ctx, "w-test", now.UnixNano(), time.Minute, 0)
+	if err != nil || len(claimed) != 1 || claimed[0].Run.ID != "held" {
+		t.Fatalf("claim: %+v %v", claimed, err)
+	}
+	lease := claimed[0].Lease
+	a := ta.do("GET", "/v1/runs/held", nil)
+	m := fields("held", a)
+	var r Run
+	json.Unmarshal(a.body, &r)
+	if m["worker"] != "w-test" || r.Worker != "w-test" || r.LeaseExpiry == nil || r.LeaseExpiry.UnixNano() != lease.Expiry {
+		t.Errorf("a held run: %s; want worker w-test, lease_expiry %v", a, time.Unix(0, lease.Expiry).UTC())
+	}
+	if s, _ := m["lease_expiry"].(string); !strings.HasSuffix(s, "Z") {
+		t.Errorf("lease_expiry %q is not RFC 3339 UTC", s)
+	}
+	var rl RunList
+	json.Unmarshal(ta.do("GET", "/v1/runs", nil).body, &rl)
+	for _, run := range rl.Runs {
+		if want := map[string]string{"held": "w-test"}[run.ID]; run.Worker != want {
+			t.Errorf("run %s in the list: worker %q, want %q", run.ID, run.Worker, want)
+		}
+	}
+	l = leases("held")
+	if len(l) != 1 || l[0].Worker != "w-test" || l[0].Token != lease.Token || l[0].ReleasedAt != nil ||
+		l[0].ClaimedAt.UnixNano() != now.UnixNano() || !l[0].EndedAt.Equal(l[0].Expiry) || l[0].Expiry.UnixNano() != lease.Expiry {
+		t.Errorf("leases of the held run %+v (lease %+v)", l, lease)
+	}
+	if err := ta.st.ReleaseLease(ctx, lease); err != nil {
+		t.Fatal(err)
+	}
+	m = fields("released", ta.do("GET", "/v1/runs/held", nil))
+	if _, ok := m["worker"]; ok {
+		t.Errorf("a released run has a worker: %v", m)
+	}
+	if _, ok := m["lease_expiry"]; ok {
+		t.Errorf("a released run has lease_expiry: %v", m)
+	}
+	l = leases("held")
+	if len(l) != 1 || l[0].ReleasedAt == nil || !l[0].EndedAt.Equal(*l[0].ReleasedAt) {
+		t.Errorf("leases of the released run %+v", l)
+	}
+	// The wire names of a lease.
+	a = ta.do("GET", "/v1/runs/held/leases", nil)
+	var raw struct{ Leases []map[string]any }
+	json.Unmarshal(a.body, &raw)
+	for _, k := range []string{"worker", "token", "claimed_at", "expiry", "released_at", "ended_at"} {
+		if len(raw.Leases) != 1 || raw.Leases[0][k] == nil {
+			t.Errorf("lease without %q: %s", k, a)
+		}
+	}
+
+	ta.want("leases of an unknown run", ta.do("GET", "/v1/runs/nope/leases", nil), 404, CodeNotFound)
+	ta.want("POST leases", ta.do("POST", "/v1/runs/held/leases", nil), 405, CodeMethodNotAllowed)
+	authed := newTestAPIWith(ta, Options{Token: "tok"})
+	authed.want("leases without the token", authed.do("GET", "/v1/runs/held/leases", nil), 401, CodeUnauthorized)
 }

@@ -38,12 +38,43 @@ type Run struct {
 	CancelReason string    `json:"cancel_reason,omitempty"`
 	CreatedAt    time.Time `json:"created_at"`
 	UpdatedAt    time.Time `json:"updated_at"`
+	// Worker is the worker (skein serve --worker-id) holding the run's
+	// lease, and LeaseExpiry when that lease ends unless renewed; both are
+	// omitted when no worker holds the run. A worker that stopped without
+	// releasing its lease (it crashed) stays here, with an expiry in the
+	// past, until another worker claims the run.
+	Worker      string     `json:"worker,omitempty"`
+	LeaseExpiry *time.Time `json:"lease_expiry,omitempty"`
 }
 
 // RunList answers GET /v1/runs. NextCursor is empty on the last page.
 type RunList struct {
 	Runs       []Run  `json:"runs"`
 	NextCursor string `json:"next_cursor"`
+}
+
+// LeaseList answers GET /v1/runs/{id}/leases: every claim of the run by
+// a worker, in token order.
+type LeaseList struct {
+	Run    string  `json:"run"`
+	Leases []Lease `json:"leases"`
+}
+
+// Lease is one claim of a run by a worker.
+type Lease struct {
+	Worker    string    `json:"worker"`
+	Token     int64     `json:"token"`
+	ClaimedAt time.Time `json:"claimed_at"`
+	// Expiry is the latest expiry of the lease: the claim's, or that of
+	// its last renewal.
+	Expiry time.Time `json:"expiry"`
+	// ReleasedAt is when the worker gave the lease up; omitted when it did
+	// not (the lease is held, or it expired).
+	ReleasedAt *time.Time `json:"released_at,omitempty"`
+	// EndedAt is when the lease stopped being held, as far as is known:
+	// the earlier of ReleasedAt and Expiry (for a lease still held, its
+	// expiry).
+	EndedAt time.Time `json:"ended_at"`
 }
 
 // StartRequest is the body of POST /v1/runs.
@@ -114,5 +145,26 @@ func runJSON(r store.Run) Run {
 	if len(r.Result) > 0 {
 		v.Result = json.RawMessage(r.Result)
 	}
+	if r.LeaseOwner != "" {
+		v.Worker = r.LeaseOwner
+		v.LeaseExpiry = unixTimeOf(r.LeaseExpiry)
+	}
 	return v
+}
+
+func leaseJSON(l store.LeaseRecord) Lease {
+	return Lease{Worker: l.Owner, Token: l.Token, ClaimedAt: nsTime(l.ClaimedAt), Expiry: nsTime(l.Expiry),
+		ReleasedAt: unixTimeOf(l.ReleasedAt), EndedAt: nsTime(l.End())}
+}
+
+// nsTime is a unix ns time in UTC.
+func nsTime(ns int64) time.Time { return time.Unix(0, ns).UTC() }
+
+// unixTimeOf is nsTime(ns), or nil for 0.
+func unixTimeOf(ns int64) *time.Time {
+	if ns == 0 {
+		return nil
+	}
+	t := nsTime(ns)
+	return &t
 }

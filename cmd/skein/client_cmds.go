@@ -182,6 +182,9 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if r.CancelReason != "" && !runEnded(r.Status) {
 			fmt.Fprintf(stdout, "cancel requested: %s\n", r.CancelReason)
 		}
+		if r.Worker != "" && r.LeaseExpiry != nil {
+			fmt.Fprintf(stdout, "worker: %s (lease until %s)\n", r.Worker, r.LeaseExpiry.Format(time.RFC3339Nano))
+		}
 		fmt.Fprintf(stdout, "created: %s\nupdated: %s\n", r.CreatedAt.Format(time.RFC3339Nano), r.UpdatedAt.Format(time.RFC3339Nano))
 	}
 	return runFailure(r.ID, r.Status, "")

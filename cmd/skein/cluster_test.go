@@ -500,6 +500,11 @@ func TestClusterFailover(t *testing.T) {
 	killedAt := time.Now()
 	w1.kill()
 	t.Logf("killed w1 %v after the runs started, holding %d runs mid-way", killedAt.Sub(begin).Round(time.Millisecond), len(victim))
+	// Until its lease expires, a run of the dead worker still names it.
+	for id := range victim {
+		wantExit(t, ws[1].cli(t, nil, "status", id), 0, "run "+id+" (chain): running", "worker: w1 (lease until ")
+		break
+	}
 
 	// Every run completes.
 	deadline = time.Now().Add(30 * time.Second)

@@ -286,6 +286,8 @@ type apiRun struct {
 	CancelReason string          `json:"cancel_reason"`
 	CreatedAt    string          `json:"created_at"`
 	UpdatedAt    string          `json:"updated_at"`
+	Worker       string          `json:"worker"`       // omitted when no worker holds the run
+	LeaseExpiry  string          `json:"lease_expiry"` // likewise
 }
 
 func decodeJSON[T any](t *testing.T, what string, data []byte) T {

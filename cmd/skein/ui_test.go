@@ -79,7 +79,7 @@ func TestUIBrowser(t *testing.T) {
 		t.Skip("no chromium found (chromium, chromium-browser or /usr/bin/chromium): `apt-get install chromium chromium-driver` (as .ci/run does) to run the browser test")
 	}
 	const token = "ui-s3cret"
-	s := startServer(t, filepath.Join(t.TempDir(), "skein.db"), nil, "--token", token)
+	s := startServer(t, filepath.Join(t.TempDir(), "skein.db"), nil, "--token", token, "--worker-id", "ui-worker")
 	deployExample(t, s, token, "./examples/race")
 	deployExample(t, s, token, "./examples/approval")
 	for _, start := range []map[string]any{
@@ -230,6 +230,17 @@ func TestUIBrowser(t *testing.T) {
 	}
 	if n := eval("cancel button", `Array.from(document.querySelectorAll('#cancel-run')).map(b => b.id)`); len(n) != 0 {
 		t.Errorf("a completed run offers a cancel button")
+	}
+	// Its leases: every claim by this server's worker, released; no
+	// worker holds the ended run.
+	step("the race's leases",
+		chromedp.WaitVisible(chromedp.CSS(`#leases tr.lease-row[data-token="1"][data-worker="ui-worker"][data-state="released"]`)))
+	leases := eval("leases", `Array.from(document.querySelectorAll('#leases tr.lease-row')).map(r => r.dataset.worker + ' ' + r.dataset.state)`)
+	if len(leases) == 0 || slices.ContainsFunc(leases, func(l string) bool { return l != "ui-worker released" }) {
+		t.Errorf("the race's leases %q; want every one by ui-worker, released", leases)
+	}
+	if n := eval("worker", `Array.from(document.querySelectorAll('#run-worker')).map(e => e.textContent)`); len(n) != 0 {
+		t.Errorf("the ended race shows a worker %q", n)
 	}
 	shot("race.png")
 

@@ -267,19 +267,24 @@
       next ? el('a', { href: '#/runs?' + new URLSearchParams(status ? { status, cursor: next } : { cursor: next }), id: 'next-page' }, 'next page »') : null);
   }
 
-  // The run page: the run, its error, its lineage tree, cancel and settle.
+  // The run page: the run, its error, its lineage tree, its leases,
+  // cancel and settle.
   async function runPage(id, g) {
     main.replaceChildren(el('h1', {}, 'Run ', el('span', { class: 'mono' }, id)), el('p', { class: 'muted' }, 'Loading…'));
     const drafts = new Map(); // promise key -> the value being typed, kept across refreshes
     let last = '';
     const load = async () => {
-      const v = await api('GET', '/v1/runs/' + encodeURIComponent(id) + '/ops');
+      const path = '/v1/runs/' + encodeURIComponent(id);
+      const [v, l] = await Promise.all([api('GET', path + '/ops'), api('GET', path + '/leases')]);
       if (g !== gen) return;
+      v.leases = l.leases;
       const sig = JSON.stringify(v);
       if (sig !== last) {
         last = sig;
         renderRun(v, drafts, g, load);
       }
+      // A run's last commit releases its worker's lease too, so an ended
+      // run's page shows its final leases.
       if (!TERMINAL.has(v.run.status)) schedule(g, load, REFRESH_RUN_MS);
     };
     await load();
@@ -298,6 +303,9 @@
       r.parent ? [el('dt', {}, 'parent'), el('dd', { class: 'mono' }, el('a', { href: '#/run/' + encodeURIComponent(r.parent), id: 'run-parent' }, r.parent))] : null,
       el('dt', {}, 'created'), el('dd', { class: 'time' }, fmtTime(r.created_at)),
       el('dt', {}, 'updated'), el('dd', { class: 'time' }, fmtTime(r.updated_at)),
+      r.worker ? [el('dt', {}, 'worker'), el('dd', {},
+        el('span', { class: 'mono', id: 'run-worker' }, r.worker),
+        el('span', { class: 'muted', title: 'lease expiry ' + r.lease_expiry }, ' · lease until ' + fmtTime(r.lease_expiry)))] : null,
       r.cancel_reason ? [el('dt', {}, 'cancel requested'), el('dd', { id: 'run-cancel-reason' }, r.cancel_reason)] : null,
       el('dt', {}, 'input'), el('dd', {}, jsonBlock(r.input, 'run-input')),
       el('dt', {}, 'result'), el('dd', {}, jsonBlock(r.result, 'run-result')));
@@ -327,6 +335,9 @@
     parts.push(el('h2', {}, 'Lineage ', el('span', { class: 'muted', id: 'op-count' }, '(' + v.ops.length + ' records)')));
     parts.push(v.ops.length ? treeTable(r, v.ops, drafts, g, reload)
       : el('p', { class: 'muted', id: 'no-ops' }, 'No records yet.'));
+    parts.push(el('h2', {}, 'Leases'));
+    parts.push(v.leases.length ? leasesTable(r, v.leases)
+      : el('p', { class: 'muted', id: 'no-leases' }, 'No worker has claimed this run yet.'));
     main.replaceChildren(...parts);
 
     if (focusKey) {
@@ -450,6 +461,25 @@
       value,
       el('td', { class: 'time', title }, when),
       flags);
+  }
+
+  // leasesTable lists the workers' claims on the run, oldest first. The
+  // latest one is held when the run names a worker and it was not
+  // released; the others were released or expired.
+  function leasesTable(run, leases) {
+    return el('table', { id: 'leases' },
+      el('thead', {}, el('tr', {}, ['Token', 'Worker', 'Claimed', 'Ended', ''].map((h) => el('th', {}, h)))),
+      el('tbody', {}, leases.map((l, i) => {
+        const state = l.released_at ? 'released' : run.worker && i === leases.length - 1 ? 'held' : 'expired';
+        let title = 'claimed ' + l.claimed_at + '\nexpiry ' + l.expiry;
+        if (l.released_at) title += '\nreleased ' + l.released_at;
+        return el('tr', { class: 'lease-row', dataset: { token: String(l.token), worker: l.worker, state } },
+          el('td', {}, String(l.token)),
+          el('td', { class: 'mono' }, l.worker),
+          el('td', { class: 'time', title }, fmtTime(l.claimed_at)),
+          el('td', { class: 'time', title }, state === 'held' ? 'until ' + fmtTime(l.expiry) : fmtTime(l.ended_at)),
+          el('td', {}, el('span', { class: 'tag' }, state)));
+      })));
   }
 
   // settleForm settles an external promise: a JSON value, or an error.
