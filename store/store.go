@@ -263,10 +263,12 @@ type Store interface {
 	Runs(ctx context.Context, f RunFilter) ([]Run, error)
 	// DueRuns returns the runs a worker should drive: suspended runs with
 	// 0 < WakeAt <= now, with 0 < Deadline <= now and no cancellation
-	// requested yet, with an undelivered
-	// settlement, or with an undelivered cancellation (Cancel set and no
-	// outcome at CancelKey); and runs that are pending or running (to be
-	// resumed after a crash); up to limit (<= 0: all).
+	// requested yet, with an undelivered settlement, or with an
+	// undelivered cancellation (Cancel set and no outcome at CancelKey);
+	// and runs that are pending or running (to be resumed after a crash);
+	// ordered by WakeAt, then ID; up to limit (<= 0: all). Its cost must
+	// follow the number of due runs, not of suspended ones: workers call
+	// it (through ClaimRuns) several times a second.
 	DueRuns(ctx context.Context, now int64, limit int) ([]Run, error)
 
 	// Settle records s for the external promise (an outcome of kind

@@ -61,33 +61,42 @@ func readFence(br pgx.BatchResults, l store.Lease) error {
 // the run in progress): concurrent claimers each take different runs
 // without waiting for one another. The UPDATE checks the lease again on
 // the row it locked, so a run claimed by a transaction that committed
-// after this one's snapshot is not taken twice. The same statement
+// after this one's snapshot is not taken twice. The candidates come from
+// dueIDs (index range scans), four times the limit of each kind, so that
+// runs locked by concurrent claimers leave others to take. The same statement
 // records each claim in the lease history (at the claimer's now, or at
 // the previous lease's release if that is later: see
-// store.LeaseRecord.ClaimedAt), so a claim is one round trip.
+// store.LeaseRecord.ClaimedAt; the release is read FOR SHARE, which reads
+// its latest committed version, not the statement's snapshot, which may
+// predate it), so a claim is one round trip.
 var claimSQL = `WITH c AS (
-	SELECT id FROM runs r
-	WHERE (status IN ($1, $2)
-	OR (status = $3 AND (
-		(wake_at > 0 AND wake_at <= $4)
-		OR (deadline > 0 AND deadline <= $4 AND cancel = '')
-		OR (cancel <> '' AND NOT EXISTS (SELECT 1 FROM outcomes o WHERE o.run_id = r.id AND o.key = $5))
-		OR EXISTS (SELECT 1 FROM settlements s JOIN outcomes o ON o.run_id = s.run_id AND o.key = s.key
-			WHERE s.run_id = r.id AND o.status = $6))))
-	AND (lease_owner = '' OR lease_expiry <= $4)
-	ORDER BY wake_at, id LIMIT $7
+	SELECT id FROM runs
+	WHERE id IN (` + dueIDs(claimable, "4 * $5") + `) AND ` + dueNow + claimable + `
+	ORDER BY wake_at, id LIMIT $5
 	FOR NO KEY UPDATE SKIP LOCKED
 ), u AS (
-	UPDATE runs SET lease_owner = $8, lease_token = runs.lease_token + 1, lease_expiry = $9
-	FROM c WHERE runs.id = c.id AND (runs.lease_owner = '' OR runs.lease_expiry <= $4)
+	UPDATE runs SET lease_owner = $6, lease_token = runs.lease_token + 1, lease_expiry = $7
+	FROM c WHERE runs.id = c.id AND ` + dueNow + claimable + `
 	RETURNING ` + qualifiedRunColumns + `
 ), l AS (
 	INSERT INTO leases (run_id, token, owner, claimed_at, expiry)
-	SELECT u.id, u.lease_token, $8, GREATEST($4::BIGINT, COALESCE(
-		(SELECT p.released_at FROM leases p WHERE p.run_id = u.id AND p.token = u.lease_token - 1), 0)), $9
+	SELECT u.id, u.lease_token, $6, GREATEST($4::BIGINT, COALESCE(
+		(SELECT p.released_at FROM leases p WHERE p.run_id = u.id AND p.token = u.lease_token - 1 FOR SHARE), 0)), $7
 	FROM u
 )
 SELECT ` + runColumns + ` FROM u`
+
+// claimable is the condition of a run whose lease is free or expired.
+const claimable = ` AND (lease_owner = '' OR lease_expiry <= $4)`
+
+// dueNow is the due condition (dueIDs' parameters) on the runs row
+// itself. The candidates come from dueIDs, evaluated on the statement's
+// snapshot; when a candidate was changed by a transaction that committed
+// since (another worker ended or claimed it), locking the row re-checks
+// only the conditions on the row itself, so claimSQL states them again
+// there: a run that ended meanwhile is not claimed.
+const dueNow = `(status IN ($1, $2) OR (status = $3 AND ((wake_at > 0 AND wake_at <= $4)
+	OR (deadline > 0 AND deadline <= $4 AND cancel = '') OR waiting)))`
 
 // qualifiedRunColumns is runColumns qualified by the runs table.
 var qualifiedRunColumns = "runs." + strings.ReplaceAll(runColumns, ", ", ", runs.")
@@ -107,9 +116,7 @@ func (d *DB) ClaimRuns(ctx context.Context, owner string, now int64, ttl time.Du
 	var out []store.ClaimedRun
 	err := d.inStmt(ctx, func() error {
 		out = out[:0] // the statement may run again
-		rows, err := d.pool.Query(ctx, claimSQL,
-			string(store.RunPending), string(store.RunRunning), string(store.RunSuspended), now,
-			store.CancelKey, string(store.OutcomePending), lim, owner, expiry)
+		rows, err := d.pool.Query(ctx, claimSQL, append(dueArgs(now, lim), owner, expiry)...)
 		if err != nil {
 			return err
 		}

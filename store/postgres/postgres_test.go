@@ -98,3 +98,35 @@ func TestClosed(t *testing.T) {
 	s.Close()
 	storetest.CheckClosed(t, s, postgres.ErrClosed)
 }
+
+// TestMigrationWaiting: a schema from before migration 3 with runs that a
+// settlement or a cancellation waits for finds them due once opened.
+func TestMigrationWaiting(t *testing.T) {
+	dsn := freshSchema(t)
+	ctx := t.Context()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`); err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range postgres.Migrations[:2] {
+		if _, err := conn.Exec(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conn.Exec(ctx, `INSERT INTO schema_migrations (version) VALUES ($1)`, i+1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := conn.Exec(ctx, storetest.WaitingSeedSQL); err != nil {
+		t.Fatal(err)
+	}
+	d, err := postgres.Open(ctx, dsn, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	storetest.CheckWaitingMigrated(t, d)
+}

@@ -143,22 +143,59 @@ func (d *DB) DueRuns(ctx context.Context, now int64, limit int) ([]store.Run, er
 	if limit > 0 {
 		lim = int64(limit)
 	}
-	rs, err := d.queryRuns(ctx, `SELECT `+runColumns+` FROM runs r
-WHERE status IN ($1, $2)
-OR (status = $3 AND (
-	(wake_at > 0 AND wake_at <= $4)
-	OR (deadline > 0 AND deadline <= $4 AND cancel = '')
-	OR (cancel <> '' AND NOT EXISTS (SELECT 1 FROM outcomes o WHERE o.run_id = r.id AND o.key = $5))
-	OR EXISTS (SELECT 1 FROM settlements s JOIN outcomes o ON o.run_id = s.run_id AND o.key = s.key
-		WHERE s.run_id = r.id AND o.status = $6)))
-ORDER BY wake_at, id LIMIT $7`,
-		string(store.RunPending), string(store.RunRunning), string(store.RunSuspended), now,
-		store.CancelKey, string(store.OutcomePending), lim)
+	rs, err := d.queryRuns(ctx, `SELECT `+runColumns+` FROM runs WHERE id IN (`+dueIDs("", "$5")+`)
+ORDER BY wake_at, id LIMIT $5`, dueArgs(now, lim)...)
 	if err != nil {
 		return nil, fmt.Errorf("postgres store: due runs: %w", err)
 	}
 	return rs, nil
 }
+
+// dueIDs selects the ids of due runs that also meet cond (" AND ..."),
+// the first lim (an SQL expression; NULL: all) of each kind in DueRuns
+// order: enough for the first lim overall. Its parameters are dueArgs:
+// $1 and $2 the pending and running statuses, $3 the suspended one, $4
+// now, $5 the limit. Each kind of due run is an index range scan, so the
+// cost follows the number of due runs, not of suspended ones; a
+// suspended run that a settlement or its cancellation waits for has
+// waiting set (see waitingSQL).
+func dueIDs(cond, lim string) string {
+	return `(SELECT id FROM runs WHERE status IN ($1, $2)` + cond + ` ORDER BY wake_at, id LIMIT ` + lim + `)
+UNION ALL (SELECT id FROM runs WHERE status = $3 AND wake_at > 0 AND wake_at <= $4` + cond + ` ORDER BY wake_at, id LIMIT ` + lim + `)
+UNION ALL (SELECT id FROM runs WHERE status = $3 AND deadline > 0 AND deadline <= $4 AND cancel = ''` + cond + ` ORDER BY wake_at, id LIMIT ` + lim + `)
+UNION ALL (SELECT id FROM runs WHERE waiting AND status = $3` + cond + ` ORDER BY wake_at, id LIMIT ` + lim + `)`
+}
+
+// dueArgs returns the parameters of dueIDs; lim is an int64 or nil (no
+// limit).
+func dueArgs(now int64, lim any) []any {
+	return []any{string(store.RunPending), string(store.RunRunning), string(store.RunSuspended), now, lim}
+}
+
+// waitingSQL sets runs.waiting of run $1 to whether it is suspended and a
+// settlement or its cancellation waits to be delivered to it. Every write
+// that can change that runs it, in its transaction: Settle,
+// RequestCancel, and a batch, for each run it touches. (A run that is
+// neither suspended nor waiting is left alone: no write.)
+const waitingSQL = `UPDATE runs SET waiting = ` + waitingExpr + `
+WHERE id = $1 AND (status = '` + string(store.RunSuspended) + `' OR waiting)`
+
+// lockRunSQL locks run $1's row. A transaction that writes a settlement
+// for a run other than its own execution's (Settle, or a child's end
+// settling its parent) runs it before waitingSQL: under READ COMMITTED
+// the two transactions could otherwise each miss the other, the
+// settlement's seeing the run still running (or its pending outcome not
+// yet recorded), the run's suspension not yet seeing the settlement.
+// With the lock, whichever comes second waits for the first to commit,
+// and its next statement (a new snapshot) sees what the first wrote.
+const lockRunSQL = `SELECT 1 FROM runs WHERE id = $1 FOR NO KEY UPDATE`
+
+// waitingExpr is whether a suspended run has a settlement or its
+// cancellation waiting to be delivered.
+const waitingExpr = `CASE WHEN status = '` + string(store.RunSuspended) + `' THEN (
+	EXISTS (SELECT 1 FROM settlements s JOIN outcomes o ON o.run_id = s.run_id AND o.key = s.key
+		WHERE s.run_id = runs.id AND o.status = '` + string(store.OutcomePending) + `')
+	OR (cancel <> '' AND NOT EXISTS (SELECT 1 FROM outcomes o WHERE o.run_id = runs.id AND o.key = '` + store.CancelKey + `'))) ELSE false END`
 
 // Settlements returns the run's settlements not yet delivered. See
 // store.Store.

@@ -100,6 +100,21 @@ CREATE TABLE leases (
 	PRIMARY KEY (run_id, token)
 );
 `,
+	// 3: due runs found by index only (store/sqlite's migration 5):
+	// runs.waiting is true while a settlement or a cancellation waits to
+	// be delivered to a suspended run (kept by every write that can
+	// change it); suspended runs past their deadline are found by
+	// (status, deadline).
+	`
+ALTER TABLE runs ADD COLUMN waiting BOOLEAN NOT NULL DEFAULT false;
+CREATE INDEX runs_status_deadline ON runs (status, deadline);
+CREATE INDEX runs_waiting ON runs (wake_at, id) WHERE waiting;
+UPDATE runs SET waiting = (
+	EXISTS (SELECT 1 FROM settlements s JOIN outcomes o ON o.run_id = s.run_id AND o.key = s.key
+		WHERE s.run_id = runs.id AND o.status = 'pending')
+	OR (cancel <> '' AND NOT EXISTS (SELECT 1 FROM outcomes o WHERE o.run_id = runs.id AND o.key = '!cancel')))
+WHERE status = 'suspended';
+`,
 }
 
 // migrationLockClass is the first key of the transaction-scoped advisory

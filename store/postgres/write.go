@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -155,6 +157,12 @@ func (d *DB) Commit(ctx context.Context, b store.Batch) error {
 			f := b.Fence
 			pb.Queue(releaseLeaseSQL, f.RunID, f.Owner, f.Token, time.Now().UnixNano())
 		}
+		for _, t := range touchedRuns(&b) {
+			if t.settled {
+				pb.Queue(lockRunSQL, t.id)
+			}
+			pb.Queue(waitingSQL, t.id)
+		}
 		br := tx.SendBatch(ctx, &pb)
 		var err error
 		if b.Fence != nil {
@@ -207,7 +215,60 @@ func readBatch(br pgx.BatchResults, b *store.Batch) error {
 			return fmt.Errorf("release lease of run %s: %w", b.Fence.RunID, err)
 		}
 	}
+	for _, t := range touchedRuns(b) {
+		if t.settled {
+			if _, err := br.Exec(); err != nil {
+				return fmt.Errorf("lock run %s: %w", t.id, err)
+			}
+		}
+		if _, err := br.Exec(); err != nil {
+			return fmt.Errorf("update run %s: waiting: %w", t.id, err)
+		}
+	}
 	return nil
+}
+
+// touchedRun is a run a batch writes to, and whether it writes a
+// settlement for it.
+type touchedRun struct {
+	id      string
+	settled bool
+}
+
+// touchedRuns returns the runs b writes outcomes, updates or settlements
+// of, by id, once each: after the batch, what waits for each of them is
+// computed again (waitingSQL; after lockRunSQL for a run given a
+// settlement).
+func touchedRuns(b *store.Batch) []touchedRun {
+	ts := make([]touchedRun, 0, len(b.Runs)+len(b.Settlements)+1)
+	for i := range b.Outcomes {
+		ts = append(ts, touchedRun{id: b.Outcomes[i].RunID})
+	}
+	for i := range b.Runs {
+		ts = append(ts, touchedRun{id: b.Runs[i].ID})
+	}
+	for i := range b.Settlements {
+		ts = append(ts, touchedRun{id: b.Settlements[i].RunID, settled: true})
+	}
+	// By id, a settled entry first, then one entry per id.
+	slices.SortFunc(ts, func(a, b touchedRun) int {
+		if c := strings.Compare(a.id, b.id); c != 0 {
+			return c
+		}
+		return cmpBool(b.settled, a.settled)
+	})
+	return slices.CompactFunc(ts, func(a, b touchedRun) bool { return a.id == b.id })
+}
+
+// cmpBool orders false before true.
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
 
 // Settle records the settlement of an external promise exactly once. See
@@ -236,7 +297,11 @@ func (d *DB) Settle(ctx context.Context, st store.Settlement) error {
 		if tag.RowsAffected() == 0 {
 			return fmt.Errorf("promise %s.%s is settled already: %w", st.RunID, st.Key, store.ErrConflict)
 		}
-		return nil
+		if _, err := tx.Exec(ctx, lockRunSQL, st.RunID); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, waitingSQL, st.RunID)
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("postgres store: settle %s.%s: %w", st.RunID, st.Key, err)
@@ -251,6 +316,9 @@ func (d *DB) RequestCancel(ctx context.Context, runID, reason string) (store.Run
 		if _, err := tx.Exec(ctx, `UPDATE runs SET cancel = $1, updated_at = $2
 WHERE id = $3 AND cancel = '' AND status NOT IN ($4, $5, $6)`, reason, time.Now().UnixNano(), runID,
 			string(store.RunCompleted), string(store.RunFailed), string(store.RunCanceled)); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, waitingSQL, runID); err != nil {
 			return err
 		}
 		var err error

@@ -66,9 +66,7 @@ func (d *DB) ClaimRuns(ctx context.Context, owner string, now int64, ttl time.Du
 	var out []store.ClaimedRun
 	err := d.write(&request{ctx: ctx, apply: func(w *wtx) error {
 		out = out[:0] // the request may run again after a rollback
-		rows, err := w.tx.QueryContext(w.ctx, `SELECT `+runColumns+` FROM runs r
-WHERE `+dueSQL+` AND (lease_owner = '' OR lease_expiry <= ?)
-ORDER BY wake_at, id LIMIT ?`, append(dueArgs(now), now, limit)...)
+		rows, err := w.tx.QueryContext(w.ctx, dueSQL(` AND (lease_owner = '' OR lease_expiry <= ?4)`), dueArgs(now, limit)...)
 		if err != nil {
 			return err
 		}

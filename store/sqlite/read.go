@@ -127,30 +127,46 @@ func (d *DB) DueRuns(ctx context.Context, now int64, limit int) ([]store.Run, er
 	if limit <= 0 {
 		limit = -1
 	}
-	rs, err := d.queryRuns(ctx, `SELECT `+runColumns+` FROM runs r
-WHERE `+dueSQL+`
-ORDER BY wake_at, id LIMIT ?`, append(dueArgs(now), limit)...)
+	rs, err := d.queryRuns(ctx, dueSQL(""), dueArgs(now, limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store: due runs: %w", err)
 	}
 	return rs, nil
 }
 
-// dueSQL is the condition on a run r that DueRuns selects by; its
-// parameters are dueArgs(now).
-const dueSQL = `(status IN (?, ?)
-OR (status = ? AND (
-	(wake_at > 0 AND wake_at <= ?)
-	OR (deadline > 0 AND deadline <= ? AND cancel = '')
-	OR (cancel <> '' AND NOT EXISTS (SELECT 1 FROM outcomes o WHERE o.run_id = r.id AND o.key = ?))
-	OR EXISTS (SELECT 1 FROM settlements s JOIN outcomes o ON o.run_id = s.run_id AND o.key = s.key
-		WHERE s.run_id = r.id AND o.status = ?))))`
+// dueSQL selects the due runs in DueRuns order, up to a limit, that also
+// meet cond (" AND ..."; it may use the parameters). Its parameters are
+// dueArgs: ?1 and ?2 the pending and running statuses, ?3 the suspended
+// one, ?4 now, ?5 the limit (-1: none). Each kind of due run is found by
+// an index range scan (the first ?5 of each kind, enough for the first
+// ?5 overall), so the cost follows the number of due runs, not of
+// suspended ones; the indexes are named, since without statistics
+// SQLite's planner may scan every suspended run instead. A suspended run that a settlement or its cancellation
+// waits for has waiting = 1 (see waitingSQL).
+func dueSQL(cond string) string {
+	return `SELECT ` + runColumns + ` FROM runs WHERE rowid IN (
+	SELECT rowid FROM (SELECT rowid FROM runs INDEXED BY runs_status WHERE status IN (?1, ?2)` + cond + ` ORDER BY wake_at, id LIMIT ?5)
+	UNION ALL SELECT rowid FROM (SELECT rowid FROM runs INDEXED BY runs_status_wake WHERE status = ?3 AND wake_at > 0 AND wake_at <= ?4` + cond + ` ORDER BY wake_at, id LIMIT ?5)
+	UNION ALL SELECT rowid FROM (SELECT rowid FROM runs INDEXED BY runs_status_deadline WHERE status = ?3 AND deadline > 0 AND deadline <= ?4 AND cancel = ''` + cond + ` ORDER BY wake_at, id LIMIT ?5)
+	UNION ALL SELECT rowid FROM (SELECT rowid FROM runs INDEXED BY runs_waiting WHERE waiting = 1 AND status = ?3` + cond + ` ORDER BY wake_at, id LIMIT ?5))
+ORDER BY wake_at, id LIMIT ?5`
+}
 
 // dueArgs returns the parameters of dueSQL.
-func dueArgs(now int64) []any {
-	return []any{string(store.RunPending), string(store.RunRunning), string(store.RunSuspended), now, now,
-		store.CancelKey, string(store.OutcomePending)}
+func dueArgs(now int64, limit int) []any {
+	return []any{string(store.RunPending), string(store.RunRunning), string(store.RunSuspended), now, limit}
 }
+
+// waitingSQL sets runs.waiting of run ? to whether it is suspended and a
+// settlement or its cancellation waits to be delivered to it. Every write
+// that can change that runs it, in its transaction: Settle,
+// RequestCancel, and a batch, for each run it touches. (A run that is
+// neither suspended nor waiting is left alone: no write.)
+const waitingSQL = `UPDATE runs SET waiting = CASE WHEN status = '` + string(store.RunSuspended) + `' THEN (
+	EXISTS (SELECT 1 FROM settlements s JOIN outcomes o ON o.run_id = s.run_id AND o.key = s.key
+		WHERE s.run_id = runs.id AND o.status = '` + string(store.OutcomePending) + `')
+	OR (cancel <> '' AND NOT EXISTS (SELECT 1 FROM outcomes o WHERE o.run_id = runs.id AND o.key = '` + store.CancelKey + `'))) ELSE 0 END
+WHERE id = ? AND (status = '` + string(store.RunSuspended) + `' OR waiting = 1)`
 
 // Settlements returns the run's settlements not yet delivered. See
 // store.Store.

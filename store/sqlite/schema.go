@@ -96,6 +96,20 @@ CREATE TABLE leases (
 	PRIMARY KEY (run_id, token)
 );
 `,
+	// 5: due runs found by index only: runs.waiting is 1 while a
+	// settlement or a cancellation waits to be delivered to a suspended
+	// run (kept by every write that can change it); suspended runs past
+	// their deadline are found by (status, deadline).
+	`
+ALTER TABLE runs ADD COLUMN waiting INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX runs_status_deadline ON runs (status, deadline);
+CREATE INDEX runs_waiting ON runs (wake_at, id) WHERE waiting = 1;
+UPDATE runs SET waiting = (
+	EXISTS (SELECT 1 FROM settlements s JOIN outcomes o ON o.run_id = s.run_id AND o.key = s.key
+		WHERE s.run_id = runs.id AND o.status = 'pending')
+	OR (cancel <> '' AND NOT EXISTS (SELECT 1 FROM outcomes o WHERE o.run_id = runs.id AND o.key = '!cancel')))
+WHERE status = 'suspended';
+`,
 }
 
 // SchemaTooNewError is returned by Open when the database's schema version

@@ -358,3 +358,60 @@ func BenchmarkCommitConcurrent(b *testing.B) {
 		})
 	}
 }
+
+// TestMigrationWaiting: a database from before migration 5 with runs that
+// a settlement or a cancellation waits for finds them due once opened.
+func TestMigrationWaiting(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.db")
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range migrations[:4] {
+		if _, err := raw.Exec(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := raw.Exec("PRAGMA user_version = 4"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec(storetest.WaitingSeedSQL); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+	d, err := Open(t.Context(), path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	storetest.CheckWaitingMigrated(t, d)
+}
+
+// BenchmarkClaimIdle measures one ClaimRuns that finds nothing due, with
+// 0 and 100,000 suspended runs waiting on later timers in the store: what
+// each worker pays per poll. Its cost must not grow with the runs.
+func BenchmarkClaimIdle(b *testing.B) {
+	for _, n := range []int{0, 100_000} {
+		b.Run(fmt.Sprintf("suspended=%d", n), func(b *testing.B) {
+			d, _ := openFile(b, Options{})
+			defer d.Close()
+			ctx := context.Background()
+			later := time.Now().Add(time.Hour).UnixNano()
+			err := d.write(&request{ctx: ctx, apply: func(w *wtx) error {
+				_, err := w.tx.ExecContext(w.ctx, `WITH RECURSIVE i(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM i WHERE n + 1 < ?)
+INSERT INTO runs (id, module_hash, workflow, status, seed, wake_at, created_at, updated_at)
+SELECT printf('r%06d', n), 'h', 'w', 'suspended', 0, ?, 1, 1 FROM i`, n, later)
+				return err
+			}})
+			if err != nil && n > 0 {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				cs, err := d.ClaimRuns(ctx, "w1", time.Now().UnixNano(), time.Minute, 16)
+				if err != nil || len(cs) != 0 {
+					b.Fatalf("ClaimRuns = %d runs, %v; want none", len(cs), err)
+				}
+			}
+		})
+	}
+}

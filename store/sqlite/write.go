@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/skeinrun/skein/store"
@@ -117,6 +118,19 @@ func (d *DB) Commit(ctx context.Context, b store.Batch) error {
 // several merged) inside the writer's transaction.
 func applyBatch(w *wtx, outs []store.RunOutcome, runs []store.Run, sets []store.Settlement) error {
 	now := time.Now().UnixNano()
+	touched := w.touched[:0]
+	for i := range outs {
+		touched = append(touched, outs[i].RunID)
+	}
+	for i := range runs {
+		touched = append(touched, runs[i].ID)
+	}
+	for i := range sets {
+		touched = append(touched, sets[i].RunID)
+	}
+	slices.Sort(touched)
+	touched = slices.Compact(touched)
+	w.touched = touched
 	defer func() { clear(w.args) }() // drop references to the callers' values
 	for len(outs) > 0 {
 		n := min(len(outs), outcomeChunk)
@@ -160,6 +174,20 @@ VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, key) DO NOTHING`,
 			return fmt.Errorf("settlement %s/%s: %w", st.RunID, st.Key, err)
 		}
 	}
+	// What waits for each run the batch touched, after all its writes.
+	for _, id := range touched {
+		if err := updateWaiting(w, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// updateWaiting runs waitingSQL for run id.
+func updateWaiting(w *wtx, id string) error {
+	if _, err := w.waitingStmt().ExecContext(w.ctx, id); err != nil {
+		return fmt.Errorf("update run %s: waiting: %w", id, err)
+	}
 	return nil
 }
 
@@ -193,7 +221,7 @@ VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, key) DO NOTHING`,
 		} else if n == 0 {
 			return fmt.Errorf("promise %s.%s is settled already: %w", st.RunID, st.Key, store.ErrConflict)
 		}
-		return nil
+		return updateWaiting(w, st.RunID)
 	}})
 	if err != nil {
 		return fmt.Errorf("sqlite store: settle %s.%s: %w", st.RunID, st.Key, err)
@@ -208,6 +236,9 @@ func (d *DB) RequestCancel(ctx context.Context, runID, reason string) (store.Run
 		if _, err := w.tx.ExecContext(w.ctx, `UPDATE runs SET cancel = ?, updated_at = ?
 WHERE id = ? AND cancel = '' AND status NOT IN (?, ?, ?)`, reason, time.Now().UnixNano(), runID,
 			string(store.RunCompleted), string(store.RunFailed), string(store.RunCanceled)); err != nil {
+			return err
+		}
+		if err := updateWaiting(w, runID); err != nil {
 			return err
 		}
 		var err error

@@ -77,6 +77,7 @@ const updateRunSQL = `UPDATE runs SET module_hash = ?, status = ?, result = ?, e
 type stmts struct {
 	upsert    [outcomeChunk + 1]*sql.Stmt // upsert[n] writes n outcome rows
 	updateRun *sql.Stmt
+	waiting   *sql.Stmt // waitingSQL
 }
 
 func (s *stmts) prepare(ctx context.Context, db *sql.DB) error {
@@ -89,12 +90,15 @@ func (s *stmts) prepare(ctx context.Context, db *sql.DB) error {
 	if s.updateRun, err = db.PrepareContext(ctx, updateRunSQL); err != nil {
 		return fmt.Errorf("prepare run update: %w", err)
 	}
+	if s.waiting, err = db.PrepareContext(ctx, waitingSQL); err != nil {
+		return fmt.Errorf("prepare waiting update: %w", err)
+	}
 	return nil
 }
 
 func (s *stmts) close() error {
 	var errs []error
-	for _, st := range append(s.upsert[1:], s.updateRun) {
+	for _, st := range append(s.upsert[1:], s.updateRun, s.waiting) {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}
@@ -110,7 +114,9 @@ type wtx struct {
 	s         *stmts
 	upsert    [outcomeChunk + 1]*sql.Stmt
 	updateRun *sql.Stmt
-	args      []any // reused argument buffer
+	waiting   *sql.Stmt
+	args      []any    // reused argument buffer
+	touched   []string // reused: the runs a batch wrote
 }
 
 func (d *DB) begin() (*wtx, error) {
@@ -127,6 +133,13 @@ func (w *wtx) upsertStmt(n int) *sql.Stmt {
 		w.upsert[n] = w.tx.StmtContext(w.ctx, w.s.upsert[n])
 	}
 	return w.upsert[n]
+}
+
+func (w *wtx) waitingStmt() *sql.Stmt {
+	if w.waiting == nil {
+		w.waiting = w.tx.StmtContext(w.ctx, w.s.waiting)
+	}
+	return w.waiting
 }
 
 func (w *wtx) runStmt() *sql.Stmt {

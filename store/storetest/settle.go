@@ -2,8 +2,11 @@ package storetest
 
 import (
 	"errors"
+	"fmt"
 	"slices"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/skeinrun/skein/store"
 )
@@ -228,5 +231,172 @@ func testPendingNeverReplacesSettled(t *testing.T, s store.Store) {
 	got := mustOutcomes(t, s, "run-1")
 	if len(got) != 1 || got[0].Status != store.OutcomeOK || string(got[0].Value) != `"ok"` || got[0].Seq != 1 {
 		t.Fatalf("a pending row replaced the settled outcome: %+v", got)
+	}
+}
+
+// testDueRunsTransitions follows runs through the writes that change
+// whether something waits for them, checking DueRuns after each: a
+// settlement made while the run executes makes it due once it suspends;
+// delivering it (the outcome recorded) makes it not due; a child's
+// result (a batch settlement) makes a suspended parent due; a run that
+// resumes and ends is never due again; a limit counts every kind of due
+// run in one order.
+func testDueRunsTransitions(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	const now = 1_000
+	due := func(want ...string) {
+		t.Helper()
+		rs, err := s.DueRuns(ctx, now, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := runIDs(rs); !slices.Equal(got, want) && !(len(got) == 0 && len(want) == 0) {
+			t.Errorf("DueRuns = %q, want %q", got, want)
+		}
+	}
+	set := func(id string, status store.RunStatus, wake int64, outs ...store.Outcome) {
+		t.Helper()
+		r := mustRun(t, s, id)
+		r.Status, r.WakeAt = status, wake
+		b := store.Batch{Runs: []store.Run{r}}
+		for _, o := range outs {
+			b.Outcomes = append(b.Outcomes, store.RunOutcome{RunID: id, Outcome: o})
+		}
+		mustCommit(t, s, b)
+	}
+	delivered := func(key string) store.Outcome {
+		return store.Outcome{Key: key, Kind: "promise", Function: "promise", Status: store.OutcomeOK, Value: []byte(`1`), Seq: 1, UpdatedAt: ts(4)}
+	}
+
+	// Settled while running: not due as suspended with a later timer...
+	mustCreateRun(t, s, testRun("a"))
+	set("a", store.RunRunning, 0)
+	pendingPromise(t, s, "a", "p")
+	if err := s.Settle(ctx, store.Settlement{RunID: "a", Key: "p", Status: store.OutcomeOK, Value: []byte("1")}); err != nil {
+		t.Fatal(err)
+	}
+	due("a") // running
+	// ...until it suspends with the settlement undelivered: due.
+	set("a", store.RunSuspended, now+500)
+	due("a")
+	// Delivered and suspended again on the timer: not due.
+	set("a", store.RunRunning, 0, delivered("p"))
+	set("a", store.RunSuspended, now+500)
+	due()
+
+	// A child's result reaches its suspended parent in the child's last
+	// batch: the parent is due.
+	mustCreateRun(t, s, testRun("b"))
+	mustCreateRun(t, s, testRun("b.1"))
+	mustCommit(t, s, store.Batch{Outcomes: []store.RunOutcome{{RunID: "b", Outcome: store.Outcome{
+		Key: "1", Kind: "child", Function: "w", Status: store.OutcomePending, UpdatedAt: ts(3)}}}})
+	set("b", store.RunSuspended, 0)
+	due("b.1") // the child is pending
+	child := mustRun(t, s, "b.1")
+	child.Status, child.Result = store.RunCompleted, []byte(`2`)
+	mustCommit(t, s, store.Batch{Runs: []store.Run{child},
+		Settlements: []store.Settlement{{RunID: "b", Key: "1", Status: store.OutcomeOK, Value: []byte(`2`)}}})
+	due("b")
+	// The parent resumes, takes the result and ends: never due again.
+	set("b", store.RunRunning, 0, store.Outcome{Key: "1", Kind: "child", Function: "w", Status: store.OutcomeOK, Value: []byte(`2`), Seq: 1, UpdatedAt: ts(4)})
+	set("b", store.RunCompleted, 0)
+	due()
+
+	// A cancellation of a suspended run, then its delivery with the
+	// run's suspension in the same batch.
+	mustCreateRun(t, s, testRun("c"))
+	set("c", store.RunSuspended, now+10)
+	if _, err := s.RequestCancel(ctx, "c", "stop"); err != nil {
+		t.Fatal(err)
+	}
+	due("c")
+	set("c", store.RunSuspended, now+10, store.Outcome{Key: store.CancelKey, Kind: "cancel", Function: "cancel", Status: store.OutcomeError, Error: "stop", Seq: 1, UpdatedAt: ts(4)})
+	due()
+
+	// Every kind at once, in WakeAt-then-ID order, and a limit across them.
+	mustCreateRun(t, s, testRun("d-pending"))
+	mustCreateRun(t, s, testRun("e-timer"))
+	set("e-timer", store.RunSuspended, now-5)
+	mustCreateRun(t, s, testRun("f-waiting"))
+	set("f-waiting", store.RunSuspended, now+99)
+	pendingPromise(t, s, "f-waiting", "p")
+	if err := s.Settle(ctx, store.Settlement{RunID: "f-waiting", Key: "p", Status: store.OutcomeOK, Value: []byte("1")}); err != nil {
+		t.Fatal(err)
+	}
+	dl := testRun("g-deadline")
+	dl.Deadline = now - 1
+	mustCreateRun(t, s, dl)
+	set("g-deadline", store.RunSuspended, now+50)
+	due("d-pending", "e-timer", "g-deadline", "f-waiting")
+	rs, err := s.DueRuns(ctx, now, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := runIDs(rs); !slices.Equal(got, []string{"d-pending", "e-timer"}) {
+		t.Errorf("DueRuns(limit 2) = %q, want [d-pending e-timer]", got)
+	}
+	cs, err := s.ClaimRuns(ctx, "w1", now, time.Minute, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := claimedIDs(cs); !slices.Equal(got, []string{"d-pending", "e-timer", "g-deadline"}) {
+		t.Errorf("ClaimRuns(limit 3) = %q, want [d-pending e-timer g-deadline]", got)
+	}
+}
+
+// testSettleRacesSuspend: a settlement made (Settle, or a child's last
+// batch) while the run's own execution commits its suspension, in
+// parallel, always leaves the run due: neither write may miss the other.
+// In a third of the runs the suspending batch itself records the pending
+// op the child's result settles (a parent flushes an op's record at its
+// next idle point, by when the child may have ended).
+func testSettleRacesSuspend(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	const n = 60
+	var wg sync.WaitGroup
+	for i := range n {
+		id := fmt.Sprintf("r%02d", i)
+		mustCreateRun(t, s, testRun(id))
+		pending := store.Outcome{Key: "p", Kind: "promise", Function: "promise", Status: store.OutcomePending, UpdatedAt: ts(3)}
+		running := mustRun(t, s, id)
+		running.Status = store.RunRunning
+		b := store.Batch{Runs: []store.Run{running}}
+		if i%3 != 2 {
+			b.Outcomes = []store.RunOutcome{{RunID: id, Outcome: pending}}
+		}
+		mustCommit(t, s, b)
+		suspend := store.Batch{Runs: []store.Run{running}}
+		suspend.Runs[0].Status, suspend.Runs[0].WakeAt = store.RunSuspended, 1<<62
+		if i%3 == 2 {
+			suspend.Outcomes = []store.RunOutcome{{RunID: id, Outcome: pending}}
+		}
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			if err := s.Commit(ctx, suspend); err != nil {
+				t.Error(err)
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			set := store.Settlement{RunID: id, Key: "p", Status: store.OutcomeOK, Value: []byte("1")}
+			var err error
+			if i%3 == 0 {
+				err = s.Settle(ctx, set)
+			} else {
+				err = s.Commit(ctx, store.Batch{Settlements: []store.Settlement{set}})
+			}
+			if err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	rs, err := s.DueRuns(ctx, 1_000, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := runIDs(rs); len(got) != n {
+		t.Errorf("%d of %d runs due after a settlement raced their suspension: %q", len(got), n, got)
 	}
 }

@@ -47,6 +47,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"BatchSettlements", testBatchSettlements},
 		{"RequestCancel", testRequestCancel},
 		{"DueRunsSettlementsCancelDeadline", testDueRunsWake},
+		{"DueRunsTransitions", testDueRunsTransitions},
+		{"SettleRacesSuspend", testSettleRacesSuspend},
 		{"PendingNeverReplacesSettled", testPendingNeverReplacesSettled},
 		{"LeaseClaimDueOnly", testLeaseClaimDueOnly},
 		{"LeaseClaimConcurrent", testLeaseClaimConcurrent},
