@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime"
 	"strings"
 	"sync"
@@ -160,14 +161,15 @@ func (h *Host) Work(ctx context.Context, o WorkOptions) error {
 	slots := make(chan struct{}, o.Concurrency)
 	poll := time.NewTicker(o.Poll)
 	defer poll.Stop()
+	var outage claimOutage
 	for ctx.Err() == nil {
 		// Only this loop takes slots, so claiming no more runs than are
 		// free never blocks below, and no lease is held by a run waiting
 		// for a slot.
 		if free := o.Concurrency - len(slots); free > 0 {
 			claimed, err := h.cfg.Store.ClaimRuns(ctx, o.Owner, time.Now().UnixNano(), o.LeaseTTL, free)
-			if err != nil && ctx.Err() == nil {
-				h.log.Error("worker: claim due runs", "err", err)
+			if ctx.Err() == nil {
+				outage.report(h.log, err)
 			}
 			h.metrics.leasesClaimed.Add(uint64(len(claimed)))
 			for _, c := range claimed {
@@ -198,6 +200,33 @@ func (h *Host) Work(ctx context.Context, o WorkOptions) error {
 		<-done
 	}
 	return nil
+}
+
+// claimOutage keeps the worker's log readable while the store cannot be
+// reached: the first failed claim is logged, then one line a minute while
+// claims keep failing, and one when they work again.
+type claimOutage struct {
+	failures   int
+	since, log time.Time
+}
+
+func (c *claimOutage) report(log *slog.Logger, err error) {
+	now := time.Now()
+	switch {
+	case err == nil && c.failures > 0:
+		log.Info("worker: claims work again", "failed_claims", c.failures, "outage", now.Sub(c.since).Round(time.Millisecond))
+		*c = claimOutage{}
+	case err == nil:
+	case c.failures == 0:
+		log.Error("worker: claim due runs", "err", err)
+		c.failures, c.since, c.log = 1, now, now
+	default:
+		c.failures++
+		if now.Sub(c.log) >= time.Minute {
+			log.Error("worker: claims still failing", "failed_claims", c.failures, "since", c.since, "err", err)
+			c.log = now
+		}
+	}
 }
 
 // splitFullID splits "{run}.{key}" into a stored run's id and the key. A

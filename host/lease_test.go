@@ -330,3 +330,29 @@ func TestLeaseRecheckInbox(t *testing.T) {
 		return err == nil && got.Status == store.RunCanceled
 	})
 }
+
+// TestClaimOutageLog: while claims fail (the store is unreachable), the
+// worker logs the first failure and then at most one line a minute, and
+// one line when claims work again.
+func TestClaimOutageLog(t *testing.T) {
+	var buf syncBuffer
+	log := slog.New(slog.NewTextHandler(&buf, nil))
+	var c claimOutage
+	c.report(log, nil)
+	for range 40 { // 10 s of polls at the default interval
+		c.report(log, errPartition)
+	}
+	c.report(log, nil)
+	c.report(log, nil)
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], "claim due runs") || !strings.Contains(lines[0], "connection refused") ||
+		!strings.Contains(lines[1], "claims work again") || !strings.Contains(lines[1], "failed_claims=40") {
+		t.Errorf("log during an outage of 40 claims:\n%s", buf.String())
+	}
+	c.report(log, errPartition)
+	c.since, c.log = c.since.Add(-2*time.Minute), c.log.Add(-2*time.Minute) // a long outage
+	c.report(log, errPartition)
+	if n := strings.Count(buf.String(), "claims still failing"); n != 1 {
+		t.Errorf("%d reminders after two minutes of failures; want 1:\n%s", n, buf.String())
+	}
+}
