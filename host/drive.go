@@ -331,6 +331,25 @@ func (h *Host) waiting(ctx context.Context, rs *runState) (bool, error) {
 	return true, nil
 }
 
+// cancelWaits reports whether run id has a cancellation requested and not
+// yet delivered.
+func (h *Host) cancelWaits(ctx context.Context, id string) bool {
+	r, err := h.cfg.Store.Run(ctx, id)
+	if err != nil || r.Cancel == "" || r.Status.Terminal() {
+		return false
+	}
+	outs, err := h.cfg.Store.Outcomes(ctx, id)
+	if err != nil {
+		return false
+	}
+	for _, o := range outs {
+		if o.Key == store.CancelKey {
+			return false
+		}
+	}
+	return true
+}
+
 // markOrphans queues updates of the orphaned flag of stored outcomes: set
 // where the execution never reached the key, cleared where it did.
 func markOrphans(rs *runState, outs []store.Outcome, s *sched.Sched) {

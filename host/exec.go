@@ -582,6 +582,13 @@ func (x *exec) startChild(ctx context.Context, key, workflow string, input []byt
 		rs.mb.put(sched.Completion{Key: key, Outcome: childOutcome(child)})
 		return
 	}
+	x.driveChild(id)
+}
+
+// driveChild has the child run id driven, unless it is being driven for
+// this run already.
+func (x *exec) driveChild(id string) {
+	rs := x.rs
 	if rs.lease != nil {
 		// A worker (Work) drives the parent: the child is a run like any
 		// other, claimed with a lease of its own by whichever worker is
@@ -592,9 +599,16 @@ func (x *exec) startChild(ctx context.Context, key, workflow string, input []byt
 	if rs.setChildLive(id, true) {
 		opts := DriveOptions{WaitTimers: rs.opts.WaitTimers}
 		go func() {
-			_, err := x.h.Drive(x.base, id, opts) // not ended by this execution's watchdog
-			if err != nil && !errors.Is(err, errActive) {
-				x.h.log.Warn("child run stopped", "run", rs.run.ID, "key", key, "child", id, "err", err)
+			for range 3 {
+				r, err := x.h.Drive(x.base, id, opts) // not ended by this execution's watchdog
+				if err != nil && !errors.Is(err, errActive) {
+					x.h.log.Warn("child run stopped", "run", rs.run.ID, "child", id, "err", err)
+				}
+				// A cancellation stored just as the child suspended (too
+				// late for its drive to see) is delivered by driving it again.
+				if err != nil || r.Status != store.RunSuspended || !x.h.cancelWaits(x.base, id) {
+					break
+				}
 			}
 			rs.setChildLive(id, false)
 			rs.mb.nudge()
@@ -895,11 +909,25 @@ func (x *exec) onCancel(ctx context.Context, reason string) {
 	}
 	clear(rs.promises)
 	for key, id := range rs.children {
-		go func() {
-			if _, err := x.h.Cancel(context.WithoutCancel(ctx), id, "parent run canceled: "+reason); err != nil && !errors.Is(err, ErrTerminal) {
-				x.h.log.Warn("cancel child run", "run", rs.run.ID, "key", key, "child", id, "err", err)
-			}
-		}()
+		if rs.sim != nil {
+			go func() {
+				if _, err := x.h.Cancel(context.WithoutCancel(ctx), id, "parent run canceled: "+reason); err != nil && !errors.Is(err, ErrTerminal) {
+					x.h.log.Warn("cancel child run", "run", rs.run.ID, "key", key, "child", id, "err", err)
+				}
+			}()
+			continue
+		}
+		// Recorded before the parent goes on, and the child driven again
+		// if its drive had just stopped (it suspended before the request
+		// was stored): a child left suspended would never hear of it.
+		_, err := x.h.Cancel(context.WithoutCancel(ctx), id, "parent run canceled: "+reason)
+		switch {
+		case errors.Is(err, ErrTerminal):
+		case err != nil:
+			x.h.log.Warn("cancel child run", "run", rs.run.ID, "key", key, "child", id, "err", err)
+		default:
+			x.driveChild(id)
+		}
 	}
 }
 
