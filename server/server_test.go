@@ -252,12 +252,16 @@ func TestAPIErrorMapping(t *testing.T) {
 		{fmt.Errorf("x: %w", host.ErrConflict), 409, CodeConflict},
 		{&http.MaxBytesError{Limit: 3}, 413, CodeTooLarge},
 		{errors.New("disk on fire"), 500, CodeInternal},
+		{fmt.Errorf("x: %w", store.ErrUnavailable), 503, CodeUnavailable},
 	} {
 		rec := httptest.NewRecorder()
 		a.fail(rec, httptest.NewRequest("GET", "/v1/x", nil), c.err)
 		var e ErrorBody
 		if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || rec.Code != c.code || e.Error.Code != c.ec || e.Error.Message == "" {
 			t.Errorf("%v: %d %s; want %d %s", c.err, rec.Code, rec.Body, c.code, c.ec)
+		}
+		if ra := rec.Header().Get("Retry-After"); (c.code == 503) != (ra == "1") {
+			t.Errorf("%v: Retry-After %q", c.err, ra)
 		}
 	}
 }

@@ -125,6 +125,7 @@ const (
 	CodeConflict         = "conflict"
 	CodeTooLarge         = "too_large"
 	CodeInternal         = "internal"
+	CodeUnavailable      = "unavailable"
 )
 
 func moduleJSON(m store.Module) Module {

@@ -19,6 +19,12 @@ var ErrNotFound = errors.New("not found")
 // stored: a promise settled a second time.
 var ErrConflict = errors.New("conflict")
 
+// ErrUnavailable is returned (wrapped) when the store cannot be reached:
+// the database is down or restarting, or the connection to it was lost.
+// Nothing was written (or a transaction was rolled back); the same call
+// may succeed later.
+var ErrUnavailable = errors.New("the store is unavailable")
+
 // ErrLeaseLost is returned (wrapped) by RenewLease, ReleaseLease and a
 // fenced Commit when the lease given is no longer the run's current one:
 // another worker claimed the run since (a newer token), or the lease was

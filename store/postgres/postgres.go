@@ -13,7 +13,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -70,6 +73,9 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	}
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
+		if unreachable(err) {
+			err = fmt.Errorf("%w: %w", store.ErrUnavailable, err)
+		}
 		return nil, fmt.Errorf("postgres store: open: %w", err)
 	}
 	if err := migrate(ctx, pool, log); err != nil {
@@ -145,10 +151,32 @@ func retryable(err error) bool {
 }
 
 // wrapClosed turns the pool's complaint about being closed (a Close that
-// raced with the call) into ErrClosed.
+// raced with the call) into ErrClosed, and a failure to reach the
+// database into store.ErrUnavailable.
 func (d *DB) wrapClosed(err error) error {
-	if err != nil && d.closed.Load() && !errors.Is(err, ErrClosed) {
+	switch {
+	case err == nil, errors.Is(err, ErrClosed), errors.Is(err, store.ErrUnavailable):
+		return err
+	case d.closed.Load():
 		return fmt.Errorf("%w: %w", ErrClosed, err)
+	case unreachable(err):
+		return fmt.Errorf("%w: %w", store.ErrUnavailable, err)
 	}
 	return err
+}
+
+// unreachable reports whether err says the database could not be
+// reached: a failed connection, a connection lost or refused, or the
+// server shutting down or starting up (SQLSTATE classes 08 and 57P0x).
+func unreachable(err error) bool {
+	var ce *pgconn.ConnectError
+	var ne net.Error
+	var pe *pgconn.PgError
+	switch {
+	case errors.As(err, &ce), errors.As(err, &ne), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return true
+	case errors.As(err, &pe):
+		return strings.HasPrefix(pe.Code, "08") || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03"
+	}
+	return false
 }

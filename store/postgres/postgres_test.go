@@ -130,3 +130,40 @@ func TestMigrationWaiting(t *testing.T) {
 	defer d.Close()
 	storetest.CheckWaitingMigrated(t, d)
 }
+
+// TestUnavailable: a database that cannot be reached is reported as
+// store.ErrUnavailable, which the API answers with 503.
+func TestUnavailable(t *testing.T) {
+	_, err := postgres.Open(t.Context(), "postgres://postgres@127.0.0.1:1/postgres?sslmode=disable&connect_timeout=2", postgres.Options{})
+	if !errors.Is(err, store.ErrUnavailable) {
+		t.Errorf("Open of a closed port: %v; want ErrUnavailable", err)
+	}
+	st, err := postgres.Open(t.Context(), freshSchema(t), postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	// Every connection of the pool is cut from the server side: the next
+	// call fails as unavailable, and the one after works again.
+	conn, err := pgx.Connect(t.Context(), testDSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(t.Context())
+	if _, err := st.Run(t.Context(), "warm"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(t.Context(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+WHERE pid <> pg_backend_pid() AND datname = current_database() AND application_name = ''`); err != nil {
+		t.Fatal(err)
+	}
+	_, err = st.Run(t.Context(), "x")
+	t.Logf("after the cut: %v", err)
+	if err != nil && !errors.Is(err, store.ErrUnavailable) && !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("Run on a cut connection: %v; want ErrUnavailable (or a fresh connection's ErrNotFound)", err)
+	}
+	if _, err := st.Run(t.Context(), "x"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("Run after reconnecting: %v; want ErrNotFound", err)
+	}
+}
+
