@@ -166,4 +166,3 @@ WHERE pid <> pg_backend_pid() AND datname = current_database() AND application_n
 		t.Errorf("Run after reconnecting: %v; want ErrNotFound", err)
 	}
 }
-
