@@ -670,3 +670,63 @@ func TestClusterFailover(t *testing.T) {
 		w.stop(t)
 	}
 }
+
+// TestClusterCancelAcrossWorkers: a run executing on one worker (a chain
+// of steps, so it never suspends) is canceled through another worker's
+// API. The worker running it hears of it at its next lease renewal, not
+// only once the run would suspend: the cancellation is recorded while
+// steps are still to run, and the run ends canceled (its steps still run:
+// a canceled run may compensate).
+func TestClusterCancelAcrossWorkers(t *testing.T) {
+	dsn := postgresSchema(t)
+	st := openClusterStore(t, dsn)
+	ctx := context.Background()
+	w1 := startClusterWorker(t, dsn, "w1")
+	deployServerModule(t, w1.skeinServer, nil)
+	const steps = 12
+	body := fmt.Sprintf(`{"module":"srv","workflow":"chain","input":{"n":%d,"ms":250},"id":"far"}`, steps)
+	if r := w1.call(t, "POST", "/v1/runs", "", body); r.status != http.StatusCreated {
+		t.Fatalf("start: %s", r)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		r, err := st.Run(ctx, "far")
+		outs, oerr := st.Outcomes(ctx, "far")
+		if err == nil && oerr == nil && r.LeaseOwner == "w1" && len(outs) >= 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("w1 never ran the chain: %+v %v%s", r, err, clusterTails(w1))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	w2 := startClusterWorker(t, dsn, "w2")
+	canceledAt := time.Now()
+	if r := w2.call(t, "POST", "/v1/runs/far/cancel", "", `{"reason":"from w2"}`); r.status != http.StatusOK {
+		t.Fatalf("cancel through w2: %s", r)
+	}
+	final := w2.awaitStatus(t, "far", "", "canceled", "completed", "failed")
+	if final.Status != "canceled" || !strings.Contains(final.Error, "from w2") {
+		t.Fatalf("run ended %s %q; want canceled by w2", final.Status, final.Error)
+	}
+	outs, err := st.Outcomes(ctx, "far")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cancelSeq, lastStep int64
+	for _, o := range outs {
+		if o.Key == store.CancelKey {
+			cancelSeq = o.Seq
+		} else {
+			lastStep = max(lastStep, o.Seq)
+		}
+	}
+	if cancelSeq == 0 || cancelSeq >= lastStep {
+		t.Fatalf("cancellation recorded at seq %d, steps up to %d; want it delivered mid-run", cancelSeq, lastStep)
+	}
+	hist, err := st.LeaseHistory(ctx, "far")
+	if err != nil || len(hist) != 1 || hist[0].Owner != "w1" {
+		t.Errorf("lease history %+v, %v; want w1's lease alone (the run was never handed over)", hist, err)
+	}
+	t.Logf("canceled through w2; the run ended %s after the request", time.Since(canceledAt).Round(time.Millisecond))
+}
