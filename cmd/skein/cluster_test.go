@@ -730,3 +730,27 @@ func TestClusterCancelAcrossWorkers(t *testing.T) {
 	}
 	t.Logf("canceled through w2; the run ended %s after the request", time.Since(canceledAt).Round(time.Millisecond))
 }
+
+// TestClusterTimerOnAnotherWorker: a run that suspended on a durable
+// timer on one worker is woken by another when the timer comes due (the
+// first has stopped meanwhile): timers are in the database, not in a
+// worker.
+func TestClusterTimerOnAnotherWorker(t *testing.T) {
+	dsn := postgresSchema(t)
+	st := openClusterStore(t, dsn)
+	w1 := startClusterWorker(t, dsn, "w1")
+	deployServerModule(t, w1.skeinServer, nil)
+	if r := w1.call(t, "POST", "/v1/runs", "", `{"module":"srv","workflow":"sleeper","input":{"ms":2500},"id":"nap"}`); r.status != http.StatusCreated {
+		t.Fatalf("start: %s", r)
+	}
+	w1.awaitStatus(t, "nap", "", "suspended")
+	w1.stop(t)
+	w2 := startClusterWorker(t, dsn, "w2")
+	if r := w2.awaitStatus(t, "nap", "", "completed"); string(r.Result) != `"slept 2500ms"` {
+		t.Fatalf("result %s; want \"slept 2500ms\"", r.Result)
+	}
+	hist, err := st.LeaseHistory(context.Background(), "nap")
+	if err != nil || len(hist) != 2 || hist[0].Owner != "w1" || hist[1].Owner != "w2" || hist[0].ReleasedAt == 0 {
+		t.Errorf("lease history %+v, %v; want w1's lease released at the suspension, then w2's", hist, err)
+	}
+}
