@@ -63,6 +63,26 @@ func (b *syncBuffer) String() string {
 	return b.b.String()
 }
 
+// startChain deploys the server workflows through h and starts run id
+// of the chain workflow: n steps whose bodies take 100 ms each.
+func startChain(t *testing.T, h *Host, id string, n int) store.Run {
+	t.Helper()
+	ctx := context.Background()
+	wasm, err := os.ReadFile(wasmbuild.Build(t, "./testdata/workflows/server"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := h.Deploy(ctx, "server", wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := h.Start(ctx, StartOptions{Module: m.Hash, Workflow: "chain", Input: json.RawMessage(fmt.Sprintf(`{"n":%d,"ms":100}`, n)), ID: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
 // TestLeaseTakeover: worker A drives a long run until its lease renewals
 // start to fail (a partition); once the lease has expired worker B, on
 // the same store, claims the run and finishes it from its journal. A's
@@ -93,19 +113,8 @@ func TestLeaseTakeover(t *testing.T) {
 	}
 	defer b.Close(ctx)
 
-	wasm, err := os.ReadFile(wasmbuild.Build(t, "./testdata/workflows/server"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := a.Deploy(ctx, "server", wasm)
-	if err != nil {
-		t.Fatal(err)
-	}
 	const n, ttl = 20, 400 * time.Millisecond
-	run, err := a.Start(ctx, StartOptions{Module: m.Hash, Workflow: "chain", Input: json.RawMessage(fmt.Sprintf(`{"n":%d,"ms":100}`, n)), ID: "long"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	run := startChain(t, a, "long", n)
 
 	work := func(h *Host, owner string) (stop func()) {
 		wctx, cancel := context.WithCancel(ctx)
@@ -235,19 +244,8 @@ func TestLeaseSelfReclaim(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close(ctx)
-	wasm, err := os.ReadFile(wasmbuild.Build(t, "./testdata/workflows/server"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := a.Deploy(ctx, "server", wasm)
-	if err != nil {
-		t.Fatal(err)
-	}
 	const n, ttl = 12, 300 * time.Millisecond
-	run, err := a.Start(ctx, StartOptions{Module: m.Hash, Workflow: "chain", Input: json.RawMessage(fmt.Sprintf(`{"n":%d,"ms":100}`, n)), ID: "self"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	run := startChain(t, a, "self", n)
 	wctx, stop := context.WithCancel(ctx)
 	worked := make(chan error, 1)
 	go func() {

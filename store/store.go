@@ -8,6 +8,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -213,6 +214,31 @@ type Batch struct {
 	// in the same transaction: a worker's last commit of a run that ended
 	// saves a transaction. Release without Fence fails the commit.
 	Release bool
+}
+
+// CheckFenceWrites checks the rules of Fence and Release that need no
+// store: a fenced batch writes outcomes and run updates of the fenced run
+// only, and Release needs a Fence (ErrReleaseUnfenced). Every backend's
+// Commit calls it before it checks the lease itself.
+func (b *Batch) CheckFenceWrites() error {
+	f := b.Fence
+	if f == nil {
+		if b.Release {
+			return ErrReleaseUnfenced
+		}
+		return nil
+	}
+	for i := range b.Outcomes {
+		if id := b.Outcomes[i].RunID; id != f.RunID {
+			return fmt.Errorf("fenced batch for run %s writes an outcome of run %s", f.RunID, id)
+		}
+	}
+	for i := range b.Runs {
+		if id := b.Runs[i].ID; id != f.RunID {
+			return fmt.Errorf("fenced batch for run %s updates run %s", f.RunID, id)
+		}
+	}
+	return nil
 }
 
 // Settlement is an outcome given to a run from outside its execution: an

@@ -461,27 +461,11 @@ func (s *Store) release(rec *runRec, now int64) {
 // the fenced run, and its lease is still the run's current one. The caller
 // holds mu.
 func (s *Store) checkFence(b *store.Batch) error {
-	f := b.Fence
-	if f == nil {
-		if b.Release {
-			return store.ErrReleaseUnfenced
-		}
-		return nil
-	}
-	for i := range b.Outcomes {
-		if id := b.Outcomes[i].RunID; id != f.RunID {
-			return fmt.Errorf("fenced batch for run %s writes an outcome of run %s", f.RunID, id)
-		}
-	}
-	for i := range b.Runs {
-		if id := b.Runs[i].ID; id != f.RunID {
-			return fmt.Errorf("fenced batch for run %s updates run %s", f.RunID, id)
-		}
-	}
-	if _, err := s.heldRun(*f); err != nil {
+	if err := b.CheckFenceWrites(); err != nil || b.Fence == nil {
 		return err
 	}
-	return nil
+	_, err := s.heldRun(*b.Fence)
+	return err
 }
 
 // heldRun returns the record of l's run if l is its current lease, and

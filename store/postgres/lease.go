@@ -14,29 +14,6 @@ import (
 	"github.com/skeinrun/skein/store"
 )
 
-// checkFenceWrites checks that a fenced batch writes only its fenced
-// run's outcomes and status.
-func checkFenceWrites(b *store.Batch) error {
-	f := b.Fence
-	if f == nil {
-		if b.Release {
-			return store.ErrReleaseUnfenced
-		}
-		return nil
-	}
-	for i := range b.Outcomes {
-		if id := b.Outcomes[i].RunID; id != f.RunID {
-			return fmt.Errorf("fenced batch for run %s writes an outcome of run %s", f.RunID, id)
-		}
-	}
-	for i := range b.Runs {
-		if id := b.Runs[i].ID; id != f.RunID {
-			return fmt.Errorf("fenced batch for run %s updates run %s", f.RunID, id)
-		}
-	}
-	return nil
-}
-
 // lockLeaseSQL locks the row of run $1 if its lease is still owner $2
 // with token $3, and returns a row only then. Commit sends it first in a
 // fenced batch's pipeline: the lock holds until the transaction ends, so

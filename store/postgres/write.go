@@ -129,7 +129,7 @@ func (d *DB) Commit(ctx context.Context, b store.Batch) error {
 		}
 		return nil
 	}
-	if err := checkFenceWrites(&b); err != nil {
+	if err := b.CheckFenceWrites(); err != nil {
 		return fmt.Errorf("postgres store: commit: %w", err)
 	}
 	err := d.inTx(ctx, func(tx pgx.Tx) error {

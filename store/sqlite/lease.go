@@ -15,24 +15,10 @@ import (
 // still the run's current one. Only the writer goroutine writes, so the
 // lease cannot change between the check and the commit.
 func checkFence(w *wtx, b *store.Batch) error {
-	f := b.Fence
-	if f == nil {
-		if b.Release {
-			return store.ErrReleaseUnfenced
-		}
-		return nil
+	if err := b.CheckFenceWrites(); err != nil || b.Fence == nil {
+		return err
 	}
-	for i := range b.Outcomes {
-		if id := b.Outcomes[i].RunID; id != f.RunID {
-			return fmt.Errorf("fenced batch for run %s writes an outcome of run %s", f.RunID, id)
-		}
-	}
-	for i := range b.Runs {
-		if id := b.Runs[i].ID; id != f.RunID {
-			return fmt.Errorf("fenced batch for run %s updates run %s", f.RunID, id)
-		}
-	}
-	return checkLease(w, *f)
+	return checkLease(w, *b.Fence)
 }
 
 // checkLease fails with store.ErrLeaseLost (wrapped) unless l is the
