@@ -47,6 +47,12 @@ type Lease struct {
 	Expiry int64 // unix ns; another worker may claim the run from then on
 }
 
+// LostError is the error of a call made with l when l is no longer its
+// run's current lease: it wraps ErrLeaseLost and names the lease.
+func (l Lease) LostError() error {
+	return fmt.Errorf("run %s lease %d of %q: %w", l.RunID, l.Token, l.Owner, ErrLeaseLost)
+}
+
 // ClaimedRun is a run returned by ClaimRuns with the lease taken on it.
 type ClaimedRun struct {
 	Run   Run

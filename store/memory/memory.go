@@ -473,7 +473,7 @@ func (s *Store) checkFence(b *store.Batch) error {
 func (s *Store) heldRun(l store.Lease) (*runRec, error) {
 	rec := s.runs[l.RunID]
 	if rec == nil || rec.run.LeaseOwner == "" || rec.run.LeaseOwner != l.Owner || rec.run.LeaseToken != l.Token {
-		return nil, fmt.Errorf("run %s lease %d of %q: %w", l.RunID, l.Token, l.Owner, store.ErrLeaseLost)
+		return nil, l.LostError()
 	}
 	return rec, nil
 }

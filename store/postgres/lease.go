@@ -28,7 +28,7 @@ func readFence(br pgx.BatchResults, l store.Lease) error {
 	var one int
 	err := br.QueryRow().Scan(&one)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return lostError(l)
+		return l.LostError()
 	}
 	return err
 }
@@ -163,7 +163,7 @@ func (d *DB) leaseStmt(ctx context.Context, l store.Lease, sql string, arg int64
 			return err
 		}
 		if tag.RowsAffected() == 0 {
-			return lostError(l)
+			return l.LostError()
 		}
 		return nil
 	})
@@ -193,9 +193,4 @@ FROM leases WHERE run_id = $1 ORDER BY token`, runID)
 		return nil, fmt.Errorf("postgres store: lease history of %s: %w", runID, d.wrapClosed(err))
 	}
 	return out, nil
-}
-
-// lostError is the error of a lease that is not its run's current one.
-func lostError(l store.Lease) error {
-	return fmt.Errorf("run %s lease %d of %q: %w", l.RunID, l.Token, l.Owner, store.ErrLeaseLost)
 }

@@ -2,9 +2,9 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/skeinrun/skein/store/internal/rowscan"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -39,10 +39,7 @@ func (d *DB) module(ctx context.Context, hashOrName string, withBytes bool) (sto
 	if err := d.check(ctx); err != nil {
 		return store.Module{}, err
 	}
-	cols := `SELECT hash, name, abi_version, workflows, created_at FROM modules `
-	if withBytes {
-		cols = `SELECT hash, name, bytes, abi_version, workflows, created_at FROM modules `
-	}
+	cols := `SELECT ` + rowscan.ModuleColumns(withBytes) + ` FROM modules `
 	m, err := scanModule(d.pool.QueryRow(ctx, cols+`WHERE hash = $1`, hashOrName), withBytes)
 	if errors.Is(err, store.ErrNotFound) && hashOrName != "" {
 		m, err = scanModule(d.pool.QueryRow(ctx, cols+`WHERE name = $1 ORDER BY named_seq DESC LIMIT 1`, hashOrName), withBytes)
@@ -57,7 +54,7 @@ func (d *DB) Modules(ctx context.Context) ([]store.Module, error) {
 		return nil, fmt.Errorf("postgres store: list modules: %w", err)
 	}
 	rows, err := d.pool.Query(ctx,
-		`SELECT hash, name, abi_version, workflows, created_at FROM modules ORDER BY created_at DESC, ins_seq DESC`)
+		`SELECT `+rowscan.ModuleColumns(false)+` FROM modules ORDER BY created_at DESC, ins_seq DESC`)
 	if err != nil {
 		return nil, fmt.Errorf("postgres store: list modules: %w", d.wrapClosed(err))
 	}
@@ -76,29 +73,9 @@ func (d *DB) Modules(ctx context.Context) ([]store.Module, error) {
 	return ms, nil
 }
 
-func scanModule(s pgx.Row, withBytes bool) (store.Module, error) {
-	var m store.Module
-	var workflows string
-	var created int64
-	dest := []any{&m.Hash, &m.Name, &m.ABIVersion, &workflows, &created}
-	if withBytes {
-		dest = []any{&m.Hash, &m.Name, &m.Bytes, &m.ABIVersion, &workflows, &created}
-	}
-	err := s.Scan(dest...)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return store.Module{}, store.ErrNotFound
-	}
-	if err != nil {
-		return store.Module{}, err
-	}
-	if err := json.Unmarshal([]byte(workflows), &m.Workflows); err != nil {
-		return store.Module{}, fmt.Errorf("module %s: decode workflows: %w", m.Hash, err)
-	}
-	if len(m.Workflows) == 0 {
-		m.Workflows = nil
-	}
-	m.CreatedAt = time.Unix(0, created)
-	return m, nil
+// scanModule reads a row of rowscan.ModuleColumns(withBytes).
+func scanModule(s rowscan.Scanner, withBytes bool) (store.Module, error) {
+	return rowscan.Module(s, withBytes, pgx.ErrNoRows)
 }
 
 // Run returns the run with the given id, or store.ErrNotFound (wrapped).

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/skeinrun/skein/store/internal/rowscan"
 	"slices"
 	"strings"
 	"time"
@@ -157,7 +158,8 @@ func (d *DB) Commit(ctx context.Context, b store.Batch) error {
 			f := b.Fence
 			pb.Queue(releaseLeaseSQL, f.RunID, f.Owner, f.Token, time.Now().UnixNano())
 		}
-		for _, t := range touchedRuns(&b) {
+		touched := touchedRuns(&b)
+		for _, t := range touched {
 			if t.settled {
 				pb.Queue(lockRunSQL, t.id)
 			}
@@ -169,7 +171,7 @@ func (d *DB) Commit(ctx context.Context, b store.Batch) error {
 			err = readFence(br, *b.Fence)
 		}
 		if err == nil {
-			err = readBatch(br, &b)
+			err = readBatch(br, &b, touched)
 		}
 		if cerr := br.Close(); err == nil && cerr != nil {
 			err = cerr
@@ -183,7 +185,7 @@ func (d *DB) Commit(ctx context.Context, b store.Batch) error {
 }
 
 // readBatch reads the results of the statements Commit queued for b.
-func readBatch(br pgx.BatchResults, b *store.Batch) error {
+func readBatch(br pgx.BatchResults, b *store.Batch, touched []touchedRun) error {
 	for i := range b.Outcomes {
 		if _, err := br.Exec(); err != nil {
 			ro := &b.Outcomes[i]
@@ -209,13 +211,13 @@ func readBatch(br pgx.BatchResults, b *store.Batch) error {
 		// The fence's lock holds the run's row: the release finds the lease.
 		tag, err := br.Exec()
 		if err == nil && tag.RowsAffected() == 0 {
-			err = lostError(*b.Fence)
+			err = b.Fence.LostError()
 		}
 		if err != nil {
 			return fmt.Errorf("release lease of run %s: %w", b.Fence.RunID, err)
 		}
 	}
-	for _, t := range touchedRuns(b) {
+	for _, t := range touched {
 		if t.settled {
 			if _, err := br.Exec(); err != nil {
 				return fmt.Errorf("lock run %s: %w", t.id, err)
@@ -348,24 +350,7 @@ func nanosOr(t time.Time, now int64) int64 {
 }
 
 // runColumns are the columns scanRun reads, in order.
-const runColumns = `id, module_hash, workflow, input, status, result, error, seed, parent, start_time, wake_at, deadline, cancel, created_at, updated_at, lease_owner, lease_expiry, lease_token`
+const runColumns = rowscan.RunColumns
 
-func scanRun(s pgx.Row) (store.Run, error) {
-	var r store.Run
-	var status string
-	var seed, created, updated int64
-	err := s.Scan(&r.ID, &r.ModuleHash, &r.Workflow, &r.Input, &status, &r.Result, &r.Error,
-		&seed, &r.Parent, &r.StartTime, &r.WakeAt, &r.Deadline, &r.Cancel, &created, &updated,
-		&r.LeaseOwner, &r.LeaseExpiry, &r.LeaseToken)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return store.Run{}, store.ErrNotFound
-	}
-	if err != nil {
-		return store.Run{}, err
-	}
-	r.Status = store.RunStatus(status)
-	r.Seed = uint64(seed)
-	r.CreatedAt = time.Unix(0, created)
-	r.UpdatedAt = time.Unix(0, updated)
-	return r, nil
-}
+// scanRun reads a row of runColumns.
+func scanRun(s rowscan.Scanner) (store.Run, error) { return rowscan.Run(s, pgx.ErrNoRows) }

@@ -30,13 +30,9 @@ WHERE id = ? AND lease_owner <> '' AND lease_owner = ? AND lease_token = ?`, l.R
 		return fmt.Errorf("check lease of run %s: %w", l.RunID, err)
 	}
 	if n == 0 {
-		return lostError(l)
+		return l.LostError()
 	}
 	return nil
-}
-
-func lostError(l store.Lease) error {
-	return fmt.Errorf("run %s lease %d of %q: %w", l.RunID, l.Token, l.Owner, store.ErrLeaseLost)
 }
 
 // ClaimRuns claims due runs whose lease is free or expired, in one queued

@@ -3,9 +3,9 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/skeinrun/skein/store/internal/rowscan"
 	"time"
 
 	"github.com/skeinrun/skein/store"
@@ -27,10 +27,7 @@ func (d *DB) ModuleInfo(ctx context.Context, hashOrName string) (store.Module, e
 }
 
 func (d *DB) module(ctx context.Context, hashOrName string, withBytes bool) (store.Module, error) {
-	cols := `SELECT hash, name, abi_version, workflows, created_at FROM modules `
-	if withBytes {
-		cols = `SELECT hash, name, bytes, abi_version, workflows, created_at FROM modules `
-	}
+	cols := `SELECT ` + rowscan.ModuleColumns(withBytes) + ` FROM modules `
 	m, err := scanModule(d.rdb.QueryRowContext(ctx, cols+`WHERE hash = ?`, hashOrName), withBytes)
 	if errors.Is(err, store.ErrNotFound) && hashOrName != "" {
 		m, err = scanModule(d.rdb.QueryRowContext(ctx,
@@ -46,7 +43,7 @@ func (d *DB) module(ctx context.Context, hashOrName string, withBytes bool) (sto
 // first.
 func (d *DB) Modules(ctx context.Context) ([]store.Module, error) {
 	rows, err := d.rdb.QueryContext(ctx,
-		`SELECT hash, name, abi_version, workflows, created_at FROM modules ORDER BY created_at DESC, rowid DESC`)
+		`SELECT `+rowscan.ModuleColumns(false)+` FROM modules ORDER BY created_at DESC, rowid DESC`)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store: list modules: %w", err)
 	}
@@ -65,29 +62,9 @@ func (d *DB) Modules(ctx context.Context) ([]store.Module, error) {
 	return ms, nil
 }
 
-func scanModule(s scanner, withBytes bool) (store.Module, error) {
-	var m store.Module
-	var workflows string
-	var created int64
-	dest := []any{&m.Hash, &m.Name, &m.ABIVersion, &workflows, &created}
-	if withBytes {
-		dest = []any{&m.Hash, &m.Name, &m.Bytes, &m.ABIVersion, &workflows, &created}
-	}
-	err := s.Scan(dest...)
-	if errors.Is(err, sql.ErrNoRows) {
-		return store.Module{}, store.ErrNotFound
-	}
-	if err != nil {
-		return store.Module{}, err
-	}
-	if err := json.Unmarshal([]byte(workflows), &m.Workflows); err != nil {
-		return store.Module{}, fmt.Errorf("module %s: decode workflows: %w", m.Hash, err)
-	}
-	if len(m.Workflows) == 0 {
-		m.Workflows = nil
-	}
-	m.CreatedAt = time.Unix(0, created)
-	return m, nil
+// scanModule reads a row of rowscan.ModuleColumns(withBytes).
+func scanModule(s rowscan.Scanner, withBytes bool) (store.Module, error) {
+	return rowscan.Module(s, withBytes, sql.ErrNoRows)
 }
 
 // Run returns the run with the given id, or store.ErrNotFound (wrapped).

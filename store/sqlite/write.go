@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/skeinrun/skein/store/internal/rowscan"
 	"slices"
 	"time"
 
@@ -279,30 +280,8 @@ func nanos(t, now time.Time) int64 {
 	return t.UnixNano()
 }
 
-// scanner is a *sql.Row or *sql.Rows.
-type scanner interface {
-	Scan(dest ...any) error
-}
-
 // runColumns are the columns scanRun reads, in order.
-const runColumns = `id, module_hash, workflow, input, status, result, error, seed, parent, start_time, wake_at, deadline, cancel, created_at, updated_at, lease_owner, lease_expiry, lease_token`
+const runColumns = rowscan.RunColumns
 
-func scanRun(s scanner) (store.Run, error) {
-	var r store.Run
-	var status string
-	var seed, created, updated int64
-	err := s.Scan(&r.ID, &r.ModuleHash, &r.Workflow, &r.Input, &status, &r.Result, &r.Error,
-		&seed, &r.Parent, &r.StartTime, &r.WakeAt, &r.Deadline, &r.Cancel, &created, &updated,
-		&r.LeaseOwner, &r.LeaseExpiry, &r.LeaseToken)
-	if errors.Is(err, sql.ErrNoRows) {
-		return store.Run{}, store.ErrNotFound
-	}
-	if err != nil {
-		return store.Run{}, err
-	}
-	r.Status = store.RunStatus(status)
-	r.Seed = uint64(seed)
-	r.CreatedAt = time.Unix(0, created)
-	r.UpdatedAt = time.Unix(0, updated)
-	return r, nil
-}
+// scanRun reads a row of runColumns.
+func scanRun(s rowscan.Scanner) (store.Run, error) { return rowscan.Run(s, sql.ErrNoRows) }

@@ -1,0 +1,80 @@
+// Package rowscan turns the rows of the SQL backends (store/sqlite,
+// store/postgres) into store values. The two share their table layout,
+// so one column list and one conversion serve both; each passes its
+// driver's row and its "no rows" error.
+package rowscan
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/skeinrun/skein/store"
+)
+
+// Scanner is a row: *sql.Row, *sql.Rows, pgx.Row, pgx.Rows.
+type Scanner interface {
+	Scan(dest ...any) error
+}
+
+// RunColumns are the columns of runs that Run reads, in order.
+const RunColumns = `id, module_hash, workflow, input, status, result, error, seed, parent, start_time, wake_at, deadline, cancel, created_at, updated_at, lease_owner, lease_expiry, lease_token`
+
+// Run reads a row of RunColumns. A missing row (an error that is noRows)
+// is store.ErrNotFound.
+func Run(s Scanner, noRows error) (store.Run, error) {
+	var r store.Run
+	var status string
+	var seed, created, updated int64
+	err := s.Scan(&r.ID, &r.ModuleHash, &r.Workflow, &r.Input, &status, &r.Result, &r.Error,
+		&seed, &r.Parent, &r.StartTime, &r.WakeAt, &r.Deadline, &r.Cancel, &created, &updated,
+		&r.LeaseOwner, &r.LeaseExpiry, &r.LeaseToken)
+	if errors.Is(err, noRows) {
+		return store.Run{}, store.ErrNotFound
+	}
+	if err != nil {
+		return store.Run{}, err
+	}
+	r.Status = store.RunStatus(status)
+	r.Seed = uint64(seed)
+	r.CreatedAt = time.Unix(0, created)
+	r.UpdatedAt = time.Unix(0, updated)
+	return r, nil
+}
+
+// ModuleColumns returns the columns of modules that Module reads, in
+// order, with or without the module's bytes.
+func ModuleColumns(withBytes bool) string {
+	if withBytes {
+		return `hash, name, bytes, abi_version, workflows, created_at`
+	}
+	return `hash, name, abi_version, workflows, created_at`
+}
+
+// Module reads a row of ModuleColumns(withBytes). A missing row (an
+// error that is noRows) is store.ErrNotFound.
+func Module(s Scanner, withBytes bool, noRows error) (store.Module, error) {
+	var m store.Module
+	var workflows string
+	var created int64
+	dest := []any{&m.Hash, &m.Name, &m.ABIVersion, &workflows, &created}
+	if withBytes {
+		dest = []any{&m.Hash, &m.Name, &m.Bytes, &m.ABIVersion, &workflows, &created}
+	}
+	err := s.Scan(dest...)
+	if errors.Is(err, noRows) {
+		return store.Module{}, store.ErrNotFound
+	}
+	if err != nil {
+		return store.Module{}, err
+	}
+	if err := json.Unmarshal([]byte(workflows), &m.Workflows); err != nil {
+		return store.Module{}, fmt.Errorf("module %s: decode workflows: %w", m.Hash, err)
+	}
+	if len(m.Workflows) == 0 {
+		m.Workflows = nil
+	}
+	m.CreatedAt = time.Unix(0, created)
+	return m, nil
+}
