@@ -55,7 +55,7 @@ type CheckOptions struct {
 	Progress func(done, total int)
 
 	minting      sched.Minting // test only: a broken id policy the check must catch
-	replayInline bool          // test only: the "instant promise recovery" replay of lineage-ids.txt
+	replayInline bool          // test only: a replay that hands every recorded value back at once ("instant promise recovery")
 }
 
 // CheckReport is what Check found.

@@ -51,7 +51,7 @@ func TestCheckRace(t *testing.T) {
 	}
 }
 
-// The shared-counter policy of lineage-ids.txt makes the ids of the
+// The shared-counter policy (docs/design.md, "Ids") makes the ids of the
 // race's second steps depend on which chain's first step finishes first:
 // the check must say so.
 func TestCheckCatchesCounterMinting(t *testing.T) {
@@ -64,7 +64,7 @@ func TestCheckCatchesCounterMinting(t *testing.T) {
 	}
 }
 
-// With the shared counter and the instant recovery of lineage-ids.txt, a
+// With the shared counter and an instant recovery of recorded values, a
 // replay hands each chain the other chain's value: the check reports the
 // divergence with the key, both values and a reproduction.
 func TestCheckCatchesSwappedValues(t *testing.T) {

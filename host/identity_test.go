@@ -10,7 +10,7 @@ import (
 	"github.com/skeinrun/skein/store"
 )
 
-// Both provision workflows of step-identity.txt: result and keys, live
+// Both provision workflows of docs/design.md ("Ids"): result and keys, live
 // and with eviction at every wait, and a verifying replay.
 func TestProvisionKeys(t *testing.T) {
 	want := map[string][]string{

@@ -6,9 +6,9 @@
 // The package is pure: no wasm, no SQL, no clocks of its own. The host calls
 // it from the goroutine that runs the guest, feeds it completions at idle
 // points, and persists the records it emits. The rules it implements are
-// those of the "Determinism" section of DESIGN.md, with one refinement
-// explained in RATIONALE.md: a step whose body waited is delivered, like an
-// activity, at the next idle point after its body returns.
+// those of docs/design.md ("The journal"); RATIONALE.md says why a step
+// whose body waited is delivered, like an activity, at the next idle point
+// after its body returns.
 package sched
 
 import (
@@ -75,7 +75,7 @@ type Options struct {
 	Minting Minting
 	// ReplayInline is test only: deliver every recorded outcome at once
 	// when its op is issued, ignoring idle points (the "instant promise
-	// recovery" of the reference text), and skip function checks.
+	// recovery" that lineage ids make harmless), and skip function checks.
 	ReplayInline bool
 }
 

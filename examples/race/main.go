@@ -1,4 +1,4 @@
-// Command race is the reference race of lineage-ids.txt as a skein
+// Command race is the reference race of docs/design.md ("Ids") as a skein
 // workflow: two chains of steps run concurrently, the one that starts
 // first finishes last, and a pending timer forces the run to be replayed.
 // With ids keyed on task lineage the result is right on every replay.
