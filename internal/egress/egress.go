@@ -1,0 +1,205 @@
+// Package egress makes the HTTP requests of skein's built-in HTTP activity
+// under a policy that denies by default: a request may reach only the
+// hosts the operator allowed, never a link-local or cloud metadata address
+// unless that address itself was allowed, follows redirects only to
+// allowed hosts, and is bounded in time and in response size. The address
+// a host name resolves to is checked when the connection is dialed, so a
+// DNS answer that changes between the check and the dial cannot get
+// around the policy.
+package egress
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Defaults of Policy.
+const (
+	DefaultTimeout          = 30 * time.Second
+	DefaultMaxResponseBytes = 10 << 20
+	maxRedirects            = 10
+)
+
+// Policy says which hosts requests may reach and bounds each request.
+type Policy struct {
+	// Allow lists the hosts requests may reach: "host" (any port) or
+	// "host:port"; an IPv6 address with a port is written "[::1]:8080".
+	// Names are matched case-insensitively. Empty: nothing is allowed.
+	Allow []string
+	// Timeout bounds a whole request, redirects and body included.
+	// Default DefaultTimeout.
+	Timeout time.Duration
+	// MaxResponseBytes bounds a response body. Default
+	// DefaultMaxResponseBytes.
+	MaxResponseBytes int64
+	// Resolver resolves host names; nil means net.DefaultResolver. Tests
+	// set it to give names addresses without a DNS server.
+	Resolver Resolver
+}
+
+// Resolver resolves a host name to IP addresses.
+type Resolver interface {
+	LookupIPAddr(ctx context.Context, host string) ([]net.IPAddr, error)
+}
+
+// Request is one HTTP request of a workflow.
+type Request struct {
+	Method string            `json:"method"`
+	URL    string            `json:"url"`
+	Header map[string]string `json:"header,omitempty"`
+	Body   []byte            `json:"body,omitempty"`
+}
+
+// Response is what the request got. A response of any status is a
+// response; only a request that got none is an error.
+type Response struct {
+	Status int               `json:"status"`
+	Header map[string]string `json:"header,omitempty"`
+	Body   []byte            `json:"body,omitempty"`
+}
+
+// Client makes requests under one policy. It is safe for concurrent use.
+type Client struct {
+	p     Policy
+	allow []allowEntry
+	http  *http.Client
+}
+
+// allowEntry is one parsed entry of Policy.Allow.
+type allowEntry struct {
+	host string // lower case, without brackets
+	port string // "" for any port
+}
+
+// New checks the policy and returns a client for it.
+func New(p Policy) (*Client, error) {
+	if p.Timeout <= 0 {
+		p.Timeout = DefaultTimeout
+	}
+	if p.MaxResponseBytes <= 0 {
+		p.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	if p.Resolver == nil {
+		p.Resolver = net.DefaultResolver
+	}
+	c := &Client{p: p}
+	for _, a := range p.Allow {
+		e, err := parseAllow(a)
+		if err != nil {
+			return nil, err
+		}
+		c.allow = append(c.allow, e)
+	}
+	dialer := &net.Dialer{Timeout: p.Timeout}
+	tr := &http.Transport{
+		Proxy:                 nil, // never a proxy from the environment
+		DialContext:           c.dialer(dialer),
+		ForceAttemptHTTP2:     true,
+		MaxIdleConnsPerHost:   16,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   p.Timeout,
+		ResponseHeaderTimeout: p.Timeout,
+	}
+	c.http = &http.Client{Transport: tr, CheckRedirect: c.checkRedirect}
+	return c, nil
+}
+
+// parseAllow parses one entry of Policy.Allow.
+func parseAllow(a string) (allowEntry, error) {
+	s := strings.ToLower(strings.TrimSpace(a))
+	if s == "" || strings.ContainsAny(s, "/?#@ ") {
+		return allowEntry{}, fmt.Errorf("egress allow entry %q: want HOST or HOST:PORT (no scheme, path or user)", a)
+	}
+	if h, p, err := net.SplitHostPort(s); err == nil {
+		if h == "" || p == "" {
+			return allowEntry{}, fmt.Errorf("egress allow entry %q: want HOST or HOST:PORT", a)
+		}
+		return allowEntry{host: h, port: p}, nil
+	}
+	return allowEntry{host: strings.Trim(s, "[]")}, nil
+}
+
+// Close releases idle connections.
+func (c *Client) Close() { c.http.CloseIdleConnections() }
+
+// Do makes the request. Errors name the rule that stopped it.
+func (c *Client) Do(ctx context.Context, r Request) (Response, error) {
+	u, err := url.Parse(r.URL)
+	if err != nil {
+		return Response{}, fmt.Errorf("HTTP request: bad URL %q: %w", r.URL, err)
+	}
+	if err := c.checkURL(u); err != nil {
+		return Response{}, err
+	}
+	method := r.Method
+	if method == "" {
+		method = http.MethodGet
+	}
+	rctx, cancel := context.WithTimeout(ctx, c.p.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(rctx, method, u.String(), bytes.NewReader(r.Body))
+	if err != nil {
+		return Response{}, fmt.Errorf("HTTP request %s %s: %w", method, r.URL, err)
+	}
+	for k, v := range r.Header {
+		req.Header.Set(k, v)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return Response{}, c.requestError(ctx, rctx, method, r.URL, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, c.p.MaxResponseBytes+1))
+	if err != nil {
+		return Response{}, c.requestError(ctx, rctx, method, r.URL, err)
+	}
+	if int64(len(body)) > c.p.MaxResponseBytes {
+		return Response{}, &LimitError{What: fmt.Sprintf("the response of %s %s is larger than %d bytes", method, r.URL, c.p.MaxResponseBytes),
+			Field: "MaxHTTPResponseBytes", Flag: "--max-http-response-bytes", Value: fmt.Sprintf("%d bytes", c.p.MaxResponseBytes)}
+	}
+	out := Response{Status: resp.StatusCode, Body: body}
+	if len(resp.Header) > 0 {
+		out.Header = make(map[string]string, len(resp.Header))
+		for k, vs := range resp.Header {
+			out.Header[k] = strings.Join(vs, ", ")
+		}
+	}
+	return out, nil
+}
+
+// requestError turns a failed request into an error that names the rule
+// when the policy stopped it.
+func (c *Client) requestError(parent, rctx context.Context, method, rawURL string, err error) error {
+	var denied *DeniedError
+	if errors.As(err, &denied) {
+		return denied
+	}
+	if parent.Err() == nil && errors.Is(rctx.Err(), context.DeadlineExceeded) {
+		return &LimitError{What: fmt.Sprintf("%s %s did not complete within %s", method, rawURL, c.p.Timeout),
+			Field: "HTTPTimeout", Flag: "--http-timeout", Value: c.p.Timeout.String()}
+	}
+	return fmt.Errorf("HTTP request %s %s: %w", method, rawURL, err)
+}
+
+// checkRedirect applies the policy to every redirect.
+func (c *Client) checkRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= maxRedirects {
+		return fmt.Errorf("HTTP request: stopped after %d redirects", maxRedirects)
+	}
+	if err := c.checkURL(req.URL); err != nil {
+		var denied *DeniedError
+		if errors.As(err, &denied) {
+			denied.Redirect = via[len(via)-1].URL.String()
+		}
+		return err
+	}
+	return nil
+}

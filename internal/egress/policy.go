@@ -1,0 +1,167 @@
+package egress
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"net/url"
+	"strings"
+)
+
+// DeniedError reports a request the policy does not allow.
+type DeniedError struct {
+	Host     string // host or host:port as requested
+	Reason   string
+	Redirect string // the URL that redirected here, if any
+}
+
+func (e *DeniedError) Error() string {
+	msg := fmt.Sprintf("HTTP request to %s denied: %s", e.Host, e.Reason)
+	if e.Redirect != "" {
+		msg = fmt.Sprintf("HTTP redirect from %s to %s denied: %s", e.Redirect, e.Host, e.Reason)
+	}
+	return msg
+}
+
+// LimitError reports a request that went over a bound of the policy. Field
+// and Flag name the host.Config field and the flag that set it.
+type LimitError struct {
+	What, Field, Flag, Value string
+}
+
+func (e *LimitError) Error() string {
+	return fmt.Sprintf("%s (limit Config.%s = %s; %s)", e.What, e.Field, e.Value, e.Flag)
+}
+
+// notAllowed is the reason for a host missing from the allow list.
+const notAllowed = "the host is not in the egress allow list (Config.AllowHTTP; skein serve --allow-http HOST[:PORT],...)"
+
+// checkURL checks the scheme and the host of a URL against the allow list.
+func (c *Client) checkURL(u *url.URL) error {
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return &DeniedError{Host: u.Host, Reason: fmt.Sprintf("scheme %q (only http and https)", u.Scheme)}
+	}
+	if u.User != nil {
+		return &DeniedError{Host: u.Host, Reason: "user information in the URL"}
+	}
+	host, port := hostPort(u)
+	if host == "" {
+		return &DeniedError{Host: u.Host, Reason: "no host in the URL"}
+	}
+	if !c.allowed(host, port) {
+		return &DeniedError{Host: net.JoinHostPort(host, port), Reason: notAllowed}
+	}
+	return nil
+}
+
+// hostPort returns a URL's host in lower case and its port, defaulted by
+// scheme.
+func hostPort(u *url.URL) (string, string) {
+	host, port := strings.ToLower(u.Hostname()), u.Port()
+	if port == "" {
+		port = "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+	}
+	return host, port
+}
+
+// allowed reports whether the allow list names host (with port).
+func (c *Client) allowed(host, port string) bool {
+	for _, e := range c.allow {
+		if e.host == host && (e.port == "" || e.port == port) {
+			return true
+		}
+	}
+	return false
+}
+
+// namedAddr reports whether the allow list names addr itself (as an IP
+// literal), which is what lets a request reach a link-local or metadata
+// address.
+func (c *Client) namedAddr(addr netip.Addr) bool {
+	for _, e := range c.allow {
+		if a, err := netip.ParseAddr(e.host); err == nil && a.Unmap() == addr.Unmap() {
+			return true
+		}
+	}
+	return false
+}
+
+// metadataAddrs are cloud instance-metadata endpoints outside the
+// link-local ranges.
+var metadataAddrs = []netip.Addr{
+	netip.MustParseAddr("100.100.100.200"), // Alibaba Cloud
+	netip.MustParseAddr("fd00:ec2::254"),   // AWS over IPv6
+}
+
+// checkAddr refuses an address a request must not reach unless named.
+func (c *Client) checkAddr(host string, addr netip.Addr) error {
+	addr = addr.Unmap()
+	special := ""
+	switch {
+	case addr.IsLinkLocalUnicast() || addr.IsLinkLocalMulticast():
+		special = "a link-local address (such as a cloud metadata endpoint)"
+	case addr.IsUnspecified():
+		special = "an unspecified address"
+	case addr.IsMulticast():
+		special = "a multicast address"
+	}
+	for _, m := range metadataAddrs {
+		if addr == m {
+			special = "a cloud metadata address"
+		}
+	}
+	if special == "" || c.namedAddr(addr) {
+		return nil
+	}
+	return &DeniedError{Host: host, Reason: fmt.Sprintf("it resolves to %s, %s; name the address itself in Config.AllowHTTP (--allow-http) to allow it", addr, special)}
+}
+
+// dialer returns a DialContext that checks every address before it
+// connects: the allow list by name was checked before the request, the
+// addresses a name resolves to are checked here.
+func (c *Client) dialer(d *net.Dialer) func(ctx context.Context, network, address string) (net.Conn, error) {
+	return func(ctx context.Context, network, address string) (net.Conn, error) {
+		host, port, err := net.SplitHostPort(address)
+		if err != nil {
+			return nil, err
+		}
+		if !c.allowed(strings.ToLower(host), port) {
+			return nil, &DeniedError{Host: address, Reason: notAllowed}
+		}
+		var addrs []netip.Addr
+		if a, err := netip.ParseAddr(host); err == nil {
+			addrs = []netip.Addr{a}
+		} else {
+			ips, err := c.p.Resolver.LookupIPAddr(ctx, host)
+			if err != nil {
+				return nil, fmt.Errorf("resolve %s: %w", host, err)
+			}
+			for _, ip := range ips {
+				if a, ok := netip.AddrFromSlice(ip.IP); ok {
+					addrs = append(addrs, a)
+				}
+			}
+		}
+		if len(addrs) == 0 {
+			return nil, fmt.Errorf("resolve %s: no addresses", host)
+		}
+		for _, a := range addrs {
+			if err := c.checkAddr(address, a); err != nil {
+				return nil, err
+			}
+		}
+		var lastErr error
+		for _, a := range addrs {
+			conn, err := d.DialContext(ctx, network, net.JoinHostPort(a.String(), port))
+			if err == nil {
+				return conn, nil
+			}
+			lastErr = err
+		}
+		return nil, lastErr
+	}
+}
