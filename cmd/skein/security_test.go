@@ -144,9 +144,10 @@ func mustRead(t *testing.T, path string) []byte {
 // TestServeRefusesForeignHost: without a token, a request whose Host is
 // not this server (a DNS-rebinding page: its own name, resolved to
 // 127.0.0.1, same-origin to the browser) is refused, reads and writes
-// alike; loopback names pass. With a token the Host is not checked.
+// alike; loopback names and --allow-host names pass. With a token the
+// Host is not checked.
 func TestServeRefusesForeignHost(t *testing.T) {
-	s := startServer(t, filepath.Join(t.TempDir(), "skein.db"), nil)
+	s := startServer(t, filepath.Join(t.TempDir(), "skein.db"), nil, "--allow-host", "skein.test, other.test")
 	deployServerModule(t, s, nil)
 	_, port, _ := net.SplitHostPort(s.hostPort())
 	rebound := "rebind.example:" + port
@@ -166,7 +167,7 @@ func TestServeRefusesForeignHost(t *testing.T) {
 		wantErr(t, c.name, r, 421, "misdirected_request", strings.Split(c.hdr["Host"], ":")[0], "--token")
 	}
 	want(t, "the rebound start created nothing", s.call(t, "GET", "/v1/runs/rebound-1", "", nil), 404, "not_found")
-	for _, h := range []string{"127.0.0.1:" + port, "localhost:" + port, "LOCALHOST:" + port, "[::1]:" + port, "127.0.0.1"} {
+	for _, h := range []string{"127.0.0.1:" + port, "localhost:" + port, "LOCALHOST:" + port, "[::1]:" + port, "127.0.0.1", "skein.test:" + port, "other.test"} {
 		want(t, "Host "+h, s.send(t, "GET", "/v1/runs", map[string]string{"Host": h}, nil), 200, "")
 	}
 	want(t, "start with Host localhost", s.send(t, "POST", "/v1/runs", map[string]string{"Host": "localhost:" + port, "Content-Type": "application/json"},
@@ -211,6 +212,15 @@ func TestServeRefusesOpenListen(t *testing.T) {
 		if strings.Contains(r.stderr, "--insecure-no-token") {
 			t.Errorf("%s: refused for want of a token:\n%s", name, r)
 		}
+	}
+}
+
+// TestServeConnectionFlags: a connection limit cannot be turned off.
+func TestServeConnectionFlags(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "skein.db")
+	wantExit(t, skeinEnv(t, nil, "serve", "--db", db, "--max-connections", "0"), exitUsage, "--max-connections 0: want at least 1")
+	for _, f := range []string{"--read-header-timeout", "--request-timeout", "--upload-timeout", "--idle-timeout"} {
+		wantExit(t, skeinEnv(t, nil, "serve", "--db", db, f, "0s"), exitUsage, f+" 0s: want a positive duration")
 	}
 }
 
