@@ -94,7 +94,7 @@ func FuzzAPIRequests(f *testing.F) {
 		rt := fuzzRoutes[int(route)%len(fuzzRoutes)]
 		path := strings.ReplaceAll(rt.path, "{id}", url.PathEscape(id))
 		path = strings.ReplaceAll(path, "{q}", url.QueryEscape(q))
-		req := httptest.NewRequest(rt.method, path, bytes.NewReader(body))
+		req := newRequest(rt.method, path, bytes.NewReader(body))
 		rec := httptest.NewRecorder()
 		api.ServeHTTP(rec, req)
 		if rec.Code >= 500 {

@@ -178,7 +178,7 @@ func histogramBuckets(t promT, name string, fam *promFamily) []bucket {
 // get serves a GET with the token and returns status, content type, body.
 func (ta *testAPI) get(path, token string) (int, string, string) {
 	ta.t.Helper()
-	req := httptest.NewRequest("GET", path, nil)
+	req := newRequest("GET", path, nil)
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
@@ -308,7 +308,7 @@ func TestUIFiles(t *testing.T) {
 	if strings.Contains(page, "http://") || strings.Contains(page, "https://") {
 		t.Errorf("index.html loads something from elsewhere:\n%s", page)
 	}
-	req := httptest.NewRequest("GET", "/", nil)
+	req := newRequest("GET", "/", nil)
 	rec := httptest.NewRecorder()
 	ta.h.ServeHTTP(rec, req)
 	if csp := rec.Header().Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'self'") {

@@ -6,7 +6,6 @@
 package server
 
 import (
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/skeinrun/skein/host"
 	"github.com/skeinrun/skein/store"
@@ -31,19 +31,44 @@ type Options struct {
 	MaxRequestBytes int64
 	// Logger receives internal errors. Default: slog.Default().
 	Logger *slog.Logger
+	// AllowedHosts are the host names and addresses, besides loopback
+	// ones, that a request's Host header may name when Token is empty
+	// (skein serve passes its listen address and --allow-host). Without a
+	// token, a request for any other Host gets 421, so that a web page
+	// whose own name resolves to this machine (DNS rebinding) cannot use
+	// the API.
+	AllowedHosts []string
+	// RequestTimeout bounds reading an API request's body and writing its
+	// answer, counted from the end of its headers; default 1m.
+	RequestTimeout time.Duration
+	// UploadTimeout is RequestTimeout for a module upload
+	// (POST /v1/modules), whose body may be large and is compiled before
+	// the answer; default 10m.
+	UploadTimeout time.Duration
 }
 
-// Defaults of Options.
+// Defaults of Options and of the connection limits of skein serve.
 const (
 	DefaultMaxModuleBytes  = 64 << 20
 	DefaultMaxRequestBytes = 8 << 20
+	DefaultRequestTimeout  = time.Minute
+	DefaultUploadTimeout   = 10 * time.Minute
+	// DefaultReadHeaderTimeout bounds reading a request's headers.
+	DefaultReadHeaderTimeout = 10 * time.Second
+	// DefaultIdleTimeout bounds how long a kept-alive connection may wait
+	// for its next request.
+	DefaultIdleTimeout = time.Minute
+	// DefaultMaxConnections caps the connections served at once (see
+	// LimitListener).
+	DefaultMaxConnections = 1024
 )
 
 type api struct {
-	h   *host.Host
-	st  store.Store
-	o   Options
-	log *slog.Logger
+	h      *host.Host
+	st     store.Store
+	o      Options
+	log    *slog.Logger
+	routes map[string]routeClass // by mux pattern (guard.go)
 }
 
 // New returns the API handler for h and its store st (the store h was
@@ -58,24 +83,30 @@ func New(h *host.Host, st store.Store, o Options) http.Handler {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	a := &api{h: h, st: st, o: o, log: o.Logger}
+	if o.RequestTimeout <= 0 {
+		o.RequestTimeout = DefaultRequestTimeout
+	}
+	if o.UploadTimeout <= 0 {
+		o.UploadTimeout = DefaultUploadTimeout
+	}
+	a := &api{h: h, st: st, o: o, log: o.Logger, routes: map[string]routeClass{}}
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/modules", a.deploy)
-	mux.HandleFunc("GET /v1/modules", a.modules)
-	mux.HandleFunc("GET /v1/modules/{ref}", a.module)
-	mux.HandleFunc("POST /v1/runs", a.start)
-	mux.HandleFunc("GET /v1/runs", a.runs)
-	mux.HandleFunc("GET /v1/runs/{id}", a.run)
-	mux.HandleFunc("GET /v1/runs/{id}/outcomes", a.outcomes)
-	mux.HandleFunc("POST /v1/runs/{id}/cancel", a.cancel)
-	mux.HandleFunc("POST /v1/promises/{id}", a.resolve)
-	mux.HandleFunc("GET /v1/runs/{id}/ops", a.ops)
-	mux.HandleFunc("GET /v1/runs/{id}/leases", a.leases)
-	mux.HandleFunc("GET /metrics", a.metrics)
+	a.handle(mux, "POST /v1/modules", uploadRoute, a.deploy)
+	a.handle(mux, "GET /v1/modules", apiRoute, a.modules)
+	a.handle(mux, "GET /v1/modules/{ref}", apiRoute, a.module)
+	a.handle(mux, "POST /v1/runs", apiRoute, a.start)
+	a.handle(mux, "GET /v1/runs", apiRoute, a.runs)
+	a.handle(mux, "GET /v1/runs/{id}", apiRoute, a.run)
+	a.handle(mux, "GET /v1/runs/{id}/outcomes", apiRoute, a.outcomes)
+	a.handle(mux, "POST /v1/runs/{id}/cancel", apiRoute, a.cancel)
+	a.handle(mux, "POST /v1/promises/{id}", apiRoute, a.resolve)
+	a.handle(mux, "GET /v1/runs/{id}/ops", apiRoute, a.ops)
+	a.handle(mux, "GET /v1/runs/{id}/leases", apiRoute, a.leases)
+	a.handle(mux, "GET /metrics", apiRoute, a.metrics)
 	// The web UI (ui.go): index.html at /, the other files under /ui/.
 	ui := uiHandler()
-	mux.Handle("GET /{$}", ui)
-	mux.Handle("GET /ui/", ui)
+	a.handle(mux, "GET /{$}", apiRoute, ui.ServeHTTP)
+	a.handle(mux, "GET /ui/", apiRoute, ui.ServeHTTP)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		// The path may name an endpoint that takes another method.
 		var allow []string
@@ -93,27 +124,7 @@ func New(h *host.Host, st store.Store, o Options) http.Handler {
 		}
 		writeError(w, http.StatusNotFound, CodeNotFound, fmt.Sprintf("no endpoint %s %s (see docs/api.md)", r.Method, r.URL.Path))
 	})
-	if o.Token == "" {
-		return mux
-	}
-	want := []byte("Bearer " + o.Token)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if isUI(r) { // static files; the page asks for the token
-			mux.ServeHTTP(w, r)
-			return
-		}
-		got := []byte(r.Header.Get("Authorization"))
-		if subtle.ConstantTimeCompare(got, want) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="skein"`)
-			msg := "missing bearer token: send Authorization: Bearer TOKEN"
-			if len(got) > 0 {
-				msg = "wrong token in the Authorization header"
-			}
-			writeError(w, http.StatusUnauthorized, CodeUnauthorized, msg)
-			return
-		}
-		mux.ServeHTTP(w, r)
-	})
+	return a.guard(mux)
 }
 
 // writeJSON answers v with status.
@@ -135,7 +146,10 @@ func (a *api) fail(w http.ResponseWriter, r *http.Request, err error) {
 	var ce *host.ConflictError
 	var mbe *http.MaxBytesError
 	var re *requestError
+	var bte *bodyTimeoutError
 	switch {
+	case errors.As(err, &bte):
+		writeError(w, http.StatusRequestTimeout, CodeRequestTimeout, bte.Error())
 	case errors.As(err, &re):
 		writeError(w, re.status, re.code, re.msg)
 	case errors.As(err, &mbe):
@@ -182,8 +196,9 @@ func (a *api) decode(w http.ResponseWriter, r *http.Request, v any, optional boo
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		var mbe *http.MaxBytesError
+		var bte *bodyTimeoutError
 		switch {
-		case errors.As(err, &mbe):
+		case errors.As(err, &mbe), errors.As(err, &bte):
 			return err
 		case errors.Is(err, io.EOF) && optional:
 			return nil

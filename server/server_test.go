@@ -54,6 +54,22 @@ func newTestAPI(t *testing.T, o Options) *testAPI {
 	return &testAPI{t: t, h: New(h, st, o), st: st, hs: h}
 }
 
+// newRequest is httptest.NewRequest addressed to 127.0.0.1 (httptest's
+// default Host, example.com, is not this server) and, for a write, with
+// the Content-Type its clients send.
+func newRequest(method, path string, body io.Reader) *http.Request {
+	req := httptest.NewRequest(method, path, body)
+	req.Host = "127.0.0.1"
+	if method == http.MethodPost {
+		ct := "application/json"
+		if strings.HasPrefix(path, "/v1/modules") {
+			ct = "application/wasm"
+		}
+		req.Header.Set("Content-Type", ct)
+	}
+	return req
+}
+
 type answer struct {
 	code int
 	hdr  http.Header
@@ -82,7 +98,7 @@ func (ta *testAPI) do(method, path string, body any, hdr ...string) answer {
 	case io.Reader:
 		rd = b
 	}
-	req := httptest.NewRequest(method, path, rd)
+	req := newRequest(method, path, rd)
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Set(hdr[i], hdr[i+1])
 	}

@@ -126,6 +126,15 @@ const (
 	CodeTooLarge         = "too_large"
 	CodeInternal         = "internal"
 	CodeUnavailable      = "unavailable"
+	// CodeForbidden: a browser request from a page of another origin.
+	CodeForbidden = "forbidden"
+	// CodeUnsupportedMediaType: a write whose Content-Type is not the
+	// endpoint's (application/json; a module's application/wasm).
+	CodeUnsupportedMediaType = "unsupported_media_type"
+	// CodeMisdirected: without a token, a Host that is not this server.
+	CodeMisdirected = "misdirected_request"
+	// CodeRequestTimeout: a request body that did not arrive in time.
+	CodeRequestTimeout = "request_timeout"
 )
 
 func moduleJSON(m store.Module) Module {

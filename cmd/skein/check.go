@@ -104,16 +104,16 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(checkJSON{Workflow: r.Workflow, Seed: r.Seed, Schedules: r.Schedules, Replays: r.Replays, OK: r.OK(),
+		if err := encodeJSON(stdout, checkJSON{Workflow: r.Workflow, Seed: r.Seed, Schedules: r.Schedules, Replays: r.Replays, OK: r.OK(),
 			Summary: r.Summary(), Divergences: r.Divergences, IDConflicts: r.IDConflicts, Ends: r.Ends,
-			ElapsedMS: r.Elapsed.Milliseconds()}); err != nil {
+			ElapsedMS: r.Elapsed.Milliseconds()}, "  "); err != nil {
 			return err
 		}
 	} else {
-		fmt.Fprintf(stdout, "%s (%s)\n", r.Summary(), r.Elapsed.Round(time.Millisecond))
-		r.Details(stdout)
+		// The details quote the module's own names and errors.
+		var details strings.Builder
+		r.Details(&details)
+		fmt.Fprintf(stdout, "%s (%s)\n%s", printableLines(r.Summary()), r.Elapsed.Round(time.Millisecond), printableLines(details.String()))
 	}
 	if !r.OK() {
 		return &exitError{code: exitFailed}

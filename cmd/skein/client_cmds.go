@@ -19,10 +19,6 @@ import (
 	"github.com/skeinrun/skein/store"
 )
 
-func printJSON(w io.Writer, v any) error {
-	return json.NewEncoder(w).Encode(v)
-}
-
 // parse parses a client command's flags, which take exactly one
 // positional argument (what names it), and returns the server's client
 // and the argument.
@@ -77,7 +73,7 @@ func cmdDeploy(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if !created {
 		verb = "already deployed (same bytes)"
 	}
-	fmt.Fprintf(stdout, "module %s %s\nhash: %s\nworkflows: %s\n", m.Name, verb, m.Hash, strings.Join(m.Workflows, ", "))
+	fmt.Fprintf(stdout, "module %s %s\nhash: %s\nworkflows: %s\n", printable(m.Name), verb, printable(m.Hash), printable(strings.Join(m.Workflows, ", ")))
 	return nil
 }
 
@@ -118,9 +114,9 @@ func cmdStart(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return printJSON(stdout, r)
 	}
 	if created {
-		fmt.Fprintf(stdout, "run %s started (workflow %s)\n", r.ID, r.Workflow)
+		fmt.Fprintf(stdout, "run %s started (workflow %s)\n", printable(r.ID), printable(r.Workflow))
 	} else {
-		fmt.Fprintf(stdout, "run %s exists with the same request (%s): nothing started\n", r.ID, r.Status)
+		fmt.Fprintf(stdout, "run %s exists with the same request (%s): nothing started\n", printable(r.ID), printable(r.Status))
 	}
 	return nil
 }
@@ -169,21 +165,21 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return err
 		}
 	} else {
-		fmt.Fprintf(stdout, "run %s (%s): %s\n", r.ID, r.Workflow, r.Status)
+		fmt.Fprintf(stdout, "run %s (%s): %s\n", printable(r.ID), printable(r.Workflow), printable(r.Status))
 		if r.Status == string(store.RunCompleted) {
-			fmt.Fprintf(stdout, "result: %s\n", orNull(r.Result))
+			fmt.Fprintf(stdout, "result: %s\n", printable(string(orNull(r.Result))))
 		}
 		if r.Error != "" {
-			fmt.Fprintf(stdout, "error: %s\n", r.Error)
+			fmt.Fprintf(stdout, "error: %s\n", printable(r.Error))
 		}
 		if r.Parent != "" {
-			fmt.Fprintf(stdout, "parent: %s\n", r.Parent)
+			fmt.Fprintf(stdout, "parent: %s\n", printable(r.Parent))
 		}
 		if r.CancelReason != "" && !runEnded(r.Status) {
-			fmt.Fprintf(stdout, "cancel requested: %s\n", r.CancelReason)
+			fmt.Fprintf(stdout, "cancel requested: %s\n", printable(r.CancelReason))
 		}
 		if r.Worker != "" && r.LeaseExpiry != nil {
-			fmt.Fprintf(stdout, "worker: %s (lease until %s)\n", r.Worker, r.LeaseExpiry.Format(time.RFC3339Nano))
+			fmt.Fprintf(stdout, "worker: %s (lease until %s)\n", printable(r.Worker), r.LeaseExpiry.Format(time.RFC3339Nano))
 		}
 		fmt.Fprintf(stdout, "created: %s\nupdated: %s\n", r.CreatedAt.Format(time.RFC3339Nano), r.UpdatedAt.Format(time.RFC3339Nano))
 	}
@@ -245,7 +241,7 @@ func cmdWait(ctx context.Context, args []string, stdout, stderr io.Writer) error
 					pending++
 				}
 			}
-			line := fmt.Sprintf("run %s: %s, %d outcome", id, v.Status, len(v.Outcomes))
+			line := fmt.Sprintf("run %s: %s, %d outcome", printable(id), printable(v.Status), len(v.Outcomes))
 			if len(v.Outcomes) != 1 {
 				line += "s"
 			}
@@ -255,7 +251,7 @@ func cmdWait(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			p.show(line, time.Since(start))
 		case ctx.Err() != nil:
 		case reached && !errors.As(err, new(*apiError)):
-			p.show(fmt.Sprintf("run %s: server unreachable, retrying", id), time.Since(start))
+			p.show(fmt.Sprintf("run %s: server unreachable, retrying", printable(id)), time.Since(start))
 		default:
 			p.done()
 			return err
@@ -279,7 +275,7 @@ func cmdWait(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return err
 		}
 	} else if v.Status == string(store.RunCompleted) {
-		fmt.Fprintf(stdout, "%s\n", orNull(v.Result))
+		fmt.Fprintf(stdout, "%s\n", printable(string(orNull(v.Result))))
 	}
 	msg := ""
 	if v.Error != nil {
@@ -370,7 +366,7 @@ func cmdResolve(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *asJSON {
 		return printJSON(stdout, res)
 	}
-	fmt.Fprintf(stdout, "promise %s settled (%s)\n", res.Promise, res.Status)
+	fmt.Fprintf(stdout, "promise %s settled (%s)\n", printable(res.Promise), printable(res.Status))
 	return nil
 }
 
@@ -390,6 +386,6 @@ func cmdCancel(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *asJSON {
 		return printJSON(stdout, r)
 	}
-	fmt.Fprintf(stdout, "run %s: cancellation requested (now %s)\n", r.ID, r.Status)
+	fmt.Fprintf(stdout, "run %s: cancellation requested (now %s)\n", printable(r.ID), printable(r.Status))
 	return nil
 }

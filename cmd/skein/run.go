@@ -49,7 +49,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		// A finished run is printed as stored: no compile, no module file needed.
 		if r, err := st.Run(ctx, *id); err == nil && r.Status.Terminal() {
 			if !*asJSON {
-				fmt.Fprintf(stdout, "run %s was already %s: printing the stored run, nothing executed\n", r.ID, r.Status)
+				fmt.Fprintf(stdout, "run %s was already %s: printing the stored run, nothing executed\n", printable(r.ID), r.Status)
 			}
 			return printRun(ctx, h, r.ID, *asJSON, stdout)
 		}
@@ -83,7 +83,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if !*asJSON {
 		switch execs {
 		case 0:
-			fmt.Fprintf(stdout, "run %s was already %s: printing the stored run, nothing executed\n", r.ID, r.Status)
+			fmt.Fprintf(stdout, "run %s was already %s: printing the stored run, nothing executed\n", printable(r.ID), r.Status)
 		case 1:
 			fmt.Fprintln(stdout, "executions: 1 (no replay)")
 		case 2:
@@ -252,17 +252,16 @@ func printRun(ctx context.Context, h *host.Host, id string, asJSON bool, w io.Wr
 // was canceled.
 func printView(v runjson.View, asJSON bool, w io.Writer) error {
 	if asJSON {
-		enc := json.NewEncoder(w)
-		if err := enc.Encode(v); err != nil {
+		if err := printJSON(w, v); err != nil {
 			return err
 		}
 	} else {
-		fmt.Fprintf(w, "run %s (%s): %s\n", v.Run, v.Workflow, v.Status)
+		fmt.Fprintf(w, "run %s (%s): %s\n", printable(v.Run), printable(v.Workflow), printable(v.Status))
 		if len(v.Result) > 0 {
-			fmt.Fprintf(w, "result: %s\n", v.Result)
+			fmt.Fprintf(w, "result: %s\n", printable(string(v.Result)))
 		}
 		if v.Error != nil {
-			fmt.Fprintf(w, "error: %s\n", *v.Error)
+			fmt.Fprintf(w, "error: %s\n", printable(*v.Error))
 		}
 		fmt.Fprintln(w)
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -279,13 +278,13 @@ func printView(v runjson.View, asJSON bool, w io.Writer) error {
 			if o.Orphaned {
 				status += " (orphaned)"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", o.Key, o.Function, status, val)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", printable(o.Key), printable(o.Function), printable(status), printable(val))
 		}
 		tw.Flush()
 	}
 	switch store.RunStatus(v.Status) {
 	case store.RunFailed, store.RunDiverged, store.RunCanceled:
-		return &exitError{code: exitFailed, err: fmt.Errorf("run %s %s", v.Run, v.Status)}
+		return &exitError{code: exitFailed, err: fmt.Errorf("run %s %s", printable(v.Run), v.Status)}
 	}
 	return nil
 }

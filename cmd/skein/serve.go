@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"time"
 
@@ -34,6 +33,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	leaseTTL := fs.Duration("lease-ttl", host.DefaultLeaseTTL, "how long a worker's lease on a run lasts unless renewed; a dead worker's runs are taken over this long after its last renewal")
 	logFormat := fs.String("log-format", "text", "log lines as text (key=value) or json, on stderr")
 	logLevel := fs.String("log-level", "info", "least level logged: debug, info, warn or error")
+	nf := addNetFlags(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -56,6 +56,16 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
+	if err := nf.check(); err != nil {
+		return err
+	}
+	// Listen first: an address refused without a token is refused before
+	// anything is opened.
+	ln, allowed, err := nf.listen(*addr, *token != "")
+	if err != nil {
+		return err
+	}
+	defer ln.Close() // for the returns before Serve, which closes it
 
 	bg := context.WithoutCancel(ctx)
 	st, where, err := dbf.openStore(bg, log)
@@ -83,22 +93,16 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	defer closeAll()
 
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		return err
-	}
 	url := "http://" + ln.Addr().String()
 	fmt.Fprintf(stdout, "skein serve: listening on %s\n", url)
 	log.Info("skein serve: listening", "addr", url, "db", where, "auth", *token != "")
 	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() && *token == "" {
-		log.Warn("skein serve: listening beyond this machine without --token: anyone who can reach it can deploy and run code")
+		log.Warn("skein serve: listening beyond this machine without --token (--insecure-no-token): anyone who can reach it can deploy and run code")
 	}
 
-	srv := &http.Server{
-		Handler:           server.New(h, st, server.Options{Token: *token, MaxModuleBytes: *maxModule, Logger: log}),
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
+	so := server.Options{Token: *token, MaxModuleBytes: *maxModule, Logger: log}
+	nf.options(&so, allowed)
+	srv := nf.httpServer(server.New(h, st, so), log)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	workCtx, stopWork := context.WithCancel(bg)

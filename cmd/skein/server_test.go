@@ -219,6 +219,9 @@ func (s *skeinServer) call(t *testing.T, method, path, token string, body any) r
 	ct, expect := "", false
 	switch b := body.(type) {
 	case nil:
+		if method == "POST" { // a write without a body still says it is JSON, as the CLI's do
+			ct = "application/json"
+		}
 	case []byte:
 		rd, ct = bytes.NewReader(b), "application/wasm"
 		expect = true

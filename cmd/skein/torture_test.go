@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -226,6 +227,13 @@ func (p *tortureHost) call(t *testing.T, method, path string, body []byte) reply
 	req, err := http.NewRequest(method, p.url+path, bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if method == "POST" {
+		ct := "application/json"
+		if strings.HasPrefix(path, "/v1/modules") {
+			ct = "application/wasm"
+		}
+		req.Header.Set("Content-Type", ct)
 	}
 	resp, err := httpClient.Do(req)
 	if err != nil {

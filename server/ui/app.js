@@ -39,10 +39,10 @@
     const t = token();
     if (t) headers['Authorization'] = 'Bearer ' + t;
     const init = { method, headers, cache: 'no-store' };
-    if (body !== undefined) {
-      headers['Content-Type'] = 'application/json';
-      init.body = typeof body === 'string' ? body : JSON.stringify(body);
-    }
+    // Every write says it sends JSON, even without a body: the server
+    // refuses writes of any other type (docs/api.md).
+    if (method !== 'GET') headers['Content-Type'] = 'application/json';
+    if (body !== undefined) init.body = typeof body === 'string' ? body : JSON.stringify(body);
     let resp;
     try {
       resp = await fetch(path, init);
