@@ -191,6 +191,11 @@ func (h *Host) drive(ctx context.Context, rs *runState) (store.Run, error) {
 			default:
 				rs.run.Status, rs.run.Error = store.RunFailed, x.result.Err
 			}
+		case stStopped:
+			// The run did not take its cancellation in time (watchdog.go):
+			// it ends canceled, its children are canceled too.
+			rs.run.Status, rs.run.Error = store.RunCanceled, sched.CanceledPrefix+x.failure.Error()
+			h.cancelChildren(ctx, rs, x.failure.Error())
 		case stDiverged:
 			rs.batch.Outcomes = nil // nothing a diverging replay made is kept
 			rs.run.Status, rs.run.Error = store.RunDiverged, x.failure.Error()
@@ -239,6 +244,17 @@ func (h *Host) drive(ctx context.Context, rs *runState) (store.Run, error) {
 			runErr = x.failure
 		}
 		return rs.run, runErr
+	}
+}
+
+// cancelChildren requests the cancellation of the child runs a run
+// issued and has not been delivered.
+func (h *Host) cancelChildren(ctx context.Context, rs *runState, reason string) {
+	for key, id := range rs.children {
+		_, err := h.Cancel(context.WithoutCancel(ctx), id, "parent run canceled: "+reason)
+		if err != nil && !errors.Is(err, ErrTerminal) {
+			h.log.Warn("cancel child run", "run", rs.run.ID, "key", key, "child", id, "err", err)
+		}
 	}
 }
 

@@ -81,6 +81,15 @@ type Config struct {
 	// and fails. Default 5s; negative turns the watchdog off. It needs
 	// interrupts (DisableInterrupt false) to stop the guest.
 	MaxRunWithoutYield time.Duration
+	// MaxExecutionTime caps the wall time of one execution (one instance
+	// of a run, from instantiation to its end, waits included). Default
+	// 24h; negative turns it off. A run over it fails with a LimitError.
+	MaxExecutionTime time.Duration
+	// MaxExecutionCPU caps the time one execution spends running: guest
+	// code and host calls that return at once, but not waiting at idle
+	// points, in step-body sleeps or for the store. Default 10m; negative
+	// turns it off. A run over it fails with a LimitError.
+	MaxExecutionCPU time.Duration
 	// MaxPayloadBytes caps every value a guest hands the host (step
 	// values and errors, task results, call and child inputs) and run
 	// inputs and promise values given to Start and Resolve. Default 4 MiB.

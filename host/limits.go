@@ -4,10 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"time"
 
-	"github.com/tetratelabs/wazero/api"
 
 	"github.com/skeinrun/skein/abi"
 )
@@ -20,11 +18,26 @@ const (
 	DefaultMaxOps             = 1_000_000
 	DefaultMaxTasks           = 10_000
 	DefaultMaxModuleBytes     = 64 << 20
+	DefaultMaxExecutionTime   = 24 * time.Hour
+	DefaultMaxExecutionCPU    = 10 * time.Minute
 )
+
+// CancelGrace is how long a cancellation (or an expired run timeout) waits
+// for a running execution to reach an idle point, where the workflow sees
+// it and may compensate. An execution that reaches none in time (it is
+// busy in workflow code or in a step body) is stopped, and the run ends
+// canceled.
+const CancelGrace = time.Second
 
 func (c *Config) setLimitDefaults() {
 	if c.MaxRunWithoutYield == 0 {
 		c.MaxRunWithoutYield = DefaultMaxRunWithoutYield
+	}
+	if c.MaxExecutionTime == 0 {
+		c.MaxExecutionTime = DefaultMaxExecutionTime
+	}
+	if c.MaxExecutionCPU == 0 {
+		c.MaxExecutionCPU = DefaultMaxExecutionCPU
 	}
 	if c.MaxPayloadBytes <= 0 {
 		c.MaxPayloadBytes = DefaultMaxPayloadBytes
@@ -128,53 +141,4 @@ var hostFns = map[string]func(*exec, context.Context, []uint64){
 	abi.FnOutcomes:   (*exec).outcomes,
 	abi.FnOpOptions:  (*exec).opOptions,
 	abi.FnCanceled:   (*exec).canceledFn,
-}
-
-// hostCall runs one host function call of the guest. The progress counter
-// is odd while the guest is inside the host, so the watchdog does not
-// count time spent there (waiting for activities, timers, the store).
-func hostCall(ctx context.Context, x *exec, mod api.Module, name string, fn func(*exec, context.Context, []uint64), stack []uint64) {
-	x.progress.Add(1)
-	defer x.progress.Add(1)
-	x.mod = mod
-	if x.rs == nil && name != abi.FnHello && name != abi.FnWorkflows && name != abi.FnInvocation {
-		x.fail(ctx, "the module called %s before reading its invocation", name)
-	}
-	fn(x, ctx, stack)
-}
-
-// watch starts the watchdog of an execution: when the guest runs longer
-// than Config.MaxRunWithoutYield without calling into the host, it
-// cancels the execution's context with a LimitError as the cause, which
-// stops the guest (wazero's close-on-context-done). It returns a function
-// that stops the watchdog.
-func (x *exec) watch(cancel context.CancelCauseFunc) (stop func()) {
-	limit := x.h.cfg.MaxRunWithoutYield
-	if limit <= 0 {
-		return func() {}
-	}
-	tick := max(limit/8, time.Millisecond)
-	var stopped atomic.Bool
-	var timer atomic.Pointer[time.Timer]
-	last, quiet := x.progress.Load(), time.Now() // read by one check at a time
-	var check func()
-	check = func() {
-		if stopped.Load() {
-			return
-		}
-		now := time.Now()
-		if v := x.progress.Load(); v&1 == 1 || v != last {
-			last, quiet = v, now
-		} else if now.Sub(quiet) >= limit {
-			cancel(&LimitError{What: fmt.Sprintf("workflow code ran %s without yielding to the host", limit),
-				Limit: "MaxRunWithoutYield", Flag: "--max-run-without-yield", Value: limit.String()})
-			return
-		}
-		timer.Store(time.AfterFunc(tick, check))
-	}
-	timer.Store(time.AfterFunc(tick, check))
-	return func() {
-		stopped.Store(true)
-		timer.Load().Stop()
-	}
 }

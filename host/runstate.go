@@ -344,6 +344,10 @@ type mailbox struct {
 	signal chan struct{}
 	once   sync.Once
 	stale  []sched.Completion // completions no execution has claimed yet
+	// The cancellation put and not yet taken by an execution, and since
+	// when (the watchdog enforces CancelGrace).
+	cancelReason string
+	cancelSince  time.Time
 }
 
 func (m *mailbox) sig() chan struct{} {
@@ -353,6 +357,9 @@ func (m *mailbox) sig() chan struct{} {
 
 func (m *mailbox) put(c sched.Completion) {
 	m.mu.Lock()
+	if c.Key == sched.CancelKey && m.cancelSince.IsZero() {
+		m.cancelReason, m.cancelSince = c.Outcome.Err, time.Now()
+	}
 	m.items = append(m.items, c)
 	m.mu.Unlock()
 	select {
@@ -382,6 +389,21 @@ func (m *mailbox) restale() {
 	m.items = append(m.stale, m.items...)
 	m.mu.Unlock()
 	m.stale = nil
+}
+
+// pendingCancel returns the cancellation put and not yet taken, and
+// since when; a zero time when there is none.
+func (m *mailbox) pendingCancel() (string, time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.cancelReason, m.cancelSince
+}
+
+// cancelTaken notes that an execution delivered the cancellation.
+func (m *mailbox) cancelTaken() {
+	m.mu.Lock()
+	m.cancelReason, m.cancelSince = "", time.Time{}
+	m.mu.Unlock()
 }
 
 // nudge wakes a waiter without an item, to make it look again at what it

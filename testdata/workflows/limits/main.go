@@ -63,6 +63,53 @@ func busy(ctx *skein.Context, in busyIn) (int, error) {
 	return total, nil
 }
 
+// pollerr loops on ctx.Err(), a host call that returns at once, until
+// the run is canceled: it never yields to the host's scheduler.
+func pollerr(ctx *skein.Context, _ struct{}) (int, error) {
+	if _, err := skein.Step(ctx, "before", func(*skein.StepContext) (int, error) { return 1, nil }); err != nil {
+		return 0, err
+	}
+	n := 0
+	for ctx.Err() == nil {
+		n++
+	}
+	return n, nil
+}
+
+// pollout reads the outcomes forever.
+func pollout(ctx *skein.Context, _ struct{}) (int, error) {
+	if _, err := skein.Step(ctx, "before", func(*skein.StepContext) (int, error) { return 1, nil }); err != nil {
+		return 0, err
+	}
+	for {
+		if len(skein.Outcomes(ctx)) > 1<<30 {
+			return 0, nil
+		}
+	}
+}
+
+// bodynow reads the real clock forever inside a step body.
+func bodynow(ctx *skein.Context, _ struct{}) (int64, error) {
+	return skein.Step(ctx, "forever", func(sc *skein.StepContext) (int64, error) {
+		var last int64
+		for {
+			if t := sc.Now().UnixNano(); t < 0 {
+				return last, nil
+			} else {
+				last = t
+			}
+		}
+	})
+}
+
+// nap waits 1 s of real time inside a step body.
+func nap(ctx *skein.Context, _ struct{}) (int, error) {
+	return skein.Step(ctx, "nap", func(sc *skein.StepContext) (int, error) {
+		sc.Sleep(time.Second)
+		return 1, nil
+	})
+}
+
 // bigstep returns a step value of n bytes (a JSON string of n-2 x's).
 func bigstep(ctx *skein.Context, n int) (int, error) {
 	s, err := skein.Step(ctx, "big", func(*skein.StepContext) (string, error) { return strings.Repeat("x", n-2), nil })
@@ -111,6 +158,10 @@ func main() {
 	skein.Register("membomb", membomb)
 	skein.Register("spin", spin)
 	skein.Register("busy", busy)
+	skein.Register("pollerr", pollerr)
+	skein.Register("pollout", pollout)
+	skein.Register("bodynow", bodynow)
+	skein.Register("nap", nap)
 	skein.Register("bigstep", bigstep)
 	skein.Register("bigresult", bigresult)
 	skein.Register("bigcall", bigcall)
