@@ -29,6 +29,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	dbf := addDBFlags(fs, true, false)
 	dbf.limits = addLimitFlags(fs, true)
 	asJSON := fs.Bool("json", false, "print the run as JSON")
+	guestOut := fs.Bool("guest-output", false, "copy what workflow code prints (its stdout and stderr, on every replay too) to stderr")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -36,6 +37,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if len(pos) != 1 {
 		fs.Usage()
 		return &exitError{code: exitUsage, err: errors.New("want exactly one MODULE.wasm")}
+	}
+	if *guestOut {
+		dbf.guestOutput = stderr
 	}
 	if !json.Valid([]byte(*input)) {
 		return fmt.Errorf("--input is not valid JSON: %.100q", *input)
@@ -165,6 +169,7 @@ type dbFlags struct {
 	fs                    *flag.FlagSet
 	mustExist             bool
 	limits                *limitFlags // if set, the resource limits (limits.go)
+	guestOutput           io.Writer   // if set, receives what workflow code prints
 }
 
 func addDBFlags(fs *flag.FlagSet, withEvict, mustExist bool) *dbFlags {
@@ -222,7 +227,7 @@ func (f *dbFlags) open(ctx context.Context) (h *host.Host, st store.Store, close
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	cfg := host.Config{Store: st, Evict: policy}
+	cfg := host.Config{Store: st, Evict: policy, GuestOutput: f.guestOutput}
 	if f.limits != nil {
 		f.limits.apply(&cfg)
 	}
