@@ -428,6 +428,9 @@ func testRunAgainstServe(t *testing.T, b backend) {
 	final := w.finish(t)
 	checkBodiesOnce(t, 0, during)
 	checkLotteryRun(t, during, final, n)
+	if !strings.Contains(during.stderr, "is being executed by worker") || !strings.Contains(during.stderr, "waiting up to") {
+		t.Errorf("skein run did not say that it waits for the server's worker\n%s", during)
+	}
 	if len(final) != n+1 {
 		t.Errorf("journal %q: want %d settled outcomes and the run", final, n)
 	}
