@@ -139,9 +139,9 @@ type Host struct {
 	// failures counts, for each run whose drives by Work failed in a
 	// row, the failures (retry.go).
 	failures map[string]int
-	owner    string // names this host in the leases Drive takes
-	wake   chan struct{} // signals Work: new work may be due
-	sim    *simulator    // Config.Simulation
+	owner    string        // names this host in the leases Drive takes
+	wake     chan struct{} // signals Work: new work may be due
+	sim      *simulator    // Config.Simulation
 
 	emb     embedState // grants, event subscriptions, Await waiters (embed.go)
 	metrics *metrics   // counters for WriteMetrics (metrics.go)
