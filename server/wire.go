@@ -126,6 +126,9 @@ const (
 	CodeTooLarge         = "too_large"
 	CodeInternal         = "internal"
 	CodeUnavailable      = "unavailable"
+	// CodeInsufficientStorage (HTTP 507): the database is full (its disk,
+	// or its size limit); the message names it. Nothing was written.
+	CodeInsufficientStorage = "insufficient_storage"
 )
 
 func moduleJSON(m store.Module) Module {

@@ -77,26 +77,32 @@ func damaged(path string, err error) error {
 // quickCheck runs PRAGMA quick_check and returns a *CorruptError listing
 // the first problems it finds, if any.
 func quickCheck(ctx context.Context, db *sql.DB, path string) error {
+	failed := func(err error) error {
+		if c := code(err); c == sqliteCorrupt || c == sqliteNotADB {
+			return &CorruptError{Path: path, Problems: []string{"PRAGMA quick_check: " + err.Error()}}
+		}
+		return fmt.Errorf("integrity check of %s: %w", path, err)
+	}
 	rows, err := db.QueryContext(ctx, "PRAGMA quick_check(10)")
 	if err != nil {
-		return fmt.Errorf("integrity check: %w", damaged(path, err))
+		return failed(err)
 	}
 	defer rows.Close()
 	var problems []string
 	for rows.Next() {
 		var line string
 		if err := rows.Scan(&line); err != nil {
-			return fmt.Errorf("integrity check: %w", damaged(path, err))
+			return failed(err)
 		}
 		if line != "ok" {
 			problems = append(problems, line)
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("integrity check: %w", damaged(path, err))
+		return failed(err)
 	}
 	if len(problems) > 0 {
-		return &CorruptError{Path: path, Problems: append([]string{"PRAGMA quick_check"}, problems...)}
+		return &CorruptError{Path: path, Problems: []string{"PRAGMA quick_check: " + strings.Join(problems, "; ")}}
 	}
 	return nil
 }
