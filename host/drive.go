@@ -417,40 +417,6 @@ func markOrphans(rs *runState, outs []store.Outcome, s *sched.Sched) {
 	}
 }
 
-// Resume points a suspended, diverged or failed run at another module
-// (a fixed or changed version of its code) and drives it: the run replays
-// its history against the new code. Records are kept; a recorded key the
-// new code reaches with a different function diverges the run again. The
-// run's status is checked and changed under the drive's lease (see
-// Drive): a completed or canceled run is never resumed.
-func (h *Host) Resume(ctx context.Context, runID, module string, o DriveOptions) (store.Run, error) {
-	st := h.cfg.Store
-	run, err := st.Run(ctx, runID)
-	if err != nil {
-		return store.Run{}, fmt.Errorf("resume %s: %w", runID, err)
-	}
-	if run.Status.Final() {
-		return run, fmt.Errorf("resume %s: the run is %s", runID, run.Status)
-	}
-	to := &resumeTo{}
-	if module != "" {
-		m, err := st.Module(ctx, module)
-		if err != nil {
-			return run, fmt.Errorf("resume %s: module %q: %w", runID, module, err)
-		}
-		found := false
-		for _, w := range m.Workflows {
-			found = found || w == run.Workflow
-		}
-		if !found {
-			return run, fmt.Errorf("resume %s: module %s has no workflow %q", runID, shortHash(m.Hash), run.Workflow)
-		}
-		to.module = m.Hash
-	}
-	o.resume = to
-	return h.Drive(ctx, runID, o)
-}
-
 // commitRun commits queued records with the run's current status.
 func (h *Host) commitRun(ctx context.Context, rs *runState) error {
 	rs.run.UpdatedAt = time.Now()
