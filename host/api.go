@@ -112,6 +112,13 @@ type WorkOptions struct {
 	// LeaseTTL/3; the runs of a worker that died are taken over by
 	// another one LeaseTTL after its last renewal.
 	LeaseTTL time.Duration
+	// RetryBackoff is how long a run whose drive failed (its commits
+	// failed: the database is full or damaged; its module does not
+	// compile) waits before it is driven again: the worker keeps its
+	// lease that long. It doubles with each failure in a row, up to
+	// MaxRetryBackoff. Defaults 1s and 1m.
+	RetryBackoff    time.Duration
+	MaxRetryBackoff time.Duration
 }
 
 // DefaultLeaseTTL is the default of WorkOptions.LeaseTTL.
@@ -153,6 +160,13 @@ func (h *Host) Work(ctx context.Context, o WorkOptions) error {
 	if o.Owner == "" {
 		o.Owner = defaultOwner()
 	}
+	if o.RetryBackoff <= 0 {
+		o.RetryBackoff = DefaultRetryBackoff
+	}
+	if o.MaxRetryBackoff <= 0 {
+		o.MaxRetryBackoff = DefaultMaxRetryBackoff
+	}
+	o.MaxRetryBackoff = max(o.MaxRetryBackoff, o.RetryBackoff)
 	h.log.Info("worker: started", "owner", o.Owner, "lease_ttl", o.LeaseTTL, "concurrency", o.Concurrency, "poll", o.Poll)
 	// Drives outlive ctx by the grace period, then are interrupted.
 	dctx, interrupt := context.WithCancel(context.WithoutCancel(ctx))
@@ -177,7 +191,7 @@ func (h *Host) Work(ctx context.Context, o WorkOptions) error {
 				wg.Add(1)
 				go func(l store.Lease) {
 					defer func() { <-slots; wg.Done() }()
-					h.driveLeased(dctx, l, o.LeaseTTL)
+					h.driveLeased(dctx, l, o)
 					h.signal() // a slot is free; a parent may be due
 				}(c.Lease)
 			}

@@ -19,15 +19,38 @@ type DriveOptions struct {
 	// OnExecution, if set, is called before each instantiation of the run:
 	// the first, and one per replay after an eviction or a suspension.
 	OnExecution func()
+	// LeaseWait is how long Drive waits for a run whose lease another
+	// worker holds (Work, or a Drive in this process or another one
+	// sharing the store) to be released or to expire, trying again every
+	// 250ms; then it fails with a *store.LeaseHeldError naming the holder.
+	// Zero: fail at once.
+	LeaseWait time.Duration
+	// OnLeaseWait, if set, is called once when Drive starts waiting for
+	// the lease held as given.
+	OnLeaseWait func(held store.Lease)
+	// Owner names this process in the lease Drive takes; default
+	// "{hostname}-{pid}-{random}", one per Host.
+	Owner string
+	// LeaseTTL is how long Drive's lease lasts unless renewed (it is
+	// renewed every LeaseTTL/3 while the run executes, timers waited for
+	// included); default DefaultLeaseTTL. If this process dies, another
+	// worker may take the run over this long after the last renewal.
+	LeaseTTL time.Duration
 
-	hold *leaseHold // Work's lease on the run; nil: not leased
+	hold   *leaseHold // the lease the drive holds; set by driveHeld
+	resume *resumeTo  // Resume: the run is resumed (onto another module)
 }
 
-// leaseHold is Work's lease on a run it drives.
+// leaseHold is the lease a drive holds on its run.
 type leaseHold struct {
 	lease    store.Lease
 	released bool // the run's last commit released it (Batch.Release)
+	byWork   bool // claimed by Work, which also drives the run's children
 }
+
+// resumeTo is what Resume asks of a drive: the run, failed or diverged
+// included, is executed again, on the module given (its own when empty).
+type resumeTo struct{ module string }
 
 // errActive is returned by Drive for a run this process drives already.
 var errActive = errors.New("the run is being driven in this process already")
@@ -37,17 +60,42 @@ var errActive = errors.New("the run is being driven in this process already")
 // returned as it is. A run this process drives already (from another
 // call) is not driven twice: Drive returns an error for it at once.
 //
+// Drive executes the run only under a lease on it (Store.ClaimRun), as
+// Work does: it renews the lease while the run executes, fences every
+// write with it, and releases it when it returns, so no other worker (in
+// this process or another sharing the store) executes the run meanwhile.
+// A run whose lease another worker holds is not executed: Drive waits for
+// it up to DriveOptions.LeaseWait, then fails with a *store.LeaseHeldError
+// (matched by store.ErrLeaseHeld) naming the holder. Once it holds the
+// lease Drive reads the run again: a run that ended meanwhile is returned
+// as stored, nothing executed.
+//
 // Settlements and a cancellation stored for the run are delivered at its
 // first idle point after the replay. A run that suspends while one is
 // waiting is driven again at once. When ctx ends, the records made so far
 // are committed and the run stays running, to be resumed later.
 func (h *Host) Drive(ctx context.Context, runID string, o DriveOptions) (store.Run, error) {
-	rs, err := h.activate(runID, o)
-	if err != nil {
-		return store.Run{}, fmt.Errorf("drive %s: %w", runID, err)
+	if o.hold != nil {
+		rs, err := h.activate(runID, o)
+		if err != nil {
+			return store.Run{}, fmt.Errorf("drive %s: %w", runID, err)
+		}
+		defer h.deactivate(runID)
+		return h.drive(ctx, rs)
 	}
-	defer h.deactivate(runID)
-	return h.drive(ctx, rs)
+	if o.resume == nil {
+		// An ended run is returned without a lease: nothing executes, and
+		// what it recorded is final.
+		if r, err := h.cfg.Store.Run(ctx, runID); err != nil {
+			return store.Run{}, fmt.Errorf("drive %s: %w", runID, err)
+		} else if r.Status.Terminal() {
+			return r, nil
+		}
+	}
+	if h.isActive(runID) {
+		return store.Run{}, fmt.Errorf("drive %s: %w", runID, errActive)
+	}
+	return h.driveClaimed(ctx, runID, o)
 }
 
 // activate registers a run as driven by this process.
@@ -94,8 +142,16 @@ func (h *Host) drive(ctx context.Context, rs *runState) (store.Run, error) {
 	if err != nil {
 		return store.Run{}, fmt.Errorf("drive %s: %w", runID, err)
 	}
-	if run.Status.Terminal() {
-		return run, nil
+	switch to := rs.opts.resume; {
+	case to != nil && run.Status.Final():
+		return run, fmt.Errorf("resume %s: the run is %s", runID, run.Status)
+	case to != nil:
+		if to.module != "" {
+			run.ModuleHash = to.module
+		}
+		run.Result = nil
+	case run.Status.Terminal():
+		return run, nil // it ended before this drive took the lease
 	}
 	cm, err := h.compiledModule(ctx, run.ModuleHash)
 	if err != nil {
@@ -375,40 +431,6 @@ func markOrphans(rs *runState, outs []store.Outcome, s *sched.Sched) {
 			rs.batch.Outcomes = append(rs.batch.Outcomes, store.RunOutcome{RunID: rs.run.ID, Outcome: o})
 		}
 	}
-}
-
-// Resume points a suspended, diverged or failed run at another module
-// (a fixed or changed version of its code) and drives it: the run replays
-// its history against the new code. Records are kept; a recorded key the
-// new code reaches with a different function diverges the run again.
-func (h *Host) Resume(ctx context.Context, runID, module string, o DriveOptions) (store.Run, error) {
-	st := h.cfg.Store
-	run, err := st.Run(ctx, runID)
-	if err != nil {
-		return store.Run{}, fmt.Errorf("resume %s: %w", runID, err)
-	}
-	if run.Status == store.RunCompleted || run.Status == store.RunCanceled {
-		return run, fmt.Errorf("resume %s: the run is %s", runID, run.Status)
-	}
-	if module != "" {
-		m, err := st.Module(ctx, module)
-		if err != nil {
-			return run, fmt.Errorf("resume %s: module %q: %w", runID, module, err)
-		}
-		found := false
-		for _, w := range m.Workflows {
-			found = found || w == run.Workflow
-		}
-		if !found {
-			return run, fmt.Errorf("resume %s: module %s has no workflow %q", runID, shortHash(m.Hash), run.Workflow)
-		}
-		run.ModuleHash = m.Hash
-	}
-	run.Status, run.Error, run.Result, run.UpdatedAt = store.RunPending, "", nil, time.Now()
-	if err := st.Commit(ctx, store.Batch{Runs: []store.Run{run}}); err != nil {
-		return run, fmt.Errorf("resume %s: %w", runID, err)
-	}
-	return h.Drive(ctx, runID, o)
 }
 
 // commitRun commits queued records with the run's current status.

@@ -595,7 +595,7 @@ func (x *exec) startChild(ctx context.Context, key, workflow string, input []byt
 // this run already.
 func (x *exec) driveChild(id string) {
 	rs := x.rs
-	if rs.lease != nil {
+	if rs.opts.hold != nil && rs.opts.hold.byWork {
 		// A worker (Work) drives the parent: the child is a run like any
 		// other, claimed with a lease of its own by whichever worker is
 		// free, and its end settles the parent's op.
@@ -603,7 +603,8 @@ func (x *exec) driveChild(id string) {
 		return
 	}
 	if rs.setChildLive(id, true) {
-		opts := DriveOptions{WaitTimers: rs.opts.WaitTimers}
+		// Drive takes the child's lease, as it took the parent's.
+		opts := DriveOptions{WaitTimers: rs.opts.WaitTimers, Owner: rs.opts.Owner, LeaseTTL: rs.opts.LeaseTTL}
 		go func() {
 			for range 3 {
 				r, err := x.h.Drive(x.base, id, opts) // not ended by this execution's watchdog

@@ -145,8 +145,12 @@ type Host struct {
 	// leased holds, for each run Work drives under a lease, the func that
 	// stops that drive (lease.go).
 	leased map[string]context.CancelCauseFunc
-	wake   chan struct{} // signals Work: new work may be due
-	sim    *simulator    // Config.Simulation
+	// failures counts, for each run whose drives by Work failed in a
+	// row, the failures (retry.go).
+	failures map[string]int
+	owner    string        // names this host in the leases Drive takes
+	wake     chan struct{} // signals Work: new work may be due
+	sim      *simulator    // Config.Simulation
 
 	emb     embedState // grants, event subscriptions, Await waiters (embed.go)
 	metrics *metrics   // counters for WriteMetrics (metrics.go)
@@ -200,7 +204,8 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 	}
 	h := &Host{cfg: cfg, rt: rt, cache: cache, log: cfg.Logger,
 		compiled: map[string]wazero.CompiledModule{}, images: map[wazero.CompiledModule]*memImage{}, compiling: map[string]chan struct{}{}, infos: map[string]store.Module{}, activities: map[string]Activity{},
-		active: map[string]*runState{}, leased: map[string]context.CancelCauseFunc{}, wake: make(chan struct{}, 1)}
+		active: map[string]*runState{}, leased: map[string]context.CancelCauseFunc{}, failures: map[string]int{},
+		owner: defaultOwner(), wake: make(chan struct{}, 1)}
 	if cfg.Simulation != nil {
 		h.sim = newSimulator(*cfg.Simulation)
 	}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/skeinrun/skein/sched"
@@ -19,48 +18,31 @@ import (
 var errLeaseLost = fmt.Errorf("the worker's lease on the run was lost: %w", store.ErrLeaseLost)
 
 // driveLeased drives the run of lease l (claimed by Work) while keeping
-// the lease: it renews it every ttl/3, interrupts the drive when it is
-// lost, and releases it when the drive returns (the run suspended or was
-// interrupted by shutdown; a run that ended released it in its last
-// commit).
-func (h *Host) driveLeased(ctx context.Context, l store.Lease, ttl time.Duration) {
-	rctx, stop := context.WithCancelCause(ctx)
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		h.keepLease(rctx, l, ttl, stop)
-	}()
-	var err error
-	released := false
-	if h.takeOver(rctx, l.RunID, stop) {
-		hold := &leaseHold{lease: l}
-		_, err = h.Drive(rctx, l.RunID, DriveOptions{hold: hold})
-		released = hold.released
-		h.mu.Lock()
-		delete(h.leased, l.RunID)
-		h.mu.Unlock()
-	} else {
-		err = rctx.Err() // stopped while an earlier drive was let go
-	}
-	lost := errors.Is(context.Cause(rctx), store.ErrLeaseLost) || errors.Is(err, store.ErrLeaseLost)
-	stop(nil)
-	wg.Wait()
+// the lease (driveHeld), and then releases it, unless the run's last
+// commit did. A drive that failed (its commits failed, its module does
+// not compile) keeps the lease through a backoff instead (retryLater),
+// so that no worker drives the run again before it.
+func (h *Host) driveLeased(ctx context.Context, l store.Lease, o WorkOptions) {
+	d := h.driveHeld(ctx, l, o.LeaseTTL, DriveOptions{}, true)
+	err := d.err
 	switch {
-	case lost:
+	case d.lost:
 		h.metrics.leasesLost.Add(1)
 		h.log.Warn("lease lost: the run was claimed again after the lease expired; this drive stopped and recorded nothing more",
 			"run", l.RunID, "owner", l.Owner, "token", l.Token)
 		return
 	case err == nil:
+		h.retried(l.RunID)
 	case IsDivergence(err):
+		h.retried(l.RunID)
 		h.log.Warn("run diverged", "run", l.RunID, "err", err)
 	case ctx.Err() != nil:
 		h.log.Info("run interrupted by shutdown; its lease is released, it resumes on another worker or the next start", "run", l.RunID)
 	default:
-		h.log.Error("drive run", "run", l.RunID, "err", err)
+		h.retryLater(ctx, l, o, err)
+		return
 	}
-	if released {
+	if d.released {
 		return // by the run's last commit
 	}
 	if err := h.cfg.Store.ReleaseLease(context.WithoutCancel(ctx), l); err != nil {

@@ -29,6 +29,7 @@ type metrics struct {
 	liveInstances atomic.Int64  // wasm instances alive now
 	leasesClaimed atomic.Uint64 // leases Work took on runs
 	leasesLost    atomic.Uint64 // leases lost while driving (another worker claimed the run)
+	driveFailures atomic.Uint64 // drives by Work that failed and back off (retry.go)
 	ended         [len(metricStatuses)]atomic.Uint64
 	activation    *histogram // drive start (or replay start) to the guest's first host call
 	storeCommit   *histogram // store.Commit calls
@@ -183,6 +184,8 @@ func (h *Host) WriteMetrics(ctx context.Context, w io.Writer) error {
 	fmt.Fprintf(bw, "skein_leases_claimed_total %d\n", m.leasesClaimed.Load())
 	head("skein_leases_lost_total", "counter", "Leases lost while driving: another worker claimed the run after the lease expired, and this one stopped.")
 	fmt.Fprintf(bw, "skein_leases_lost_total %d\n", m.leasesLost.Load())
+	head("skein_drive_failures_total", "counter", "Drives of runs by this process's worker that failed (a commit or a read failed, the module did not compile); each backs off before the run is driven again.")
+	fmt.Fprintf(bw, "skein_drive_failures_total %d\n", m.driveFailures.Load())
 	head("skein_live_instances", "gauge", "WebAssembly instances alive now.")
 	fmt.Fprintf(bw, "skein_live_instances %d\n", m.liveInstances.Load())
 	h.mu.Lock()

@@ -162,6 +162,9 @@ func (a *api) fail(w http.ResponseWriter, r *http.Request, err error) {
 		writeError(w, http.StatusNotFound, CodeNotFound, err.Error())
 	case errors.Is(err, host.ErrTerminal), errors.Is(err, store.ErrConflict), errors.Is(err, host.ErrConflict):
 		writeError(w, http.StatusConflict, CodeConflict, err.Error())
+	case errors.Is(err, store.ErrFull):
+		a.log.Error("skein api: the database is full", "method", r.Method, "path", r.URL.Path, "err", err)
+		writeError(w, http.StatusInsufficientStorage, CodeInsufficientStorage, err.Error())
 	case errors.Is(err, store.ErrUnavailable):
 		a.log.Warn("skein api: the store is unavailable", "method", r.Method, "path", r.URL.Path, "err", err)
 		w.Header().Set("Retry-After", "1")

@@ -135,6 +135,9 @@ const (
 	CodeMisdirected = "misdirected_request"
 	// CodeRequestTimeout: a request body that did not arrive in time.
 	CodeRequestTimeout = "request_timeout"
+	// CodeInsufficientStorage (HTTP 507): the database is full (its disk,
+	// or its size limit); the message names it. Nothing was written.
+	CodeInsufficientStorage = "insufficient_storage"
 )
 
 func moduleJSON(m store.Module) Module {

@@ -32,6 +32,23 @@ var ErrUnavailable = errors.New("the store is unavailable")
 // released.
 var ErrLeaseLost = errors.New("lease lost")
 
+// ErrLeaseHeld is returned (wrapped, by a *LeaseHeldError) by ClaimRun
+// when another worker's lease on the run is live.
+var ErrLeaseHeld = errors.New("the run is leased by another worker")
+
+// ErrImmutable is returned (wrapped) by a Commit that would change what
+// is write-once: a settled outcome's status, value, error, kind or
+// function, or the status, result, error or module of a completed or
+// canceled run (see Batch). The error names the run and the key; nothing
+// of the batch is applied.
+var ErrImmutable = errors.New("recorded outcomes and an ended run's result are write-once")
+
+// ErrFull is returned (wrapped) by a write the database could not make
+// for lack of space: the disk is full, or the database reached its size
+// limit. Nothing of that write was applied; the same write may succeed
+// once space is freed.
+var ErrFull = errors.New("the database is full")
+
 // ErrReleaseUnfenced is returned (wrapped) by a Commit of a batch with
 // Release but no Fence: there is no lease to release.
 var ErrReleaseUnfenced = errors.New("a batch that releases a lease needs a fence")
@@ -52,6 +69,19 @@ type Lease struct {
 func (l Lease) LostError() error {
 	return fmt.Errorf("run %s lease %d of %q: %w", l.RunID, l.Token, l.Owner, ErrLeaseLost)
 }
+
+// LeaseHeldError is the error of ClaimRun for a run another worker
+// holds: it names the live lease and wraps ErrLeaseHeld.
+type LeaseHeldError struct{ Lease Lease }
+
+func (e *LeaseHeldError) Error() string {
+	l := e.Lease
+	return fmt.Sprintf("run %s is being executed by worker %q (lease %d until %s)", l.RunID, l.Owner, l.Token,
+		time.Unix(0, l.Expiry).UTC().Format("2006-01-02T15:04:05.000Z07:00"))
+}
+
+// Unwrap returns ErrLeaseHeld.
+func (e *LeaseHeldError) Unwrap() error { return ErrLeaseHeld }
 
 // ClaimedRun is a run returned by ClaimRuns with the lease taken on it.
 type ClaimedRun struct {
@@ -201,6 +231,20 @@ type Outcome struct {
 
 // Batch is a set of writes applied atomically, after every batch committed
 // before it.
+//
+// What is recorded is write-once, and every backend enforces it in the
+// transaction that applies the batch (failing it with ErrImmutable):
+//   - a settled outcome (status ok or error) keeps its Status, Value,
+//     Error, Kind and Function for good. Writing it again with the same
+//     ones is allowed and may change Seq (a replay that renumbers the
+//     journal), Orphaned, Waited, Idle, WakeOrder, VTime, Deadline,
+//     Attempts (never down) and UpdatedAt. A pending outcome written over
+//     a settled one is skipped, as before (a late attempt counter).
+//   - a completed or canceled run keeps its Status, Result, Error and
+//     ModuleHash for good (an update that leaves them as they are is
+//     allowed). A failed or diverged run may be updated: Host.Resume
+//     points it at new code and executes it again, and its settled
+//     outcomes stay as they are.
 type Batch struct {
 	Outcomes []RunOutcome // upserts by (run, key)
 	Runs     []Run        // updates of existing runs: every mutable field (ModuleHash, Status, Result, Error, WakeAt) is written
@@ -330,6 +374,14 @@ type Store interface {
 	// order, then pending ones by key.
 	Outcomes(ctx context.Context, runID string) ([]Outcome, error)
 
+	// ClaimRun claims run id for owner whatever its status, if its lease
+	// is free or expired (LeaseExpiry <= now), as ClaimRuns claims a due
+	// run: a token one greater than the previous one, the expiry now+ttl,
+	// a new entry in the lease history. When another lease is live it
+	// fails with a *LeaseHeldError (wrapping ErrLeaseHeld) naming it; an
+	// unknown run fails with ErrNotFound. Host.Drive and Host.Resume
+	// claim the run they execute with it.
+	ClaimRun(ctx context.Context, id, owner string, now int64, ttl time.Duration) (ClaimedRun, error)
 	// ClaimRuns atomically claims for owner up to limit (<= 0: all) of the
 	// runs DueRuns(now) would return whose lease is free (no owner) or
 	// expired (LeaseExpiry <= now), in DueRuns order. Each claimed run

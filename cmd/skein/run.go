@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/skeinrun/skein/host"
 	"github.com/skeinrun/skein/internal/runjson"
@@ -25,10 +26,12 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs := newFlagSet("run", stderr)
 	workflow := fs.String("workflow", "", "workflow to run (default: the module's only workflow)")
 	input := fs.String("input", "null", "workflow input as JSON")
-	id := fs.String("id", "", "run id (default: generated); running an existing id prints its stored result")
+	id := fs.String("id", "", "run id (default: generated); an id that has ended prints its stored run, one that another process executes is waited for (--lease-wait), then printed")
 	dbf := addDBFlags(fs, true, false)
 	dbf.limits = addLimitFlags(fs, true)
 	asJSON := fs.Bool("json", false, "print the run as JSON")
+	leaseWait := fs.Duration("lease-wait", defaultLeaseWait, "how long to wait for a run another process executes (it holds the run's lease) before giving up; 0: give up at once")
+	guestOut := fs.Bool("guest-output", false, "copy what workflow code prints (its stdout and stderr, on every replay too) to stderr")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -36,6 +39,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if len(pos) != 1 {
 		fs.Usage()
 		return &exitError{code: exitUsage, err: errors.New("want exactly one MODULE.wasm")}
+	}
+	if *guestOut {
+		dbf.guestOutput = stderr
 	}
 	if !json.Valid([]byte(*input)) {
 		return fmt.Errorf("--input is not valid JSON: %.100q", *input)
@@ -76,7 +82,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	execs := 0
-	r, err = h.Drive(ctx, r.ID, host.DriveOptions{WaitTimers: true, OnExecution: func() { execs++ }})
+	r, err = h.Drive(ctx, r.ID, host.DriveOptions{WaitTimers: true, OnExecution: func() { execs++ },
+		LeaseWait: *leaseWait, OnLeaseWait: leaseWaitNote(stderr, *leaseWait)})
 	if err != nil && !host.IsDivergence(err) {
 		return err
 	}
@@ -123,6 +130,7 @@ func cmdResume(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs := newFlagSet("resume", stderr)
 	module := fs.String("module", "", "the module version to continue with (.wasm file); default: the run's own module")
 	dbf := addDBFlags(fs, true, true)
+	leaseWait := fs.Duration("lease-wait", defaultLeaseWait, "how long to wait for a run another process executes (it holds the run's lease) before giving up; 0: give up at once")
 	asJSON := fs.Bool("json", false, "print the run as JSON")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -149,13 +157,26 @@ func cmdResume(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		hash = m.Hash
 	}
-	if _, err := h.Resume(ctx, pos[0], hash, host.DriveOptions{WaitTimers: true}); err != nil && !host.IsDivergence(err) {
+	o := host.DriveOptions{WaitTimers: true, LeaseWait: *leaseWait, OnLeaseWait: leaseWaitNote(stderr, *leaseWait)}
+	if _, err := h.Resume(ctx, pos[0], hash, o); err != nil && !host.IsDivergence(err) {
 		if errors.Is(err, store.ErrNotFound) {
 			return fmt.Errorf("no run %q in this database", pos[0])
 		}
 		return err
 	}
 	return printRun(ctx, h, pos[0], *asJSON, stdout)
+}
+
+// defaultLeaseWait is the default of --lease-wait: how long `skein run`
+// and `skein resume` wait for a run that another process executes.
+const defaultLeaseWait = time.Minute
+
+// leaseWaitNote returns the DriveOptions.OnLeaseWait of run and resume: a
+// line on stderr saying who executes the run and how long this waits.
+func leaseWaitNote(stderr io.Writer, wait time.Duration) func(store.Lease) {
+	return func(held store.Lease) {
+		fmt.Fprintf(stderr, "skein: %s; waiting up to %s for it to finish\n", &store.LeaseHeldError{Lease: held}, wait)
+	}
 }
 
 // dbFlags are the flags every command that opens the database shares.
@@ -165,8 +186,15 @@ type dbFlags struct {
 	fs                    *flag.FlagSet
 	mustExist             bool
 	limits                *limitFlags // if set, the resource limits (limits.go)
+	guestOutput           io.Writer   // if set, receives what workflow code prints
+	// Commands that execute runs (withEvict) check a SQLite file's
+	// integrity when they open it, unless told not to, and may cap its size.
+	skipCheck *bool
+	maxBytes  *int64
 }
 
+// addDBFlags adds the flags of the database; withEvict for the commands
+// that execute runs (run, resume, serve).
 func addDBFlags(fs *flag.FlagSet, withEvict, mustExist bool) *dbFlags {
 	f := &dbFlags{mustExist: mustExist, fs: fs}
 	f.db = fs.String("db", "skein.db", "SQLite database file")
@@ -174,6 +202,8 @@ func addDBFlags(fs *flag.FlagSet, withEvict, mustExist bool) *dbFlags {
 	f.durability = fs.String("durability", "normal", "normal (survives a process crash) or strict (survives power loss)")
 	if withEvict {
 		f.evict = fs.String("evict", "idle", "when to drop the instance: never, idle, or always (replay at every wait; for tests)")
+		f.skipCheck = fs.Bool("skip-integrity-check", false, "open the SQLite file without checking it first (PRAGMA quick_check); a damaged file is refused otherwise")
+		f.maxBytes = fs.Int64("db-max-bytes", 0, "largest size of the SQLite file in bytes; a commit that would grow it further fails as on a full disk (0: no limit)")
 	}
 	return f
 }
@@ -188,7 +218,14 @@ func (f *dbFlags) openStore(ctx context.Context, log *slog.Logger) (store.Store,
 				return nil, "", fmt.Errorf("database %s: %w", *f.db, err)
 			}
 		}
-		st, err := sqlite.Open(ctx, *f.db, sqlite.Options{Durability: *f.durability, Logger: log})
+		o := sqlite.Options{Durability: *f.durability, Logger: log, SkipIntegrityCheck: true}
+		if f.skipCheck != nil {
+			o.SkipIntegrityCheck, o.MaxBytes = *f.skipCheck, *f.maxBytes
+		}
+		if o.MaxBytes < 0 {
+			return nil, "", &exitError{code: exitUsage, err: fmt.Errorf("--db-max-bytes %d: want 0 (no limit) or more", o.MaxBytes)}
+		}
+		st, err := sqlite.Open(ctx, *f.db, o)
 		if err != nil {
 			return nil, "", err
 		}
@@ -196,8 +233,8 @@ func (f *dbFlags) openStore(ctx context.Context, log *slog.Logger) (store.Store,
 	}
 	set := map[string]bool{}
 	f.fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
-	if set["db"] || set["durability"] {
-		return nil, "", &exitError{code: exitUsage, err: errors.New("--store and --db (or --durability) exclude each other")}
+	if set["db"] || set["durability"] || set["skip-integrity-check"] || set["db-max-bytes"] {
+		return nil, "", &exitError{code: exitUsage, err: errors.New("--store and --db (or --durability, --skip-integrity-check, --db-max-bytes) exclude each other")}
 	}
 	u, err := url.Parse(*f.store)
 	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
@@ -222,7 +259,7 @@ func (f *dbFlags) open(ctx context.Context) (h *host.Host, st store.Store, close
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	cfg := host.Config{Store: st, Evict: policy}
+	cfg := host.Config{Store: st, Evict: policy, GuestOutput: f.guestOutput}
 	if f.limits != nil {
 		f.limits.apply(&cfg)
 	}

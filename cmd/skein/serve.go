@@ -31,6 +31,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	poll := fs.Duration("poll", 0, "how often the database is asked for due runs (default 250ms)")
 	workerID := fs.String("worker-id", "", "this worker's name in run leases; workers sharing a database need different ones (default {hostname}-{pid}-{random})")
 	leaseTTL := fs.Duration("lease-ttl", host.DefaultLeaseTTL, "how long a worker's lease on a run lasts unless renewed; a dead worker's runs are taken over this long after its last renewal")
+	retryMax := fs.Duration("max-retry-backoff", host.DefaultMaxRetryBackoff, "longest wait before a run whose drive failed (its commits failed: a full or damaged database) is driven again; the wait starts at 1s and doubles with each failure in a row")
 	logFormat := fs.String("log-format", "text", "log lines as text (key=value) or json, on stderr")
 	logLevel := fs.String("log-level", "info", "least level logged: debug, info, warn or error")
 	nf := addNetFlags(fs)
@@ -109,7 +110,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defer stopWork()
 	worked := make(chan error, 1)
 	go func() {
-		worked <- h.Work(workCtx, host.WorkOptions{Concurrency: *concurrency, Poll: *poll, Grace: *grace, Owner: *workerID, LeaseTTL: *leaseTTL})
+		worked <- h.Work(workCtx, host.WorkOptions{Concurrency: *concurrency, Poll: *poll, Grace: *grace, Owner: *workerID, LeaseTTL: *leaseTTL, MaxRetryBackoff: *retryMax})
 	}()
 
 	var failure error

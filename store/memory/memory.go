@@ -393,8 +393,9 @@ func (s *Store) RequestCancel(ctx context.Context, runID, reason string) (store.
 // (wrapped) and leaves no trace. Outcomes are upserted by (run, key) in
 // order, so the last of a key wins, except that a pending outcome never
 // replaces a settled one and Attempts never goes down. Run updates write
-// ModuleHash, Status, Result, Error, WakeAt and UpdatedAt only. A
-// settlement is stored unless the run has one at its key. A zero UpdatedAt
+// ModuleHash, Status, Result, Error, WakeAt and UpdatedAt only. A batch
+// that would change a settled outcome or an ended run fails as a whole
+// with store.ErrImmutable (wrapped; see store.Batch). A settlement is stored unless the run has one at its key. A zero UpdatedAt
 // or CreatedAt is stored as now. A fenced batch (b.Fence) whose lease is
 // no longer the run's current one fails with store.ErrLeaseLost (wrapped)
 // and leaves no trace.
@@ -423,6 +424,9 @@ func (s *Store) Commit(ctx context.Context, b store.Batch) error {
 		if st := &b.Settlements[i]; s.runs[st.RunID] == nil {
 			return fmt.Errorf("memory store: commit: settlement %s/%s: run %w", st.RunID, st.Key, store.ErrNotFound)
 		}
+	}
+	if err := s.checkWriteOnce(&b); err != nil {
+		return fmt.Errorf("memory store: commit: %w", err)
 	}
 
 	now := time.Now().Round(0)
@@ -503,14 +507,7 @@ func (s *Store) ClaimRuns(ctx context.Context, owner string, now int64, ttl time
 	}
 	var out []store.ClaimedRun
 	for _, rec := range due {
-		r := &rec.run
-		r.LeaseOwner, r.LeaseToken, r.LeaseExpiry = owner, r.LeaseToken+1, now+int64(ttl)
-		at := now
-		if n := len(rec.leases); n > 0 {
-			at = max(at, rec.leases[n-1].ReleasedAt) // see LeaseRecord.ClaimedAt
-		}
-		rec.leases = append(rec.leases, store.LeaseRecord{RunID: r.ID, Owner: owner, Token: r.LeaseToken, ClaimedAt: at, Expiry: r.LeaseExpiry})
-		out = append(out, store.ClaimedRun{Run: copyRun(*r), Lease: store.Lease{RunID: r.ID, Owner: owner, Token: r.LeaseToken, Expiry: r.LeaseExpiry}})
+		out = append(out, s.claim(rec, owner, now, ttl))
 	}
 	return out, nil
 }

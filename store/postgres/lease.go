@@ -116,6 +116,55 @@ func (d *DB) ClaimRuns(ctx context.Context, owner string, now int64, ttl time.Du
 	return out, nil
 }
 
+// claimOneSQL claims run $1 for owner $2 until $4 if its lease is free or
+// expired at $3, and records the claim in the history, in one statement
+// (as claimSQL does for due runs). It returns the run when it claimed it.
+var claimOneSQL = `WITH u AS (
+	UPDATE runs SET lease_owner = $2, lease_token = runs.lease_token + 1, lease_expiry = $4
+	WHERE id = $1 AND (lease_owner = '' OR lease_expiry <= $3)
+	RETURNING ` + qualifiedRunColumns + `
+), l AS (
+	INSERT INTO leases (run_id, token, owner, claimed_at, expiry)
+	SELECT u.id, u.lease_token, $2, GREATEST($3::BIGINT, COALESCE(
+		(SELECT p.released_at FROM leases p WHERE p.run_id = u.id AND p.token = u.lease_token - 1 FOR SHARE), 0)), $4
+	FROM u
+)
+SELECT ` + runColumns + ` FROM u`
+
+// ClaimRun claims one run, whatever its status, if its lease is free or
+// expired. See store.Store.
+func (d *DB) ClaimRun(ctx context.Context, id, owner string, now int64, ttl time.Duration) (store.ClaimedRun, error) {
+	if owner == "" || ttl <= 0 {
+		return store.ClaimedRun{}, fmt.Errorf("postgres store: claim run %s: need an owner and a positive ttl (got %q, %v)", id, owner, ttl)
+	}
+	expiry := now + int64(ttl)
+	var out store.ClaimedRun
+	err := d.inStmt(ctx, func() error {
+		for range 3 { // the lease may be released between the claim and the read below
+			r, err := scanRun(d.pool.QueryRow(ctx, claimOneSQL, id, owner, now, expiry))
+			if err == nil {
+				out = store.ClaimedRun{Run: r, Lease: store.Lease{RunID: id, Owner: owner, Token: r.LeaseToken, Expiry: expiry}}
+				return nil
+			}
+			if !errors.Is(err, store.ErrNotFound) {
+				return err
+			}
+			cur, err := scanRun(d.pool.QueryRow(ctx, `SELECT `+runColumns+` FROM runs WHERE id = $1`, id))
+			if err != nil {
+				return err // store.ErrNotFound for an unknown run
+			}
+			if cur.LeaseOwner != "" && cur.LeaseExpiry > now {
+				return &store.LeaseHeldError{Lease: store.Lease{RunID: id, Owner: cur.LeaseOwner, Token: cur.LeaseToken, Expiry: cur.LeaseExpiry}}
+			}
+		}
+		return fmt.Errorf("the lease of run %s changed hands three times during the claim", id)
+	})
+	if err != nil {
+		return store.ClaimedRun{}, fmt.Errorf("postgres store: claim run %s: %w", id, err)
+	}
+	return out, nil
+}
+
 // RenewLease extends a lease still held, in one statement. See
 // store.Store.
 func (d *DB) RenewLease(ctx context.Context, l store.Lease, expiry int64) error {

@@ -150,13 +150,22 @@ func retryable(err error) bool {
 	return errors.As(err, &pe) && (pe.Code == "40P01" || pe.Code == "40001")
 }
 
+// diskFullState is PostgreSQL's SQLSTATE disk_full.
+const diskFullState = "53100"
+
 // wrapClosed turns the pool's complaint about being closed (a Close that
-// raced with the call) into ErrClosed, and a failure to reach the
-// database into store.ErrUnavailable.
+// raced with the call) into ErrClosed, a failure to reach the database
+// into store.ErrUnavailable, a write-once trigger's error into
+// store.ErrImmutable and a full disk into store.ErrFull.
 func (d *DB) wrapClosed(err error) error {
+	var pe *pgconn.PgError
 	switch {
-	case err == nil, errors.Is(err, ErrClosed), errors.Is(err, store.ErrUnavailable):
+	case err == nil, errors.Is(err, ErrClosed), errors.Is(err, store.ErrUnavailable), errors.Is(err, store.ErrImmutable), errors.Is(err, store.ErrFull):
 		return err
+	case errors.As(err, &pe) && pe.Code == writeOnceState:
+		return fmt.Errorf("%s: %w", pe.Message, store.ErrImmutable)
+	case errors.As(err, &pe) && pe.Code == diskFullState:
+		return fmt.Errorf("%w: the disk of the PostgreSQL database is full (SQLSTATE %s); free space, then the runs that could not commit resume: %w", store.ErrFull, pe.Code, err)
 	case d.closed.Load():
 		return fmt.Errorf("%w: %w", ErrClosed, err)
 	case unreachable(err):

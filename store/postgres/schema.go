@@ -115,7 +115,38 @@ UPDATE runs SET waiting = (
 	OR (cancel <> '' AND NOT EXISTS (SELECT 1 FROM outcomes o WHERE o.run_id = runs.id AND o.key = '!cancel')))
 WHERE status = 'suspended';
 `,
+	// 4: what is recorded is write-once (store/sqlite's migration 6; see
+	// store.Batch): a settled outcome keeps its status, value, error, kind
+	// and function; a completed or canceled run keeps its status, result,
+	// error and module. The triggers raise SQLSTATE ` + writeOnceState + `.
+	`
+CREATE FUNCTION skein_outcome_write_once() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	RAISE EXCEPTION 'run %: settled outcome % (%) cannot change', OLD.run_id, OLD.key, OLD.status
+		USING ERRCODE = '` + writeOnceState + `';
+END $$;
+CREATE TRIGGER outcomes_write_once BEFORE UPDATE ON outcomes FOR EACH ROW
+WHEN (OLD.status <> 'pending' AND (NEW.status IS DISTINCT FROM OLD.status
+	OR coalesce(NEW.value, ''::bytea) IS DISTINCT FROM coalesce(OLD.value, ''::bytea)
+	OR NEW.error IS DISTINCT FROM OLD.error OR NEW.kind IS DISTINCT FROM OLD.kind
+	OR NEW.function IS DISTINCT FROM OLD.function))
+EXECUTE FUNCTION skein_outcome_write_once();
+CREATE FUNCTION skein_run_write_once() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	RAISE EXCEPTION 'run % is %: its status, result, error and module cannot change', OLD.id, OLD.status
+		USING ERRCODE = '` + writeOnceState + `';
+END $$;
+CREATE TRIGGER runs_write_once BEFORE UPDATE OF module_hash, status, result, error ON runs FOR EACH ROW
+WHEN (OLD.status IN ('completed', 'canceled') AND (NEW.status IS DISTINCT FROM OLD.status
+	OR coalesce(NEW.result, ''::bytea) IS DISTINCT FROM coalesce(OLD.result, ''::bytea)
+	OR NEW.error IS DISTINCT FROM OLD.error OR NEW.module_hash IS DISTINCT FROM OLD.module_hash))
+EXECUTE FUNCTION skein_run_write_once();
+`,
 }
+
+// writeOnceState is the SQLSTATE the write-once triggers raise (class SK:
+// skein's own).
+const writeOnceState = "SKW01"
 
 // migrationLockClass is the first key of the transaction-scoped advisory
 // lock taken while migrating; the second is a hash of the schema being

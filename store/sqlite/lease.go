@@ -65,17 +65,11 @@ func (d *DB) ClaimRuns(ctx context.Context, owner string, now int64, ttl time.Du
 			return err
 		}
 		for _, r := range rs {
-			r.LeaseOwner, r.LeaseToken, r.LeaseExpiry = owner, r.LeaseToken+1, expiry
-			if _, err := w.tx.ExecContext(w.ctx, `UPDATE runs SET lease_owner = ?, lease_token = ?, lease_expiry = ? WHERE id = ?`,
-				owner, r.LeaseToken, expiry, r.ID); err != nil {
-				return fmt.Errorf("claim run %s: %w", r.ID, err)
+			c, err := claim(w, r, owner, now, expiry)
+			if err != nil {
+				return err
 			}
-			if _, err := w.tx.ExecContext(w.ctx, `INSERT INTO leases (run_id, token, owner, claimed_at, expiry) VALUES (?1, ?2, ?3,
-				MAX(?4, COALESCE((SELECT released_at FROM leases WHERE run_id = ?1 AND token = ?2 - 1), 0)), ?5)`,
-				r.ID, r.LeaseToken, owner, now, expiry); err != nil {
-				return fmt.Errorf("claim run %s: record lease: %w", r.ID, err)
-			}
-			out = append(out, store.ClaimedRun{Run: r, Lease: store.Lease{RunID: r.ID, Owner: owner, Token: r.LeaseToken, Expiry: expiry}})
+			out = append(out, c)
 		}
 		return nil
 	}})
@@ -83,6 +77,47 @@ func (d *DB) ClaimRuns(ctx context.Context, owner string, now int64, ttl time.Du
 		return nil, fmt.Errorf("sqlite store: claim runs: %w", err)
 	}
 	return slices.Clip(out), nil
+}
+
+// claim gives run r a new lease of owner until expiry and records it in
+// the history, inside the writer's transaction; the caller has checked
+// that the lease is free or expired.
+func claim(w *wtx, r store.Run, owner string, now, expiry int64) (store.ClaimedRun, error) {
+	r.LeaseOwner, r.LeaseToken, r.LeaseExpiry = owner, r.LeaseToken+1, expiry
+	if _, err := w.tx.ExecContext(w.ctx, `UPDATE runs SET lease_owner = ?, lease_token = ?, lease_expiry = ? WHERE id = ?`,
+		owner, r.LeaseToken, expiry, r.ID); err != nil {
+		return store.ClaimedRun{}, fmt.Errorf("claim run %s: %w", r.ID, err)
+	}
+	if _, err := w.tx.ExecContext(w.ctx, `INSERT INTO leases (run_id, token, owner, claimed_at, expiry) VALUES (?1, ?2, ?3,
+		MAX(?4, COALESCE((SELECT released_at FROM leases WHERE run_id = ?1 AND token = ?2 - 1), 0)), ?5)`,
+		r.ID, r.LeaseToken, owner, now, expiry); err != nil {
+		return store.ClaimedRun{}, fmt.Errorf("claim run %s: record lease: %w", r.ID, err)
+	}
+	return store.ClaimedRun{Run: r, Lease: store.Lease{RunID: r.ID, Owner: owner, Token: r.LeaseToken, Expiry: expiry}}, nil
+}
+
+// ClaimRun claims one run, whatever its status, if its lease is free or
+// expired, in one queued write. See store.Store.
+func (d *DB) ClaimRun(ctx context.Context, id, owner string, now int64, ttl time.Duration) (store.ClaimedRun, error) {
+	if owner == "" || ttl <= 0 {
+		return store.ClaimedRun{}, fmt.Errorf("sqlite store: claim run %s: need an owner and a positive ttl (got %q, %v)", id, owner, ttl)
+	}
+	var out store.ClaimedRun
+	err := d.write(&request{ctx: ctx, apply: func(w *wtx) error {
+		r, err := scanRun(w.tx.QueryRowContext(w.ctx, `SELECT `+runColumns+` FROM runs WHERE id = ?`, id))
+		if err != nil {
+			return err // store.ErrNotFound for an unknown run
+		}
+		if r.LeaseOwner != "" && r.LeaseExpiry > now {
+			return &store.LeaseHeldError{Lease: store.Lease{RunID: id, Owner: r.LeaseOwner, Token: r.LeaseToken, Expiry: r.LeaseExpiry}}
+		}
+		out, err = claim(w, r, owner, now, now+int64(ttl))
+		return err
+	}})
+	if err != nil {
+		return store.ClaimedRun{}, fmt.Errorf("sqlite store: claim run %s: %w", id, err)
+	}
+	return out, nil
 }
 
 // RenewLease extends a lease still held. See store.Store.

@@ -110,6 +110,25 @@ UPDATE runs SET waiting = (
 	OR (cancel <> '' AND NOT EXISTS (SELECT 1 FROM outcomes o WHERE o.run_id = runs.id AND o.key = '!cancel')))
 WHERE status = 'suspended';
 `,
+	// 6: what is recorded is write-once (see store.Batch): a settled
+	// outcome keeps its status, value, error, kind and function; a
+	// completed or canceled run keeps its status, result, error and module.
+	`
+CREATE TRIGGER outcomes_write_once BEFORE UPDATE ON outcomes
+WHEN OLD.status <> 'pending' AND (NEW.status IS NOT OLD.status
+	OR coalesce(NEW.value, x'') IS NOT coalesce(OLD.value, x'') OR NEW.error IS NOT OLD.error
+	OR NEW.kind IS NOT OLD.kind OR NEW.function IS NOT OLD.function)
+BEGIN
+	SELECT RAISE(ABORT, '` + writeOnceMark + `run ' || OLD.run_id || ': settled outcome ' || OLD.key || ' (' || OLD.status || ') cannot change');
+END;
+CREATE TRIGGER runs_write_once BEFORE UPDATE OF module_hash, status, result, error ON runs
+WHEN OLD.status IN ('completed', 'canceled') AND (NEW.status IS NOT OLD.status
+	OR coalesce(NEW.result, x'') IS NOT coalesce(OLD.result, x'') OR NEW.error IS NOT OLD.error
+	OR NEW.module_hash IS NOT OLD.module_hash)
+BEGIN
+	SELECT RAISE(ABORT, '` + writeOnceMark + `run ' || OLD.id || ' is ' || OLD.status || ': its status, result, error and module cannot change');
+END;
+`,
 }
 
 // SchemaTooNewError is returned by Open when the database's schema version

@@ -57,20 +57,44 @@ type Options struct {
 	Durability string
 	// Logger receives migration and writer events. Nil discards them.
 	Logger *slog.Logger
+	// SkipIntegrityCheck opens a database without running PRAGMA
+	// quick_check first. By default Open runs it (its cost follows the
+	// size of the file) and refuses a damaged database with a
+	// *CorruptError, rather than serving errors from its damaged pages.
+	SkipIntegrityCheck bool
+	// MaxBytes, if positive, caps the size of the database file (PRAGMA
+	// max_page_count): a write that would grow it further fails with
+	// store.ErrFull (wrapped), as when the disk is full, and the file
+	// never grows past the cap (it is not shrunk when already larger).
+	MaxBytes int64
+}
+
+// CorruptError is returned by Open for a database that PRAGMA quick_check
+// finds damaged, or that SQLite cannot read as a database at all.
+type CorruptError struct {
+	Path     string
+	Problems []string // what quick_check reported, or SQLite's error
+}
+
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("database %s is damaged (%s): stop every process using it and restore it from a backup; "+
+		"sqlite.Options.SkipIntegrityCheck (skein --skip-integrity-check) opens it anyway, and writes that touch the damaged pages will fail",
+		e.Path, strings.Join(e.Problems, "; "))
 }
 
 // DB is a store.Store backed by one SQLite database. It is safe for
 // concurrent use. Create it with Open and release it with Close.
 type DB struct {
-	path   string
-	log    *slog.Logger
-	wdb    *sql.DB // one connection, used only by the writer goroutine (and by readers for ":memory:")
-	rdb    *sql.DB // read-only pool; the same as wdb for ":memory:"
-	stmts  stmts   // prepared on wdb
-	reqs   chan *request
-	done   chan struct{} // closed when the writer goroutine has exited
-	mu     sync.RWMutex  // guards closed against concurrent sends on reqs
-	closed bool
+	path     string
+	maxBytes int64 // Options.MaxBytes
+	log      *slog.Logger
+	wdb      *sql.DB // one connection, used only by the writer goroutine (and by readers for ":memory:")
+	rdb      *sql.DB // read-only pool; the same as wdb for ":memory:"
+	stmts    stmts   // prepared on wdb
+	reqs     chan *request
+	done     chan struct{} // closed when the writer goroutine has exited
+	mu       sync.RWMutex  // guards closed against concurrent sends on reqs
+	closed   bool
 
 	// Buffers reused by the writer goroutine only.
 	args          []any
@@ -127,30 +151,43 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	wdb.SetConnMaxIdleTime(0)
 	if err := wdb.PingContext(ctx); err != nil {
 		wdb.Close()
-		return nil, fmt.Errorf("sqlite store: open %s: %w", path, err)
+		return nil, fmt.Errorf("sqlite store: open %s: %w", path, damaged(path, err))
 	}
 	if !memory {
 		var mode string
 		if err := wdb.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
 			wdb.Close()
-			return nil, fmt.Errorf("sqlite store: open %s: read journal mode: %w", path, err)
+			return nil, fmt.Errorf("sqlite store: open %s: read journal mode: %w", path, damaged(path, err))
 		}
 		if !strings.EqualFold(mode, "wal") {
 			log.Warn("sqlite store: WAL mode unavailable; readers will block the writer", "path", path, "journal_mode", mode)
 		}
 	}
+	if !memory && !opts.SkipIntegrityCheck {
+		if err := quickCheck(ctx, wdb, path); err != nil {
+			wdb.Close()
+			return nil, fmt.Errorf("sqlite store: open %s: %w", path, err)
+		}
+	}
 	if err := migrate(ctx, wdb, log); err != nil {
 		wdb.Close()
-		return nil, fmt.Errorf("sqlite store: open %s: %w", path, err)
+		return nil, fmt.Errorf("sqlite store: open %s: %w", path, damaged(path, err))
+	}
+	if opts.MaxBytes > 0 {
+		if err := limitSize(ctx, wdb, opts.MaxBytes); err != nil {
+			wdb.Close()
+			return nil, fmt.Errorf("sqlite store: open %s: %w", path, err)
+		}
 	}
 
 	d := &DB{
-		path: path,
-		log:  log,
-		wdb:  wdb,
-		rdb:  wdb,
-		reqs: make(chan *request, maxGroup),
-		done: make(chan struct{}),
+		path:     path,
+		maxBytes: opts.MaxBytes,
+		log:      log,
+		wdb:      wdb,
+		rdb:      wdb,
+		reqs:     make(chan *request, maxGroup),
+		done:     make(chan struct{}),
 	}
 	if err := d.stmts.prepare(ctx, wdb); err != nil {
 		d.stmts.close()

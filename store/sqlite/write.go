@@ -97,7 +97,10 @@ ON CONFLICT (id) DO NOTHING`,
 // or a run) is stored as now. If ctx ends before the writer takes the
 // batch up, the batch is dropped and ctx's error returned. A fenced batch
 // (b.Fence) is checked inside the writer's transaction (see checkFence);
-// a lost lease fails it alone with store.ErrLeaseLost (wrapped).
+// a lost lease fails it alone with store.ErrLeaseLost (wrapped). A batch
+// that would change a settled outcome or an ended run fails alone with
+// store.ErrImmutable (wrapped; triggers of schema migration 6 enforce it:
+// see store.Batch).
 func (d *DB) Commit(ctx context.Context, b store.Batch) error {
 	if len(b.Outcomes) == 0 && len(b.Runs) == 0 && len(b.Settlements) == 0 && b.Fence == nil {
 		d.mu.RLock()
@@ -141,6 +144,9 @@ func applyBatch(w *wtx, outs []store.RunOutcome, runs []store.Run, sets []store.
 			w.args = appendOutcomeArgs(w.args, &chunk[i], now)
 		}
 		if _, err := w.upsertStmt(n).ExecContext(w.ctx, w.args...); err != nil {
+			if err := immutable(err); errors.Is(err, store.ErrImmutable) {
+				return err // names the run and the key
+			}
 			if n == 1 {
 				return fmt.Errorf("upsert outcome %s/%s: %w", chunk[0].RunID, chunk[0].Outcome.Key, err)
 			}
@@ -156,7 +162,9 @@ func applyBatch(w *wtx, outs []store.RunOutcome, runs []store.Run, sets []store.
 			updated = r.UpdatedAt.UnixNano()
 		}
 		res, err := w.runStmt().ExecContext(w.ctx, r.ModuleHash, string(r.Status), r.Result, r.Error, r.WakeAt, updated, r.ID)
-		if err != nil {
+		if err := immutable(err); errors.Is(err, store.ErrImmutable) {
+			return err // names the run
+		} else if err != nil {
 			return fmt.Errorf("update run %s: %w", r.ID, err)
 		}
 		n, err := res.RowsAffected()

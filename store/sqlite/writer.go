@@ -170,7 +170,7 @@ func (d *DB) write(r *request) error {
 		return r.ctx.Err()
 	}
 	d.mu.RUnlock()
-	return <-r.done
+	return d.full(<-r.done)
 }
 
 // writeLoop is the writer goroutine. It takes every queued request (up to

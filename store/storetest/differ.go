@@ -151,6 +151,8 @@ func (d *differ) step(i int) {
 		// The backends may word (and wrap) a failure differently: SQLite
 		// and Postgres report an outcome or settlement of an unknown run as
 		// a foreign key violation, the memory store as store.ErrNotFound.
+		// A batch with several faults may fail for a different one in
+		// each (an unknown run, or a write-once violation).
 		if (err1 == nil) != (err2 == nil) {
 			d.t.Errorf("%s: %s error %v, %s error %v", what("Commit", b), d.name, err1, d.refName, err2)
 		}
@@ -226,6 +228,8 @@ func errClass(err error) string {
 		return "not found"
 	case errors.Is(err, store.ErrConflict):
 		return "conflict"
+	case errors.Is(err, store.ErrImmutable):
+		return "immutable"
 	}
 	return "error"
 }
