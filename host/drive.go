@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/skeinrun/skein/sched"
@@ -272,7 +271,10 @@ func (h *Host) drive(ctx context.Context, rs *runState) (store.Run, error) {
 		}
 		var toParent *sched.Completion
 		if rs.run.Parent != "" && rs.run.Status.Terminal() && h.sim == nil {
-			key := strings.TrimPrefix(runID, rs.run.Parent+".")
+			key, err := h.childKey(ctx, rs.run.Parent, runID)
+			if err != nil {
+				return rs.run, fmt.Errorf("drive %s: %w", runID, err)
+			}
 			out := childOutcome(rs.run)
 			toParent = &sched.Completion{Key: key, Outcome: out}
 			set := store.Settlement{RunID: rs.run.Parent, Key: key, Status: store.OutcomeOK, Value: out.Value}

@@ -72,6 +72,7 @@ type exec struct {
 	base      context.Context // the execution's context without the watchdog, for work that outlives it
 	ops       int             // ops issued, against Config.MaxOps
 	liveTasks int             // tasks started and not done (the root excluded), against Config.MaxTasks
+	childOps  int             // child ops issued, against Config.MaxChildren
 }
 
 // stepBody is a step body running under a retry policy or timeout.
@@ -412,6 +413,9 @@ func (x *exec) op(ctx context.Context, stack []uint64) {
 	arg := x.read(ctx, api.DecodeU32(stack[6]), api.DecodeU32(stack[7]))
 	buf, capacity := api.DecodeU32(stack[8]), api.DecodeU32(stack[9])
 	x.countOp(ctx)
+	if kind == abi.OpChild {
+		x.countChild(ctx)
+	}
 	if kind == abi.OpCall || kind == abi.OpChild {
 		x.checkPayload(ctx, fmt.Sprintf("the input of %s op %q", kind, fn), len(arg))
 	}
@@ -562,11 +566,12 @@ func (x *exec) durableOp(ctx context.Context, tid sched.TaskID, kind abi.OpKind,
 }
 
 // startChild creates the child run of the op at key (once: its id is
-// {run}.{key}) and drives it, unless it has ended: then its outcome is
+// childRunID(run, key)) and drives it, unless it has ended: then its outcome is
 // delivered at the next idle point.
 func (x *exec) startChild(ctx context.Context, key, workflow string, input []byte) {
 	rs := x.rs
-	id := rs.run.ID + "." + key
+	x.checkChildDepth(ctx, key, workflow)
+	id := childRunID(rs.run.ID, key)
 	rs.children[key] = id
 	if len(input) == 0 {
 		input = []byte("null")

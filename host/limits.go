@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/skeinrun/skein/abi"
+	"github.com/skeinrun/skein/store"
 )
 
 // Default resource limits (Config; docs/limits.md).
@@ -19,6 +20,8 @@ const (
 	DefaultMaxModuleBytes     = 64 << 20
 	DefaultMaxExecutionTime   = 24 * time.Hour
 	DefaultMaxExecutionCPU    = 10 * time.Minute
+	DefaultMaxChildDepth      = 8
+	DefaultMaxChildren        = 1000
 )
 
 // CancelGrace is how long a cancellation (or an expired run timeout) waits
@@ -34,6 +37,12 @@ func (c *Config) setLimitDefaults() {
 	}
 	if c.MaxExecutionTime == 0 {
 		c.MaxExecutionTime = DefaultMaxExecutionTime
+	}
+	if c.MaxChildDepth <= 0 {
+		c.MaxChildDepth = DefaultMaxChildDepth
+	}
+	if c.MaxChildren <= 0 {
+		c.MaxChildren = DefaultMaxChildren
 	}
 	if c.MaxExecutionCPU == 0 {
 		c.MaxExecutionCPU = DefaultMaxExecutionCPU
@@ -104,6 +113,48 @@ func (x *exec) taskStarted(ctx context.Context) {
 		x.stop(ctx, stFailed, &LimitError{What: fmt.Sprintf("the run has more than %d live tasks", x.h.cfg.MaxTasks),
 			Limit: "MaxTasks", Flag: "--max-tasks", Value: fmt.Sprint(x.h.cfg.MaxTasks)})
 	}
+}
+
+// countChild counts a child op of the execution against
+// Config.MaxChildren (replayed ones included: the run's total).
+func (x *exec) countChild(ctx context.Context) {
+	x.childOps++
+	if x.childOps > x.h.cfg.MaxChildren {
+		x.stop(ctx, stFailed, &LimitError{What: fmt.Sprintf("the run started more than %d child runs", x.h.cfg.MaxChildren),
+			Limit: "MaxChildren", Flag: "--max-children", Value: fmt.Sprint(x.h.cfg.MaxChildren)})
+	}
+}
+
+// checkChildDepth fails the run when the child run it starts would be
+// deeper than Config.MaxChildDepth (a run started by a caller is depth 0).
+func (x *exec) checkChildDepth(ctx context.Context, key, workflow string) {
+	rs := x.rs
+	if rs.depth < 0 {
+		var d int
+		var err error
+		x.blocking(func() { d, err = x.h.runDepth(ctx, rs.run, x.h.cfg.MaxChildDepth) })
+		if err != nil {
+			x.fail(ctx, "start child run at key %q: %v", key, err)
+		}
+		rs.depth = d
+	}
+	if rs.depth+1 > x.h.cfg.MaxChildDepth {
+		x.stop(ctx, stFailed, &LimitError{What: fmt.Sprintf("child run %q at key %q would be %d levels deep", workflow, key, rs.depth+1),
+			Limit: "MaxChildDepth", Flag: "--max-child-depth", Value: fmt.Sprint(x.h.cfg.MaxChildDepth)})
+	}
+}
+
+// runDepth counts the ancestors of r, reading at most limit+1 of them.
+func (h *Host) runDepth(ctx context.Context, r store.Run, limit int) (int, error) {
+	d := 0
+	for p := r.Parent; p != "" && d <= limit; d++ {
+		pr, err := h.cfg.Store.Run(ctx, p)
+		if err != nil {
+			return 0, fmt.Errorf("parent run %s: %w", p, err)
+		}
+		p = pr.Parent
+	}
+	return d, nil
 }
 
 func (h *Host) moduleSizeError(label string, n int) error {

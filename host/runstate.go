@@ -29,6 +29,7 @@ type runState struct {
 	promises   map[string]bool   // external promises issued
 	children   map[string]string // child runs issued and not delivered: key -> child run id
 	bodyWaits  int               // waits inside step bodies in flight
+	depth      int               // ancestors of the run; -1 until needed (limits.go)
 	batch      store.Batch
 	// A commit handed to the store by flushAsync and its batch; spare is
 	// the outcome buffer of the last one, reused.
@@ -52,7 +53,7 @@ type runState struct {
 func newRunState(run store.Run, opts DriveOptions) *runState {
 	actx, cancel := context.WithCancel(context.Background())
 	rs := &runState{run: run, opts: opts, timers: map[string]int64{}, handles: map[string]*time.Timer{},
-		activities: map[string]bool{}, promises: map[string]bool{}, children: map[string]string{},
+		activities: map[string]bool{}, promises: map[string]bool{}, children: map[string]string{}, depth: -1,
 		actx: actx, cancel: cancel, childLive: map[string]bool{}}
 	if opts.hold != nil {
 		rs.lease = &opts.hold.lease

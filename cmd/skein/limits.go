@@ -17,6 +17,8 @@ type limitFlags struct {
 	payload      *int
 	ops          *int
 	tasks        *int
+	childDepth   *int
+	children     *int
 	module       *int64 // nil when the command has its own module flag
 }
 
@@ -29,6 +31,8 @@ func addLimitFlags(fs *flag.FlagSet, withModule bool) *limitFlags {
 		payload:      fs.Int("max-payload-bytes", host.DefaultMaxPayloadBytes, "largest input, step value, result or promise value"),
 		ops:          fs.Int("max-ops", host.DefaultMaxOps, "most durable ops per run"),
 		tasks:        fs.Int("max-tasks", host.DefaultMaxTasks, "most live tasks (skein.Go, parallel branches) per run"),
+		childDepth:   fs.Int("max-child-depth", host.DefaultMaxChildDepth, "deepest tree of child runs (a started run is depth 0)"),
+		children:     fs.Int("max-children", host.DefaultMaxChildren, "most child runs one run starts"),
 	}
 	if withModule {
 		l.module = fs.Int64("max-module-bytes", host.DefaultMaxModuleBytes, "largest module accepted")
@@ -47,6 +51,8 @@ func (l *limitFlags) apply(cfg *host.Config) {
 	cfg.MaxPayloadBytes = *l.payload
 	cfg.MaxOps = *l.ops
 	cfg.MaxTasks = *l.tasks
+	cfg.MaxChildDepth = *l.childDepth
+	cfg.MaxChildren = *l.children
 	if l.module != nil {
 		cfg.MaxModuleBytes = int(*l.module)
 	}

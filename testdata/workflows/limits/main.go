@@ -4,6 +4,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -110,6 +111,38 @@ func nap(ctx *skein.Context, _ struct{}) (int, error) {
 	})
 }
 
+// treeIn shapes a tree of child runs: Fan children per run, Depth
+// levels below this one; Name, if set, names each child op (with its
+// index) so that ids grow long.
+type treeIn struct {
+	Depth, Fan int
+	Name       string
+}
+
+// tree starts its children and returns how many runs its subtree holds.
+func tree(ctx *skein.Context, in treeIn) (int, error) {
+	if in.Depth == 0 {
+		return 1, nil
+	}
+	fs := make([]skein.Future[int], in.Fan)
+	for i := range fs {
+		var opts []skein.Option
+		if in.Name != "" {
+			opts = append(opts, skein.ID(fmt.Sprintf("%s-%d", in.Name, i)))
+		}
+		fs[i] = skein.Child[int](ctx, "tree", treeIn{Depth: in.Depth - 1, Fan: in.Fan, Name: in.Name}, opts...)
+	}
+	n := 1
+	for _, f := range fs {
+		v, err := f.Get(ctx)
+		if err != nil {
+			return n, err
+		}
+		n += v
+	}
+	return n, nil
+}
+
 // bigstep returns a step value of n bytes (a JSON string of n-2 x's).
 func bigstep(ctx *skein.Context, n int) (int, error) {
 	s, err := skein.Step(ctx, "big", func(*skein.StepContext) (string, error) { return strings.Repeat("x", n-2), nil })
@@ -162,6 +195,7 @@ func main() {
 	skein.Register("pollout", pollout)
 	skein.Register("bodynow", bodynow)
 	skein.Register("nap", nap)
+	skein.Register("tree", tree)
 	skein.Register("bigstep", bigstep)
 	skein.Register("bigresult", bigresult)
 	skein.Register("bigcall", bigcall)
