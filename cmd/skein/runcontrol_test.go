@@ -67,3 +67,26 @@ func TestServeBusyRunsHitTheLimit(t *testing.T) {
 	}
 	s.stop(t)
 }
+
+// Run ids with characters outside the alphabet are refused with 400 and
+// the rule, and no run is created; a child run's id is minted within it.
+func TestServeRunIDAlphabet(t *testing.T) {
+	s := startServer(t, t.TempDir()+"/ids.db", nil)
+	wantExit(t, s.cli(t, nil, "deploy", wasmbuild.Build(t, "./testdata/workflows/limits"), "--name", "limits"), 0)
+	for _, id := range []string{"a\x00b", "bell\a", "rtl\u202eevil", "q?x", "h#x", "p%41", "a.b"} {
+		body := map[string]any{"module": "limits", "workflow": "tree", "input": map[string]any{}, "id": id}
+		r := s.call(t, "POST", "/v1/runs", "", body)
+		want(t, "start "+fmt.Sprintf("%q", id), r, 400, "bad_request")
+		if !strings.Contains(r.errMessage(), "letters, digits and - _ : @") {
+			t.Errorf("id %q: message %q does not state the rule", id, r.errMessage())
+		}
+	}
+	if list := s.call(t, "GET", "/v1/runs", "", nil); list.status != 200 || strings.Contains(string(list.body), `"id"`) {
+		t.Errorf("runs after refused starts: %s", list)
+	}
+	want(t, "a good id", s.call(t, "POST", "/v1/runs", "", `{"module":"limits","workflow":"tree","input":{"Depth":2,"Fan":1,"Name":"`+strings.Repeat("n", 70)+`"},"id":"user_7:try@2"}`), 201, "")
+	if run := s.awaitStatus(t, "user_7:try@2", "", "completed", "failed"); run.Status != "completed" || string(run.Result) != "3" {
+		t.Errorf("tree with long names: %s %s %q", run.Status, run.Result, run.Error)
+	}
+	s.stop(t)
+}
