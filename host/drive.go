@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/skeinrun/skein/sched"
@@ -247,6 +246,11 @@ func (h *Host) drive(ctx context.Context, rs *runState) (store.Run, error) {
 			default:
 				rs.run.Status, rs.run.Error = store.RunFailed, x.result.Err
 			}
+		case stStopped:
+			// The run did not take its cancellation in time (watchdog.go):
+			// it ends canceled, its children are canceled too.
+			rs.run.Status, rs.run.Error = store.RunCanceled, sched.CanceledPrefix+x.failure.Error()
+			h.cancelChildren(ctx, rs, x.failure.Error())
 		case stDiverged:
 			rs.batch.Outcomes = nil // nothing a diverging replay made is kept
 			rs.run.Status, rs.run.Error = store.RunDiverged, x.failure.Error()
@@ -267,7 +271,10 @@ func (h *Host) drive(ctx context.Context, rs *runState) (store.Run, error) {
 		}
 		var toParent *sched.Completion
 		if rs.run.Parent != "" && rs.run.Status.Terminal() && h.sim == nil {
-			key := strings.TrimPrefix(runID, rs.run.Parent+".")
+			key, err := h.childKey(ctx, rs.run.Parent, runID)
+			if err != nil {
+				return rs.run, fmt.Errorf("drive %s: %w", runID, err)
+			}
 			out := childOutcome(rs.run)
 			toParent = &sched.Completion{Key: key, Outcome: out}
 			set := store.Settlement{RunID: rs.run.Parent, Key: key, Status: store.OutcomeOK, Value: out.Value}
@@ -295,6 +302,17 @@ func (h *Host) drive(ctx context.Context, rs *runState) (store.Run, error) {
 			runErr = x.failure
 		}
 		return rs.run, runErr
+	}
+}
+
+// cancelChildren requests the cancellation of the child runs a run
+// issued and has not been delivered.
+func (h *Host) cancelChildren(ctx context.Context, rs *runState, reason string) {
+	for key, id := range rs.children {
+		_, err := h.Cancel(context.WithoutCancel(ctx), id, "parent run canceled: "+reason)
+		if err != nil && !errors.Is(err, ErrTerminal) {
+			h.log.Warn("cancel child run", "run", rs.run.ID, "key", key, "child", id, "err", err)
+		}
 	}
 }
 

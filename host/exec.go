@@ -11,7 +11,6 @@ import (
 	"math"
 	rand2 "math/rand/v2"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/tetratelabs/wazero"
@@ -35,6 +34,7 @@ const (
 	stEvicted             // dropped to be replayed at once (EvictAlways)
 	stSuspended           // dropped until a timer or a settlement
 	stDescribed           // describe mode ended
+	stStopped             // stopped by a cancellation it did not take in time (watchdog.go)
 )
 
 // exec is one instance of a run's module, from instantiation to exit.
@@ -68,10 +68,11 @@ type exec struct {
 	canceled bool                           // the cancellation was delivered and handled
 
 	// limits (limits.go)
-	progress  atomic.Uint64   // host calls entered and returned: odd while the guest is in the host
+	wd        watchState      // read by the watchdog (watchdog.go)
 	base      context.Context // the execution's context without the watchdog, for work that outlives it
 	ops       int             // ops issued, against Config.MaxOps
 	liveTasks int             // tasks started and not done (the root excluded), against Config.MaxTasks
+	childOps  int             // child ops issued, against Config.MaxChildren
 }
 
 // stepBody is a step body running under a retry policy or timeout.
@@ -147,8 +148,13 @@ func (h *Host) instantiate(ctx context.Context, cm wazero.CompiledModule, x *exe
 		mod.Close(ctx)
 	}
 	var limit *LimitError
-	if errors.As(context.Cause(wctx), &limit) && (x.state == stRunning || x.state == stFailed) {
+	var hc *hardCancel
+	switch cause := context.Cause(wctx); {
+	case x.state != stRunning && x.state != stFailed:
+	case errors.As(cause, &limit):
 		x.state, x.failure = stFailed, limit
+	case errors.As(cause, &hc):
+		x.state, x.failure = stStopped, hc
 	}
 	if x.state == stRunning {
 		x.state = stFailed
@@ -324,14 +330,14 @@ func fromStore(o store.Outcome) sched.Record {
 func (h *Host) exportHostModule(ctx context.Context) error {
 	b := h.rt.NewHostModuleBuilder(abi.Module)
 	for name, fn := range hostFns { // limits.go
-		sig := hostSigs[name]
+		sig, progress := hostSigs[name], progressFns[name]
 		b.NewFunctionBuilder().
 			WithGoModuleFunction(api.GoModuleFunc(func(ctx context.Context, mod api.Module, stack []uint64) {
 				x, _ := ctx.Value(execKey{}).(*exec)
 				if x == nil {
 					panic(fmt.Sprintf("skein host function %s called outside a skein execution", name))
 				}
-				hostCall(ctx, x, mod, name, fn, stack)
+				hostCall(ctx, x, mod, name, progress, fn, stack)
 			}), sig[0], sig[1]).
 			Export(name)
 	}
@@ -407,6 +413,9 @@ func (x *exec) op(ctx context.Context, stack []uint64) {
 	arg := x.read(ctx, api.DecodeU32(stack[6]), api.DecodeU32(stack[7]))
 	buf, capacity := api.DecodeU32(stack[8]), api.DecodeU32(stack[9])
 	x.countOp(ctx)
+	if kind == abi.OpChild {
+		x.countChild(ctx)
+	}
 	if kind == abi.OpCall || kind == abi.OpChild {
 		x.checkPayload(ctx, fmt.Sprintf("the input of %s op %q", kind, fn), len(arg))
 	}
@@ -557,11 +566,12 @@ func (x *exec) durableOp(ctx context.Context, tid sched.TaskID, kind abi.OpKind,
 }
 
 // startChild creates the child run of the op at key (once: its id is
-// {run}.{key}) and drives it, unless it has ended: then its outcome is
+// childRunID(run, key)) and drives it, unless it has ended: then its outcome is
 // delivered at the next idle point.
 func (x *exec) startChild(ctx context.Context, key, workflow string, input []byte) {
 	rs := x.rs
-	id := rs.run.ID + "." + key
+	x.checkChildDepth(ctx, key, workflow)
+	id := childRunID(rs.run.ID, key)
 	rs.children[key] = id
 	if len(input) == 0 {
 		input = []byte("null")
@@ -570,7 +580,8 @@ func (x *exec) startChild(ctx context.Context, key, workflow string, input []byt
 	if rs.sim != nil {
 		child.StartTime, child.Seed = rs.sim.clock, rs.run.Seed
 	}
-	child, err := x.h.createRun(ctx, child)
+	var err error
+	x.blocking(func() { child, err = x.h.createRun(ctx, child) })
 	if err != nil {
 		x.fail(ctx, "start child run %s: %v", id, err)
 	}
@@ -685,7 +696,9 @@ func (x *exec) stepDone(ctx context.Context, stack []uint64) {
 		stack[0] = uint64(abi.StepSettled)
 	}
 	if len(x.rs.batch.Outcomes) >= flushEvery && !x.s.Replaying() {
-		if err := x.rs.flushAsync(x.h.cfg.Store); err != nil {
+		var err error
+		x.blocking(func() { err = x.rs.flushAsync(x.h.cfg.Store) })
+		if err != nil {
 			x.stop(ctx, stFailed, err)
 		}
 	}
@@ -894,7 +907,9 @@ func (x *exec) dispatch(ctx context.Context) sched.Dispatch {
 		x.rs.delivered(cs, stale)
 		if ok, reason := x.s.Canceled(); ok && !x.canceled {
 			x.canceled = true
-			x.onCancel(ctx, reason)
+			x.wd.cancelSeen.Store(true)
+			x.rs.mb.cancelTaken()
+			x.blocking(func() { x.onCancel(ctx, reason) })
 		}
 	}
 }
@@ -961,7 +976,9 @@ func (x *exec) idleWait(ctx context.Context) {
 				x.suspend(ctx, earliest)
 			}
 		}
-		if err := rs.mb.waitOnce(ctx); err != nil {
+		var err error
+		x.blocking(func() { err = rs.mb.waitOnce(ctx) })
+		if err != nil {
 			x.stop(ctx, stFailed, fmt.Errorf("interrupted while waiting: %w", err))
 		}
 	}
@@ -974,7 +991,9 @@ func (x *exec) suspend(ctx context.Context, wake int64) {
 
 // flush commits the queued records.
 func (x *exec) flush(ctx context.Context) {
-	if err := x.rs.flush(ctx, x.h.cfg.Store); err != nil {
+	var err error
+	x.blocking(func() { err = x.rs.flush(ctx, x.h.cfg.Store) })
+	if err != nil {
 		x.stop(ctx, stFailed, err)
 	}
 }

@@ -95,7 +95,7 @@ func fuzzCall(t *testing.T, ctx context.Context, x *exec, mod *fakeModule, name 
 			goesOn = false
 		}
 	}()
-	hostCall(ctx, x, mod, name, hostFns[name], stack)
+	hostCall(ctx, x, mod, name, progressFns[name], hostFns[name], stack)
 	return true
 }
 

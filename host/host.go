@@ -81,6 +81,20 @@ type Config struct {
 	// and fails. Default 5s; negative turns the watchdog off. It needs
 	// interrupts (DisableInterrupt false) to stop the guest.
 	MaxRunWithoutYield time.Duration
+	// MaxChildDepth caps how deep a tree of child runs may grow: a run a
+	// caller started is depth 0, its children 1. Default 8.
+	MaxChildDepth int
+	// MaxChildren caps the child runs one run starts. Default 1,000.
+	MaxChildren int
+	// MaxExecutionTime caps the wall time of one execution (one instance
+	// of a run, from instantiation to its end, waits included). Default
+	// 24h; negative turns it off. A run over it fails with a LimitError.
+	MaxExecutionTime time.Duration
+	// MaxExecutionCPU caps the time one execution spends running: guest
+	// code and host calls that return at once, but not waiting at idle
+	// points, in step-body sleeps or for the store. Default 10m; negative
+	// turns it off. A run over it fails with a LimitError.
+	MaxExecutionCPU time.Duration
 	// MaxPayloadBytes caps every value a guest hands the host (step
 	// values and errors, task results, call and child inputs) and run
 	// inputs and promise values given to Start and Resolve. Default 4 MiB.
@@ -368,16 +382,6 @@ func (h *Host) signal() {
 	case h.wake <- struct{}{}:
 	default:
 	}
-}
-
-func validRunID(id string) error {
-	if len(id) > 128 {
-		return fmt.Errorf("run id %.20q… is longer than 128 characters", id)
-	}
-	if strings.ContainsAny(id, ". \t\r\n/") {
-		return fmt.Errorf("run id %q must not contain '.', '/' or whitespace (a full op id is {run}.{key})", id)
-	}
-	return nil
 }
 
 func jsonEqual(a, b []byte) bool {

@@ -4,12 +4,10 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"time"
 
-	"github.com/tetratelabs/wazero/api"
-
 	"github.com/skeinrun/skein/abi"
+	"github.com/skeinrun/skein/store"
 )
 
 // Default resource limits (Config; docs/limits.md).
@@ -20,11 +18,34 @@ const (
 	DefaultMaxOps             = 1_000_000
 	DefaultMaxTasks           = 10_000
 	DefaultMaxModuleBytes     = 64 << 20
+	DefaultMaxExecutionTime   = 24 * time.Hour
+	DefaultMaxExecutionCPU    = 10 * time.Minute
+	DefaultMaxChildDepth      = 8
+	DefaultMaxChildren        = 1000
 )
+
+// CancelGrace is how long a cancellation (or an expired run timeout) waits
+// for a running execution to reach an idle point, where the workflow sees
+// it and may compensate. An execution that reaches none in time (it is
+// busy in workflow code or in a step body) is stopped, and the run ends
+// canceled.
+const CancelGrace = time.Second
 
 func (c *Config) setLimitDefaults() {
 	if c.MaxRunWithoutYield == 0 {
 		c.MaxRunWithoutYield = DefaultMaxRunWithoutYield
+	}
+	if c.MaxExecutionTime == 0 {
+		c.MaxExecutionTime = DefaultMaxExecutionTime
+	}
+	if c.MaxChildDepth <= 0 {
+		c.MaxChildDepth = DefaultMaxChildDepth
+	}
+	if c.MaxChildren <= 0 {
+		c.MaxChildren = DefaultMaxChildren
+	}
+	if c.MaxExecutionCPU == 0 {
+		c.MaxExecutionCPU = DefaultMaxExecutionCPU
 	}
 	if c.MaxPayloadBytes <= 0 {
 		c.MaxPayloadBytes = DefaultMaxPayloadBytes
@@ -94,6 +115,48 @@ func (x *exec) taskStarted(ctx context.Context) {
 	}
 }
 
+// countChild counts a child op of the execution against
+// Config.MaxChildren (replayed ones included: the run's total).
+func (x *exec) countChild(ctx context.Context) {
+	x.childOps++
+	if x.childOps > x.h.cfg.MaxChildren {
+		x.stop(ctx, stFailed, &LimitError{What: fmt.Sprintf("the run started more than %d child runs", x.h.cfg.MaxChildren),
+			Limit: "MaxChildren", Flag: "--max-children", Value: fmt.Sprint(x.h.cfg.MaxChildren)})
+	}
+}
+
+// checkChildDepth fails the run when the child run it starts would be
+// deeper than Config.MaxChildDepth (a run started by a caller is depth 0).
+func (x *exec) checkChildDepth(ctx context.Context, key, workflow string) {
+	rs := x.rs
+	if rs.depth < 0 {
+		var d int
+		var err error
+		x.blocking(func() { d, err = x.h.runDepth(ctx, rs.run, x.h.cfg.MaxChildDepth) })
+		if err != nil {
+			x.fail(ctx, "start child run at key %q: %v", key, err)
+		}
+		rs.depth = d
+	}
+	if rs.depth+1 > x.h.cfg.MaxChildDepth {
+		x.stop(ctx, stFailed, &LimitError{What: fmt.Sprintf("child run %q at key %q would be %d levels deep", workflow, key, rs.depth+1),
+			Limit: "MaxChildDepth", Flag: "--max-child-depth", Value: fmt.Sprint(x.h.cfg.MaxChildDepth)})
+	}
+}
+
+// runDepth counts the ancestors of r, reading at most limit+1 of them.
+func (h *Host) runDepth(ctx context.Context, r store.Run, limit int) (int, error) {
+	d := 0
+	for p := r.Parent; p != "" && d <= limit; d++ {
+		pr, err := h.cfg.Store.Run(ctx, p)
+		if err != nil {
+			return 0, fmt.Errorf("parent run %s: %w", p, err)
+		}
+		p = pr.Parent
+	}
+	return d, nil
+}
+
 func (h *Host) moduleSizeError(label string, n int) error {
 	return &ModuleError{Module: label, Reason: (&LimitError{What: fmt.Sprintf("the module is %d bytes", n),
 		Limit: "MaxModuleBytes", Flag: "--max-module-bytes", Value: bytesValue(int64(h.cfg.MaxModuleBytes))}).Error()}
@@ -128,53 +191,4 @@ var hostFns = map[string]func(*exec, context.Context, []uint64){
 	abi.FnOutcomes:   (*exec).outcomes,
 	abi.FnOpOptions:  (*exec).opOptions,
 	abi.FnCanceled:   (*exec).canceledFn,
-}
-
-// hostCall runs one host function call of the guest. The progress counter
-// is odd while the guest is inside the host, so the watchdog does not
-// count time spent there (waiting for activities, timers, the store).
-func hostCall(ctx context.Context, x *exec, mod api.Module, name string, fn func(*exec, context.Context, []uint64), stack []uint64) {
-	x.progress.Add(1)
-	defer x.progress.Add(1)
-	x.mod = mod
-	if x.rs == nil && name != abi.FnHello && name != abi.FnWorkflows && name != abi.FnInvocation {
-		x.fail(ctx, "the module called %s before reading its invocation", name)
-	}
-	fn(x, ctx, stack)
-}
-
-// watch starts the watchdog of an execution: when the guest runs longer
-// than Config.MaxRunWithoutYield without calling into the host, it
-// cancels the execution's context with a LimitError as the cause, which
-// stops the guest (wazero's close-on-context-done). It returns a function
-// that stops the watchdog.
-func (x *exec) watch(cancel context.CancelCauseFunc) (stop func()) {
-	limit := x.h.cfg.MaxRunWithoutYield
-	if limit <= 0 {
-		return func() {}
-	}
-	tick := max(limit/8, time.Millisecond)
-	var stopped atomic.Bool
-	var timer atomic.Pointer[time.Timer]
-	last, quiet := x.progress.Load(), time.Now() // read by one check at a time
-	var check func()
-	check = func() {
-		if stopped.Load() {
-			return
-		}
-		now := time.Now()
-		if v := x.progress.Load(); v&1 == 1 || v != last {
-			last, quiet = v, now
-		} else if now.Sub(quiet) >= limit {
-			cancel(&LimitError{What: fmt.Sprintf("workflow code ran %s without yielding to the host", limit),
-				Limit: "MaxRunWithoutYield", Flag: "--max-run-without-yield", Value: limit.String()})
-			return
-		}
-		timer.Store(time.AfterFunc(tick, check))
-	}
-	timer.Store(time.AfterFunc(tick, check))
-	return func() {
-		stopped.Store(true)
-		timer.Load().Stop()
-	}
 }

@@ -29,6 +29,7 @@ type runState struct {
 	promises   map[string]bool   // external promises issued
 	children   map[string]string // child runs issued and not delivered: key -> child run id
 	bodyWaits  int               // waits inside step bodies in flight
+	depth      int               // ancestors of the run; -1 until needed (limits.go)
 	batch      store.Batch
 	// A commit handed to the store by flushAsync and its batch; spare is
 	// the outcome buffer of the last one, reused.
@@ -52,7 +53,7 @@ type runState struct {
 func newRunState(run store.Run, opts DriveOptions) *runState {
 	actx, cancel := context.WithCancel(context.Background())
 	rs := &runState{run: run, opts: opts, timers: map[string]int64{}, handles: map[string]*time.Timer{},
-		activities: map[string]bool{}, promises: map[string]bool{}, children: map[string]string{},
+		activities: map[string]bool{}, promises: map[string]bool{}, children: map[string]string{}, depth: -1,
 		actx: actx, cancel: cancel, childLive: map[string]bool{}}
 	if opts.hold != nil {
 		rs.lease = &opts.hold.lease
@@ -344,6 +345,10 @@ type mailbox struct {
 	signal chan struct{}
 	once   sync.Once
 	stale  []sched.Completion // completions no execution has claimed yet
+	// The cancellation put and not yet taken by an execution, and since
+	// when (the watchdog enforces CancelGrace).
+	cancelReason string
+	cancelSince  time.Time
 }
 
 func (m *mailbox) sig() chan struct{} {
@@ -353,6 +358,9 @@ func (m *mailbox) sig() chan struct{} {
 
 func (m *mailbox) put(c sched.Completion) {
 	m.mu.Lock()
+	if c.Key == sched.CancelKey && m.cancelSince.IsZero() {
+		m.cancelReason, m.cancelSince = c.Outcome.Err, time.Now()
+	}
 	m.items = append(m.items, c)
 	m.mu.Unlock()
 	select {
@@ -382,6 +390,21 @@ func (m *mailbox) restale() {
 	m.items = append(m.stale, m.items...)
 	m.mu.Unlock()
 	m.stale = nil
+}
+
+// pendingCancel returns the cancellation put and not yet taken, and
+// since when; a zero time when there is none.
+func (m *mailbox) pendingCancel() (string, time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.cancelReason, m.cancelSince
+}
+
+// cancelTaken notes that an execution delivered the cancellation.
+func (m *mailbox) cancelTaken() {
+	m.mu.Lock()
+	m.cancelReason, m.cancelSince = "", time.Time{}
+	m.mu.Unlock()
 }
 
 // nudge wakes a waiter without an item, to make it look again at what it

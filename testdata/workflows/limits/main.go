@@ -4,6 +4,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -63,6 +64,85 @@ func busy(ctx *skein.Context, in busyIn) (int, error) {
 	return total, nil
 }
 
+// pollerr loops on ctx.Err(), a host call that returns at once, until
+// the run is canceled: it never yields to the host's scheduler.
+func pollerr(ctx *skein.Context, _ struct{}) (int, error) {
+	if _, err := skein.Step(ctx, "before", func(*skein.StepContext) (int, error) { return 1, nil }); err != nil {
+		return 0, err
+	}
+	n := 0
+	for ctx.Err() == nil {
+		n++
+	}
+	return n, nil
+}
+
+// pollout reads the outcomes forever.
+func pollout(ctx *skein.Context, _ struct{}) (int, error) {
+	if _, err := skein.Step(ctx, "before", func(*skein.StepContext) (int, error) { return 1, nil }); err != nil {
+		return 0, err
+	}
+	for {
+		if len(skein.Outcomes(ctx)) > 1<<30 {
+			return 0, nil
+		}
+	}
+}
+
+// bodynow reads the real clock forever inside a step body.
+func bodynow(ctx *skein.Context, _ struct{}) (int64, error) {
+	return skein.Step(ctx, "forever", func(sc *skein.StepContext) (int64, error) {
+		var last int64
+		for {
+			if t := sc.Now().UnixNano(); t < 0 {
+				return last, nil
+			} else {
+				last = t
+			}
+		}
+	})
+}
+
+// nap waits 1 s of real time inside a step body.
+func nap(ctx *skein.Context, _ struct{}) (int, error) {
+	return skein.Step(ctx, "nap", func(sc *skein.StepContext) (int, error) {
+		sc.Sleep(time.Second)
+		return 1, nil
+	})
+}
+
+// treeIn shapes a tree of child runs: Fan children per run, Depth
+// levels below this one; Name, if set, names each child op (with its
+// index) so that ids grow long.
+type treeIn struct {
+	Depth, Fan int
+	Name       string
+}
+
+// tree starts its children and returns how many runs its subtree holds.
+func tree(ctx *skein.Context, in treeIn) (int, error) {
+	if in.Depth == 0 {
+		return 1, nil
+	}
+	fs := make([]skein.Future[int], in.Fan)
+	for i := range fs {
+		var opts []skein.Option
+		if in.Name != "" {
+			opts = append(opts, skein.ID(fmt.Sprintf("%s-%d", in.Name, i)))
+		}
+		fs[i] = skein.Child[int](ctx, "tree", treeIn{Depth: in.Depth - 1, Fan: in.Fan, Name: in.Name}, opts...)
+	}
+	n := 1
+	for _, f := range fs {
+		v, err := f.Get(ctx)
+		if err != nil {
+			return n, err
+		}
+		n += v
+	}
+	return n, nil
+}
+
 // bigstep returns a step value of n bytes (a JSON string of n-2 x's).
 func bigstep(ctx *skein.Context, n int) (int, error) {
 	s, err := skein.Step(ctx, "big", func(*skein.StepContext) (string, error) { return strings.Repeat("x", n-2), nil })
@@ -111,6 +191,11 @@ func main() {
 	skein.Register("membomb", membomb)
 	skein.Register("spin", spin)
 	skein.Register("busy", busy)
+	skein.Register("pollerr", pollerr)
+	skein.Register("pollout", pollout)
+	skein.Register("bodynow", bodynow)
+	skein.Register("nap", nap)
+	skein.Register("tree", tree)
 	skein.Register("bigstep", bigstep)
 	skein.Register("bigresult", bigresult)
 	skein.Register("bigcall", bigcall)

@@ -1,0 +1,132 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/tetratelabs/wazero/api"
+
+	"github.com/skeinrun/skein/abi"
+)
+
+// progressFns are the host functions that count as progress for the
+// no-yield limit: the ones that hand control to the host's scheduler
+// (next, body_sleep, task_done) or issue durable work, which MaxOps
+// bounds (op, step_done). A call that returns at once without either
+// (canceled, outcomes, real_now, real_rand, await of a settled future…)
+// is not progress: a loop of such calls is as stuck as a loop of none.
+var progressFns = map[string]bool{
+	abi.FnNext:      true,
+	abi.FnBodySleep: true,
+	abi.FnTaskDone:  true,
+	abi.FnOp:        true,
+	abi.FnStepDone:  true,
+}
+
+// watchState is what an execution's watchdog reads, from its own goroutine.
+type watchState struct {
+	yields  atomic.Uint64 // progress calls made
+	waiting atomic.Int32  // > 0 while the host blocks (idle wait, store)
+	// cancelSeen: the execution has delivered the run's cancellation to
+	// the workflow, which now handles it.
+	cancelSeen atomic.Bool
+	// waited is the time spent blocking, in ns, for the CPU limit.
+	waited atomic.Int64
+}
+
+// hostCall runs one host function call of the guest.
+func hostCall(ctx context.Context, x *exec, mod api.Module, name string, progress bool, fn func(*exec, context.Context, []uint64), stack []uint64) {
+	if progress {
+		x.wd.yields.Add(1)
+	}
+	x.mod = mod
+	if x.rs == nil && name != abi.FnHello && name != abi.FnWorkflows && name != abi.FnInvocation {
+		x.fail(ctx, "the module called %s before reading its invocation", name)
+	}
+	fn(x, ctx, stack)
+}
+
+// blocking runs f, which may wait (for completions, for the store), as
+// time that counts neither against the no-yield limit nor as CPU time.
+func (x *exec) blocking(f func()) {
+	start := time.Now()
+	x.wd.waiting.Add(1)
+	defer func() {
+		x.wd.waiting.Add(-1)
+		x.wd.waited.Add(int64(time.Since(start)))
+	}()
+	f()
+}
+
+// hardCancel is the cause that stops an execution which did not take its
+// cancellation within CancelGrace.
+type hardCancel struct{ reason string }
+
+func (e *hardCancel) Error() string {
+	return fmt.Sprintf("%s (the run was stopped: it did not reach a point where the workflow could handle the cancellation within %s)", e.reason, CancelGrace)
+}
+
+// watch starts the watchdog of an execution. Every tick it checks the
+// limits of docs/limits.md that only time can tell: time without
+// yielding (Config.MaxRunWithoutYield), the execution's wall time and CPU
+// time (MaxExecutionTime, MaxExecutionCPU), and a cancellation that the
+// execution has not taken within CancelGrace. It stops the execution by
+// cancelling its context with the reason as the cause (wazero's
+// close-on-context-done stops the guest). It returns a function that
+// stops the watchdog.
+func (x *exec) watch(cancel context.CancelCauseFunc) (stop func()) {
+	cfg := x.h.cfg
+	tick := 250 * time.Millisecond
+	if l := cfg.MaxRunWithoutYield; l > 0 {
+		tick = min(tick, max(l/8, time.Millisecond))
+	}
+	start := time.Now()
+	var stopped atomic.Bool
+	var timer atomic.Pointer[time.Timer]
+	last, quiet := x.wd.yields.Load(), start // read by one check at a time
+	var check func()
+	check = func() {
+		if stopped.Load() {
+			return
+		}
+		now := time.Now()
+		if v := x.wd.yields.Load(); x.wd.waiting.Load() > 0 || v != last {
+			last, quiet = v, now
+		}
+		if err := x.overLimit(now, start, quiet); err != nil {
+			cancel(err)
+			return
+		}
+		timer.Store(time.AfterFunc(tick, check))
+	}
+	timer.Store(time.AfterFunc(tick, check))
+	return func() {
+		stopped.Store(true)
+		timer.Load().Stop()
+	}
+}
+
+// overLimit returns the cause to stop the execution with, if any.
+func (x *exec) overLimit(now, start, quiet time.Time) error {
+	cfg := x.h.cfg
+	if l := cfg.MaxRunWithoutYield; l > 0 && now.Sub(quiet) >= l {
+		return &LimitError{What: fmt.Sprintf("workflow code ran %s without yielding to the host", l),
+			Limit: "MaxRunWithoutYield", Flag: "--max-run-without-yield", Value: l.String()}
+	}
+	if l := cfg.MaxExecutionTime; l > 0 && now.Sub(start) > l {
+		return &LimitError{What: fmt.Sprintf("the execution ran for more than %s", l),
+			Limit: "MaxExecutionTime", Flag: "--max-execution-time", Value: l.String()}
+	}
+	if l := cfg.MaxExecutionCPU; l > 0 && now.Sub(start)-time.Duration(x.wd.waited.Load()) > l && x.wd.waiting.Load() == 0 {
+		return &LimitError{What: fmt.Sprintf("the execution ran workflow code for more than %s", l),
+			Limit: "MaxExecutionCPU", Flag: "--max-execution-cpu", Value: l.String()}
+	}
+	if x.rs != nil && x.rs.sim == nil && !x.wd.cancelSeen.Load() && x.wd.waiting.Load() == 0 {
+		if reason, since := x.rs.mb.pendingCancel(); !since.IsZero() && now.Sub(since) >= CancelGrace {
+			return &hardCancel{reason: reason}
+		}
+	}
+	return nil
+}
