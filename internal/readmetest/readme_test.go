@@ -151,9 +151,9 @@ func TestREADME(t *testing.T) {
 	}
 	for _, want := range []string{
 		`["s2:slow-result","f2:fast-result"]`, // make demo
-		"0 divergences",                        // skein check
-		"ticket:laptop approved by ana",        // skein wait
-		"ticket:chair rejected by bo",          // the curl walkthrough
+		"0 divergences",                       // skein check
+		"ticket:laptop approved by ana",       // skein wait
+		"ticket:chair rejected by bo",         // the curl walkthrough
 	} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("the README's commands did not print %q:\n%s", want, out)
