@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/skeinrun/skein/store"
 )
@@ -42,6 +43,31 @@ func TestLimitChildren(t *testing.T) {
 	wantLimit(t, h, r, "the run started more than 5 child runs (limit Config.MaxChildren = 5; --max-children)")
 }
 
+// Close stops the drives of child runs still executing for a parent that
+// ended (here: over Config.MaxChildren) before it releases the runtime
+// their instances run on; the children stay durable, to be resumed.
+// Before, Close unmapped their memory under them (SIGSEGV).
+func TestCloseWithLiveChildren(t *testing.T) {
+	h := newTestHost(t, Config{Evict: EvictNever, MaxChildren: 2})
+	m := h.deploy(t, "./testdata/workflows/limits")
+	r := h.runToEnd(t, m, "tree", `{"Depth":1,"Fan":3,"Nap":2000}`, "p")
+	wantLimit(t, h, r, "the run started more than 2 child runs (limit Config.MaxChildren = 2; --max-children)")
+	time.Sleep(200 * time.Millisecond) // the children are in their step bodies
+	start := time.Now()
+	if err := h.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 1500*time.Millisecond {
+		t.Errorf("Close took %s: it waited for the children instead of stopping them", d)
+	}
+	time.Sleep(2500 * time.Millisecond) // past the children's naps: nothing runs on
+	for _, id := range []string{"p.1", "p.2"} {
+		if c, err := h.st.Run(context.Background(), id); err != nil || c.Status.Terminal() {
+			t.Errorf("child %s after Close: %s %q %v; want it left to resume", id, c.Status, c.Error, err)
+		}
+	}
+}
+
 // Child ids stay within the run id rule however deep the tree and however
 // long the step names: past 128 characters they take the hashed form, and
 // the results still reach their parents (live and replayed).
@@ -76,11 +102,11 @@ func TestChildIDsWithinTheRule(t *testing.T) {
 	}
 	// The id is a pure function of the tree, and paths with characters
 	// outside the alphabet are hashed too.
-	if a, b := childRunID("r.x", "k"), childRunID("r.x", "k"); a != b || a != "r.x.k" {
-		t.Errorf("childRunID: %q %q", a, b)
+	if a, b := ChildRunID("r.x", "k"), ChildRunID("r.x", "k"); a != b || a != "r.x.k" {
+		t.Errorf("ChildRunID: %q %q", a, b)
 	}
-	if id := childRunID("r", "a?b"); !strings.HasPrefix(id, "r.~") || len(id) != len("r.~")+24 {
-		t.Errorf("childRunID with '?': %q", id)
+	if id := ChildRunID("r", "a?b"); !strings.HasPrefix(id, "r.~") || len(id) != len("r.~")+24 {
+		t.Errorf("ChildRunID with '?': %q", id)
 	}
 }
 

@@ -566,12 +566,12 @@ func (x *exec) durableOp(ctx context.Context, tid sched.TaskID, kind abi.OpKind,
 }
 
 // startChild creates the child run of the op at key (once: its id is
-// childRunID(run, key)) and drives it, unless it has ended: then its outcome is
+// ChildRunID(run, key)) and drives it, unless it has ended: then its outcome is
 // delivered at the next idle point.
 func (x *exec) startChild(ctx context.Context, key, workflow string, input []byte) {
 	rs := x.rs
 	x.checkChildDepth(ctx, key, workflow)
-	id := childRunID(rs.run.ID, key)
+	id := ChildRunID(rs.run.ID, key)
 	rs.children[key] = id
 	if len(input) == 0 {
 		input = []byte("null")
@@ -610,15 +610,22 @@ func (x *exec) driveChild(id string) {
 	if rs.setChildLive(id, true) {
 		// Drive takes the child's lease, as it took the parent's.
 		opts := DriveOptions{WaitTimers: rs.opts.WaitTimers, Owner: rs.opts.Owner, LeaseTTL: rs.opts.LeaseTTL}
+		// Not ended by this execution's watchdog; ended by Host.Close.
+		ctx, done, ok := x.h.childDriveContext(x.base)
+		if !ok {
+			rs.setChildLive(id, false)
+			return
+		}
 		go func() {
+			defer done()
 			for range 3 {
-				r, err := x.h.Drive(x.base, id, opts) // not ended by this execution's watchdog
+				r, err := x.h.Drive(ctx, id, opts)
 				if err != nil && !errors.Is(err, errActive) {
 					x.h.log.Warn("child run stopped", "run", rs.run.ID, "child", id, "err", err)
 				}
 				// A cancellation stored just as the child suspended (too
 				// late for its drive to see) is delivered by driving it again.
-				if err != nil || r.Status != store.RunSuspended || !x.h.cancelWaits(x.base, id) {
+				if err != nil || r.Status != store.RunSuspended || !x.h.cancelWaits(ctx, id) {
 					break
 				}
 			}

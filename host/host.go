@@ -159,6 +159,29 @@ type Host struct {
 
 	emb     embedState // grants, event subscriptions, Await waiters (embed.go)
 	metrics *metrics   // counters for WriteMetrics (metrics.go)
+
+	// The drives of child runs a parent drives in this process
+	// (driveChild) are Close's to stop: closing ends them, and Close waits
+	// for them before it releases the runtime their instances run on.
+	closed      bool // under mu
+	closing     context.Context
+	stopChilds  context.CancelFunc
+	childDrives sync.WaitGroup
+}
+
+// childDriveContext returns the context of a child run's drive: base,
+// also ended by Close, and done, to call when the drive returned. ok is
+// false once the host is closed.
+func (h *Host) childDriveContext(base context.Context) (ctx context.Context, done func(), ok bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil, nil, false
+	}
+	h.childDrives.Add(1)
+	ctx, cancel := context.WithCancel(base)
+	stop := context.AfterFunc(h.closing, cancel)
+	return ctx, func() { stop(); cancel(); h.childDrives.Done() }, true
 }
 
 // Activity is a host function a workflow calls with skein.Call. It runs
@@ -211,6 +234,7 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 		compiled: map[string]wazero.CompiledModule{}, images: map[wazero.CompiledModule]*memImage{}, compiling: map[string]chan struct{}{}, infos: map[string]store.Module{}, activities: map[string]Activity{},
 		active: map[string]*runState{}, leased: map[string]context.CancelCauseFunc{}, failures: map[string]int{},
 		owner: defaultOwner(), wake: make(chan struct{}, 1)}
+	h.closing, h.stopChilds = context.WithCancel(context.Background())
 	if cfg.Simulation != nil {
 		h.sim = newSimulator(*cfg.Simulation)
 	}
@@ -223,8 +247,19 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 	return h, nil
 }
 
-// Close releases the runtime and compiled modules. It does not close the store.
+// Close releases the runtime and compiled modules, after interrupting the
+// drives of child runs it started for their parents (they stay durable,
+// like runs interrupted by a shutdown). It does not close the store.
 func (h *Host) Close(ctx context.Context) error {
+	h.mu.Lock()
+	again := h.closed
+	h.closed = true
+	h.mu.Unlock()
+	if again {
+		return nil
+	}
+	h.stopChilds()
+	h.childDrives.Wait()
 	err := h.rt.Close(ctx)
 	h.mu.Lock()
 	for cm, img := range h.images {

@@ -16,7 +16,7 @@ const MaxRunIDLen = 128
 // runIDChars are the characters of a run id a caller gives: letters,
 // digits and - _ : @. Ids travel in URL paths, in log lines and on
 // operators' terminals, so nothing that needs escaping in any of them is
-// allowed. Minted ids (child runs) add '.' and '~' (see childRunID).
+// allowed. Minted ids (child runs) add '.' and '~' (see ChildRunID).
 func runIDChar(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-_:@", c) >= 0
 }
@@ -37,14 +37,14 @@ func validRunID(id string) error {
 	return nil
 }
 
-// childRunID mints the id of the child run that the op at key of run
+// ChildRunID returns the id of the child run that the op at key of run
 // parent starts: {root}.{path}, where root is the id of the run at the
 // top of the tree and path the keys below it ({parent's path}.{key}), as
 // long as that fits in MaxRunIDLen and path holds only run id characters
 // and dots. Otherwise {root}.~{hash}, with 96 bits of the sha256 of the
 // path (root cut to fit), so that deep trees and exotic step names still
 // give ids within the rule. Either form is a pure function of the tree.
-func childRunID(parent, key string) string {
+func ChildRunID(parent, key string) string {
 	root, rel, _ := strings.Cut(parent, ".")
 	path := key
 	if rel != "" {
@@ -80,7 +80,7 @@ func (h *Host) childKey(ctx context.Context, parent, id string) (string, error) 
 		return "", fmt.Errorf("child run %s: %w", id, err)
 	}
 	for _, o := range outs {
-		if o.Kind == "child" && childRunID(parent, o.Key) == id {
+		if o.Kind == "child" && ChildRunID(parent, o.Key) == id {
 			return o.Key, nil
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/skeinrun/skein/host"
 )
 
 // The web UI: static files embedded in the binary (server/ui/), served
@@ -111,7 +113,7 @@ func (a *api) ops(w http.ResponseWriter, r *http.Request) {
 			op.Error = &e
 		}
 		if o.Kind == "child" {
-			c := run.ID + "." + o.Key
+			c := host.ChildRunID(run.ID, o.Key)
 			op.Child = &c
 		}
 		v.Ops = append(v.Ops, op)

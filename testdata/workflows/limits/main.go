@@ -117,11 +117,20 @@ func nap(ctx *skein.Context, _ struct{}) (int, error) {
 type treeIn struct {
 	Depth, Fan int
 	Name       string
+	Nap        int // leaves first sleep this many ms of real time in a step body
 }
 
 // tree starts its children and returns how many runs its subtree holds.
 func tree(ctx *skein.Context, in treeIn) (int, error) {
 	if in.Depth == 0 {
+		if in.Nap > 0 {
+			if _, err := skein.Step(ctx, "nap", func(sc *skein.StepContext) (int, error) {
+				sc.Sleep(time.Duration(in.Nap) * time.Millisecond)
+				return 0, nil
+			}); err != nil {
+				return 0, err
+			}
+		}
 		return 1, nil
 	}
 	fs := make([]skein.Future[int], in.Fan)
@@ -130,7 +139,7 @@ func tree(ctx *skein.Context, in treeIn) (int, error) {
 		if in.Name != "" {
 			opts = append(opts, skein.ID(fmt.Sprintf("%s-%d", in.Name, i)))
 		}
-		fs[i] = skein.Child[int](ctx, "tree", treeIn{Depth: in.Depth - 1, Fan: in.Fan, Name: in.Name}, opts...)
+		fs[i] = skein.Child[int](ctx, "tree", treeIn{Depth: in.Depth - 1, Fan: in.Fan, Name: in.Name, Nap: in.Nap}, opts...)
 	}
 	n := 1
 	for _, f := range fs {
