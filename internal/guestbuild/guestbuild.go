@@ -186,6 +186,26 @@ func RustErr(dir string) (string, error) {
 	})
 }
 
+// CargoTest runs the native unit tests of the cargo crate in dir
+// (relative to the module root) and fails tb with their output if one
+// fails.
+func CargoTest(tb testing.TB, dir string) string {
+	tb.Helper()
+	need(tb, "Rust", HaveRust())
+	cache, err := cacheDir()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cmd := exec.Command(cargo, "test", "--offline", "--locked", "--target-dir", filepath.Join(cache, "cargo-target"))
+	cmd.Dir = filepath.Join(wasmbuild.Root(), dir)
+	cmd.Env = CargoEnv(cache)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		tb.Fatalf("cargo test in %s: %v\n%s", dir, err, out)
+	}
+	return string(out)
+}
+
 // CargoEnv is the environment for Debian's cargo: its rustc, a private
 // CARGO_HOME under cache (no user configuration, no registry), and a PATH
 // without a rustup toolchain.
