@@ -29,6 +29,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	dbf := addDBFlags(fs, true, false)
 	dbf.limits = addLimitFlags(fs, true)
 	asJSON := fs.Bool("json", false, "print the run as JSON")
+	guestOut := fs.Bool("guest-output", false, guestOutputUsage)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -39,6 +40,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	if !json.Valid([]byte(*input)) {
 		return fmt.Errorf("--input is not valid JSON: %.100q", *input)
+	}
+	if *guestOut {
+		dbf.guestOutput = prefixedOutput(stderr)
 	}
 	h, st, closeAll, err := dbf.open(ctx)
 	if err != nil {
@@ -164,7 +168,8 @@ type dbFlags struct {
 	store                 *string // a postgres:// URL; replaces --db
 	fs                    *flag.FlagSet
 	mustExist             bool
-	limits                *limitFlags // if set, the resource limits (limits.go)
+	limits                *limitFlags                // if set, the resource limits (limits.go)
+	guestOutput           func(run string) io.Writer // if set, host.Config.GuestOutputFor
 }
 
 func addDBFlags(fs *flag.FlagSet, withEvict, mustExist bool) *dbFlags {
@@ -222,7 +227,7 @@ func (f *dbFlags) open(ctx context.Context) (h *host.Host, st store.Store, close
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	cfg := host.Config{Store: st, Evict: policy}
+	cfg := host.Config{Store: st, Evict: policy, GuestOutputFor: f.guestOutput}
 	if f.limits != nil {
 		f.limits.apply(&cfg)
 	}
