@@ -10,7 +10,7 @@
 //! async fn greet(ctx: Ctx, input: String) -> Result<String> {
 //!     let name = json::unquote(&input)?;
 //!     ctx.sleep(Duration::from_secs(1)).await?;
-//!     ctx.step("greet", |_| async move { Ok(json::quote(&format!("hello, {}", name))) }).await
+//!     ctx.step("greet", |_| async { Ok(json::quote(&format!("hello, {}", name))) }).await
 //! }
 //!
 //! fn main() {
