@@ -173,6 +173,18 @@ func TestRustPromiseAndCancel(t *testing.T) {
 	}
 }
 
+// The timeout option bounds a step attempt: a body that runs past it
+// fails the step with the host's timeout error.
+func TestRustStepTimeout(t *testing.T) {
+	r, outs, _ := hosttest.RunModule(t, guestbuild.Rust(t, probe), "timeout", "null", host.EvictNever)
+	if r.Status != store.RunCompleted || !strings.HasPrefix(string(r.Result), `"step timed out: its body ran`) {
+		t.Fatalf("%s %s %s", r.Status, r.Result, r.Error)
+	}
+	if o := hosttest.Outcome(t, outs, "1"); o.Function != "slow" || !strings.HasPrefix(o.Error, "step timed out") {
+		t.Fatalf("recorded %+v", o)
+	}
+}
+
 // A panic in the root task fails the run with its text; a result that is
 // not JSON fails it with a clear error instead of storing it.
 func TestRustFailures(t *testing.T) {

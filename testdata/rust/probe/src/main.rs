@@ -170,6 +170,22 @@ async fn panics(ctx: Ctx, _: String) -> Result<String> {
     panic!("boom in the root task");
 }
 
+/// A step whose body runs past its timeout fails with the host's timeout
+/// error (the body's own value is dropped).
+async fn timeout(ctx: Ctx, _: String) -> Result<String> {
+    let r = ctx
+        .with(Opts::new().timeout(Duration::from_millis(1)))
+        .step("slow", |s| async move {
+            s.sleep(Duration::from_millis(30)).await;
+            Ok(json::quote("too late"))
+        })
+        .await;
+    match r {
+        Err(Error::Failed(text)) => Ok(json::quote(&text)),
+        other => Err(Error::msg(format!("want a timeout, got {:?}", other))),
+    }
+}
+
 /// Returns a value that is not JSON.
 async fn notjson(_: Ctx, _: String) -> Result<String> {
     Ok("not json".to_string())
@@ -183,5 +199,6 @@ fn main() {
     skein::register("approval", approval);
     skein::register("panics", panics);
     skein::register("notjson", notjson);
+    skein::register("timeout", timeout);
     skein::run()
 }
