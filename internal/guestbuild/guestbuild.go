@@ -18,6 +18,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -132,9 +133,14 @@ func CErr(srcs ...string) (string, error) {
 	for i, s := range srcs {
 		files[i] = filepath.Join(root, s)
 	}
-	hdrs, err := filepath.Glob(filepath.Join(root, "abi", "*.h"))
-	if err != nil {
-		return "", err
+	// The key covers the headers of abi/ and of the sources' folders.
+	var hdrs []string
+	for _, d := range append([]string{filepath.Join(root, "abi")}, dirsOf(files)...) {
+		hs, err := filepath.Glob(filepath.Join(d, "*.h"))
+		if err != nil {
+			return "", err
+		}
+		hdrs = append(hdrs, hs...)
 	}
 	args := []string{"--target=wasm32-wasi", "-O2", "-std=c11", "-Wall", "-Wextra", "-Werror", "-I", filepath.Join(root, "abi"), "-Wl,--strip-all"}
 	return cached("c", strings.TrimSuffix(filepath.Base(srcs[0]), ".c"), append(files, hdrs...), clang, args,
@@ -221,6 +227,17 @@ func CargoEnv(cache string) []string {
 	}
 	return append(env, "PATH=/usr/bin:/bin", "RUSTC="+rustc, "RUSTDOC=/usr/bin/rustdoc",
 		"CARGO_HOME="+filepath.Join(cache, "cargo-home"))
+}
+
+// dirsOf returns the folders of files, each once.
+func dirsOf(files []string) []string {
+	var out []string
+	for _, f := range files {
+		if d := filepath.Dir(f); !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // sources lists the files of a crate, without its target folder.
