@@ -50,6 +50,10 @@ type CheckOptions struct {
 	// DisableInterrupt runs the guest without interrupt checks (faster;
 	// for trusted modules, see Config).
 	DisableInterrupt bool
+	// GuestOutputFor, if set, receives the guest's stdout and stderr per
+	// execution, as host.Config.GuestOutputFor (run is the id of the
+	// schedule's run, or of a replay from one of its crash points).
+	GuestOutputFor func(run string) io.Writer
 	// Progress, if set, is called after each schedule with the number
 	// checked so far and the total.
 	Progress func(done, total int)
@@ -200,7 +204,7 @@ func Check(ctx context.Context, wasm []byte, o CheckOptions) (*CheckReport, erro
 	}
 	start := time.Now()
 	h, err := New(ctx, Config{Store: memory.New(), Evict: EvictNever, CacheDir: o.CacheDir,
-		DisableInterrupt: o.DisableInterrupt, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		DisableInterrupt: o.DisableInterrupt, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), GuestOutputFor: o.GuestOutputFor,
 		Simulation: &Simulation{Seed: o.Seed, Activities: o.Activities, StepTime: o.StepTime, ActivityTime: o.ActivityTime},
 		minting:    o.minting, replayInline: o.replayInline})
 	if err != nil {

@@ -121,18 +121,22 @@ func (x *exec) record(r sched.Record) {
 
 // instantiate runs one execution to its end.
 func (h *Host) instantiate(ctx context.Context, cm wazero.CompiledModule, x *exec) error {
+	out := h.guestOutput(x)
+	if c, ok := out.(io.Closer); ok {
+		defer c.Close()
+	}
 	cfg := wazero.NewModuleConfig().
 		WithName("").
 		WithArgs("workflow").
-		WithStdout(h.cfg.GuestOutput).
+		WithStdout(out).
 		WithStderr(&x.stderr).
 		WithWalltime(x.walltime, 1).
 		WithNanotime(x.nanotime, 1).
 		WithNanosleep(x.nanosleep).
 		WithOsyield(func() {}).
 		WithRandSource(x.randSource())
-	if h.cfg.GuestOutput != io.Discard {
-		x.stderr.also = h.cfg.GuestOutput
+	if out != io.Discard {
+		x.stderr.also = out
 	}
 	ctx = withMemory(context.WithValue(ctx, execKey{}, x), h.image(cm)) // linear memory: memory.go
 	defer h.metrics.instance()()
@@ -168,6 +172,21 @@ func (h *Host) instantiate(ctx context.Context, cm wazero.CompiledModule, x *exe
 		}
 	}
 	return err
+}
+
+// guestOutput is where the execution's stdout and stderr go.
+func (h *Host) guestOutput(x *exec) io.Writer {
+	if h.cfg.GuestOutputFor == nil {
+		return h.cfg.GuestOutput
+	}
+	run := ""
+	if x.rs != nil {
+		run = x.rs.run.ID
+	}
+	if w := h.cfg.GuestOutputFor(run); w != nil {
+		return w
+	}
+	return io.Discard
 }
 
 // exitDetail describes how a guest ended on its own.

@@ -110,6 +110,11 @@ type Config struct {
 	// GuestOutput receives what workflow code writes to stdout and stderr
 	// (on every replay too). Default: discarded.
 	GuestOutput io.Writer
+	// GuestOutputFor, if set, is asked at each execution for the writer
+	// of its stdout and stderr, instead of GuestOutput: run is the run's
+	// id ("" when a module is described at deploy). The host closes the
+	// writer when the execution ends if it is an io.Closer.
+	GuestOutputFor func(run string) io.Writer
 	// Logger receives the host's logs. Default: slog.Default().
 	Logger *slog.Logger
 	// Interruptible makes a cancelled context stop running guest code at

@@ -62,6 +62,7 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	noInterrupt := fs.Bool("no-interrupt", false, "run the guest without interrupt checks (faster; trusted modules only)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	quiet := fs.Bool("quiet", false, "no progress line on stderr")
+	guestOut := fs.Bool("guest-output", false, guestOutputUsage)
 	acts := fakes{}
 	fs.Var(acts, "activity", "fake for an activity: NAME=JSON or NAME=error:TEXT (repeatable; others return null)")
 	pos, err := parseFlags(fs, args)
@@ -89,6 +90,9 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	o := host.CheckOptions{Workflow: *workflow, Input: json.RawMessage(*input), Schedules: *schedules, Seed: *seed,
 		Schedule: *schedule, CrashAt: *crashAt, Activities: acts, StepTime: *stepTime, ActivityTime: *activityTime,
 		CacheDir: cache, DisableInterrupt: *noInterrupt}
+	if *guestOut {
+		o.GuestOutputFor = prefixedOutput(stderr)
+	}
 	if !*quiet && !*asJSON {
 		o.Progress = func(done, total int) {
 			if done == total || done%10 == 0 {

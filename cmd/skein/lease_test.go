@@ -282,6 +282,9 @@ func bodies(r result) map[int][]string {
 	out := map[int][]string{}
 	for _, line := range strings.Split(r.stderr, "\n") {
 		f := strings.Fields(line)
+		if len(f) == 4 && strings.HasPrefix(f[0], "[") { // --guest-output's "[RUN] " prefix
+			f = f[1:]
+		}
 		if len(f) == 3 && f[0] == "lottery-body" {
 			i, _ := strconv.Atoi(f[1])
 			out[i] = append(out[i], f[2])

@@ -31,7 +31,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	dbf.limits = addLimitFlags(fs, true)
 	asJSON := fs.Bool("json", false, "print the run as JSON")
 	leaseWait := fs.Duration("lease-wait", defaultLeaseWait, "how long to wait for a run another process executes (it holds the run's lease) before giving up; 0: give up at once")
-	guestOut := fs.Bool("guest-output", false, "copy what workflow code prints (its stdout and stderr, on every replay too) to stderr")
+	guestOut := fs.Bool("guest-output", false, guestOutputUsage)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -40,11 +40,11 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		fs.Usage()
 		return &exitError{code: exitUsage, err: errors.New("want exactly one MODULE.wasm")}
 	}
-	if *guestOut {
-		dbf.guestOutput = stderr
-	}
 	if !json.Valid([]byte(*input)) {
 		return fmt.Errorf("--input is not valid JSON: %.100q", *input)
+	}
+	if *guestOut {
+		dbf.guestOutput = prefixedOutput(stderr)
 	}
 	h, st, closeAll, err := dbf.open(ctx)
 	if err != nil {
@@ -185,8 +185,8 @@ type dbFlags struct {
 	store                 *string // a postgres:// URL; replaces --db
 	fs                    *flag.FlagSet
 	mustExist             bool
-	limits                *limitFlags // if set, the resource limits (limits.go)
-	guestOutput           io.Writer   // if set, receives what workflow code prints
+	limits                *limitFlags                // if set, the resource limits (limits.go)
+	guestOutput           func(run string) io.Writer // if set, host.Config.GuestOutputFor
 	// Commands that execute runs (withEvict) check a SQLite file's
 	// integrity when they open it, unless told not to, and may cap its size.
 	skipCheck *bool
@@ -259,7 +259,7 @@ func (f *dbFlags) open(ctx context.Context) (h *host.Host, st store.Store, close
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	cfg := host.Config{Store: st, Evict: policy, GuestOutput: f.guestOutput}
+	cfg := host.Config{Store: st, Evict: policy, GuestOutputFor: f.guestOutput}
 	if f.limits != nil {
 		f.limits.apply(&cfg)
 	}

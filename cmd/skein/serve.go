@@ -74,6 +74,9 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	cfg := host.Config{Store: st, Evict: policy, CacheDir: *cacheDir, Logger: log, MaxModuleBytes: int(*maxModule)}
+	if log.Enabled(bg, slog.LevelDebug) {
+		cfg.GuestOutputFor = loggedOutput(log)
+	}
 	limits.apply(&cfg)
 	h, err := host.New(bg, cfg)
 	if err != nil {

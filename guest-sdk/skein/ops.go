@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/skeinrun/skein/abi"
+	"github.com/skeinrun/skein/lineage"
 )
 
 // Option configures one op.
@@ -16,15 +17,19 @@ type Option func(*opOptions)
 
 type opOptions struct {
 	name    string
+	named   bool // ID was given, even with ""
 	retry   *RetryPolicy
 	timeout time.Duration
 }
 
 // ID names an op: the name becomes the op's key segment instead of its
 // position (it still consumes a position), so the op keeps its identity
-// when unnamed ops are added or removed around it. See DESIGN.md for the
-// rules a name must follow.
-func ID(name string) Option { return func(o *opOptions) { o.name = name } }
+// when unnamed ops are added or removed around it. A name must be
+// non-empty, without dots or whitespace, not all digits, not "t" and
+// digits (the form of a spawned task's scope), and short enough that the
+// full key fits in 300 characters; a name that breaks a rule fails the op
+// with a *StepIDError before anything runs (abi/README.md §8).
+func ID(name string) Option { return func(o *opOptions) { o.name, o.named = name, true } }
 
 // RetryPolicy says how a failed Step or Call is retried. Attempts are
 // durable: a restart continues the count, and the outcome table shows it.
@@ -117,14 +122,20 @@ func collect(opts []Option) opOptions {
 }
 
 // op issues a durable op to the host.
-func (c *Context) op(kind abi.OpKind, name, fn string, arg []byte) abi.OpResult {
-	return c.opWith(kind, nil, name, fn, arg)
+func (c *Context) op(kind abi.OpKind, o opOptions, fn string, arg []byte) abi.OpResult {
+	return c.opWith(kind, nil, o, fn, arg)
 }
 
 // opWith issues a durable op, with its retry and timeout options (nil:
-// none) sent first.
-func (c *Context) opWith(kind abi.OpKind, opts []byte, name, fn string, arg []byte) abi.OpResult {
+// none) sent first. An explicit empty name is an id error raised here,
+// without a host call: the ABI sends "no name" as "".
+func (c *Context) opWith(kind abi.OpKind, opts []byte, o opOptions, fn string, arg []byte) abi.OpResult {
 	c.check()
+	if o.named && o.name == "" {
+		e := &lineage.StepIDError{Scope: c.t.scope, Rule: lineage.RuleEmpty}
+		return abi.OpResult{State: abi.StateIDError, Scope: e.Scope, Rule: e.Rule, Message: e.Error()}
+	}
+	name := o.name
 	if len(opts) > 0 {
 		hostOpOptions(c.t.id, ptr(opts), uint32(len(opts)))
 	}
@@ -180,7 +191,7 @@ func (s *StepContext) Sleep(d time.Duration) {
 // function at this key differs.
 func Step[T any](ctx *Context, fnName string, body func(*StepContext) (T, error), opts ...Option) (T, error) {
 	o := collect(opts)
-	r := ctx.opWith(abi.OpStep, o.encode(), o.name, fnName, nil)
+	r := ctx.opWith(abi.OpStep, o.encode(), o, fnName, nil)
 	switch r.State {
 	case abi.StateIDError:
 		var zero T
@@ -253,16 +264,16 @@ func future[T any](r abi.OpResult) Future[T] {
 // (t{p}, or the ID name), so concurrent chains never swap ids.
 func Go[T any](ctx *Context, fn func(*Context) (T, error), opts ...Option) Future[T] {
 	o := collect(opts)
-	r := ctx.op(abi.OpSpawn, o.name, "", nil)
+	r := ctx.op(abi.OpSpawn, o, "", nil)
 	f := future[T](r)
 	if f.err == nil {
-		spawn(r.Task, func(c *Context) (uint32, []byte) { return encode(fn(c)) })
+		spawn(r.Task, r.Key, func(c *Context) (uint32, []byte) { return encode(fn(c)) })
 	}
 	return f
 }
 
-func spawn(id uint32, body func(*Context) (uint32, []byte)) {
-	tasks[id] = &task{id: id, resume: make(chan abi.Resume, 1), body: body}
+func spawn(id uint32, scope string, body func(*Context) (uint32, []byte)) {
+	tasks[id] = &task{id: id, scope: scope, resume: make(chan abi.Resume, 1), body: body}
 }
 
 // Group is a parallel fork: each Go call starts one branch task.
@@ -277,7 +288,7 @@ type Group struct {
 // (the i-th call of g.Go) gets the scope {p}.{i}, or {name}.{i} with ID.
 func Parallel(ctx *Context, opts ...Option) *Group {
 	o := collect(opts)
-	r := ctx.op(abi.OpFork, o.name, "", nil)
+	r := ctx.op(abi.OpFork, o, "", nil)
 	g := &Group{ctx: ctx, fork: r.Promise}
 	if r.State == abi.StateIDError {
 		g.err = idError(r)
@@ -292,10 +303,10 @@ func (g *Group) Go(fn func(*Context) error) {
 	}
 	var arg [4]byte
 	binary.LittleEndian.PutUint32(arg[:], g.fork)
-	r := g.ctx.op(abi.OpBranch, "", "", arg[:])
+	r := g.ctx.op(abi.OpBranch, opOptions{}, "", arg[:])
 	f := future[struct{}](r)
 	if f.err == nil {
-		spawn(r.Task, func(c *Context) (uint32, []byte) { return encode(struct{}{}, fn(c)) })
+		spawn(r.Task, r.Key, func(c *Context) (uint32, []byte) { return encode(struct{}{}, fn(c)) })
 	}
 	g.futs = append(g.futs, f)
 }
@@ -321,14 +332,14 @@ func Sleep(ctx *Context, d time.Duration, opts ...Option) Future[struct{}] {
 	o := collect(opts)
 	var arg [8]byte
 	binary.LittleEndian.PutUint64(arg[:], uint64(d))
-	return future[struct{}](ctx.op(abi.OpSleep, o.name, "sleep", arg[:]))
+	return future[struct{}](ctx.op(abi.OpSleep, o, "sleep", arg[:]))
 }
 
 // Promise creates a durable promise that something outside the workflow
 // settles by its full id "{run}.{key}".
 func Promise[T any](ctx *Context, opts ...Option) Future[T] {
 	o := collect(opts)
-	return future[T](ctx.op(abi.OpPromise, o.name, "promise", nil))
+	return future[T](ctx.op(abi.OpPromise, o, "promise", nil))
 }
 
 // Call runs the host activity with input (JSON) on the host and records
@@ -339,7 +350,7 @@ func Call[T any](ctx *Context, activity string, input any, opts ...Option) Futur
 	if err != nil {
 		return Future[T]{err: err}
 	}
-	return future[T](ctx.opWith(abi.OpCall, o.encode(), o.name, activity, arg))
+	return future[T](ctx.opWith(abi.OpCall, o.encode(), o, activity, arg))
 }
 
 // Child starts the workflow as a child run with id "{run}.{key}".
@@ -349,7 +360,7 @@ func Child[T any](ctx *Context, workflow string, input any, opts ...Option) Futu
 	if err != nil {
 		return Future[T]{err: err}
 	}
-	return future[T](ctx.op(abi.OpChild, o.name, workflow, arg))
+	return future[T](ctx.op(abi.OpChild, o, workflow, arg))
 }
 
 // Select waits until one of the futures settles and returns its index. If

@@ -43,6 +43,7 @@ type Context struct {
 
 type task struct {
 	id     uint32
+	scope  string // the key of the task's id scope ("" for the root)
 	resume chan abi.Resume
 	body   func(*Context) (uint32, []byte)
 }

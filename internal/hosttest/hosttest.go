@@ -28,6 +28,14 @@ type Env struct {
 // new host with the eviction policy; both are closed when the test ends.
 func New(t *testing.T, pkg string, evict host.Evict) *Env {
 	t.Helper()
+	return NewModule(t, wasmbuild.Build(t, pkg), filepath.Base(pkg), evict)
+}
+
+// NewModule deploys the module at wasmPath (built by any toolchain) under
+// name on a new host with the eviction policy; both are closed when the
+// test ends.
+func NewModule(t *testing.T, wasmPath, name string, evict host.Evict) *Env {
+	t.Helper()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "skein.db"), sqlite.Options{})
 	if err != nil {
@@ -44,11 +52,11 @@ func New(t *testing.T, pkg string, evict host.Evict) *Env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { h.Close(ctx) })
-	wasm, err := os.ReadFile(wasmbuild.Build(t, pkg))
+	wasm, err := os.ReadFile(wasmPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := h.Deploy(ctx, filepath.Base(pkg), wasm)
+	m, err := h.Deploy(ctx, name, wasm)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,6 +81,18 @@ func (e *Env) Drive(id string) store.Run {
 		e.T.Fatal(err)
 	}
 	return r
+}
+
+// DriveCount is Drive that also returns the number of executions (1: no
+// replay).
+func (e *Env) DriveCount(id string) (store.Run, int) {
+	e.T.Helper()
+	n := 0
+	r, err := e.Host.Drive(context.Background(), id, host.DriveOptions{WaitTimers: true, OnExecution: func() { n++ }})
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	return r, n
 }
 
 // DriveNoWait drives a run until it ends or suspends, without waiting for
@@ -122,6 +142,18 @@ func Run(t *testing.T, pkg, workflow, input string, evict host.Evict) (store.Run
 	r := e.Drive(e.Start(workflow, input).ID)
 	return r, e.Verify(r)
 }
+
+// RunModule is Run for a module built by any toolchain (wasmPath); it
+// also returns the number of executions of the run (1: no replay).
+func RunModule(t *testing.T, wasmPath, workflow, input string, evict host.Evict) (store.Run, []store.Outcome, int) {
+	t.Helper()
+	e := NewModule(t, wasmPath, filepath.Base(wasmPath), evict)
+	r, n := e.DriveCount(e.Start(workflow, input).ID)
+	return r, e.Verify(r), n
+}
+
+// Evicts lists every eviction policy.
+var Evicts = []host.Evict{host.EvictNever, host.EvictIdle, host.EvictAlways}
 
 // Keys returns the keys of outcomes in order.
 func Keys(outs []store.Outcome) []string {

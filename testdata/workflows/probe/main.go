@@ -204,6 +204,7 @@ func main() {
 	wfs := map[string]func(){
 		"selectfirst": func() { skein.Register("selectfirst", selectfirst) },
 		"badnames":    func() { skein.Register("badnames", badnames) },
+		"emptyname":   func() { skein.Register("emptyname", emptyname) },
 		"interleave":  func() { skein.Register("interleave", interleave) },
 		"sandbox":     func() { skein.Register("sandbox", sandbox) },
 		"panics":      func() { skein.Register("panics", panics) },

@@ -1,0 +1,214 @@
+// Package rust tests the Rust guest SDK (the crate in this folder): its
+// unit tests natively with cargo, and its semantics through the real host
+// with the workflows of testdata/rust/probe.
+package rust
+
+import (
+	"context"
+	"encoding/json"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/skeinrun/skein/host"
+	"github.com/skeinrun/skein/internal/guestbuild"
+	"github.com/skeinrun/skein/internal/hosttest"
+	"github.com/skeinrun/skein/lineage"
+	"github.com/skeinrun/skein/skeintest"
+	"github.com/skeinrun/skein/store"
+)
+
+const probe = "testdata/rust/probe"
+
+// The crate's own tests: message layouts (the byte examples of
+// abi/README.md), op options, JSON.
+func TestRustSDKUnit(t *testing.T) {
+	out := guestbuild.CargoTest(t, guestbuild.RustSDK)
+	if !regexp.MustCompile(`test result: ok\. [1-9][0-9]* passed`).MatchString(out) {
+		t.Fatalf("cargo test ran no tests:\n%s", out)
+	}
+}
+
+func result(t *testing.T, r store.Run) map[string]string {
+	t.Helper()
+	if r.Status != store.RunCompleted {
+		t.Fatalf("run %s: %s %s", r.Workflow, r.Status, r.Error)
+	}
+	var m map[string]string
+	if err := json.Unmarshal(r.Result, &m); err != nil {
+		t.Fatalf("result %s: %v", r.Result, err)
+	}
+	return m
+}
+
+// An explicit empty name is an id error of every op kind, before anything
+// is issued, with the host's words (lineage) and the task's scope: the
+// same as the Go SDK (host/names_test.go).
+func TestRustEmptyNameIsIDError(t *testing.T) {
+	wasm := guestbuild.Rust(t, probe)
+	text := func(scope string) string {
+		e := &lineage.StepIDError{Scope: scope, Rule: lineage.RuleEmpty}
+		return lineage.RuleEmpty + "|" + scope + "|" + e.Error()
+	}
+	want := map[string]string{"in-task": text("t2")}
+	for _, op := range []string{"step", "go", "parallel", "sleep", "promise", "call", "child"} {
+		want[op] = text("")
+	}
+	for _, evict := range hosttest.Evicts {
+		r, outs, _ := hosttest.RunModule(t, wasm, "emptyname", "null", evict)
+		if got := result(t, r); !maps(got, want) {
+			t.Fatalf("%s:\n got %q\nwant %q", evict, got, want)
+		}
+		if keys := hosttest.Keys(outs); !slices.Equal(keys, []string{"1"}) || outs[0].Function != "after" {
+			t.Fatalf("%s: recorded %q, want only the step \"after\" at key 1", evict, keys)
+		}
+	}
+}
+
+// Every other naming rule, as host/identity_test.go's TestNameRules checks
+// for the Go SDK.
+func TestRustNameRules(t *testing.T) {
+	r, outs, _ := hosttest.RunModule(t, guestbuild.Rust(t, probe), "badnames", "null", host.EvictNever)
+	want := map[string]string{
+		"dot": "dot", "space": "whitespace", "tab": "whitespace", "numeric": "numeric", "task": "task-segment",
+		"long": "too-long", "max": "ok", "first": "ok", "dup": "duplicate", "fanout-step": "ok",
+		"fanout-fork": "duplicate", "branches": "ok", "go": "dot", "sleep": "numeric",
+	}
+	if got := result(t, r); !maps(got, want) {
+		t.Fatalf("rules\n got %v\nwant %v", got, want)
+	}
+	keys := hosttest.Keys(outs)
+	slices.Sort(keys)
+	if want := []string{"dup", "fan2.0.same", "fan2.1.same", "fanout", strings.Repeat("y", 300)}; !slices.Equal(keys, want) {
+		t.Fatalf("recorded %q, want %q", keys, want)
+	}
+}
+
+// opsWant is what the probe's ops workflow returns when the activity echo
+// returns call.
+func opsWant(call string) map[string]string {
+	return map[string]string{
+		"step": "true", "call": call, "select": "1 approval", "sleep": "null", "child": "42", "spawn": "2",
+		"parallel":      `fan ["0", "10", "20"]`,
+		"retry":         `Err(Failed("flaky"))`,
+		"non-retryable": `Err(Failed("fatal"))`,
+		"outcomes":      "2,3,5,8,9,body,fan.0.1,fan.1.1,fan.2.1,t6.1",
+		"err":           "Ok(())", "virtual-time": "true",
+	}
+}
+
+// Every op kind through the real host, in every eviction mode, and the
+// keys and attempts the host recorded.
+func TestRustOps(t *testing.T) {
+	wasm := guestbuild.Rust(t, probe)
+	for _, evict := range hosttest.Evicts {
+		e := hosttest.NewModule(t, wasm, "probe", evict)
+		e.Host.RegisterActivity("echo", func(_ context.Context, in []byte) ([]byte, error) { return in, nil })
+		r := e.Drive(e.Start("ops", `{"x":1}`).ID)
+		if got, want := result(t, r), opsWant(`{"x":1}`); !maps(got, want) {
+			t.Fatalf("%s:\n got %q\nwant %q", evict, got, want)
+		}
+		outs := e.Verify(r)
+		if o := hosttest.Outcome(t, outs, "8"); o.Function != "flaky" || o.Attempts != 2 || o.Error != "flaky" {
+			t.Fatalf("%s: retried step: %+v", evict, o)
+		}
+		if o := hosttest.Outcome(t, outs, "9"); o.Function != "fatal" || o.Attempts != 1 {
+			t.Fatalf("%s: non-retryable step: %+v", evict, o)
+		}
+		if o := hosttest.Outcome(t, outs, "approval"); o.Status != store.OutcomePending {
+			t.Fatalf("%s: the promise is %s", evict, o.Status)
+		}
+		child, err := e.Store.Run(context.Background(), r.ID+".5")
+		if err != nil || child.Status != store.RunCompleted || string(child.Result) != "42" || child.Parent != r.ID {
+			t.Fatalf("%s: child run %+v %v", evict, child, err)
+		}
+	}
+}
+
+// The ops workflow replays exactly from every crash point under seeded
+// schedules, with ids and result that never depend on timing.
+func TestRustOpsCheck(t *testing.T) {
+	echo := func(_ context.Context, in []byte) ([]byte, error) { return in, nil }
+	rep := skeintest.Check(t, guestbuild.Rust(t, probe), "ops", `{"x":1}`, skeintest.Options{Schedules: 50,
+		ScheduleIndependent: true, Activities: map[string]host.Activity{"echo": echo}})
+	if len(rep.Ends) != 1 {
+		t.Fatalf("ends %+v", rep.Ends)
+	}
+	var got map[string]string
+	if err := json.Unmarshal([]byte(rep.Ends[0].Result), &got); err != nil || !maps(got, opsWant(`{"x":1}`)) {
+		t.Fatalf("checked result %s (%v)", rep.Ends[0].Result, err)
+	}
+}
+
+// A promise settled from outside by its full id; and a cancellation that
+// fails the pending promise with Error::Canceled, after which the workflow
+// compensates and the run ends canceled.
+func TestRustPromiseAndCancel(t *testing.T) {
+	wasm := guestbuild.Rust(t, probe)
+	ctx := context.Background()
+	for _, evict := range hosttest.Evicts {
+		e := hosttest.NewModule(t, wasm, "probe", evict)
+		r := e.DriveNoWait(e.Start("approval", "null").ID)
+		if r.Status != store.RunSuspended {
+			t.Fatalf("%s: %s %s, want suspended on the promise", evict, r.Status, r.Error)
+		}
+		if err := e.Host.Resolve(ctx, r.ID+".approval", json.RawMessage(`"yes"`), ""); err != nil {
+			t.Fatal(err)
+		}
+		if r = e.DriveNoWait(r.ID); r.Status != store.RunCompleted || string(r.Result) != `"yes"` {
+			t.Fatalf("%s: resolved: %s %s %s", evict, r.Status, r.Result, r.Error)
+		}
+		e.Verify(r)
+
+		r = e.DriveNoWait(e.Start("approval", "null").ID)
+		if _, err := e.Host.Cancel(ctx, r.ID, "no longer needed"); err != nil {
+			t.Fatal(err)
+		}
+		r = e.DriveNoWait(r.ID)
+		if r.Status != store.RunCanceled || string(r.Result) != `"compensated (no longer needed, err true)"` {
+			t.Fatalf("%s: canceled: %s %s %s", evict, r.Status, r.Result, r.Error)
+		}
+		e.Verify(r)
+	}
+}
+
+// The timeout option bounds a step attempt: a body that runs past it
+// fails the step with the host's timeout error.
+func TestRustStepTimeout(t *testing.T) {
+	r, outs, _ := hosttest.RunModule(t, guestbuild.Rust(t, probe), "timeout", "null", host.EvictNever)
+	if r.Status != store.RunCompleted || !strings.HasPrefix(string(r.Result), `"step timed out: its body ran`) {
+		t.Fatalf("%s %s %s", r.Status, r.Result, r.Error)
+	}
+	if o := hosttest.Outcome(t, outs, "1"); o.Function != "slow" || !strings.HasPrefix(o.Error, "step timed out") {
+		t.Fatalf("recorded %+v", o)
+	}
+}
+
+// A panic in the root task fails the run with its text; a result that is
+// not JSON fails it with a clear error instead of storing it.
+func TestRustFailures(t *testing.T) {
+	wasm := guestbuild.Rust(t, probe)
+	for wf, want := range map[string]string{
+		"panics":  "panic: panicked at 'boom in the root task'",
+		"notjson": "skein: value is not valid JSON: not json",
+	} {
+		e := hosttest.NewModule(t, wasm, "probe", host.EvictNever)
+		r := e.Drive(e.Start(wf, "null").ID)
+		if r.Status != store.RunFailed || !strings.HasPrefix(r.Error, want) {
+			t.Fatalf("%s: %s %q, want failed with %q", wf, r.Status, r.Error, want)
+		}
+	}
+}
+
+func maps(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}

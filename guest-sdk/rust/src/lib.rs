@@ -1,0 +1,111 @@
+//! The Rust guest SDK of skein: workflows are `async fn`s, compiled to a
+//! WebAssembly module (`--target wasm32-wasi`) that the skein host runs
+//! durably. It speaks skein ABI v1 (abi/README.md in the skein
+//! repository) and has no dependencies.
+//!
+//! ```ignore
+//! use std::time::Duration;
+//! use skein::{json, Ctx, Result};
+//!
+//! async fn greet(ctx: Ctx, input: String) -> Result<String> {
+//!     let name = json::unquote(&input)?;
+//!     ctx.sleep(Duration::from_secs(1)).await?;
+//!     ctx.step("greet", |_| async { Ok(json::quote(&format!("hello, {}", name))) }).await
+//! }
+//!
+//! fn main() {
+//!     skein::register("greet", greet);
+//!     skein::run()
+//! }
+//! ```
+//!
+//! Workflow code runs inside the host's deterministic sandbox: time,
+//! randomness and the order in which tasks run are decided by the host,
+//! and every durable op (step, call, sleep, promise, child) gets a key
+//! from task lineage. A run can be dropped at any point and replayed from
+//! the top; recorded outcomes come back instead of running the op again.
+//!
+//! Rules for workflow code: await only skein futures, one at a time per
+//! task (start concurrent work with `Ctx::spawn` or `Ctx::parallel`, wait
+//! on several with `Ctx::select`); use real time and randomness only in
+//! step bodies (`StepCtx`); a step body must not touch workflow state:
+//! only its result flows back. Values are JSON text (`String`); the `json`
+//! module reads and writes it.
+
+mod abi;
+mod ctx;
+mod error;
+mod exec;
+pub mod json;
+mod opts;
+mod sys;
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
+
+pub use ctx::{Ctx, Group, Handle, Op, Outcome, StepCtx};
+pub use error::{Error, IdError, Result, CANCELED_PREFIX};
+pub use opts::{Opts, Retry};
+
+type Workflow = Box<dyn Fn(Ctx, String) -> Pin<Box<dyn Future<Output = Result<String>>>>>;
+
+thread_local! {
+    static REGISTRY: RefCell<BTreeMap<String, Workflow>> = RefCell::new(BTreeMap::new());
+}
+
+/// Makes f runnable as the workflow `name`. f gets its task's `Ctx` and the
+/// run's input as JSON text, and returns the result as JSON text. Call
+/// `register` from `main` before `run`. It panics on an empty name, a name
+/// with a newline, or a name registered twice.
+pub fn register<F, Fut>(name: &str, f: F)
+where
+    F: Fn(Ctx, String) -> Fut + 'static,
+    Fut: Future<Output = Result<String>> + 'static,
+{
+    if name.is_empty() || name.contains('\n') {
+        panic!("skein: workflow name {:?} must be non-empty and on one line", name);
+    }
+    REGISTRY.with(|r| {
+        let mut r = r.borrow_mut();
+        if r.contains_key(name) {
+            panic!("skein: workflow {:?} registered twice", name);
+        }
+        r.insert(name.to_string(), Box::new(move |ctx, input| Box::pin(f(ctx, input))));
+    });
+}
+
+/// Runs the invocation the host asks for. It is the last thing `main`
+/// calls, after `register`, and does not return: the host ends the module
+/// when the run ends, suspends or is evicted.
+pub fn run() -> ! {
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        default_hook(info);
+        exec::on_panic(&info.to_string());
+    }));
+    let v = unsafe { sys::hello(abi::VERSION) };
+    if v != abi::VERSION {
+        eprintln!("skein: the host speaks ABI v{}, this module ABI v{}", v, abi::VERSION);
+        std::process::exit(3);
+    }
+    let names: Vec<String> = REGISTRY.with(|r| r.borrow().keys().cloned().collect());
+    let list = names.join("\n");
+    unsafe { sys::workflows(list.as_ptr(), list.len() as u32) };
+    let inv = abi::decode_invocation(&exec::message(|b, c| unsafe { sys::invocation(b, c) }));
+    if inv.mode != abi::MODE_RUN {
+        std::process::exit(0); // describe: announce and stop
+    }
+    let input = String::from_utf8_lossy(&inv.input).into_owned();
+    let root = REGISTRY.with(|r| r.borrow().get(&inv.workflow).map(|f| f(Ctx { task: 1, scope: String::new() }, input)));
+    let root: Pin<Box<dyn Future<Output = Result<String>>>> = match root {
+        Some(f) => f,
+        None => {
+            let text = format!("unknown workflow {:?}; this module registers: {}", inv.workflow, names.join(", "));
+            Box::pin(async move { Err(Error::Failed(text)) })
+        }
+    };
+    exec::add_task(1, Box::pin(async move { ctx::encode(&root.await) }));
+    exec::run_loop()
+}
