@@ -119,7 +119,7 @@ func (x *exec) record(r sched.Record) {
 }
 
 // instantiate runs one execution to its end.
-func (h *Host) instantiate(ctx context.Context, cm wazero.CompiledModule, x *exec) error {
+func (h *Host) instantiate(ctx context.Context, cm *cachedModule, x *exec) error {
 	cfg := wazero.NewModuleConfig().
 		WithName("").
 		WithArgs("workflow").
@@ -133,7 +133,7 @@ func (h *Host) instantiate(ctx context.Context, cm wazero.CompiledModule, x *exe
 	if h.cfg.GuestOutput != io.Discard {
 		x.stderr.also = h.cfg.GuestOutput
 	}
-	ctx = withMemory(context.WithValue(ctx, execKey{}, x), h.image(cm)) // linear memory: memory.go
+	ctx = withMemory(context.WithValue(ctx, execKey{}, x), cm.img) // linear memory: memory.go
 	defer h.metrics.instance()()
 	x.base = ctx
 	// The watchdog (limits.go) cancels wctx, and with it the guest, when
@@ -141,7 +141,7 @@ func (h *Host) instantiate(ctx context.Context, cm wazero.CompiledModule, x *exe
 	wctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	stopWatch := x.watch(cancel)
-	mod, err := h.rt.InstantiateModule(wctx, cm, cfg)
+	mod, err := h.rt.InstantiateModule(wctx, cm.cm, cfg)
 	stopWatch()
 	if mod != nil {
 		mod.Close(ctx)

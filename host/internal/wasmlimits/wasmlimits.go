@@ -101,10 +101,10 @@ func (l Limits) Check(s Shape) error {
 		got   int64
 		what  string
 	}{
-		{"Functions", l.Functions, int64(s.Functions), fmt.Sprintf("the module has %d functions", s.Functions)},
-		{"FunctionBytes", l.FunctionBytes, int64(s.FunctionBytes), fmt.Sprintf("function %d is %d bytes", s.FunctionBytesAt, s.FunctionBytes)},
 		{"Nesting", l.Nesting, int64(s.Nesting), fmt.Sprintf("function %d nests blocks %d deep", s.NestingAt, s.Nesting)},
 		{"ControlOps", l.ControlOps, int64(s.ControlOps), fmt.Sprintf("function %d has %d control instructions", s.ControlOpsAt, s.ControlOps)},
+		{"FunctionBytes", l.FunctionBytes, int64(s.FunctionBytes), fmt.Sprintf("function %d is %d bytes", s.FunctionBytesAt, s.FunctionBytes)},
+		{"Functions", l.Functions, int64(s.Functions), fmt.Sprintf("the module has %d functions", s.Functions)},
 		{"Locals", l.Locals, int64(s.Locals), fmt.Sprintf("function %d declares %d locals", s.LocalsAt, s.Locals)},
 		{"Types", l.Types, int64(s.Types), fmt.Sprintf("the module declares %d function types", s.Types)},
 		{"TypeValues", l.TypeValues, int64(s.TypeValues), fmt.Sprintf("function type %d has %d parameters and results", s.TypeValuesAt, s.TypeValues)},
