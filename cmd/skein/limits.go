@@ -16,6 +16,7 @@ type limitFlags struct {
 	ops          *int
 	tasks        *int
 	module       *int64 // nil when the command has its own module flag
+	modules      *moduleFlags
 }
 
 func addLimitFlags(fs *flag.FlagSet, withModule bool) *limitFlags {
@@ -25,6 +26,7 @@ func addLimitFlags(fs *flag.FlagSet, withModule bool) *limitFlags {
 		payload:      fs.Int("max-payload-bytes", host.DefaultMaxPayloadBytes, "largest input, step value, result or promise value"),
 		ops:          fs.Int("max-ops", host.DefaultMaxOps, "most durable ops per run"),
 		tasks:        fs.Int("max-tasks", host.DefaultMaxTasks, "most live tasks (skein.Go, parallel branches) per run"),
+		modules:      addModuleFlags(fs), // moduleflags.go
 	}
 	if withModule {
 		l.module = fs.Int64("max-module-bytes", host.DefaultMaxModuleBytes, "largest module accepted")
@@ -44,4 +46,5 @@ func (l *limitFlags) apply(cfg *host.Config) {
 	if l.module != nil {
 		cfg.MaxModuleBytes = int(*l.module)
 	}
+	l.modules.apply(cfg)
 }
