@@ -52,10 +52,11 @@ func BenchmarkInstantiate(b *testing.B) {
 					b.Fatal(err)
 				}
 				ctx := context.Background()
-				cm, _, err := h.compile(ctx, "bench", wasm)
+				cm, _, err := h.compile(ctx, "bench", wasm, 0)
 				if err != nil {
 					b.Fatal(err)
 				}
+				defer h.release(cm)
 				for b.Loop() {
 					x := newDescribeExec(h.Host)
 					h.instantiate(ctx, cm, x)

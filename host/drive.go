@@ -156,6 +156,7 @@ func (h *Host) drive(ctx context.Context, rs *runState) (store.Run, error) {
 	if err != nil {
 		return run, fmt.Errorf("drive %s: %w", runID, err)
 	}
+	defer h.release(cm)
 	defer func() { rs.close() }() // rs is replaced after a suspension
 	rs.run = run
 	if h.sim != nil {
@@ -477,6 +478,7 @@ func (h *Host) Replay(ctx context.Context, runID string) (ReplayResult, error) {
 	if err != nil {
 		return ReplayResult{}, fmt.Errorf("replay %s: %w", runID, err)
 	}
+	defer h.release(cm)
 	outs, err := st.Outcomes(ctx, runID)
 	if err != nil {
 		return ReplayResult{}, fmt.Errorf("replay %s: %w", runID, err)

@@ -120,7 +120,7 @@ func (x *exec) record(r sched.Record) {
 }
 
 // instantiate runs one execution to its end.
-func (h *Host) instantiate(ctx context.Context, cm wazero.CompiledModule, x *exec) error {
+func (h *Host) instantiate(ctx context.Context, cm *cachedModule, x *exec) error {
 	out := h.guestOutput(x)
 	if c, ok := out.(io.Closer); ok {
 		defer c.Close()
@@ -138,7 +138,7 @@ func (h *Host) instantiate(ctx context.Context, cm wazero.CompiledModule, x *exe
 	if out != io.Discard {
 		x.stderr.also = out
 	}
-	ctx = withMemory(context.WithValue(ctx, execKey{}, x), h.image(cm)) // linear memory: memory.go
+	ctx = withMemory(context.WithValue(ctx, execKey{}, x), cm.img) // linear memory: memory.go
 	defer h.metrics.instance()()
 	x.base = ctx
 	// The watchdog (limits.go) cancels wctx, and with it the guest, when
@@ -146,7 +146,7 @@ func (h *Host) instantiate(ctx context.Context, cm wazero.CompiledModule, x *exe
 	wctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	stopWatch := x.watch(cancel)
-	mod, err := h.rt.InstantiateModule(wctx, cm, cfg)
+	mod, err := h.rt.InstantiateModule(wctx, cm.cm, cfg)
 	stopWatch()
 	if mod != nil {
 		mod.Close(ctx)

@@ -22,7 +22,6 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
-	"github.com/skeinrun/skein/abi"
 	"github.com/skeinrun/skein/sched"
 	"github.com/skeinrun/skein/store"
 )
@@ -107,6 +106,29 @@ type Config struct {
 	MaxTasks int
 	// MaxModuleBytes caps a module given to Deploy. Default 64 MiB.
 	MaxModuleBytes int
+	// ModuleLimits bound a module's structure, checked before it is
+	// compiled (modlimits.go).
+	ModuleLimits ModuleLimits
+	// CompileTimeout bounds the compilation of a module given to Deploy;
+	// the deploy fails when it passes. Default 1m; negative: none.
+	// Modules loaded from the store to run are compiled without one.
+	CompileTimeout time.Duration
+	// MaxConcurrentCompiles caps the compilations in progress at once
+	// (deploys and loads of stored modules); the others wait. Default
+	// DefaultMaxConcurrentCompiles().
+	MaxConcurrentCompiles int
+	// MaxConcurrentDeploys caps the Deploy calls in progress at once
+	// (each holds its module in memory); the others wait. Default 2.
+	MaxConcurrentDeploys int
+	// MaxCompiledBytes bounds the estimated memory of the compiled
+	// modules the host keeps; the least recently used ones no execution
+	// uses are evicted past it (and compiled again, or loaded from
+	// CacheDir, when next needed). Default 512 MiB; negative: no bound.
+	MaxCompiledBytes int64
+	// MaxStoredModuleBytes is a quota on the bytes of all the modules in
+	// the store: a deploy that would go past it fails. Default 4 GiB;
+	// negative: none.
+	MaxStoredModuleBytes int64
 	// GuestOutput receives what workflow code writes to stdout and stderr
 	// (on every replay too). Default: discarded.
 	GuestOutput io.Writer
@@ -146,8 +168,7 @@ type Host struct {
 	log   *slog.Logger
 
 	mu         sync.Mutex
-	compiled   map[string]wazero.CompiledModule // by module hash
-	images     map[wazero.CompiledModule]*memImage
+	modules    moduleCache              // compiled modules (modcache.go)
 	compiling  map[string]chan struct{} // compilations in progress, by module hash
 	infos      map[string]store.Module  // by module hash, without bytes
 	activities map[string]Activity
@@ -164,6 +185,11 @@ type Host struct {
 
 	emb     embedState // grants, event subscriptions, Await waiters (embed.go)
 	metrics *metrics   // counters for WriteMetrics (metrics.go)
+
+	compileSlots chan struct{}  // Config.MaxConcurrentCompiles (compile.go)
+	deploySlots  chan struct{}  // Config.MaxConcurrentDeploys (deploy.go)
+	compiles     sync.WaitGroup // compilations running, stopped or not
+	quotaMu      sync.Mutex     // Config.MaxStoredModuleBytes: check and store one at a time
 
 	// The drives of child runs a parent drives in this process
 	// (driveChild) are Close's to stop: closing ends them, and Close waits
@@ -210,7 +236,8 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 	if cfg.MemoryLimitPages == 0 {
 		cfg.MemoryLimitPages = 4096
 	}
-	cfg.setLimitDefaults() // limits.go
+	cfg.setLimitDefaults()  // limits.go
+	cfg.setModuleDefaults() // modlimits.go
 	if cfg.GuestOutput == nil {
 		cfg.GuestOutput = io.Discard
 	}
@@ -236,9 +263,10 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 		return nil, fmt.Errorf("host: wasi: %w", err)
 	}
 	h := &Host{cfg: cfg, rt: rt, cache: cache, log: cfg.Logger,
-		compiled: map[string]wazero.CompiledModule{}, images: map[wazero.CompiledModule]*memImage{}, compiling: map[string]chan struct{}{}, infos: map[string]store.Module{}, activities: map[string]Activity{},
+		modules: moduleCache{byHash: map[string]*cachedModule{}}, compiling: map[string]chan struct{}{}, infos: map[string]store.Module{}, activities: map[string]Activity{},
 		active: map[string]*runState{}, leased: map[string]context.CancelCauseFunc{}, failures: map[string]int{},
-		owner: defaultOwner(), wake: make(chan struct{}, 1)}
+		owner: defaultOwner(), wake: make(chan struct{}, 1),
+		compileSlots: make(chan struct{}, cfg.MaxConcurrentCompiles), deploySlots: make(chan struct{}, cfg.MaxConcurrentDeploys)}
 	h.closing, h.stopChilds = context.WithCancel(context.Background())
 	if cfg.Simulation != nil {
 		h.sim = newSimulator(*cfg.Simulation)
@@ -265,13 +293,9 @@ func (h *Host) Close(ctx context.Context) error {
 	}
 	h.stopChilds()
 	h.childDrives.Wait()
+	h.compiles.Wait() // compilations told to stop end after the functions in progress
+	h.closeAllModules()
 	err := h.rt.Close(ctx)
-	h.mu.Lock()
-	for cm, img := range h.images {
-		img.close()
-		delete(h.images, cm)
-	}
-	h.mu.Unlock()
 	if cerr := h.cache.Close(ctx); err == nil {
 		err = cerr
 	}
@@ -291,33 +315,24 @@ func (h *Host) activity(name string) Activity {
 	return h.activities[name]
 }
 
-// Deploy validates a module (it must be wasm, speak ABI v1 and register
-// at least one workflow), stores it by the sha256 of its bytes and
-// returns its record. Deploying the same bytes again is idempotent.
+// Deploy validates a module (it must be wasm within Config.ModuleLimits,
+// compile within Config.CompileTimeout, speak ABI v1 and register at
+// least one workflow), stores it by the sha256 of its bytes within
+// Config.MaxStoredModuleBytes and returns its record. Deploying the same
+// bytes again is idempotent. At most Config.MaxConcurrentDeploys deploys
+// run at once; the others wait (while ctx lasts). A limit's error is a
+// *ModuleError wrapping a *LimitError.
 func (h *Host) Deploy(ctx context.Context, name string, wasm []byte) (store.Module, error) {
-	label := name
-	if label == "" {
-		label = "(unnamed)"
+	label := moduleLabel(name)
+	if err := h.checkModuleSize(label, int64(len(wasm))); err != nil {
+		return store.Module{}, err
 	}
-	if len(wasm) == 0 {
-		return store.Module{}, &ModuleError{Module: label, Reason: "empty file"}
-	}
-	if len(wasm) > h.cfg.MaxModuleBytes {
-		return store.Module{}, h.moduleSizeError(label, len(wasm))
-	}
-	cm, hash, err := h.compile(ctx, label, wasm)
+	release, err := h.deploySlot(ctx, label)
 	if err != nil {
 		return store.Module{}, err
 	}
-	wfs, err := h.describe(ctx, label, cm)
-	if err != nil {
-		return store.Module{}, err
-	}
-	m := store.Module{Hash: hash, Name: name, Bytes: wasm, ABIVersion: abi.Version, Workflows: wfs, CreatedAt: time.Now()}
-	if err := h.cfg.Store.PutModule(ctx, m); err != nil {
-		return store.Module{}, fmt.Errorf("deploy %s: %w", label, err)
-	}
-	return h.cfg.Store.Module(ctx, hash)
+	defer release()
+	return h.deploy(ctx, name, label, wasm) // deploy.go
 }
 
 // StartOptions describe a new run.

@@ -157,9 +157,10 @@ func (h *Host) runDepth(ctx context.Context, r store.Run, limit int) (int, error
 	return d, nil
 }
 
-func (h *Host) moduleSizeError(label string, n int) error {
-	return &ModuleError{Module: label, Reason: (&LimitError{What: fmt.Sprintf("the module is %d bytes", n),
-		Limit: "MaxModuleBytes", Flag: "--max-module-bytes", Value: bytesValue(int64(h.cfg.MaxModuleBytes))}).Error()}
+func (h *Host) moduleSizeError(label string, n int64) error {
+	le := &LimitError{What: fmt.Sprintf("the module is %d bytes", n),
+		Limit: "MaxModuleBytes", Flag: "--max-module-bytes", Value: bytesValue(int64(h.cfg.MaxModuleBytes))}
+	return &ModuleError{Module: label, Reason: le.Error(), Err: le}
 }
 
 // memoryError names the memory limit when a guest died of running out of

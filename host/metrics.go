@@ -193,6 +193,7 @@ func (h *Host) WriteMetrics(ctx context.Context, w io.Writer) error {
 	h.mu.Unlock()
 	head("skein_active_runs", "gauge", "Runs driven by this process now.")
 	fmt.Fprintf(bw, "skein_active_runs %d\n", active)
+	h.writeModuleMetrics(bw, head) // modcache.go
 	head("skein_activation_seconds", "histogram", "From the start of a run's execution to the guest's first host call.")
 	m.activation.write(bw, "skein_activation_seconds")
 	head("skein_store_commit_seconds", "histogram", "Store commits (batches of records and run updates).")

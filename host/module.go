@@ -9,12 +9,14 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/skeinrun/skein/abi"
+	"github.com/skeinrun/skein/host/internal/wasmlimits"
 	"github.com/skeinrun/skein/store"
 )
 
@@ -60,22 +62,24 @@ const (
 	i64 = api.ValueTypeI64
 )
 
-// compiledModule returns the compiled module of a stored module: from the
-// host's cache without touching the store (the cache is keyed by the same
-// sha256 as the store), else loaded from the store and compiled.
-func (h *Host) compiledModule(ctx context.Context, hash string) (wazero.CompiledModule, error) {
+// compiledModule returns the compiled module of a stored module, with a
+// reference the caller gives back with h.release: from the host's cache
+// without touching the store (the cache is keyed by the same sha256 as
+// the store), else loaded from the store and compiled (with no deadline:
+// the module passed its checks when it was deployed).
+func (h *Host) compiledModule(ctx context.Context, hash string) (*cachedModule, error) {
 	h.mu.Lock()
-	cm, ok := h.compiled[hash]
+	e := h.cachedLocked(hash)
 	h.mu.Unlock()
-	if ok {
-		return cm, nil
+	if e != nil {
+		return e, nil
 	}
 	m, err := h.cfg.Store.Module(ctx, hash)
 	if err != nil {
 		return nil, fmt.Errorf("module %s: %w", shortHash(hash), err)
 	}
-	cm, _, err = h.compile(ctx, m.Name, m.Bytes)
-	return cm, err
+	e, _, err = h.compile(ctx, m.Name, m.Bytes, 0)
+	return e, err
 }
 
 // moduleInfo returns a stored module without its bytes. A hash is served
@@ -99,17 +103,19 @@ func (h *Host) moduleInfo(ctx context.Context, hashOrName string) (store.Module,
 	return m, nil
 }
 
-// compile compiles wasm (cached by hash) and checks its imports. Calls
-// for the same module share one compilation: after a restart, every run
-// of a module needs it at once.
-func (h *Host) compile(ctx context.Context, label string, wasm []byte) (wazero.CompiledModule, string, error) {
+// compile compiles wasm (cached by hash) and checks its structure and
+// imports; it returns the cache entry with a reference the caller gives
+// back with h.release. Calls for the same module share one compilation:
+// after a restart, every run of a module needs it at once. timeout, if
+// positive, bounds the compilation (Config.CompileTimeout).
+func (h *Host) compile(ctx context.Context, label string, wasm []byte, timeout time.Duration) (*cachedModule, string, error) {
 	sum := sha256.Sum256(wasm)
 	hash := hex.EncodeToString(sum[:])
 	for {
 		h.mu.Lock()
-		if cm, ok := h.compiled[hash]; ok {
+		if e := h.cachedLocked(hash); e != nil {
 			h.mu.Unlock()
-			return cm, hash, nil
+			return e, hash, nil
 		}
 		wait, busy := h.compiling[hash]
 		if !busy {
@@ -122,7 +128,8 @@ func (h *Host) compile(ctx context.Context, label string, wasm []byte) (wazero.C
 				h.mu.Unlock()
 				close(done)
 			}()
-			return h.compileNew(ctx, label, hash, wasm)
+			e, err := h.compileNew(ctx, label, hash, wasm, timeout)
+			return e, hash, err
 		}
 		h.mu.Unlock()
 		select {
@@ -133,69 +140,64 @@ func (h *Host) compile(ctx context.Context, label string, wasm []byte) (wazero.C
 	}
 }
 
-// compileNew compiles a module that is not in the cache.
-func (h *Host) compileNew(ctx context.Context, label, hash string, wasm []byte) (wazero.CompiledModule, string, error) {
+// compileNew compiles a module that is not in the cache and caches it.
+func (h *Host) compileNew(ctx context.Context, label, hash string, wasm []byte, timeout time.Duration) (*cachedModule, error) {
 	if len(wasm) < 8 || string(wasm[:4]) != "\x00asm" {
-		return nil, "", &ModuleError{Module: label, Reason: "not a WebAssembly module (no \\0asm header)"}
+		return nil, &ModuleError{Module: label, Reason: "not a WebAssembly module (no \\0asm header)"}
 	}
 	if v := wasm[4:8]; v[0] != 1 || v[1] != 0 || v[2] != 0 || v[3] != 0 {
-		return nil, "", &ModuleError{Module: label, Reason: fmt.Sprintf("unsupported WebAssembly binary version %v (want 1)", v)}
+		return nil, &ModuleError{Module: label, Reason: fmt.Sprintf("unsupported WebAssembly binary version %v (want 1)", v)}
+	}
+	// Measured before wazero sees it: a module over a structure limit
+	// could keep the compiler busy for hours (modlimits.go).
+	shape, err := wasmlimits.Check(wasm, h.cfg.structureLimits())
+	if err != nil {
+		return nil, h.structureError(label, err)
 	}
 	// The module's initial memory becomes an image that instances map
 	// copy-on-write (memimage_linux.go); where that cannot be, its data
 	// segments are merged so instantiation copies them in a few calls.
-	code := mergeDataSegments(wasm)
+	var code []byte
 	var img *memImage
-	if stripped, data, ok := splitData(wasm); ok && useMemImages {
-		if i, err := newMemImage(data); err == nil {
-			code, img = stripped, i
+	if useMemImages {
+		if stripped, data, ok := splitData(wasm); ok {
+			if i, err := newMemImage(data); err == nil {
+				code, img = stripped, i
+			}
 		}
 	}
-	cm, err := h.rt.CompileModule(ctx, code)
-	if err != nil {
-		if img != nil {
-			img.close()
-		}
-		return nil, "", &ModuleError{Module: label, Reason: "invalid WebAssembly: " + err.Error(), Err: err}
+	if code == nil {
+		code = mergeDataSegments(wasm)
 	}
-	err = checkImports(cm)
+	cm, err := h.compileCode(ctx, label, code, timeout)
 	if err == nil {
-		err = h.checkWASI(cm) // validate.go
+		if err = checkImports(cm); err == nil {
+			err = h.checkWASI(cm) // validate.go
+		}
+		if err != nil {
+			cm.Close(ctx)
+			err = &ModuleError{Module: label, Reason: err.Error()}
+		}
 	}
 	if err != nil {
-		cm.Close(ctx)
 		if img != nil {
 			img.close()
 		}
-		return nil, "", &ModuleError{Module: label, Reason: err.Error()}
+		return nil, err
 	}
+	e := &cachedModule{hash: hash, cm: cm, img: img, size: moduleCost(shape.CodeBytes, len(code), img)}
 	h.mu.Lock()
-	if old, ok := h.compiled[hash]; ok {
-		cm.Close(ctx)
-		if img != nil {
-			img.close()
-		}
-		cm = old
-	} else {
-		h.compiled[hash] = cm
-		if img != nil {
-			h.images[cm] = img
-		}
+	defer h.mu.Unlock()
+	if old := h.cachedLocked(hash); old != nil { // cannot happen while h.compiling holds hash; kept safe
+		e.close()
+		return old, nil
 	}
-	h.mu.Unlock()
-	return cm, hash, nil
+	h.insertLocked(e)
+	return e, nil
 }
 
 // useMemImages turns copy-on-write memory images on (benchmarks compare).
 var useMemImages = os.Getenv("SKEIN_NO_MEM_IMAGES") == ""
-
-// image returns the initial-memory image of a compiled module, nil if it
-// keeps its data segments.
-func (h *Host) image(cm wazero.CompiledModule) *memImage {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.images[cm]
-}
 
 func checkImports(cm wazero.CompiledModule) error {
 	skeinImports := 0
@@ -249,7 +251,7 @@ func typeNames(ts []api.ValueType) string {
 
 // describe runs the module in describe mode and returns its registered
 // workflows, sorted.
-func (h *Host) describe(ctx context.Context, label string, cm wazero.CompiledModule) ([]string, error) {
+func (h *Host) describe(ctx context.Context, label string, cm *cachedModule) ([]string, error) {
 	x := newDescribeExec(h)
 	err := h.instantiate(ctx, cm, x)
 	if x.failure != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"slices"
+	"strings"
 )
 
 // Go's linker writes a module's initial data as thousands of small data
@@ -87,10 +88,15 @@ func activeData(wasm []byte) (sections []wasmSection, dataIndex int, segs []data
 }
 
 // assemble writes a module from its sections, with the data section's
-// content replaced.
+// content replaced. It leaves out the custom sections wazero has no use
+// for (all but "name" and DWARF's ".debug_*"): a module padded with a
+// large custom section costs no copy of it.
 func assemble(header []byte, sections []wasmSection, dataIndex int, data []byte) []byte {
 	out := append([]byte(nil), header[:8]...)
 	for i, s := range sections {
+		if s.id == 0 && !keptCustom(s.content) {
+			continue
+		}
 		c := s.content
 		if i == dataIndex {
 			c = data
@@ -100,6 +106,17 @@ func assemble(header []byte, sections []wasmSection, dataIndex int, data []byte)
 		out = append(out, c...)
 	}
 	return out
+}
+
+// keptCustom reports whether a custom section (its content) is one
+// wazero reads: the name section or DWARF debug information.
+func keptCustom(content []byte) bool {
+	n, k := uvarint(content)
+	if k <= 0 || uint64(len(content)-k) < n {
+		return false
+	}
+	name := string(content[k : k+int(n)])
+	return name == "name" || strings.HasPrefix(name, ".debug_")
 }
 
 func mergeData(wasm []byte) ([]byte, error) {
@@ -145,7 +162,14 @@ func splitData(wasm []byte) (stripped, image []byte, ok bool) {
 		return nil, nil, false
 	}
 	last := segs[len(segs)-1]
-	image = make([]byte, uint64(last.offset)+uint64(len(last.data)))
+	size, data := uint64(last.offset)+uint64(len(last.data)), uint64(0)
+	for _, s := range segs {
+		data += uint64(len(s.data))
+	}
+	if size > 2*data+1<<20 { // sparse: an image would cost more than the segments
+		return nil, nil, false
+	}
+	image = make([]byte, size)
 	for _, s := range segs {
 		copy(image[s.offset:], s.data)
 	}

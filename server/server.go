@@ -155,7 +155,11 @@ func (a *api) fail(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.As(err, &mbe):
 		writeError(w, http.StatusRequestEntityTooLarge, CodeTooLarge, fmt.Sprintf("request body is larger than the limit of %d bytes", mbe.Limit))
 	case errors.As(err, &me):
-		writeError(w, http.StatusBadRequest, CodeInvalidModule, me.Error())
+		status, code := http.StatusBadRequest, CodeInvalidModule
+		if le, ok := errors.AsType[*host.LimitError](me); ok {
+			status, code = moduleLimitStatus(le) // modules.go
+		}
+		writeError(w, status, code, me.Error())
 	case errors.As(err, &ce):
 		writeError(w, http.StatusConflict, CodeConflict, ce.Error())
 	case errors.Is(err, store.ErrNotFound), errors.Is(err, host.ErrNotFound):

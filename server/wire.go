@@ -124,6 +124,8 @@ const (
 	CodeMethodNotAllowed = "method_not_allowed"
 	CodeConflict         = "conflict"
 	CodeTooLarge         = "too_large"
+	CodeModuleLimit      = "module_limit"   // 422: a module over a structure limit or the compile deadline
+	CodeQuotaExceeded    = "quota_exceeded" // 507: the quota on stored modules
 	CodeInternal         = "internal"
 	CodeUnavailable      = "unavailable"
 	// CodeForbidden: a browser request from a page of another origin.

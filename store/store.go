@@ -123,6 +123,7 @@ type Module struct {
 	Hash       string   // hex sha256 of Bytes
 	Name       string   // user-given name; may be empty
 	Bytes      []byte   // the .wasm file
+	Size       int64    // len(Bytes); set by every read, with or without the bytes
 	ABIVersion int      // ABI version the module speaks
 	Workflows  []string // registered workflow names, sorted
 	CreatedAt  time.Time

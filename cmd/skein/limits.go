@@ -20,6 +20,7 @@ type limitFlags struct {
 	childDepth   *int
 	children     *int
 	module       *int64 // nil when the command has its own module flag
+	modules      *moduleFlags
 }
 
 func addLimitFlags(fs *flag.FlagSet, withModule bool) *limitFlags {
@@ -33,6 +34,7 @@ func addLimitFlags(fs *flag.FlagSet, withModule bool) *limitFlags {
 		tasks:        fs.Int("max-tasks", host.DefaultMaxTasks, "most live tasks (skein.Go, parallel branches) per run"),
 		childDepth:   fs.Int("max-child-depth", host.DefaultMaxChildDepth, "deepest tree of child runs (a started run is depth 0)"),
 		children:     fs.Int("max-children", host.DefaultMaxChildren, "most child runs one run starts"),
+		modules:      addModuleFlags(fs), // moduleflags.go
 	}
 	if withModule {
 		l.module = fs.Int64("max-module-bytes", host.DefaultMaxModuleBytes, "largest module accepted")
@@ -56,4 +58,5 @@ func (l *limitFlags) apply(cfg *host.Config) {
 	if l.module != nil {
 		cfg.MaxModuleBytes = int(*l.module)
 	}
+	l.modules.apply(cfg)
 }

@@ -638,6 +638,7 @@ func copyRun(r store.Run) store.Run {
 // copyModule returns m with its own copy of Workflows, and of Bytes when
 // withBytes is set (nil otherwise).
 func copyModule(m store.Module, withBytes bool) store.Module {
+	m.Size = int64(len(m.Bytes))
 	if withBytes {
 		m.Bytes = bytes.Clone(m.Bytes)
 	} else {

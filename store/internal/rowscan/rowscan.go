@@ -47,9 +47,9 @@ func Run(s Scanner, noRows error) (store.Run, error) {
 // order, with or without the module's bytes.
 func ModuleColumns(withBytes bool) string {
 	if withBytes {
-		return `hash, name, bytes, abi_version, workflows, created_at`
+		return `hash, name, length(bytes), bytes, abi_version, workflows, created_at`
 	}
-	return `hash, name, abi_version, workflows, created_at`
+	return `hash, name, length(bytes), abi_version, workflows, created_at`
 }
 
 // Module reads a row of ModuleColumns(withBytes). A missing row (an
@@ -58,9 +58,9 @@ func Module(s Scanner, withBytes bool, noRows error) (store.Module, error) {
 	var m store.Module
 	var workflows string
 	var created int64
-	dest := []any{&m.Hash, &m.Name, &m.ABIVersion, &workflows, &created}
+	dest := []any{&m.Hash, &m.Name, &m.Size, &m.ABIVersion, &workflows, &created}
 	if withBytes {
-		dest = []any{&m.Hash, &m.Name, &m.Bytes, &m.ABIVersion, &workflows, &created}
+		dest = []any{&m.Hash, &m.Name, &m.Size, &m.Bytes, &m.ABIVersion, &workflows, &created}
 	}
 	err := s.Scan(dest...)
 	if errors.Is(err, noRows) {
