@@ -100,13 +100,13 @@ func New(p Policy) (*Client, error) {
 	}
 	dialer := &net.Dialer{Timeout: p.Timeout}
 	tr := &http.Transport{
-		Proxy:                 nil, // never a proxy from the environment
-		DialContext:           c.dialer(dialer),
-		ForceAttemptHTTP2:     true,
-		MaxIdleConnsPerHost:   16,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   p.Timeout,
-		ResponseHeaderTimeout: p.Timeout,
+		Proxy:               nil, // never a proxy from the environment
+		DialContext:         c.dialer(dialer),
+		ForceAttemptHTTP2:   true,
+		MaxIdleConnsPerHost: 16,
+		IdleConnTimeout:     90 * time.Second,
+		// The request's context bounds the whole request (Do): the
+		// transport's own timeouts are not set, so one error names the limit.
 	}
 	c.http = &http.Client{Transport: tr, CheckRedirect: c.checkRedirect}
 	return c, nil
