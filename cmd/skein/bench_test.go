@@ -18,7 +18,13 @@ func TestBenchQuickJSON(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs every workload (a few seconds)")
 	}
-	module := wasmbuild.Build(t, "./testdata/workflows/bench")
+	benchQuickJSON(t, wasmbuild.Build(t, "./testdata/workflows/bench"))
+}
+
+// benchQuickJSON runs `skein bench --quick --json` on module and checks
+// that every workload gives positive figures with the documented fields.
+func benchQuickJSON(t *testing.T, module string) {
+	t.Helper()
 	var stdout, stderr bytes.Buffer
 	code := runMain(context.Background(), []string{"bench", "--quick", "--durability", "normal", "--json", "--quiet",
 		"--module", module, "--dir", t.TempDir()}, &stdout, &stderr)
