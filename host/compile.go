@@ -9,12 +9,16 @@ import (
 	"github.com/tetratelabs/wazero/experimental"
 )
 
-// compileWorkers is how many goroutines wazero compiles one module on.
-// With one, wazero's compiler never looks at its context; with two or
-// more it checks it before each function, so a compilation past its
-// deadline, or whose request went away, stops after the functions in
-// progress (each bounded by ModuleLimits: about 2 s at worst, see
-// docs/limits.md).
+// compileWorkers is how many goroutines wazero compiles an uploaded
+// module on (a compilation with a deadline: Deploy). With one, wazero's
+// compiler never looks at its context; with two or more it checks it
+// before each function, so a compilation past its deadline, or whose
+// request went away, stops after the functions in progress (each bounded
+// by ModuleLimits: about 2 s at worst, see docs/limits.md). A module a
+// run needs (no deadline: it was checked when it was deployed) compiles
+// on one goroutine: measured with three workers on one Postgres, two
+// compile goroutines per module starved the workers' lease renewals on
+// 2 cores (a lease was lost in every run of TestClusterPostgres).
 const compileWorkers = 2
 
 // compileCode compiles code with wazero under a compile slot
@@ -58,7 +62,11 @@ func (h *Host) compileCode(ctx context.Context, label string, code []byte, timeo
 			h.modules.running.Add(-1)
 			<-h.compileSlots
 		}()
-		cm, err := h.rt.CompileModule(experimental.WithCompilationWorkers(cctx, compileWorkers), code)
+		wctx := cctx
+		if timeout > 0 {
+			wctx = experimental.WithCompilationWorkers(cctx, compileWorkers)
+		}
+		cm, err := h.rt.CompileModule(wctx, code)
 		done <- result{cm, err}
 	}()
 	select {
