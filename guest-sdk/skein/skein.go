@@ -11,7 +11,7 @@
 // Workflow code runs inside the skein host's deterministic sandbox: time,
 // randomness and the order in which tasks run are decided by the host, and
 // every durable operation (Step, Call, Sleep, Promise, Child) gets an id
-// from task lineage (see DESIGN.md). A run can be dropped at any point and
+// from task lineage (see docs/design.md). A run can be dropped at any point and
 // replayed from the top; recorded outcomes are returned instead of running
 // the operation again.
 //

@@ -351,7 +351,7 @@
 
   // buildTree turns the records into a tree of key segments: "t2.1" sits
   // under the task scope "t2", "fan.0.attach-ip" under the fork "fan" and
-  // its branch "fan.0" (see the id grammar in DESIGN.md). Scopes have no
+  // its branch "fan.0" (see the id grammar in docs/design.md). Scopes have no
   // record of their own.
   function buildTree(ops) {
     const root = { seg: '', path: '', kids: new Map(), op: null, depth: -1 };

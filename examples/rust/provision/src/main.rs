@@ -1,4 +1,4 @@
-//! The provision_vm workflow of step-identity.txt in Rust
+//! The provision_vm workflow of docs/design.md ("Ids") in Rust
 //! (examples/provision in Go), in two versions: provision_vm with
 //! positional ids (1, 2.0.1, 2.1.1) and provision_vm_named with named ids
 //! (create-vm, fanout.0.attach-ip, fanout.1.setup-sg).

@@ -1,4 +1,4 @@
-//! The reference race of lineage-ids.txt in Rust (examples/race in Go):
+//! The reference race of docs/design.md ("Ids") in Rust (examples/race in Go):
 //! two chains of steps run concurrently, the one that starts first
 //! finishes last, and a pending timer forces the run to be replayed. With
 //! ids keyed on task lineage the result is right on every replay: keys 1,
