@@ -106,7 +106,9 @@ func (h *Host) driveHeld(ctx context.Context, l store.Lease, ttl time.Duration, 
 	} else {
 		d.err = rctx.Err() // stopped while an earlier drive was let go
 	}
-	d.lost = errors.Is(context.Cause(rctx), store.ErrLeaseLost) || errors.Is(d.err, store.ErrLeaseLost)
+	// A renewal that comes after the run's last commit released the lease
+	// finds it gone: that is the drive's own release, not a lost lease.
+	d.lost = !d.released && (errors.Is(context.Cause(rctx), store.ErrLeaseLost) || errors.Is(d.err, store.ErrLeaseLost))
 	stop(nil)
 	wg.Wait()
 	return d

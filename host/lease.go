@@ -92,7 +92,11 @@ func (h *Host) keepLease(ctx context.Context, l store.Lease, ttl time.Duration, 
 			return
 		case <-t.C:
 		}
-		err := h.cfg.Store.RenewLease(ctx, l, time.Now().Add(ttl).UnixNano())
+		start := time.Now()
+		err := h.cfg.Store.RenewLease(ctx, l, start.Add(ttl).UnixNano())
+		if took := time.Since(start); took > ttl/3 {
+			h.log.Warn("renew lease: the store was slow; the lease may expire before the next renewal", "run", l.RunID, "token", l.Token, "took", took.Round(time.Millisecond), "lease_ttl", ttl)
+		}
 		switch {
 		case err == nil:
 			h.recheckInbox(ctx, l.RunID)

@@ -354,3 +354,74 @@ func TestClaimOutageLog(t *testing.T) {
 		t.Errorf("%d reminders after two minutes of failures; want 1:\n%s", n, buf.String())
 	}
 }
+
+// lateRenewStore holds the commit that releases a run's lease until a
+// renewal of that lease has been tried after it, so that the renewal
+// finds the lease gone: the race between a run's last commit and its
+// lease's renewal, made certain.
+type lateRenewStore struct {
+	store.Store
+	released atomic.Bool
+	renewed  chan error
+}
+
+func (s *lateRenewStore) Commit(ctx context.Context, b store.Batch) error {
+	err := s.Store.Commit(ctx, b)
+	if err == nil && b.Release {
+		s.released.Store(true)
+		<-s.renewed
+	}
+	return err
+}
+
+func (s *lateRenewStore) RenewLease(ctx context.Context, l store.Lease, expiry int64) error {
+	err := s.Store.RenewLease(ctx, l, expiry)
+	if s.released.Load() {
+		select {
+		case s.renewed <- err:
+		default:
+		}
+	}
+	return err
+}
+
+// TestLeaseRenewalAfterOwnRelease: a renewal that comes after the run's
+// last commit released the lease finds no lease; that is the drive's own
+// release, so the run completes, no lease is counted lost and nothing is
+// logged as lost.
+func TestLeaseRenewalAfterOwnRelease(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "skein.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ls := &lateRenewStore{Store: st, renewed: make(chan error)}
+	var logs syncBuffer
+	h, err := New(ctx, Config{Store: ls, CacheDir: cacheDir, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close(ctx)
+	run := startChain(t, h, "late", 1)
+	wctx, stop := context.WithCancel(ctx)
+	worked := make(chan error, 1)
+	go func() {
+		worked <- h.Work(wctx, WorkOptions{Owner: "A", LeaseTTL: 30 * time.Millisecond, Poll: 10 * time.Millisecond, Grace: time.Second})
+	}()
+	var final store.Run
+	waitFor(t, func() bool {
+		final, err = st.Run(ctx, run.ID)
+		return err == nil && final.Status.Terminal() && ls.released.Load()
+	})
+	stop()
+	if err := <-worked; err != nil {
+		t.Fatal(err)
+	}
+	if final.Status != store.RunCompleted {
+		t.Fatalf("run %s %q; want completed\n%s", final.Status, final.Error, logs.String())
+	}
+	if lost := h.metrics.leasesLost.Load(); lost != 0 || strings.Contains(logs.String(), "lease lost") {
+		t.Errorf("%d leases counted lost after the run released its own; want 0\n%s", lost, logs.String())
+	}
+}
