@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"os"
 	"sync"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/skeinrun/skein/host/internal/wasmlimits"
 	"github.com/skeinrun/skein/internal/wasmbuild"
