@@ -13,7 +13,7 @@ import (
 // With one, wazero's compiler never looks at its context; with two or
 // more it checks it before each function, so a compilation past its
 // deadline, or whose request went away, stops after the functions in
-// progress (each bounded by ModuleLimits: about 2 s at worst, see
+// progress (each bounded by ModuleLimits to well under a second, see
 // docs/limits.md).
 const compileWorkers = 2
 
