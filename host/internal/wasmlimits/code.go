@@ -1,7 +1,5 @@
 package wasmlimits
 
-import "fmt"
-
 // code reads the code section: for each function body its size, its
 // locals and the nesting of its instructions.
 func (m *measurer) code(r *reader) {
@@ -9,7 +7,7 @@ func (m *measurer) code(r *reader) {
 	m.bodies = int(n)
 	for i := 0; i < int(n) && r.err == nil; i++ {
 		fn := m.imported + i
-		m.where = fmt.Sprintf("function %d", fn)
+		m.at("function", fn)
 		size := r.u32()
 		start := r.pos
 		body := r.bytes(uint64(size))
