@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -246,5 +247,26 @@ func TestCompileDeadlineAndCancel(t *testing.T) {
 	}
 	if n := h.modules.running.Load(); n != 0 {
 		t.Errorf("%d compilations still hold a slot", n)
+	}
+}
+
+// TestCompilerPanicIsAnError: a module that makes wazero panic (this one
+// calls a function whose type index names no type: wazero 1.12 indexes
+// its types with it unchecked) is an error, on the goroutine a
+// compilation runs on, where a panic would end the process. Deploy
+// never gets that far with it (the structure check refuses it).
+func TestCompilerPanicIsAnError(t *testing.T) {
+	wasm := []byte{0, 'a', 's', 'm', 1, 0, 0, 0,
+		1, 4, 1, 0x60, 0, 0, // one type () -> ()
+		3, 3, 2, 0, 7, // two functions: type 0, type 7
+		10, 9, 2, 4, 0, 0x10, 1, 0x0b, 2, 0, 0x0b} // function 0 calls function 1
+	h := newTestHost(t, Config{})
+	_, err := h.compileCode(context.Background(), "bad", wasm, 0)
+	if err == nil || !strings.Contains(err.Error(), "module bad rejected: invalid WebAssembly: the compiler failed on it: runtime error: index out of range") {
+		t.Errorf("compileCode: %v", err)
+	}
+	_, err = h.Deploy(context.Background(), "bad", wasm)
+	if err == nil || err.Error() != "module bad rejected: invalid WebAssembly: malformed function section, function 1: at byte 19: type index 7, but the module declares 1 types" {
+		t.Errorf("Deploy: %v", err)
 	}
 }

@@ -512,3 +512,31 @@ func TestRunModuleLimitFlags(t *testing.T) {
 	wantExit(t, skein(t, dir, "run", file, "--db", db, "--max-stored-module-bytes", "100"), exitFailed,
 		"(limit Config.MaxStoredModuleBytes = 100 bytes; --max-stored-module-bytes)")
 }
+
+// TestServeDeployCrashingModules: modules of a few bytes that crash
+// wazero 1.12 get a 400 naming what is wrong, and the server goes on: 16
+// bytes announcing 238 million imports (wazero allocates 26 GB for them
+// and the process dies of "out of memory"), and 30 bytes calling a
+// function whose type index names no type (wazero panics).
+func TestServeDeployCrashingModules(t *testing.T) {
+	s := startServer(t, filepath.Join(t.TempDir(), "crash.db"), nil)
+	for _, tc := range []struct {
+		wasm []byte
+		msg  string
+	}{
+		{[]byte("\x00asm\x01\x00\x00\x00\x02d\xb0\x90\xec\xf1\x000"),
+			"module (unnamed) rejected: invalid WebAssembly: malformed section list: at byte 10: unexpected end: 100 bytes announced, 6 left"},
+		{[]byte{0, 'a', 's', 'm', 1, 0, 0, 0,
+			1, 4, 1, 0x60, 0, 0, // one type () -> ()
+			3, 3, 2, 0, 7, // two functions: type 0, type 7
+			10, 9, 2, 4, 0, 0x10, 1, 0x0b, 2, 0, 0x0b}, // function 0 calls function 1
+			"module (unnamed) rejected: invalid WebAssembly: malformed function section, function 1: at byte 19: type index 7, but the module declares 1 types"},
+	} {
+		r, _, err := s.upload(t, context.Background(), tc.wasm, 20*time.Second)
+		if err != nil || r.status != 400 || r.errCode() != "invalid_module" || r.errMessage() != tc.msg {
+			t.Errorf("got %s %v\nwant 400 invalid_module %q", r, err, tc.msg)
+		}
+	}
+	deployServerModule(t, s, nil)
+	s.stop(t)
+}

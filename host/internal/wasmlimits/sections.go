@@ -43,7 +43,8 @@ func (m *measurer) section(id byte, r *reader) {
 	case secFunction:
 		n := r.count(1)
 		for i := uint32(0); i < n && r.err == nil; i++ {
-			r.u32()
+			m.at("function", m.s.Functions+int(i))
+			m.typeIndex(r)
 		}
 		m.s.Functions += int(n)
 	case secTable:
@@ -107,7 +108,7 @@ func (m *measurer) imports(r *reader) {
 		r.name()
 		switch kind := r.byte(); kind {
 		case 0x00:
-			r.u32()
+			m.typeIndex(r)
 			m.s.Functions++
 			m.imported++
 		case 0x01:
@@ -122,6 +123,14 @@ func (m *measurer) imports(r *reader) {
 		default:
 			r.fail("import kind 0x%02x", kind)
 		}
+	}
+}
+
+// typeIndex reads a function's type index, which must name a declared
+// type (wazero's validation indexes its types by it unchecked).
+func (m *measurer) typeIndex(r *reader) {
+	if t := r.u32(); r.err == nil && int(t) >= m.s.Types {
+		r.fail("type index %d, but the module declares %d types", t, m.s.Types)
 	}
 }
 
@@ -272,9 +281,13 @@ func limits(r *reader, memory bool) (min, max uint64, hasMax bool) {
 	return 0, 0, false
 }
 
+// valType reads a value type, as wazero's decoder accepts them (whether
+// the feature a type belongs to is enabled is wazero's to check).
 func valType(r *reader) {
 	switch t := r.byte(); t {
-	case 0x7f, 0x7e, 0x7d, 0x7c, 0x7b, 0x70, 0x6f: // i32 i64 f32 f64 v128 funcref externref
+	case 0x7f, 0x7e, 0x7d, 0x7c, 0x7b, 0x70, 0x6f, 0x69: // i32 i64 f32 f64 v128 funcref externref exnref
+	case 0x63, 0x64: // (ref null ht), (ref ht)
+		r.sleb(33)
 	default:
 		if r.err == nil {
 			r.fail("value type 0x%02x", t)
