@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"fmt"
+	"runtime/debug"
 	"time"
 
 	"github.com/tetratelabs/wazero"
@@ -50,11 +51,7 @@ func (h *Host) compileCode(ctx context.Context, label string, code []byte, timeo
 			Limit: "CompileTimeout", Flag: "--compile-timeout", Value: timeout.String()})
 		defer stop()
 	}
-	type result struct {
-		cm  wazero.CompiledModule
-		err error
-	}
-	done := make(chan result, 1)
+	done := make(chan compileResult, 1)
 	h.compiles.Add(1)
 	go func() {
 		defer h.compiles.Done()
@@ -66,8 +63,7 @@ func (h *Host) compileCode(ctx context.Context, label string, code []byte, timeo
 		if timeout > 0 {
 			wctx = experimental.WithCompilationWorkers(cctx, compileWorkers)
 		}
-		cm, err := h.rt.CompileModule(wctx, code)
-		done <- result{cm, err}
+		done <- h.compileRecover(wctx, code)
 	}()
 	select {
 	case r := <-done:
@@ -92,6 +88,25 @@ func (h *Host) compileCode(ctx context.Context, label string, code []byte, timeo
 		}()
 		return nil, err
 	}
+}
+
+type compileResult struct {
+	cm  wazero.CompiledModule
+	err error
+}
+
+// compileRecover runs wazero's compiler, turning a panic in it (a module
+// that trips a wazero bug) into an error: it runs on its own goroutine,
+// where a panic would end the process.
+func (h *Host) compileRecover(ctx context.Context, code []byte) (r compileResult) {
+	defer func() {
+		if p := recover(); p != nil {
+			h.log.Error("wazero panicked compiling a module", "panic", p, "stack", string(debug.Stack()))
+			r = compileResult{err: fmt.Errorf("the compiler failed on it: %v", p)}
+		}
+	}()
+	cm, err := h.rt.CompileModule(ctx, code)
+	return compileResult{cm, err}
 }
 
 // compileStopped is the error of a compilation stopped by its context: a

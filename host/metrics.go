@@ -140,6 +140,10 @@ func (h *histogram) observe(v float64) {
 //     skein_replays_total (executions that started by replaying a
 //     journal), skein_evictions_total{reason="replay"|"suspend"};
 //   - skein_live_instances, skein_active_runs (runs driven now);
+//   - skein_compiled_modules, skein_compiled_module_bytes (and _limit),
+//     skein_compiled_module_evictions_total and _discards_total,
+//     skein_module_compiles_total, _running and _waiting: the
+//     compiled-module cache and compilations (modcache.go);
 //   - skein_activation_seconds: from the start of a run's execution
 //     (loading the run, the module and the journal) to the guest's first
 //     call to the host;

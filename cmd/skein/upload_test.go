@@ -271,7 +271,7 @@ func TestServeRejectedModulesDoNotLeak(t *testing.T) {
 		if i == warm {
 			rss0 = s.procStatus(t, "VmRSS")
 		}
-		r, _, err := s.upload(t, context.Background(), wasmtest.WithCustomSection(base, fmt.Sprintf("variant-%d", i), 16), 25*time.Second)
+		r, _, err := s.upload(t, context.Background(), wasmtest.Variant(base, i, 16), 25*time.Second)
 		if err != nil || r.status != 400 || !strings.Contains(r.errMessage(), "it registers no workflows") {
 			t.Fatalf("upload %d: %s %v; want 400 registers no workflows", i, r, err)
 		}
@@ -321,7 +321,7 @@ func TestServeCompiledCacheBound(t *testing.T) {
 		if i == 2 {
 			rss2 = s.procStatus(t, "VmRSS")
 		}
-		r, _, err := s.upload(t, context.Background(), wasmtest.WithCustomSection(base, fmt.Sprintf("variant-%d", i), 16), 60*time.Second)
+		r, _, err := s.upload(t, context.Background(), wasmtest.Variant(base, i, 16), 60*time.Second)
 		if err != nil || r.status != 201 {
 			t.Fatalf("deploy variant %d: %s %v", i, r, err)
 		}
@@ -386,18 +386,34 @@ func TestServeModuleQuota(t *testing.T) {
 	if err != nil || r.status != 413 || r.errCode() != "too_large" || r.errMessage() != msg {
 		t.Errorf("upload over --max-module-bytes: %s %v; want 413 too_large %q", r, err, msg)
 	}
+	// Without a Content-Length, the limit stops the body as it arrives.
+	req, err := http.NewRequest("POST", s.url+"/v1/modules", io.MultiReader(bytes.NewReader(big)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := httpClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	r = reply{status: resp.StatusCode, body: body}
+	msg = fmt.Sprintf("module rejected: the module is more than %d bytes (limit Config.MaxModuleBytes = %d bytes; --max-module-bytes)", maxModule, maxModule)
+	if r.status != 413 || r.errCode() != "too_large" || r.errMessage() != msg {
+		t.Errorf("chunked upload over --max-module-bytes: %s; want 413 too_large %q", r, msg)
+	}
 	dir := t.TempDir()
 	var files []string
 	for i := range 3 {
 		f := filepath.Join(dir, fmt.Sprintf("v%d.wasm", i))
-		if err := os.WriteFile(f, wasmtest.WithCustomSection(base, fmt.Sprintf("v%d", i), 16), 0o644); err != nil {
+		if err := os.WriteFile(f, wasmtest.Variant(base, i, 16), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		files = append(files, f)
 	}
 	wantExit(t, s.cli(t, nil, "deploy", files[0]), 0, "deployed")
 	wantExit(t, s.cli(t, nil, "deploy", files[1]), 0, "deployed")
-	size := len(wasmtest.WithCustomSection(base, "v0", 16)) // every variant's
+	size := len(wasmtest.Variant(base, 0, 16)) // every variant's
 	want := fmt.Sprintf("module v2 rejected: storing the module's %d bytes would bring the modules stored to %d bytes (limit Config.MaxStoredModuleBytes = %d bytes; --max-stored-module-bytes)",
 		size, 3*size, quota)
 	wantExit(t, s.cli(t, nil, "deploy", files[2]), exitFailed, want, "HTTP 507 quota_exceeded")
@@ -409,19 +425,20 @@ func TestServeModuleQuota(t *testing.T) {
 // (each a valid module padded with a custom section) all deploy, and the
 // server's peak RSS stays under largeUploadsPeak: uploads are spooled to
 // disk and at most --max-concurrent-deploys (2) of them are in memory at
-// once. Its RSS after they are done stays under largeUploadsAfter.
+// once. Its RSS after they are done stays under largeUploadsAfter: the
+// compiled-module cache's bound (256 MiB here) and the Go heap's slack.
 func TestServeConcurrentLargeUploads(t *testing.T) {
 	base, err := os.ReadFile(wasmbuild.Build(t, serverWorkflows))
 	if err != nil {
 		t.Fatal(err)
 	}
 	const n, size = 20, 60 << 20
-	s := startServer(t, filepath.Join(t.TempDir(), "large.db"), nil, "--cache-dir", "")
+	s := startServer(t, filepath.Join(t.TempDir(), "large.db"), nil, "--cache-dir", "", "--max-compiled-bytes", strconv.Itoa(256<<20))
 	rss0 := s.procStatus(t, "VmRSS")
 	done := make(chan error, n)
 	for i := range n {
 		go func() {
-			wasm := wasmtest.WithCustomSection(base, fmt.Sprintf("pad-%d", i), size-len(base)-16)
+			wasm := wasmtest.Variant(base, i, size-len(base)-32)
 			r, took, err := s.upload(t, context.Background(), wasm, 5*time.Minute)
 			if err == nil && r.status != 201 {
 				err = fmt.Errorf("%s", r)
@@ -456,3 +473,70 @@ const (
 	largeUploadsPeak  = 1024 << 20
 	largeUploadsAfter = 512 << 20
 )
+
+// TestRunModuleLimitFlags: every structure limit's flag of `skein run`
+// reaches the host, and a module one over it is refused before it runs,
+// with the limit named.
+func TestRunModuleLimitFlags(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "limits.db")
+	for i, tc := range []struct {
+		shape wasmtest.Shape
+		flag  string
+		value int // the module's measure; the flag is set one below
+		want  string
+	}{
+		{wasmtest.Shape{Nesting: 11}, "nesting", 11, "function 4 nests blocks 11 deep (limit Config.ModuleLimits.MaxNesting = 10"},
+		{wasmtest.Shape{Functions: 1, Branches: 6}, "control-ops", 12, "function 4 has 12 control instructions (limit Config.ModuleLimits.MaxControlOps = 11"},
+		{wasmtest.Shape{Functions: 1, BodyOps: 100}, "function-bytes", 704, "function 4 is 704 bytes (limit Config.ModuleLimits.MaxFunctionBytes = 703"},
+		{wasmtest.Shape{Functions: 5}, "functions", 9, "the module has 9 functions (limit Config.ModuleLimits.MaxFunctions = 8"},
+		{wasmtest.Shape{Functions: 1, Locals: 20}, "locals", 20, "function 4 declares 20 locals (limit Config.ModuleLimits.MaxLocals = 19"},
+		{wasmtest.Shape{Types: 3}, "types", 7, "the module declares 7 function types (limit Config.ModuleLimits.MaxTypes = 6"},
+		{wasmtest.Shape{Types: 1, TypeValues: 9}, "type-values", 9, "function type 4 has 9 parameters and results (limit Config.ModuleLimits.MaxTypeValues = 8"},
+		{wasmtest.Shape{}, "imports", 3, "the module has 3 imports (limit Config.ModuleLimits.MaxImports = 2"},
+		{wasmtest.Shape{}, "exports", 2, "the module has 2 exports (limit Config.ModuleLimits.MaxExports = 1"},
+		{wasmtest.Shape{Globals: 4}, "globals", 4, "the module has 4 globals (limit Config.ModuleLimits.MaxGlobals = 3"},
+		{wasmtest.Shape{TableMin: 100}, "table-elements", 100, "a table of the module can reach 100 elements (limit Config.ModuleLimits.MaxTableElements = 99"},
+		{wasmtest.Shape{DataSegments: 4}, "data-segments", 5, "the module has 5 data segments (limit Config.ModuleLimits.MaxDataSegments = 4"},
+		{wasmtest.Shape{ElementSegments: 3}, "element-segments", 3, "the module has 3 element segments (limit Config.ModuleLimits.MaxElementSegments = 2"},
+	} {
+		file := filepath.Join(dir, fmt.Sprintf("m%d.wasm", i))
+		if err := os.WriteFile(file, wasmtest.Shaped(tc.shape), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		flag := "--max-module-" + tc.flag
+		r := skein(t, dir, "run", file, "--db", db, flag, strconv.Itoa(tc.value-1))
+		wantExit(t, r, exitFailed, tc.want+"; "+flag+")")
+	}
+	file := filepath.Join(dir, "m0.wasm")
+	wantExit(t, skein(t, dir, "run", file, "--db", db, "--max-stored-module-bytes", "100"), exitFailed,
+		"(limit Config.MaxStoredModuleBytes = 100 bytes; --max-stored-module-bytes)")
+}
+
+// TestServeDeployCrashingModules: modules of a few bytes that crash
+// wazero 1.12 get a 400 naming what is wrong, and the server goes on: 16
+// bytes announcing 238 million imports (wazero allocates 26 GB for them
+// and the process dies of "out of memory"), and 30 bytes calling a
+// function whose type index names no type (wazero panics).
+func TestServeDeployCrashingModules(t *testing.T) {
+	s := startServer(t, filepath.Join(t.TempDir(), "crash.db"), nil)
+	for _, tc := range []struct {
+		wasm []byte
+		msg  string
+	}{
+		{[]byte("\x00asm\x01\x00\x00\x00\x02d\xb0\x90\xec\xf1\x000"),
+			"module (unnamed) rejected: invalid WebAssembly: malformed section list: at byte 10: unexpected end: 100 bytes announced, 6 left"},
+		{[]byte{0, 'a', 's', 'm', 1, 0, 0, 0,
+			1, 4, 1, 0x60, 0, 0, // one type () -> ()
+			3, 3, 2, 0, 7, // two functions: type 0, type 7
+			10, 9, 2, 4, 0, 0x10, 1, 0x0b, 2, 0, 0x0b}, // function 0 calls function 1
+			"module (unnamed) rejected: invalid WebAssembly: malformed function section, function 1: at byte 19: type index 7, but the module declares 1 types"},
+	} {
+		r, _, err := s.upload(t, context.Background(), tc.wasm, 20*time.Second)
+		if err != nil || r.status != 400 || r.errCode() != "invalid_module" || r.errMessage() != tc.msg {
+			t.Errorf("got %s %v\nwant 400 invalid_module %q", r, err, tc.msg)
+		}
+	}
+	deployServerModule(t, s, nil)
+	s.stop(t)
+}

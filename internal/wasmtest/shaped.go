@@ -156,3 +156,45 @@ func body(code, b []byte) []byte { return append(uleb(code, len(b)), b...) }
 func section(m []byte, id byte, content []byte) []byte {
 	return append(uleb(append(m, id), len(content)), content...)
 }
+
+// Variant returns wasm with one more immutable i32 global (of value i)
+// at the end of its global section, which must exist (Go modules have
+// one), and with a custom section "variant" of pad zero bytes: a module
+// that runs as wasm does but whose code, as wazero sees it, differs, so
+// that it is compiled on its own. It panics on a module without a
+// global section.
+func Variant(wasm []byte, i, pad int) []byte {
+	out := append(make([]byte, 0, len(wasm)+pad+32), wasm[:8]...)
+	found := false
+	for p := 8; p < len(wasm); {
+		id := wasm[p]
+		size, n := binary.Uvarint(wasm[p+1:])
+		content := wasm[p+1+n : p+1+n+int(size)]
+		p += 1 + n + int(size)
+		if id == 6 {
+			count, k := binary.Uvarint(content)
+			g := uleb(nil, int(count)+1)
+			g = append(g, content[k:]...)
+			g = append(g, 0x7f, 0x00, 0x41)
+			g = appendSLEB(g, int64(i))
+			content = append(g, 0x0b)
+			found = true
+		}
+		out = section(out, id, content)
+	}
+	if !found {
+		panic("wasmtest.Variant: the module has no global section")
+	}
+	return WithCustomSection(out, "variant", pad)
+}
+
+func appendSLEB(b []byte, v int64) []byte {
+	for {
+		c := byte(v & 0x7f)
+		v >>= 7
+		if (v == 0 && c&0x40 == 0) || (v == -1 && c&0x40 != 0) {
+			return append(b, c)
+		}
+		b = append(b, c|0x80)
+	}
+}

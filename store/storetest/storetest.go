@@ -88,7 +88,7 @@ func testModule(name string, n byte) store.Module {
 	return store.Module{
 		Hash:       fmt.Sprintf("%064x", n),
 		Name:       name,
-		Bytes:      []byte{0, 'a', 's', 'm', n},
+		Bytes:      append([]byte{0, 'a', 's', 'm', n}, make([]byte, 100*int(n))...),
 		ABIVersion: 3,
 		Workflows:  []string{"alpha", "beta"},
 		CreatedAt:  ts(int64(n)),
@@ -122,6 +122,9 @@ func checkModule(t *testing.T, got, want store.Module, withBytes bool) {
 	}
 	if !withBytes && got.Bytes != nil {
 		t.Errorf("module bytes = %q, want nil (listed without bytes)", got.Bytes)
+	}
+	if got.Size != int64(len(want.Bytes)) {
+		t.Errorf("module %s: Size = %d, want %d (its length, with or without the bytes)", got.Name, got.Size, len(want.Bytes))
 	}
 }
 

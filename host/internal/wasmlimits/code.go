@@ -1,7 +1,5 @@
 package wasmlimits
 
-import "fmt"
-
 // code reads the code section: for each function body its size, its
 // locals and the nesting of its instructions.
 func (m *measurer) code(r *reader) {
@@ -9,7 +7,7 @@ func (m *measurer) code(r *reader) {
 	m.bodies = int(n)
 	for i := 0; i < int(n) && r.err == nil; i++ {
 		fn := m.imported + i
-		m.where = fmt.Sprintf("function %d", fn)
+		m.at("function", fn)
 		size := r.u32()
 		start := r.pos
 		body := r.bytes(uint64(size))
@@ -152,8 +150,12 @@ func unsupported(op byte) string {
 func blockType(r *reader) {
 	if r.pos < len(r.b) {
 		switch r.b[r.pos] {
-		case 0x40, 0x7f, 0x7e, 0x7d, 0x7c, 0x7b, 0x70, 0x6f:
+		case 0x40, 0x7f, 0x7e, 0x7d, 0x7c, 0x7b, 0x70, 0x6f, 0x69:
 			r.pos++
+			return
+		case 0x63, 0x64:
+			r.pos++
+			r.sleb(33)
 			return
 		}
 	}

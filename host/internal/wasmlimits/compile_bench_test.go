@@ -26,7 +26,7 @@ func BenchmarkCompile(b *testing.B) {
 		{"function-bytes", []int{100_000, 200_000, 400_000, 800_000, 1_600_000}, func(n int) wasmtest.Shape {
 			return wasmtest.Shape{Functions: 1, BodyOps: n / 6, Locals: 16}
 		}},
-		{"branches", []int{4000, 8000, 16000, 32000}, func(n int) wasmtest.Shape { return wasmtest.Shape{Functions: 1, Branches: n} }},
+		{"branches", []int{2000, 4000, 8000, 16000}, func(n int) wasmtest.Shape { return wasmtest.Shape{Functions: 1, Branches: n} }},
 		{"locals", []int{1000, 10_000, 50_000, 100_000}, func(n int) wasmtest.Shape {
 			return wasmtest.Shape{Functions: 1, BodyOps: n, Locals: n}
 		}},

@@ -5,7 +5,8 @@ import "fmt"
 // measurer fills a Shape section by section.
 type measurer struct {
 	s        Shape
-	where    string // the item being read, for a FormatError
+	item     string // the kind of item being read, for a FormatError
+	index    int    // and its index
 	imported int    // imported functions
 	bodies   int    // function bodies read
 	tables   []table
@@ -15,6 +16,17 @@ type measurer struct {
 	control  int    // control instructions of the function being read
 }
 
+// at records the item being read.
+func (m *measurer) at(item string, index int) { m.item, m.index = item, index }
+
+// where names the item being read.
+func (m *measurer) where() string {
+	if m.item == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s %d", m.item, m.index)
+}
+
 // table is a table's declared limits.
 type table struct {
 	min, max uint64
@@ -22,7 +34,7 @@ type table struct {
 }
 
 func (m *measurer) section(id byte, r *reader) {
-	m.where = ""
+	m.item = ""
 	switch id {
 	case secType:
 		m.types(r)
@@ -31,7 +43,8 @@ func (m *measurer) section(id byte, r *reader) {
 	case secFunction:
 		n := r.count(1)
 		for i := uint32(0); i < n && r.err == nil; i++ {
-			r.u32()
+			m.at("function", m.s.Functions+int(i))
+			m.typeIndex(r)
 		}
 		m.s.Functions += int(n)
 	case secTable:
@@ -67,7 +80,7 @@ func (m *measurer) types(r *reader) {
 	n := r.count(3)
 	m.s.Types = int(n)
 	for i := 0; i < int(n) && r.err == nil; i++ {
-		m.where = fmt.Sprintf("type %d", i)
+		m.at("type", i)
 		if form := r.byte(); r.err == nil && form != 0x60 {
 			r.fail("type form 0x%02x; skein enables only function types (0x60)", form)
 			return
@@ -90,12 +103,12 @@ func (m *measurer) imports(r *reader) {
 	n := r.count(4)
 	m.s.Imports = int(n)
 	for i := 0; i < int(n) && r.err == nil; i++ {
-		m.where = fmt.Sprintf("import %d", i)
+		m.at("import", i)
 		r.name()
 		r.name()
 		switch kind := r.byte(); kind {
 		case 0x00:
-			r.u32()
+			m.typeIndex(r)
 			m.s.Functions++
 			m.imported++
 		case 0x01:
@@ -110,6 +123,14 @@ func (m *measurer) imports(r *reader) {
 		default:
 			r.fail("import kind 0x%02x", kind)
 		}
+	}
+}
+
+// typeIndex reads a function's type index, which must name a declared
+// type (wazero's validation indexes its types by it unchecked).
+func (m *measurer) typeIndex(r *reader) {
+	if t := r.u32(); r.err == nil && int(t) >= m.s.Types {
+		r.fail("type index %d, but the module declares %d types", t, m.s.Types)
 	}
 }
 
@@ -137,7 +158,7 @@ func (m *measurer) globals(r *reader) {
 	n := r.count(3)
 	m.s.Globals += int(n)
 	for i := 0; i < int(n) && r.err == nil; i++ {
-		m.where = fmt.Sprintf("global %d", i)
+		m.at("global", i)
 		valType(r)
 		mutability(r)
 		m.expr(r)
@@ -148,7 +169,7 @@ func (m *measurer) exports(r *reader) {
 	n := r.count(3)
 	m.s.Exports = int(n)
 	for i := 0; i < int(n) && r.err == nil; i++ {
-		m.where = fmt.Sprintf("export %d", i)
+		m.at("export", i)
 		r.name()
 		if kind := r.byte(); kind > 0x03 {
 			r.fail("export kind 0x%02x", kind)
@@ -161,7 +182,7 @@ func (m *measurer) elements(r *reader) {
 	n := r.count(2)
 	m.s.ElementSegments = int(n)
 	for i := 0; i < int(n) && r.err == nil; i++ {
-		m.where = fmt.Sprintf("element segment %d", i)
+		m.at("element segment", i)
 		flags := r.u32()
 		if flags > 7 {
 			r.fail("element segment flags %d", flags)
@@ -202,7 +223,7 @@ func (m *measurer) data(r *reader) {
 	n := r.count(2)
 	m.s.DataSegments = int(n)
 	for i := 0; i < int(n) && r.err == nil; i++ {
-		m.where = fmt.Sprintf("data segment %d", i)
+		m.at("data segment", i)
 		flags := r.u32()
 		if flags > 2 {
 			r.fail("data segment flags %d", flags)
@@ -222,7 +243,7 @@ func (m *measurer) data(r *reader) {
 		}
 	}
 	if r.err == nil && m.dataEnd > uint64(m.s.MemoryPages)*65536 {
-		m.where = fmt.Sprintf("data segment %d", m.dataAt)
+		m.at("data segment", m.dataAt)
 		r.fail("it ends at byte %d, beyond the initial memory of %d pages (instantiation would fail)", m.dataEnd, m.s.MemoryPages)
 	}
 }
@@ -260,9 +281,13 @@ func limits(r *reader, memory bool) (min, max uint64, hasMax bool) {
 	return 0, 0, false
 }
 
+// valType reads a value type, as wazero's decoder accepts them (whether
+// the feature a type belongs to is enabled is wazero's to check).
 func valType(r *reader) {
 	switch t := r.byte(); t {
-	case 0x7f, 0x7e, 0x7d, 0x7c, 0x7b, 0x70, 0x6f: // i32 i64 f32 f64 v128 funcref externref
+	case 0x7f, 0x7e, 0x7d, 0x7c, 0x7b, 0x70, 0x6f, 0x69: // i32 i64 f32 f64 v128 funcref externref exnref
+	case 0x63, 0x64: // (ref null ht), (ref ht)
+		r.sleb(33)
 	default:
 		if r.err == nil {
 			r.fail("value type 0x%02x", t)

@@ -182,8 +182,8 @@ func Measure(wasm []byte) (Shape, error) {
 		}
 		if sr.err != nil {
 			where := sectionNames[id] + " section"
-			if m.where != "" {
-				where += ", " + m.where
+			if w := m.where(); w != "" {
+				where += ", " + w
 			}
 			return m.s, &FormatError{Where: where, Err: sr.err}
 		}
