@@ -391,6 +391,7 @@ func TestServeModuleQuota(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	req.Header.Set("Content-Type", "application/wasm")
 	resp, err := httpClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
