@@ -2,12 +2,11 @@ package host
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"runtime/debug"
 	"time"
 
-	"github.com/tetratelabs/wazero"
-	"github.com/tetratelabs/wazero/experimental"
+	"github.com/skeinrun/skein/host/internal/engine"
 )
 
 // compileWorkers is how many goroutines wazero compiles an uploaded
@@ -17,12 +16,11 @@ import (
 // request went away, stops after the functions in progress (each bounded
 // by ModuleLimits: about 2 s at worst, see docs/limits.md). A module a
 // run needs (no deadline: it was checked when it was deployed) compiles
-// on one goroutine: measured with three workers on one Postgres, two
-// compile goroutines per module starved the workers' lease renewals on
-// 2 cores (a lease was lost in every run of TestClusterPostgres).
+// on one goroutine, about 10% less CPU, leaving the other cores to the
+// runs already executing.
 const compileWorkers = 2
 
-// compileCode compiles code with wazero under a compile slot
+// compileCode compiles wasm with the engine under a compile slot
 // (Config.MaxConcurrentCompiles). It returns when the compilation ends,
 // when ctx ends, or when timeout (if positive) passes, whichever is
 // first. In the last two cases the compilation is told to stop and goes
@@ -30,10 +28,10 @@ const compileWorkers = 2
 // compilations run at once than the limit allows, and its result is
 // closed.
 //
-// Errors: a *ModuleError for a module wazero refuses or one past the
-// deadline (wrapping the CompileTimeout *LimitError), ctx's cause when
-// the caller went away.
-func (h *Host) compileCode(ctx context.Context, label string, code []byte, timeout time.Duration) (wazero.CompiledModule, error) {
+// Errors: a *ModuleError for a module the engine refuses or one past
+// the deadline (wrapping the CompileTimeout *LimitError), ctx's cause
+// when the caller went away.
+func (h *Host) compileCode(ctx context.Context, label string, wasm []byte, timeout time.Duration) (engine.Module, error) {
 	h.modules.waiting.Add(1)
 	select {
 	case h.compileSlots <- struct{}{}:
@@ -44,12 +42,14 @@ func (h *Host) compileCode(ctx context.Context, label string, code []byte, timeo
 		return nil, fmt.Errorf("waiting for a compile slot (Config.MaxConcurrentCompiles = %d; --max-concurrent-compiles): %w", h.cfg.MaxConcurrentCompiles, context.Cause(ctx))
 	}
 	cctx, cancel := context.WithCancelCause(ctx)
+	workers := 1
 	if timeout > 0 {
 		var stop context.CancelFunc
 		cctx, stop = context.WithTimeoutCause(cctx, timeout, &LimitError{
 			What:  fmt.Sprintf("compiling the module took longer than %s", timeout),
 			Limit: "CompileTimeout", Flag: "--compile-timeout", Value: timeout.String()})
 		defer stop()
+		workers = compileWorkers
 	}
 	done := make(chan compileResult, 1)
 	h.compiles.Add(1)
@@ -59,31 +59,25 @@ func (h *Host) compileCode(ctx context.Context, label string, code []byte, timeo
 			h.modules.running.Add(-1)
 			<-h.compileSlots
 		}()
-		wctx := cctx
-		if timeout > 0 {
-			wctx = experimental.WithCompilationWorkers(cctx, compileWorkers)
-		}
-		done <- h.compileRecover(wctx, code)
+		m, err := h.eng.Compile(cctx, wasm, workers)
+		done <- compileResult{m, err}
 	}()
 	select {
 	case r := <-done:
 		stopped := cctx.Err() != nil
 		cancel(nil)
-		switch {
-		case r.err != nil && stopped:
+		if r.err != nil && stopped {
 			return nil, compileStopped(cctx, label)
-		case r.err != nil:
-			return nil, &ModuleError{Module: label, Reason: "invalid WebAssembly: " + r.err.Error(), Err: r.err}
 		}
-		return r.cm, nil
+		return r.mod, h.compileError(label, r.err)
 	case <-cctx.Done():
 		err := compileStopped(cctx, label)
 		cancel(nil)
 		h.compiles.Add(1)
 		go func() { // collect the late result
 			defer h.compiles.Done()
-			if r := <-done; r.cm != nil {
-				r.cm.Close(context.Background())
+			if r := <-done; r.mod != nil {
+				r.mod.Close(context.Background())
 			}
 		}()
 		return nil, err
@@ -91,22 +85,27 @@ func (h *Host) compileCode(ctx context.Context, label string, code []byte, timeo
 }
 
 type compileResult struct {
-	cm  wazero.CompiledModule
+	mod engine.Module
 	err error
 }
 
-// compileRecover runs wazero's compiler, turning a panic in it (a module
-// that trips a wazero bug) into an error: it runs on its own goroutine,
-// where a panic would end the process.
-func (h *Host) compileRecover(ctx context.Context, code []byte) (r compileResult) {
-	defer func() {
-		if p := recover(); p != nil {
-			h.log.Error("wazero panicked compiling a module", "panic", p, "stack", string(debug.Stack()))
-			r = compileResult{err: fmt.Errorf("the compiler failed on it: %v", p)}
+// compileError is the *ModuleError of a module the engine refused (nil
+// for nil). A panic in the engine's compiler is logged with its stack.
+func (h *Host) compileError(label string, err error) error {
+	var inv *engine.InvalidError
+	var imp *engine.ImportError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &inv):
+		if inv.Stack != "" {
+			h.log.Error("the engine panicked compiling a module", "module", label, "panic", inv.Err, "stack", inv.Stack)
 		}
-	}()
-	cm, err := h.rt.CompileModule(ctx, code)
-	return compileResult{cm, err}
+		return &ModuleError{Module: label, Reason: "invalid WebAssembly: " + inv.Error(), Err: err}
+	case errors.As(err, &imp):
+		return &ModuleError{Module: label, Reason: imp.Error()}
+	}
+	return fmt.Errorf("compiling module %s: %w", label, err)
 }
 
 // compileStopped is the error of a compilation stopped by its context: a

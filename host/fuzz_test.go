@@ -9,18 +9,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tetratelabs/wazero/api"
-	"github.com/tetratelabs/wazero/sys"
-
 	"github.com/skeinrun/skein/abi"
 )
 
 // FuzzHostCalls feeds the host functions arbitrary arguments and guest
 // memory, in arbitrary order, through the same entry (hostCall) the wasm
-// module uses, with a fake module whose linear memory is 64 KiB. A host
-// function may end the execution (it panics with a *sys.ExitError, which
-// wazero turns into the module's exit); any other panic, or an execution
-// that stopped without a reason, is a bug. The seeds run in `make test`;
+// module uses, with a fake linear memory of 64 KiB. A host function may
+// end the execution (it returns errExecEnded, and x.state says how); a
+// panic, another error, or an execution that stopped without a reason is
+// a bug. The seeds run in `make test`;
 // run `go test -fuzz FuzzHostCalls ./host/` to search further.
 //
 // Input layout: byte 0: bit 0 = describe mode; byte 1: how many 16-byte
@@ -55,23 +52,23 @@ func FuzzHostCalls(f *testing.F) {
 			x = newExec(h.Host, rs, nil)
 		}
 		x.base = ctx
-		mod := &fakeModule{mem: &fakeMemory{b: make([]byte, 64<<10)}}
+		mem := &fakeMemory{b: make([]byte, 64<<10)}
 		blocks := min(int(data[1])*16, len(data)-2)
-		copy(mod.mem.b, data[2:2+blocks])
+		copy(mem.b, data[2:2+blocks])
 		calls := data[2+blocks:]
 		for len(calls) > 0 && x.state == stRunning {
 			var c [41]byte
 			calls = calls[copy(c[:], calls):]
 			name := fuzzCallOrder[int(c[0])%len(fuzzCallOrder)]
-			sig := hostSigs[name]
-			stack := make([]uint64, max(len(sig[0]), len(sig[1])))
-			for i := range sig[0] {
+			sig := hostFns[name].sig
+			stack := make([]uint64, max(len(sig.Params), len(sig.Results)))
+			for i := range sig.Params {
 				stack[i] = uint64(binary.LittleEndian.Uint32(c[1+4*i:]))
 			}
 			if name == abi.FnBodySleep {
 				stack[1] = binary.LittleEndian.Uint64(c[5:])
 			}
-			if !fuzzCall(t, ctx, x, mod, name, stack) {
+			if !fuzzCall(t, ctx, x, mem, name, stack) {
 				break
 			}
 		}
@@ -82,21 +79,22 @@ func FuzzHostCalls(f *testing.F) {
 }
 
 // fuzzCall makes one host call and reports whether the execution goes on.
-func fuzzCall(t *testing.T, ctx context.Context, x *exec, mod *fakeModule, name string, stack []uint64) (goesOn bool) {
+func fuzzCall(t *testing.T, ctx context.Context, x *exec, mem *fakeMemory, name string, stack []uint64) (goesOn bool) {
 	defer func() {
 		if r := recover(); r != nil {
-			var ee *sys.ExitError
-			if err, ok := r.(error); !ok || !errors.As(err, &ee) {
-				t.Fatalf("host function %s panicked: %v", name, r)
-			}
-			if x.state == stRunning {
-				t.Fatalf("host function %s ended the module without a state", name)
-			}
-			goesOn = false
+			t.Fatalf("host function %s panicked: %v", name, r)
 		}
 	}()
-	hostCall(ctx, x, mod, name, progressFns[name], hostFns[name], stack)
-	return true
+	err := hostCall(ctx, x, mem, name, progressFns[name], hostFns[name].call, stack)
+	switch {
+	case err == nil:
+		return true
+	case !errors.Is(err, errExecEnded):
+		t.Fatalf("host function %s returned %v; want nil or errExecEnded", name, err)
+	case x.state == stRunning:
+		t.Fatalf("host function %s ended the module without a state", name)
+	}
+	return false
 }
 
 // fuzzCallOrder numbers the host functions for FuzzHostCalls.
@@ -166,21 +164,10 @@ func fuzzSeeds() [][]byte {
 	}
 }
 
-// fakeModule is the part of api.Module the host functions use.
-type fakeModule struct {
-	api.Module
-	mem *fakeMemory
-}
-
-func (m *fakeModule) Memory() api.Memory                                    { return m.mem }
-func (m *fakeModule) CloseWithExitCode(ctx context.Context, _ uint32) error { return nil }
-
+// fakeMemory is a guest's linear memory (engine.Memory).
 type fakeMemory struct {
-	api.Memory
 	b []byte
 }
-
-func (m *fakeMemory) Size() uint32 { return uint32(len(m.b)) }
 
 func (m *fakeMemory) Read(off, n uint32) ([]byte, bool) {
 	if uint64(off)+uint64(n) > uint64(len(m.b)) {

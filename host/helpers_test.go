@@ -77,6 +77,9 @@ func newTestHost(t testing.TB, cfg Config) *testHost {
 	}
 	c := &counters{bodies: map[string]int{}, execs: map[string]int{}}
 	cfg.Store = st
+	if os.Getenv("SKEIN_NO_MEM_IMAGES") != "" { // benchmarks compare (docs/PERFORMANCE.md)
+		cfg.DisableMemoryImages = true
+	}
 	cfg.onBody = c.body
 	cfg.onExec = c.exec
 	h, err := New(ctx, cfg)

@@ -19,9 +19,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tetratelabs/wazero"
-	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
-
+	"github.com/skeinrun/skein/abi"
+	"github.com/skeinrun/skein/host/internal/engine"
 	"github.com/skeinrun/skein/sched"
 	"github.com/skeinrun/skein/store"
 )
@@ -143,6 +142,10 @@ type Config struct {
 	// once (wazero's WithCloseOnContextDone), at a cost in guest speed
 	// (see RATIONALE.md). Default true; set DisableInterrupt to turn off.
 	DisableInterrupt bool
+	// DisableMemoryImages turns off the copy-on-write images of a
+	// module's initial memory (Linux): instances copy its data segments
+	// instead. For comparisons; see docs/PERFORMANCE.md.
+	DisableMemoryImages bool
 
 	// Simulation, if set, runs every workflow in virtual time only, with
 	// timing decided by a seed (see Simulation). For checks and tests.
@@ -160,12 +163,15 @@ type Config struct {
 	onExec       func(run string)      // called at each instantiation of a run
 }
 
+// sliceMemory gives instances Go-slice linear memory instead of reserved
+// address space (benchmarks compare the two).
+var sliceMemory bool
+
 // Host runs workflow modules. It is safe for concurrent use.
 type Host struct {
-	cfg   Config
-	rt    wazero.Runtime
-	cache wazero.CompilationCache
-	log   *slog.Logger
+	cfg Config
+	eng engine.Engine // compiles and runs modules (host/internal/engine)
+	log *slog.Logger
 
 	mu         sync.Mutex
 	modules    moduleCache              // compiled modules (modcache.go)
@@ -244,25 +250,19 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	var cache wazero.CompilationCache
-	var err error
-	if cfg.CacheDir != "" {
-		if cache, err = wazero.NewCompilationCacheWithDir(cfg.CacheDir); err != nil {
-			return nil, fmt.Errorf("host: compilation cache %s: %w", cfg.CacheDir, err)
-		}
-	} else {
-		cache = wazero.NewCompilationCache()
+	eng, err := engine.NewWazero(ctx, engine.Config{
+		HostModule:       abi.Module,
+		HostFuncs:        engineHostFuncs(), // hostfns.go
+		CacheDir:         cfg.CacheDir,
+		MemoryLimitPages: cfg.MemoryLimitPages,
+		Interruptible:    !cfg.DisableInterrupt,
+		NoMemoryImages:   cfg.DisableMemoryImages,
+		SliceMemory:      sliceMemory,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("host: %w", err)
 	}
-	rc := wazero.NewRuntimeConfig().
-		WithCompilationCache(cache).
-		WithMemoryLimitPages(cfg.MemoryLimitPages).
-		WithCloseOnContextDone(!cfg.DisableInterrupt)
-	rt := wazero.NewRuntimeWithConfig(ctx, rc)
-	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
-		rt.Close(ctx)
-		return nil, fmt.Errorf("host: wasi: %w", err)
-	}
-	h := &Host{cfg: cfg, rt: rt, cache: cache, log: cfg.Logger,
+	h := &Host{cfg: cfg, eng: eng, log: cfg.Logger,
 		modules: moduleCache{byHash: map[string]*cachedModule{}}, compiling: map[string]chan struct{}{}, infos: map[string]store.Module{}, activities: map[string]Activity{},
 		active: map[string]*runState{}, leased: map[string]context.CancelCauseFunc{}, failures: map[string]int{},
 		owner: defaultOwner(), wake: make(chan struct{}, 1),
@@ -273,10 +273,6 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 	}
 	h.metrics = newMetrics()
 	h.cfg.Store = timedStore{Store: cfg.Store, m: h.metrics} // times commits (metrics.go)
-	if err := h.exportHostModule(ctx); err != nil {
-		rt.Close(ctx)
-		return nil, fmt.Errorf("host: skein host module: %w", err)
-	}
 	return h, nil
 }
 
@@ -295,11 +291,7 @@ func (h *Host) Close(ctx context.Context) error {
 	h.childDrives.Wait()
 	h.compiles.Wait() // compilations told to stop end after the functions in progress
 	h.closeAllModules()
-	err := h.rt.Close(ctx)
-	if cerr := h.cache.Close(ctx); err == nil {
-		err = cerr
-	}
-	return err
+	return h.eng.Close(ctx)
 }
 
 // RegisterActivity makes fn callable from workflows as skein.Call(ctx, name, …).

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/skeinrun/skein/abi"
 	"github.com/skeinrun/skein/store"
 )
 
@@ -91,57 +90,62 @@ func (h *Host) payloadError(what string, n int) *LimitError {
 }
 
 // checkPayload fails the run when a value from the guest is too large.
-func (x *exec) checkPayload(ctx context.Context, what string, n int) {
+func (x *exec) checkPayload(what string, n int) error {
 	if n > x.h.cfg.MaxPayloadBytes {
-		x.stop(ctx, stFailed, x.h.payloadError(what, n))
+		return x.stop(stFailed, x.h.payloadError(what, n))
 	}
+	return nil
 }
 
-// countOp counts an op of the execution against Config.MaxOps.
-func (x *exec) countOp(ctx context.Context) {
+// countOps counts an op of the execution against Config.MaxOps.
+func (x *exec) countOps() error {
 	x.ops++
 	if x.ops > x.h.cfg.MaxOps {
-		x.stop(ctx, stFailed, &LimitError{What: fmt.Sprintf("the run issued more than %d ops", x.h.cfg.MaxOps),
+		return x.stop(stFailed, &LimitError{What: fmt.Sprintf("the run issued more than %d ops", x.h.cfg.MaxOps),
 			Limit: "MaxOps", Flag: "--max-ops", Value: fmt.Sprint(x.h.cfg.MaxOps)})
 	}
+	return nil
 }
 
 // taskStarted counts a new live task against Config.MaxTasks.
-func (x *exec) taskStarted(ctx context.Context) {
+func (x *exec) taskStarted() error {
 	x.liveTasks++
 	if x.liveTasks > x.h.cfg.MaxTasks {
-		x.stop(ctx, stFailed, &LimitError{What: fmt.Sprintf("the run has more than %d live tasks", x.h.cfg.MaxTasks),
+		return x.stop(stFailed, &LimitError{What: fmt.Sprintf("the run has more than %d live tasks", x.h.cfg.MaxTasks),
 			Limit: "MaxTasks", Flag: "--max-tasks", Value: fmt.Sprint(x.h.cfg.MaxTasks)})
 	}
+	return nil
 }
 
 // countChild counts a child op of the execution against
 // Config.MaxChildren (replayed ones included: the run's total).
-func (x *exec) countChild(ctx context.Context) {
+func (x *exec) countChild() error {
 	x.childOps++
 	if x.childOps > x.h.cfg.MaxChildren {
-		x.stop(ctx, stFailed, &LimitError{What: fmt.Sprintf("the run started more than %d child runs", x.h.cfg.MaxChildren),
+		return x.stop(stFailed, &LimitError{What: fmt.Sprintf("the run started more than %d child runs", x.h.cfg.MaxChildren),
 			Limit: "MaxChildren", Flag: "--max-children", Value: fmt.Sprint(x.h.cfg.MaxChildren)})
 	}
+	return nil
 }
 
 // checkChildDepth fails the run when the child run it starts would be
 // deeper than Config.MaxChildDepth (a run started by a caller is depth 0).
-func (x *exec) checkChildDepth(ctx context.Context, key, workflow string) {
+func (x *exec) checkChildDepth(ctx context.Context, key, workflow string) error {
 	rs := x.rs
 	if rs.depth < 0 {
 		var d int
 		var err error
 		x.blocking(func() { d, err = x.h.runDepth(ctx, rs.run, x.h.cfg.MaxChildDepth) })
 		if err != nil {
-			x.fail(ctx, "start child run at key %q: %v", key, err)
+			return x.fail("start child run at key %q: %v", key, err)
 		}
 		rs.depth = d
 	}
 	if rs.depth+1 > x.h.cfg.MaxChildDepth {
-		x.stop(ctx, stFailed, &LimitError{What: fmt.Sprintf("child run %q at key %q would be %d levels deep", workflow, key, rs.depth+1),
+		return x.stop(stFailed, &LimitError{What: fmt.Sprintf("child run %q at key %q would be %d levels deep", workflow, key, rs.depth+1),
 			Limit: "MaxChildDepth", Flag: "--max-child-depth", Value: fmt.Sprint(x.h.cfg.MaxChildDepth)})
 	}
+	return nil
 }
 
 // runDepth counts the ancestors of r, reading at most limit+1 of them.
@@ -172,24 +176,4 @@ func (h *Host) memoryError(failure error, stderr string) error {
 	pages := int64(h.cfg.MemoryLimitPages)
 	return fmt.Errorf("%w\n%v", &LimitError{What: "the module ran out of linear memory", Limit: "MemoryLimitPages",
 		Flag: "--max-memory-mib", Value: fmt.Sprintf("%d pages (%d MiB)", pages, pages*64>>10)}, failure)
-}
-
-// hostFns are the ABI host functions by name (exec.go).
-var hostFns = map[string]func(*exec, context.Context, []uint64){
-	abi.FnHello:      (*exec).hello,
-	abi.FnWorkflows:  (*exec).announce,
-	abi.FnInvocation: (*exec).invocation,
-	abi.FnTake:       (*exec).take,
-	abi.FnNext:       (*exec).next,
-	abi.FnOp:         (*exec).op,
-	abi.FnStepDone:   (*exec).stepDone,
-	abi.FnAwait:      (*exec).await,
-	abi.FnSelect:     (*exec).selectFn,
-	abi.FnTaskDone:   (*exec).taskDone,
-	abi.FnBodySleep:  (*exec).bodySleep,
-	abi.FnRealNow:    (*exec).realNow,
-	abi.FnRealRand:   (*exec).realRand,
-	abi.FnOutcomes:   (*exec).outcomes,
-	abi.FnOpOptions:  (*exec).opOptions,
-	abi.FnCanceled:   (*exec).canceledFn,
 }

@@ -7,20 +7,18 @@ import (
 	"fmt"
 	"sync/atomic"
 
-	"github.com/tetratelabs/wazero"
+	"github.com/skeinrun/skein/host/internal/engine"
 )
 
-// cachedModule is a compiled module in the host's cache, with the image
-// of its initial memory (memimage_*.go). Executions hold a reference
-// while they use it: an entry evicted or discarded while in use is
-// closed when its last user releases it, never under a running instance
-// (wazero cannot instantiate a closed CompiledModule).
+// cachedModule is a compiled module in the host's cache. Executions
+// hold a reference while they use it: an entry evicted or discarded
+// while in use is closed when its last user releases it, never under a
+// running instance (a closed module cannot be instantiated).
 type cachedModule struct {
 	hash string
-	cm   wazero.CompiledModule
-	img  *memImage // nil when the module keeps its data segments
-	size int64     // estimated bytes it keeps in memory (see moduleCost)
-	refs int       // users (guarded by Host.mu)
+	mod  engine.Module
+	size int64 // estimated bytes it keeps in memory (see moduleCost)
+	refs int   // users (guarded by Host.mu)
 	elem *list.Element
 	// cached: in Host.modules (the entry is in the map and the LRU list).
 	cached bool
@@ -46,12 +44,8 @@ type moduleCache struct {
 // decoded module about twice the module's size (measured on Go guests:
 // docs/limits.md), plus the memory image, held twice (in the Go heap and
 // in its memfd).
-func moduleCost(codeBytes, moduleBytes int, img *memImage) int64 {
-	n := 6*int64(codeBytes) + 2*int64(moduleBytes)
-	if img != nil {
-		n += 2 * int64(img.size)
-	}
-	return n
+func moduleCost(codeBytes, moduleBytes int, imageBytes int64) int64 {
+	return 6*int64(codeBytes) + 2*int64(moduleBytes) + 2*imageBytes
 }
 
 // cachedLocked returns the cached entry of hash with a reference taken.
@@ -139,10 +133,7 @@ func (h *Host) discard(e *cachedModule) {
 
 // close frees the compiled code and the memory image.
 func (e *cachedModule) close() {
-	e.cm.Close(context.Background())
-	if e.img != nil {
-		e.img.close()
-	}
+	e.mod.Close(context.Background())
 }
 
 // closeAll closes every cached entry (Host.Close).

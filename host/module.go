@@ -4,18 +4,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
-	"os"
 	"sort"
-	"strings"
 	"time"
 
-	"github.com/tetratelabs/wazero"
-	"github.com/tetratelabs/wazero/api"
-	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
-
-	"github.com/skeinrun/skein/abi"
 	"github.com/skeinrun/skein/host/internal/wasmlimits"
 	"github.com/skeinrun/skein/store"
 )
@@ -36,31 +28,6 @@ func (e *ModuleError) Error() string {
 }
 
 func (e *ModuleError) Unwrap() error { return e.Err }
-
-// hostSigs lists every ABI v1 host function with its wasm signature.
-var hostSigs = map[string][2][]api.ValueType{
-	abi.FnHello:      {{i32}, {i32}},
-	abi.FnWorkflows:  {{i32, i32}, nil},
-	abi.FnInvocation: {{i32, i32}, {i32}},
-	abi.FnTake:       {{i32, i32}, {i32}},
-	abi.FnNext:       {{i32, i32}, {i32}},
-	abi.FnOp:         {{i32, i32, i32, i32, i32, i32, i32, i32, i32, i32}, {i32}},
-	abi.FnStepDone:   {{i32, i32, i32, i32, i32}, {i32}},
-	abi.FnAwait:      {{i32, i32, i32, i32}, {i32}},
-	abi.FnSelect:     {{i32, i32, i32, i32, i32}, {i32}},
-	abi.FnTaskDone:   {{i32, i32, i32, i32}, nil},
-	abi.FnBodySleep:  {{i32, i64}, nil},
-	abi.FnRealNow:    {nil, {i64}},
-	abi.FnRealRand:   {{i32, i32}, nil},
-	abi.FnOutcomes:   {{i32, i32}, {i32}},
-	abi.FnOpOptions:  {{i32, i32, i32}, nil},
-	abi.FnCanceled:   {{i32, i32}, {i32}},
-}
-
-const (
-	i32 = api.ValueTypeI32
-	i64 = api.ValueTypeI64
-)
 
 // compiledModule returns the compiled module of a stored module, with a
 // reference the caller gives back with h.release: from the host's cache
@@ -154,38 +121,11 @@ func (h *Host) compileNew(ctx context.Context, label, hash string, wasm []byte, 
 	if err != nil {
 		return nil, h.structureError(label, err)
 	}
-	// The module's initial memory becomes an image that instances map
-	// copy-on-write (memimage_linux.go); where that cannot be, its data
-	// segments are merged so instantiation copies them in a few calls.
-	var code []byte
-	var img *memImage
-	if useMemImages {
-		if stripped, data, ok := splitData(wasm); ok {
-			if i, err := newMemImage(data); err == nil {
-				code, img = stripped, i
-			}
-		}
-	}
-	if code == nil {
-		code = mergeDataSegments(wasm)
-	}
-	cm, err := h.compileCode(ctx, label, code, timeout)
-	if err == nil {
-		if err = checkImports(cm); err == nil {
-			err = h.checkWASI(cm) // validate.go
-		}
-		if err != nil {
-			cm.Close(ctx)
-			err = &ModuleError{Module: label, Reason: err.Error()}
-		}
-	}
+	mod, err := h.compileCode(ctx, label, wasm, timeout)
 	if err != nil {
-		if img != nil {
-			img.close()
-		}
 		return nil, err
 	}
-	e := &cachedModule{hash: hash, cm: cm, img: img, size: moduleCost(shape.CodeBytes, len(code), img)}
+	e := &cachedModule{hash: hash, mod: mod, size: moduleCost(shape.CodeBytes, mod.CodeBytes(), mod.ImageBytes())}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if old := h.cachedLocked(hash); old != nil { // cannot happen while h.compiling holds hash; kept safe
@@ -194,59 +134,6 @@ func (h *Host) compileNew(ctx context.Context, label, hash string, wasm []byte, 
 	}
 	h.insertLocked(e)
 	return e, nil
-}
-
-// useMemImages turns copy-on-write memory images on (benchmarks compare).
-var useMemImages = os.Getenv("SKEIN_NO_MEM_IMAGES") == ""
-
-func checkImports(cm wazero.CompiledModule) error {
-	skeinImports := 0
-	for _, f := range cm.ImportedFunctions() {
-		mod, name, _ := f.Import()
-		switch mod {
-		case wasi_snapshot_preview1.ModuleName:
-			continue
-		case abi.Module:
-			sig, ok := hostSigs[name]
-			if !ok {
-				return fmt.Errorf("it imports %s.%s, which skein ABI v%d does not provide (a module built for a newer skein?)", mod, name, abi.Version)
-			}
-			if !sameTypes(f.ParamTypes(), sig[0]) || !sameTypes(f.ResultTypes(), sig[1]) {
-				return fmt.Errorf("it imports %s.%s with signature %s -> %s; skein ABI v%d defines %s -> %s",
-					mod, name, typeNames(f.ParamTypes()), typeNames(f.ResultTypes()), abi.Version, typeNames(sig[0]), typeNames(sig[1]))
-			}
-			skeinImports++
-		default:
-			return fmt.Errorf("it imports %s.%s; skein provides only the modules %q (ABI v%d) and %q", mod, name, abi.Module, abi.Version, wasi_snapshot_preview1.ModuleName)
-		}
-	}
-	if skeinImports == 0 {
-		return fmt.Errorf("not a skein module: it imports nothing from module %q (build it with GOOS=wasip1 GOARCH=wasm against github.com/skeinrun/skein/guest-sdk/skein)", abi.Module)
-	}
-	if _, ok := cm.ExportedFunctions()["_start"]; !ok {
-		return errors.New("not a skein module: it exports no _start function (build a main package, a WASI command)")
-	}
-	return nil
-}
-
-func sameTypes(a, b []api.ValueType) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
-func typeNames(ts []api.ValueType) string {
-	names := make([]string, len(ts))
-	for i, t := range ts {
-		names[i] = api.ValueTypeName(t)
-	}
-	return "(" + strings.Join(names, ",") + ")"
 }
 
 // describe runs the module in describe mode and returns its registered

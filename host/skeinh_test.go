@@ -15,9 +15,8 @@ import (
 	"testing"
 	"unicode"
 
-	"github.com/tetratelabs/wazero/api"
-
 	"github.com/skeinrun/skein/abi"
+	"github.com/skeinrun/skein/host/internal/engine"
 	"github.com/skeinrun/skein/internal/wasmbuild"
 )
 
@@ -32,16 +31,16 @@ func cType(t *testing.T, decl string) string {
 	decl = strings.TrimSpace(decl)
 	switch {
 	case strings.Contains(decl, "*"):
-		return api.ValueTypeName(api.ValueTypeI32) // a pointer
+		return engine.I32.String() // a pointer
 	case decl == "void":
 		return ""
 	}
 	typ := strings.Fields(strings.TrimPrefix(decl, "const "))[0]
 	switch typ {
 	case "uint32_t", "int32_t":
-		return api.ValueTypeName(api.ValueTypeI32)
+		return engine.I32.String()
 	case "uint64_t", "int64_t":
-		return api.ValueTypeName(api.ValueTypeI64)
+		return engine.I64.String()
 	}
 	t.Fatalf("skein.h: unknown C type %q", decl)
 	return ""
@@ -107,7 +106,8 @@ func TestSkeinHeaderMatchesABI(t *testing.T) {
 		if fn != "skein_"+name {
 			t.Errorf("skein.h: import %q is declared as %s, want skein_%s", name, fn, name)
 		}
-		sig, ok := hostSigs[name]
+		f, ok := hostFns[name]
+		sig := [2][]engine.ValueType{f.sig.Params, f.sig.Results}
 		if !ok {
 			t.Errorf("skein.h imports %q, which the host does not provide", name)
 			continue
@@ -129,7 +129,7 @@ func TestSkeinHeaderMatchesABI(t *testing.T) {
 			t.Errorf("skein.h: %s returns %q, the host %s", fn, r, typeNames(sig[1]))
 		}
 	}
-	for name := range hostSigs {
+	for name := range hostFns {
 		if !imports[name] {
 			t.Errorf("skein.h does not declare the host function %q", name)
 		}
@@ -143,8 +143,8 @@ func TestSkeinHeaderMatchesABI(t *testing.T) {
 			}
 		}
 	}
-	if fns != len(hostSigs) || len(imports) != len(hostSigs) {
-		t.Errorf("abi.go has %d Fn constants, the host %d functions, skein.h %d imports", fns, len(hostSigs), len(imports))
+	if fns != len(hostFns) || len(imports) != len(hostFns) {
+		t.Errorf("abi.go has %d Fn constants, the host %d functions, skein.h %d imports", fns, len(hostFns), len(imports))
 	}
 
 	// Constants: the same names and values both ways.
@@ -180,4 +180,13 @@ func TestSkeinHeaderMatchesABI(t *testing.T) {
 	for name := range defines {
 		t.Errorf("skein.h defines %s, which abi/abi.go does not have", name)
 	}
+}
+
+// typeNames lists value types as "(i32,i64)".
+func typeNames(ts []engine.ValueType) string {
+	names := make([]string, len(ts))
+	for i, t := range ts {
+		names[i] = t.String()
+	}
+	return "(" + strings.Join(names, ",") + ")"
 }

@@ -8,8 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
-
+	"github.com/skeinrun/skein/host/internal/engine"
 	"github.com/skeinrun/skein/internal/wasmbuild"
 )
 
@@ -36,10 +35,7 @@ func TestWASIListInABIReadme(t *testing.T) {
 		}
 	}
 	h := newTestHost(t, Config{})
-	var provided []string
-	for name := range h.rt.Module(wasi_snapshot_preview1.ModuleName).ExportedFunctionDefinitions() {
-		provided = append(provided, name)
-	}
+	provided := engine.WASIFunctions(h.eng)
 	slices.Sort(listed)
 	slices.Sort(provided)
 	if !slices.Equal(listed, provided) {

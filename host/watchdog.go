@@ -6,9 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/tetratelabs/wazero/api"
-
 	"github.com/skeinrun/skein/abi"
+	"github.com/skeinrun/skein/host/internal/engine"
 )
 
 // progressFns are the host functions that count as progress for the
@@ -37,15 +36,15 @@ type watchState struct {
 }
 
 // hostCall runs one host function call of the guest.
-func hostCall(ctx context.Context, x *exec, mod api.Module, name string, progress bool, fn func(*exec, context.Context, []uint64), stack []uint64) {
+func hostCall(ctx context.Context, x *exec, mem engine.Memory, name string, progress bool, fn func(*exec, context.Context, []uint64) error, stack []uint64) error {
 	if progress {
 		x.wd.yields.Add(1)
 	}
-	x.mod = mod
+	x.mem = mem
 	if x.rs == nil && name != abi.FnHello && name != abi.FnWorkflows && name != abi.FnInvocation {
-		x.fail(ctx, "the module called %s before reading its invocation", name)
+		return x.fail("the module called %s before reading its invocation", name)
 	}
-	fn(x, ctx, stack)
+	return fn(x, ctx, stack)
 }
 
 // blocking runs f, which may wait (for completions, for the store), as

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package host
+package engine
 
 import "github.com/tetratelabs/wazero/experimental"
 
@@ -8,6 +8,6 @@ import "github.com/tetratelabs/wazero/experimental"
 var defaultWasmMemory experimental.MemoryAllocator
 
 // imageMemory copies img into a new slice memory.
-func imageMemory(img *memImage, capacity, max uint64) experimental.LinearMemory {
+func imageMemory(img *memImage, capacity, max uint64, _ bool) experimental.LinearMemory {
 	return copiedImage(img, capacity, max)
 }

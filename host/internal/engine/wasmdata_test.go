@@ -1,4 +1,4 @@
-package host
+package engine
 
 import (
 	"bytes"
@@ -115,7 +115,7 @@ func TestSplitData(t *testing.T) {
 	}
 	defer img.close()
 	for range 2 { // a second instance sees the image, not the first one's writes
-		m := imageMemory(img, uint64(len(want)), 1<<30)
+		m := imageMemory(img, uint64(len(want)), 1<<30, true)
 		buf := m.Reallocate(uint64(len(want)))
 		if !bytes.Equal(buf, want) {
 			t.Fatal("mapped memory differs from the initial memory")

@@ -1,6 +1,6 @@
 //go:build unix
 
-package host
+package engine
 
 import (
 	"math"
@@ -74,8 +74,8 @@ func roundUp(n, to uint64) uint64 { return (n + to - 1) / to * to }
 
 // imageMemory returns a linear memory that starts with img: mapped
 // copy-on-write into a reservation, or copied when it cannot be.
-func imageMemory(img *memImage, capacity, max uint64) experimental.LinearMemory {
-	if wasmMemory != nil {
+func imageMemory(img *memImage, capacity, max uint64, reserve bool) experimental.LinearMemory {
+	if reserve {
 		if m, ok := reserveMemory(capacity, max).(*reservedMemory); ok {
 			if err := img.mapInto(m.buf[:cap(m.buf)]); err == nil {
 				m.buf = m.buf[:img.size]

@@ -1,0 +1,155 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/skeinrun/skein/sched"
+)
+
+// dispatch returns the next task to run, running idle points as needed:
+// at each, the records so far are committed, completions are delivered,
+// and when none is due the execution waits, suspends or is evicted.
+func (x *exec) dispatch(ctx context.Context) (sched.Dispatch, error) {
+	if t := x.s.Current(); t != 0 {
+		return sched.Dispatch{}, x.fail("task %d called next without waiting on anything (await, select, body_sleep or task_done first)", t)
+	}
+	for {
+		if d, ok := x.s.Next(); ok {
+			return d, nil
+		}
+		if x.s.Replaying() {
+			if err := x.s.DeliverRound(); err != nil {
+				return sched.Dispatch{}, x.schedErr(err)
+			}
+			continue
+		}
+		if err := x.idlePoint(ctx); err != nil {
+			return sched.Dispatch{}, err
+		}
+	}
+}
+
+// idlePoint commits the records so far, then delivers the completions
+// that arrived, waiting for one if none has.
+func (x *exec) idlePoint(ctx context.Context) error {
+	if x.verify {
+		return x.stop(stSuspended, nil) // the journal ends here
+	}
+	if err := x.flush(ctx); err != nil {
+		return err
+	}
+	if x.h.cfg.Evict == EvictAlways && x.newRecords > 0 && !x.s.InBody() && !x.s.Held() {
+		return x.stop(stEvicted, nil)
+	}
+	cs := x.rs.mb.drain()
+	if len(cs) == 0 && !x.s.Held() {
+		if err := x.idleWait(ctx); err != nil {
+			return err
+		}
+		cs = x.rs.mb.drain()
+	}
+	stale := x.s.DeliverLive(cs)
+	x.rs.delivered(cs, stale)
+	if ok, reason := x.s.Canceled(); ok && !x.canceled {
+		x.canceled = true
+		x.wd.cancelSeen.Store(true)
+		x.rs.mb.cancelTaken()
+		x.blocking(func() { x.onCancel(ctx, reason) })
+	}
+	return nil
+}
+
+// onCancel stops what the delivered cancellation failed (timers,
+// promises) and cancels the child runs still pending.
+func (x *exec) onCancel(ctx context.Context, reason string) {
+	rs := x.rs
+	for key, h := range rs.handles {
+		h.Stop()
+		delete(rs.handles, key)
+		delete(rs.timers, key)
+	}
+	clear(rs.promises)
+	for key, id := range rs.children {
+		if rs.sim != nil {
+			go func() {
+				if _, err := x.h.Cancel(context.WithoutCancel(ctx), id, "parent run canceled: "+reason); err != nil && !errors.Is(err, ErrTerminal) {
+					x.h.log.Warn("cancel child run", "run", rs.run.ID, "key", key, "child", id, "err", err)
+				}
+			}()
+			continue
+		}
+		// Recorded before the parent goes on, and the child driven again
+		// if its drive had just stopped (it suspended before the request
+		// was stored): a child left suspended would never hear of it.
+		_, err := x.h.Cancel(context.WithoutCancel(ctx), id, "parent run canceled: "+reason)
+		switch {
+		case errors.Is(err, ErrTerminal):
+		case err != nil:
+			x.h.log.Warn("cancel child run", "run", rs.run.ID, "key", key, "child", id, "err", err)
+		default:
+			x.driveChild(id)
+		}
+	}
+}
+
+// errDeadlock is the failure of a run whose tasks all wait on nothing
+// that can settle.
+const errDeadlock = "deadlock: every task waits and nothing can settle what they wait for"
+
+// idleWait blocks until a completion arrives, or suspends the run when
+// nothing in this process will settle soon.
+func (x *exec) idleWait(ctx context.Context) error {
+	rs := x.rs
+	if rs.sim != nil {
+		if rs.mb.len() > 0 || rs.sim.fire(&rs.mb) {
+			return nil
+		}
+		if len(rs.promises) > 0 || len(rs.children) > 0 {
+			return x.suspend(0)
+		}
+		return x.fail(errDeadlock)
+	}
+	for rs.mb.len() == 0 {
+		busy := x.s.InBody() || len(rs.activities) > 0 || rs.bodyWaits > 0 || rs.liveChildren() > 0
+		if !busy {
+			earliest := int64(math.MaxInt64)
+			for _, d := range rs.timers {
+				earliest = min(earliest, d)
+			}
+			switch {
+			case len(rs.timers) == 0 && len(rs.promises) == 0 && len(rs.children) == 0:
+				return x.fail(errDeadlock)
+			case len(rs.timers) == 0:
+				return x.suspend(0)
+			case x.h.cfg.Evict != EvictNever && time.Until(time.Unix(0, earliest)) > x.h.cfg.IdleThreshold:
+				return x.suspend(earliest)
+			}
+		}
+		var err error
+		x.blocking(func() { err = rs.mb.waitOnce(ctx) })
+		if err != nil {
+			return x.stop(stFailed, fmt.Errorf("interrupted while waiting: %w", err))
+		}
+	}
+	return nil
+}
+
+// suspend ends the execution until wake (0: until a settlement).
+func (x *exec) suspend(wake int64) error {
+	x.rs.run.WakeAt = wake
+	return x.stop(stSuspended, nil)
+}
+
+// flush commits the queued records.
+func (x *exec) flush(ctx context.Context) error {
+	var err error
+	x.blocking(func() { err = x.rs.flush(ctx, x.h.cfg.Store) })
+	if err != nil {
+		return x.stop(stFailed, err)
+	}
+	return nil
+}

@@ -1,0 +1,153 @@
+// Package engine is skein's one door to a WebAssembly engine: compiling
+// a module, running an instance of it with the ABI's host functions,
+// reading and writing the instance's memory and interrupting it. Nothing
+// else in skein imports an engine. wazero implements it (NewWazero);
+// everything wazero-specific lives here: its compilation cache, the
+// memory images and merged data segments that make instantiation cheap,
+// the reserve-then-commit linear memory, and the check of a module's
+// imports against what the host provides.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// ValueType is a WebAssembly value type in a host function's signature,
+// encoded as in the binary format.
+type ValueType byte
+
+// The value types of the skein ABI.
+const (
+	I32 ValueType = 0x7f
+	I64 ValueType = 0x7e
+)
+
+// String is the type's name in the text format: "i32" or "i64".
+func (t ValueType) String() string {
+	switch t {
+	case I32:
+		return "i32"
+	case I64:
+		return "i64"
+	}
+	return fmt.Sprintf("valtype(0x%x)", byte(t))
+}
+
+// FuncType is a function signature.
+type FuncType struct {
+	Params, Results []ValueType
+}
+
+// Memory is an instance's linear memory as a host function sees it.
+type Memory interface {
+	// Read returns n bytes at ptr, aliasing the memory (valid until the
+	// guest runs again); ok is false when they are out of bounds.
+	Read(ptr, n uint32) (b []byte, ok bool)
+	// Write copies b to ptr; it reports false when out of bounds.
+	Write(ptr uint32, b []byte) bool
+}
+
+// HostFunc is a function the host module exports to guests.
+type HostFunc struct {
+	Name string
+	Type FuncType
+	// Call runs the function with its arguments in stack and writes its
+	// results there. ctx is the one given to Engine.Run. A non-nil error
+	// stops the instance: the guest runs no further and Run returns that
+	// error.
+	Call func(ctx context.Context, mem Memory, stack []uint64) error
+}
+
+// Config configures an engine.
+type Config struct {
+	// HostModule names the module whose functions guests import
+	// (abi.Module); HostFuncs are its functions.
+	HostModule string
+	HostFuncs  []HostFunc
+	// CacheDir keeps compiled machine code on disk across processes; ""
+	// keeps it in memory only.
+	CacheDir string
+	// MemoryLimitPages bounds every instance's linear memory (64 KiB
+	// pages).
+	MemoryLimitPages uint32
+	// Interruptible makes the end of Run's context stop running guest
+	// code at once, at a cost in guest speed.
+	Interruptible bool
+	// NoMemoryImages turns off the copy-on-write images of a module's
+	// initial memory: instances copy its (merged) data segments instead.
+	NoMemoryImages bool
+	// SliceMemory gives instances a Go slice as linear memory, grown by
+	// copying, instead of reserved address space (for comparisons).
+	SliceMemory bool
+}
+
+// Engine compiles modules and runs instances of them. It is safe for
+// concurrent use.
+type Engine interface {
+	// Compile compiles a module on the given number of goroutines (two
+	// or more let ctx stop the compilation between functions; one
+	// ignores ctx) and checks its imports. Errors: *InvalidError (the
+	// engine refuses the module), *ImportError (it imports what the
+	// host does not provide, or is not a skein module), or ctx's error.
+	Compile(ctx context.Context, wasm []byte, workers int) (Module, error)
+	// Run instantiates m and runs its _start function to its end. It
+	// returns nil when _start returned, the error of the host function
+	// that stopped the instance, an *ExitError when the guest exited, or
+	// another error when it trapped or ctx ended (see Config.Interruptible).
+	Run(ctx context.Context, m Module, c RunConfig) error
+	// Close releases the engine; its modules must be closed first.
+	Close(ctx context.Context) error
+}
+
+// Module is a compiled module. Close it when no instance needs it.
+type Module interface {
+	// CodeBytes is the size of the module as compiled (data segments
+	// split off or merged), ImageBytes that of its memory image (0 when
+	// it has none): what it keeps in memory besides machine code.
+	CodeBytes() int
+	ImageBytes() int64
+	Close(ctx context.Context) error
+}
+
+// RunConfig is what an instance sees of the world through WASI: its
+// output, its clocks and its randomness.
+type RunConfig struct {
+	Args           []string
+	Stdout, Stderr io.Writer
+	Walltime       func() (sec int64, nsec int32)
+	Nanotime       func() int64
+	Nanosleep      func(ns int64)
+	Rand           io.Reader
+}
+
+// InvalidError reports a module the engine refuses to compile. Stack is
+// set when the engine's compiler panicked on it (the host logs it).
+type InvalidError struct {
+	Err   error
+	Stack string
+}
+
+func (e *InvalidError) Error() string { return e.Err.Error() }
+func (e *InvalidError) Unwrap() error { return e.Err }
+
+// ImportError reports a module whose imports the host does not provide.
+type ImportError struct{ Reason string }
+
+func (e *ImportError) Error() string { return e.Reason }
+
+// ExitError reports a guest that exited (WASI proc_exit) with Code.
+type ExitError struct{ Code uint32 }
+
+func (e *ExitError) Error() string { return fmt.Sprintf("the module exited with code %d", e.Code) }
+
+// ExitCode returns the code of an *ExitError in err's chain.
+func ExitCode(err error) (uint32, bool) {
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		return ee.Code, true
+	}
+	return 0, false
+}

@@ -1,0 +1,226 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+	"github.com/tetratelabs/wazero/sys"
+)
+
+// wazeroEngine is the Engine on wazero: one runtime holding WASI and
+// the host module, shared by every instance.
+type wazeroEngine struct {
+	cfg   Config
+	rt    wazero.Runtime
+	cache wazero.CompilationCache
+	wasi  map[string]api.FunctionDefinition // the WASI functions provided
+	host  map[string]FuncType               // the host module's functions
+}
+
+// NewWazero returns an Engine on wazero.
+func NewWazero(ctx context.Context, cfg Config) (Engine, error) {
+	var cache wazero.CompilationCache
+	if cfg.CacheDir != "" {
+		var err error
+		if cache, err = wazero.NewCompilationCacheWithDir(cfg.CacheDir); err != nil {
+			return nil, fmt.Errorf("compilation cache %s: %w", cfg.CacheDir, err)
+		}
+	} else {
+		cache = wazero.NewCompilationCache()
+	}
+	rc := wazero.NewRuntimeConfig().
+		WithCompilationCache(cache).
+		WithMemoryLimitPages(cfg.MemoryLimitPages).
+		WithCloseOnContextDone(cfg.Interruptible)
+	e := &wazeroEngine{cfg: cfg, rt: wazero.NewRuntimeWithConfig(ctx, rc), cache: cache, host: map[string]FuncType{}}
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, e.rt); err != nil {
+		e.Close(ctx)
+		return nil, fmt.Errorf("wasi: %w", err)
+	}
+	e.wasi = e.rt.Module(wasi_snapshot_preview1.ModuleName).ExportedFunctionDefinitions()
+	if err := e.exportHostModule(ctx); err != nil {
+		e.Close(ctx)
+		return nil, fmt.Errorf("host module %s: %w", cfg.HostModule, err)
+	}
+	return e, nil
+}
+
+// instanceKey carries an instance's *stopped through Run's context to
+// its host function calls.
+type instanceKey struct{}
+
+// stopped holds the error of the host function that stopped an instance.
+type stopped struct{ err error }
+
+// exportHostModule instantiates the host module. A host function that
+// returns an error ends its instance the way WASI's proc_exit does in
+// wazero: it closes the module and unwinds the guest with a
+// sys.ExitError, which InstantiateModule returns; Run then returns the
+// host function's error, kept in the instance's context.
+func (e *wazeroEngine) exportHostModule(ctx context.Context) error {
+	b := e.rt.NewHostModuleBuilder(e.cfg.HostModule)
+	for _, f := range e.cfg.HostFuncs {
+		e.host[f.Name] = f.Type
+		call := f.Call
+		b.NewFunctionBuilder().
+			WithGoModuleFunction(api.GoModuleFunc(func(ctx context.Context, mod api.Module, stack []uint64) {
+				err := call(ctx, memoryOf(mod), stack)
+				if err == nil {
+					return
+				}
+				if s, ok := ctx.Value(instanceKey{}).(*stopped); ok {
+					s.err = err
+				}
+				mod.CloseWithExitCode(ctx, 1)
+				panic(sys.NewExitError(1)) // wazero's way out of a host function (see above)
+			}), valueTypes(f.Type.Params), valueTypes(f.Type.Results)).
+			Export(f.Name)
+	}
+	_, err := b.Instantiate(ctx)
+	return err
+}
+
+func valueTypes(ts []ValueType) []api.ValueType {
+	out := make([]api.ValueType, len(ts))
+	for i, t := range ts {
+		out[i] = api.ValueType(t)
+	}
+	return out
+}
+
+// memoryOf returns an instance's memory; one without memory has an
+// empty one (every access out of bounds).
+func memoryOf(mod api.Module) Memory {
+	if m := mod.Memory(); m != nil {
+		return m
+	}
+	return noMemory{}
+}
+
+type noMemory struct{}
+
+func (noMemory) Read(uint32, uint32) ([]byte, bool) { return nil, false }
+func (noMemory) Write(uint32, []byte) bool          { return false }
+
+// wazeroModule is a module compiled by wazero, with the image of its
+// initial memory (memimage_*.go) when it has one.
+type wazeroModule struct {
+	cm        wazero.CompiledModule
+	img       *memImage
+	codeBytes int
+}
+
+func (m *wazeroModule) CodeBytes() int { return m.codeBytes }
+
+func (m *wazeroModule) ImageBytes() int64 {
+	if m.img == nil {
+		return 0
+	}
+	return int64(m.img.size)
+}
+
+func (m *wazeroModule) Close(ctx context.Context) error {
+	err := m.cm.Close(ctx)
+	if m.img != nil {
+		m.img.close()
+	}
+	return err
+}
+
+// Compile compiles wasm. The module's initial memory becomes an image
+// that instances map copy-on-write (memimage_linux.go); where that
+// cannot be, its data segments are merged so that instantiation copies
+// them in a few calls (wasmdata.go).
+func (e *wazeroEngine) Compile(ctx context.Context, wasm []byte, workers int) (Module, error) {
+	var code []byte
+	var img *memImage
+	if !e.cfg.NoMemoryImages {
+		if stripped, data, ok := splitData(wasm); ok {
+			if i, err := newMemImage(data); err == nil {
+				code, img = stripped, i
+			}
+		}
+	}
+	if code == nil {
+		code = mergeDataSegments(wasm)
+	}
+	m := &wazeroModule{img: img, codeBytes: len(code)}
+	if workers > 1 {
+		ctx = experimental.WithCompilationWorkers(ctx, workers)
+	}
+	cm, err := compileRecover(ctx, e.rt, code)
+	if err != nil {
+		if img != nil {
+			img.close()
+		}
+		return nil, err
+	}
+	m.cm = cm
+	if err := e.checkImports(cm); err != nil {
+		m.Close(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	return m, nil
+}
+
+// compileRecover runs wazero's compiler, turning a panic in it (a module
+// that trips a wazero bug) into an *InvalidError carrying the stack.
+func compileRecover(ctx context.Context, rt wazero.Runtime, code []byte) (cm wazero.CompiledModule, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			cm, err = nil, &InvalidError{Err: fmt.Errorf("the compiler failed on it: %v", p), Stack: string(debug.Stack())}
+		}
+	}()
+	cm, err = rt.CompileModule(ctx, code)
+	if err != nil && ctx.Err() == nil {
+		err = &InvalidError{Err: err}
+	}
+	return cm, err
+}
+
+// Run instantiates m and runs it to its end.
+func (e *wazeroEngine) Run(ctx context.Context, m Module, c RunConfig) error {
+	wm, ok := m.(*wazeroModule)
+	if !ok {
+		return fmt.Errorf("engine: module %T was not compiled by wazero", m)
+	}
+	s := &stopped{}
+	ctx = withMemory(context.WithValue(ctx, instanceKey{}, s), wm.img, e.cfg.SliceMemory)
+	cfg := wazero.NewModuleConfig().
+		WithName("").
+		WithArgs(c.Args...).
+		WithStdout(c.Stdout).
+		WithStderr(c.Stderr).
+		WithWalltime(c.Walltime, 1).
+		WithNanotime(c.Nanotime, 1).
+		WithNanosleep(c.Nanosleep).
+		WithOsyield(func() {}).
+		WithRandSource(c.Rand)
+	mod, err := e.rt.InstantiateModule(ctx, wm.cm, cfg)
+	if mod != nil {
+		mod.Close(ctx)
+	}
+	if s.err != nil {
+		return s.err
+	}
+	var ee *sys.ExitError
+	if errors.As(err, &ee) {
+		return &ExitError{Code: ee.ExitCode()}
+	}
+	return err
+}
+
+// Close closes the runtime and its compilation cache.
+func (e *wazeroEngine) Close(ctx context.Context) error {
+	err := e.rt.Close(ctx)
+	if cerr := e.cache.Close(ctx); err == nil {
+		err = cerr
+	}
+	return err
+}

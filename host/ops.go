@@ -1,0 +1,308 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/skeinrun/skein/abi"
+	"github.com/skeinrun/skein/lineage"
+	"github.com/skeinrun/skein/sched"
+	"github.com/skeinrun/skein/store"
+)
+
+// opArgs are the arguments of an op call.
+type opArgs struct {
+	tid      sched.TaskID
+	kind     abi.OpKind
+	name, fn string
+	arg      []byte
+}
+
+// readOp reads the arguments of an op call from the guest.
+func (x *exec) readOp(stack []uint64) (opArgs, error) {
+	a := opArgs{tid: sched.TaskID(u32(stack, 0)), kind: abi.OpKind(u32(stack, 1))}
+	name, err := x.read(u32(stack, 2), u32(stack, 3))
+	if err != nil {
+		return a, err
+	}
+	a.name = string(name)
+	if a.fn, err = x.fnName(u32(stack, 4), u32(stack, 5)); err != nil {
+		return a, err
+	}
+	a.arg, err = x.read(u32(stack, 6), u32(stack, 7))
+	return a, err
+}
+
+// op issues an op: a task or branch (spawn, fork, branch) or a durable
+// op (step, call, sleep, promise, child).
+func (x *exec) op(ctx context.Context, stack []uint64) error {
+	a, err := x.readOp(stack)
+	if err != nil {
+		return err
+	}
+	if err := x.countOp(a); err != nil {
+		return err
+	}
+	var r abi.OpResult
+	switch a.kind {
+	case abi.OpSpawn:
+		var t sched.TaskID
+		var p sched.PromiseID
+		t, p, r.Key, err = x.s.Spawn(a.tid, a.name)
+		r.Task, r.Promise = uint32(t), uint32(p)
+		if err == nil {
+			err = x.taskStarted()
+		}
+	case abi.OpFork:
+		r.Promise, r.Key, err = x.s.Fork(a.tid, a.name)
+	case abi.OpBranch:
+		if len(a.arg) != 4 {
+			return x.fail("branch op needs a 4-byte fork handle, got %d bytes", len(a.arg))
+		}
+		var t sched.TaskID
+		var p sched.PromiseID
+		t, p, r.Key, err = x.s.Branch(a.tid, binary.LittleEndian.Uint32(a.arg))
+		r.Task, r.Promise = uint32(t), uint32(p)
+		if err == nil {
+			err = x.taskStarted()
+		}
+	case abi.OpStep, abi.OpCall, abi.OpSleep, abi.OpPromise, abi.OpChild:
+		r, err = x.durableOp(ctx, a)
+	default:
+		return x.fail("unknown op kind %d", a.kind)
+	}
+	var idErr *lineage.StepIDError
+	switch {
+	case errors.Is(err, errExecEnded):
+		return err
+	case errors.As(err, &idErr):
+		r = abi.OpResult{State: abi.StateIDError, Scope: idErr.Scope, Name: idErr.Name, Rule: idErr.Rule, Message: idErr.Error()}
+	case err != nil:
+		return x.schedErr(err)
+	}
+	x.out = abi.AppendOpResult(x.out[:0], r)
+	return x.replyTo(stack, 8, x.out)
+}
+
+// countOp counts the op against the execution's limits (limits.go).
+func (x *exec) countOp(a opArgs) error {
+	if err := x.countOps(); err != nil {
+		return err
+	}
+	if a.kind == abi.OpChild {
+		if err := x.countChild(); err != nil {
+			return err
+		}
+	}
+	if a.kind == abi.OpCall || a.kind == abi.OpChild {
+		return x.checkPayload(fmt.Sprintf("the input of %s op %q", a.kind, a.fn), len(a.arg))
+	}
+	return nil
+}
+
+// durableOp issues an op the journal records. An error that is not
+// errExecEnded comes from the scheduler (op hands it to schedErr, or
+// replies with a step id error).
+func (x *exec) durableOp(ctx context.Context, a opArgs) (abi.OpResult, error) {
+	opts, hasOpts := x.nextOpts[a.tid]
+	if hasOpts {
+		delete(x.nextOpts, a.tid)
+		if a.kind != abi.OpStep && a.kind != abi.OpCall {
+			return abi.OpResult{}, x.fail("retry and timeout options apply to steps and calls only, not to a %s op", a.kind)
+		}
+	}
+	switch a.kind {
+	case abi.OpSleep, abi.OpPromise:
+		a.fn = a.kind.String()
+	}
+	if a.fn == "" {
+		return abi.OpResult{}, x.fail("%s op without a function name", a.kind)
+	}
+	res, err := x.s.Op(a.tid, a.kind.String(), a.name, a.fn)
+	if err != nil {
+		return abi.OpResult{}, err
+	}
+	if x.rs.sim != nil {
+		x.rs.sim.noteOp(res.Key, simOp{Kind: a.kind.String(), Function: a.fn, Task: x.s.TaskPath(a.tid)})
+	}
+	if x.verify && res.New {
+		return abi.OpResult{}, x.schedErr(&sched.NondeterminismError{Expected: "only recorded ops", Got: fmt.Sprintf("%s %q at key %q, which the journal does not record", a.kind, a.fn, res.Key)})
+	}
+	r := abi.OpResult{Promise: uint32(res.Promise), Key: res.Key, State: abi.StatePending}
+	if x.verify && res.Pending != nil {
+		return r, nil // recorded as pending: a verifying replay starts nothing
+	}
+	switch {
+	case res.Settled:
+		r.State, r.Outcome = abi.StateSettled, toABI(res.Outcome)
+	case res.RunBody:
+		r.State = abi.StateRunBody
+		x.startBody(res, opts, hasOpts)
+	case a.kind == abi.OpSleep:
+		err = x.sleepOp(res, a.arg)
+	case a.kind == abi.OpPromise:
+		if res.New {
+			x.s.RecordPending(res.Promise, 0)
+		}
+		x.rs.promises[res.Key] = true
+	case a.kind == abi.OpCall && (res.New || res.Pending != nil):
+		err = x.callOp(ctx, res, a, opts)
+	case a.kind == abi.OpChild && (res.New || res.Pending != nil):
+		if res.New {
+			x.s.RecordPending(res.Promise, 0)
+		}
+		err = x.startChild(ctx, res.Key, a.fn, a.arg)
+	}
+	return r, err
+}
+
+// startBody notes a step body that starts running in the guest.
+func (x *exec) startBody(res sched.OpResult, opts abi.OpOptions, hasOpts bool) {
+	if hasOpts {
+		if x.bodies == nil {
+			x.bodies = map[sched.PromiseID]*stepBody{}
+		}
+		x.bodies[res.Promise] = &stepBody{opts: opts, start: time.Now()}
+	}
+	if x.rs.sim != nil {
+		x.simBodyStart(res.Key, res.Attempts)
+	}
+	if hook := x.h.cfg.onBody; hook != nil {
+		x.blocking(func() { hook(x.rs.run.ID, res.Key) }) // a test holding the body is not the guest's time
+	}
+}
+
+// sleepOp arms the timer of a sleep: recorded pending with its deadline
+// when new.
+func (x *exec) sleepOp(res sched.OpResult, arg []byte) error {
+	switch {
+	case res.Pending != nil:
+		x.armTimer(res.Key, res.Pending.Deadline)
+	case res.New:
+		if len(arg) != 8 {
+			return x.fail("sleep op needs an 8-byte duration, got %d bytes", len(arg))
+		}
+		d := max(int64(binary.LittleEndian.Uint64(arg)), 0)
+		deadline := x.s.VNow() + d // time.Sleep in workflow code moves only the virtual clock
+		x.s.RecordPending(res.Promise, deadline)
+		x.armTimer(res.Key, deadline)
+	}
+	return nil
+}
+
+// callOp starts an activity call, new or resumed after a crash.
+func (x *exec) callOp(ctx context.Context, res sched.OpResult, a opArgs, opts abi.OpOptions) error {
+	if err := x.h.checkGrant(ctx, x.rs.run.ModuleHash, a.fn); err != nil {
+		return x.fail("%v (called at key %q)", err, res.Key)
+	}
+	if res.New {
+		x.s.RecordPending(res.Promise, 0)
+	}
+	if x.rs.sim != nil {
+		attempt := max(res.Attempts, 1)
+		if res.Pending != nil {
+			attempt = res.Attempts + 1
+		}
+		x.simActivity(res.Key, a.fn, bytes.Clone(a.arg), opts, attempt)
+		return nil
+	}
+	act := x.h.activity(a.fn)
+	if act == nil {
+		return x.fail("activity %q is not registered on this host (called at key %q)", a.fn, res.Key)
+	}
+	c := activityCall{key: res.Key, name: a.fn, fn: act, input: bytes.Clone(a.arg), opts: opts, attempt: max(res.Attempts, 1)}
+	if res.Pending != nil {
+		c.attempt, c.resumed = res.Attempts+1, true
+	}
+	x.rs.startActivity(x.h.cfg.Store, c)
+	return nil
+}
+
+// startChild creates the child run of the op at key (once: its id is
+// ChildRunID(run, key)) and drives it, unless it has ended: then its
+// outcome is delivered at the next idle point.
+func (x *exec) startChild(ctx context.Context, key, workflow string, input []byte) error {
+	rs := x.rs
+	if err := x.checkChildDepth(ctx, key, workflow); err != nil {
+		return err
+	}
+	id := ChildRunID(rs.run.ID, key)
+	rs.children[key] = id
+	if len(input) == 0 {
+		input = []byte("null")
+	}
+	child := store.Run{ID: id, ModuleHash: rs.run.ModuleHash, Workflow: workflow, Input: bytes.Clone(input), Parent: rs.run.ID}
+	if rs.sim != nil {
+		child.StartTime, child.Seed = rs.sim.clock, rs.run.Seed
+	}
+	var err error
+	x.blocking(func() { child, err = x.h.createRun(ctx, child) })
+	if err != nil {
+		return x.fail("start child run %s: %v", id, err)
+	}
+	switch {
+	case rs.sim != nil:
+		x.simChild(ctx, key, child)
+	case child.Status.Terminal():
+		rs.mb.put(sched.Completion{Key: key, Outcome: childOutcome(child)})
+	default:
+		x.driveChild(id)
+	}
+	return nil
+}
+
+// driveChild has the child run id driven, unless it is being driven for
+// this run already.
+func (x *exec) driveChild(id string) {
+	rs := x.rs
+	if rs.opts.hold != nil && rs.opts.hold.byWork {
+		// A worker (Work) drives the parent: the child is a run like any
+		// other, claimed with a lease of its own by whichever worker is
+		// free, and its end settles the parent's op.
+		x.h.signal()
+		return
+	}
+	if !rs.setChildLive(id, true) {
+		return
+	}
+	// Drive takes the child's lease, as it took the parent's.
+	opts := DriveOptions{WaitTimers: rs.opts.WaitTimers, Owner: rs.opts.Owner, LeaseTTL: rs.opts.LeaseTTL}
+	// Not ended by this execution's watchdog; ended by Host.Close.
+	ctx, done, ok := x.h.childDriveContext(x.base)
+	if !ok {
+		rs.setChildLive(id, false)
+		return
+	}
+	go func() {
+		defer done()
+		for range 3 {
+			r, err := x.h.Drive(ctx, id, opts)
+			if err != nil && !errors.Is(err, errActive) {
+				x.h.log.Warn("child run stopped", "run", rs.run.ID, "child", id, "err", err)
+			}
+			// A cancellation stored just as the child suspended (too
+			// late for its drive to see) is delivered by driving it again.
+			if err != nil || r.Status != store.RunSuspended || !x.h.cancelWaits(ctx, id) {
+				break
+			}
+		}
+		rs.setChildLive(id, false)
+		rs.mb.nudge()
+	}()
+}
+
+// childOutcome is the outcome a parent gets from its ended child.
+func childOutcome(c store.Run) sched.Outcome {
+	if c.Status == store.RunCompleted {
+		v := c.Result
+		if len(v) == 0 {
+			v = []byte("null")
+		}
+		return sched.Outcome{OK: true, Value: v}
+	}
+	return sched.Outcome{Err: c.Error}
+}
