@@ -160,7 +160,7 @@ func (h *Host) drive(ctx context.Context, rs *runState) (store.Run, error) {
 	defer func() { rs.close() }() // rs is replaced after a suspension
 	rs.run = run
 	if h.sim != nil {
-		rs.sim = h.sim.run(runID, run.StartTime)
+		rs.world = simWorld{run: h.sim.run(runID, run.StartTime), cfg: h.sim.cfg}
 	}
 	rs.run.Status, rs.run.WakeAt, rs.run.Error = store.RunRunning, 0, ""
 	if err := h.commitRun(ctx, rs); err != nil {
@@ -224,7 +224,7 @@ func (h *Host) drive(ctx context.Context, rs *runState) (store.Run, error) {
 				}
 			}
 			next := newRunState(rs.run, rs.opts)
-			next.sim = rs.sim
+			next.world = rs.world
 			h.mu.Lock()
 			h.active[runID] = next
 			h.mu.Unlock()
@@ -271,7 +271,7 @@ func (h *Host) drive(ctx context.Context, rs *runState) (store.Run, error) {
 			markOrphans(rs, outs, x.s)
 		}
 		var toParent *sched.Completion
-		if rs.run.Parent != "" && rs.run.Status.Terminal() && h.sim == nil {
+		if rs.run.Parent != "" && rs.run.Status.Terminal() && rs.world.settlesParent() {
 			key, err := h.childKey(ctx, rs.run.Parent, runID)
 			if err != nil {
 				return rs.run, fmt.Errorf("drive %s: %w", runID, err)
@@ -334,18 +334,8 @@ func (h *Host) inbox(ctx context.Context, rs *runState, outs []store.Outcome) er
 	if delivered {
 		return nil
 	}
-	if rs.run.Cancel == "" && rs.run.Deadline > 0 && rs.sim != nil {
-		rs.sim.at("deadline", rs.run.Deadline, sched.Completion{Key: sched.CancelKey, Outcome: sched.Outcome{Err: timeoutReason(rs.run)}})
-		return nil
-	}
 	if rs.run.Cancel == "" && rs.run.Deadline > 0 {
-		if d := time.Until(time.Unix(0, rs.run.Deadline)); d > 0 {
-			id, reason := rs.run.ID, timeoutReason(rs.run)
-			rs.deadline = time.AfterFunc(d, func() {
-				if _, err := h.Cancel(context.Background(), id, reason); err != nil && !errors.Is(err, ErrTerminal) {
-					h.log.Warn("run timeout: cancel", "run", id, "err", err)
-				}
-			})
+		if rs.world.armDeadline(h, rs) {
 			return nil
 		}
 		r, err := h.cfg.Store.RequestCancel(ctx, rs.run.ID, timeoutReason(rs.run))

@@ -51,10 +51,7 @@ type exec struct {
 	fnNames    map[string]string
 	verify     bool // Replay: deliver only recorded outcomes, issue nothing new
 
-	// simulation (Config.Simulation) only
-	simWaits  map[string]int            // waits issued per step body attempt
-	simRands  map[string]*rand2.ChaCha8 // real_rand streams per step body attempt
-	simStarts map[string]int64          // clock when each step body attempt started in this execution
+	fx effects // what the execution asks of the world (effects.go); nil when describing
 
 	nextOpts map[sched.TaskID]abi.OpOptions // op_options for the task's next op
 	bodies   map[sched.PromiseID]*stepBody  // step bodies running with options
@@ -82,12 +79,9 @@ func newDescribeExec(h *Host) *exec {
 
 func newExec(h *Host, rs *runState, recorded []sched.Record) *exec {
 	x := &exec{h: h, rs: rs, fnNames: map[string]string{}}
-	now := realNow
-	if sim := rs.sim; sim != nil {
-		now = func() int64 { return sim.clock }
-	}
+	x.fx = rs.world.effects(x)
 	x.s = sched.New(sched.Options{
-		Now:          now,
+		Now:          x.fx.now,
 		StartTime:    rs.run.StartTime,
 		OnRecord:     x.record,
 		Minting:      h.cfg.minting,
@@ -103,9 +97,7 @@ func (x *exec) record(r sched.Record) {
 	x.newRecords++
 	x.h.metrics.opsRecorded.Add(1)
 	o := toStore(r)
-	if x.rs.sim != nil {
-		x.rs.sim.log = append(x.rs.sim.log, simRecord{out: o})
-	}
+	x.fx.recorded(o)
 	x.rs.batch.Outcomes = append(x.rs.batch.Outcomes, store.RunOutcome{RunID: x.rs.run.ID, Outcome: o})
 	if !x.verify {
 		x.h.emitRecord(x.rs.run, r)

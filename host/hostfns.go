@@ -2,11 +2,9 @@ package host
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/binary"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/skeinrun/skein/abi"
 	"github.com/skeinrun/skein/host/internal/engine"
@@ -279,15 +277,7 @@ func (x *exec) realNow(ctx context.Context, stack []uint64) error {
 	if err := x.inBody("real time"); err != nil {
 		return err
 	}
-	if sim := x.rs.sim; sim != nil {
-		// The body's virtual time, counted from the first start of this
-		// attempt, so a body run again after a crash reads the same.
-		tid := x.s.Current()
-		id := fmt.Sprintf("%s#%d", x.s.BodyKey(tid), x.s.Attempts(x.s.BodyPromise(tid)))
-		stack[0] = uint64(sim.ends["start:"+id] + sim.clock - x.simStarts[id])
-		return nil
-	}
-	stack[0] = uint64(time.Now().UnixNano())
+	stack[0] = uint64(x.fx.bodyNow())
 	return nil
 }
 
@@ -299,10 +289,6 @@ func (x *exec) realRand(ctx context.Context, stack []uint64) error {
 	if err != nil {
 		return err
 	}
-	if x.rs.sim != nil {
-		x.simRand(x.s.Current()).Read(b)
-		return nil
-	}
-	rand.Read(b) // writes guest memory in place
+	x.fx.bodyRand(b) // writes guest memory in place
 	return nil
 }

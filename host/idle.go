@@ -2,10 +2,6 @@ package host
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"math"
-	"time"
 
 	"github.com/skeinrun/skein/sched"
 )
@@ -47,7 +43,7 @@ func (x *exec) idlePoint(ctx context.Context) error {
 	}
 	cs := x.rs.mb.drain()
 	if len(cs) == 0 && !x.s.Held() {
-		if err := x.idleWait(ctx); err != nil {
+		if err := x.fx.idle(ctx); err != nil {
 			return err
 		}
 		cs = x.rs.mb.drain()
@@ -74,69 +70,13 @@ func (x *exec) onCancel(ctx context.Context, reason string) {
 	}
 	clear(rs.promises)
 	for key, id := range rs.children {
-		if rs.sim != nil {
-			go func() {
-				if _, err := x.h.Cancel(context.WithoutCancel(ctx), id, "parent run canceled: "+reason); err != nil && !errors.Is(err, ErrTerminal) {
-					x.h.log.Warn("cancel child run", "run", rs.run.ID, "key", key, "child", id, "err", err)
-				}
-			}()
-			continue
-		}
-		// Recorded before the parent goes on, and the child driven again
-		// if its drive had just stopped (it suspended before the request
-		// was stored): a child left suspended would never hear of it.
-		_, err := x.h.Cancel(context.WithoutCancel(ctx), id, "parent run canceled: "+reason)
-		switch {
-		case errors.Is(err, ErrTerminal):
-		case err != nil:
-			x.h.log.Warn("cancel child run", "run", rs.run.ID, "key", key, "child", id, "err", err)
-		default:
-			x.driveChild(id)
-		}
+		x.fx.cancelChild(ctx, key, id, "parent run canceled: "+reason)
 	}
 }
 
 // errDeadlock is the failure of a run whose tasks all wait on nothing
 // that can settle.
 const errDeadlock = "deadlock: every task waits and nothing can settle what they wait for"
-
-// idleWait blocks until a completion arrives, or suspends the run when
-// nothing in this process will settle soon.
-func (x *exec) idleWait(ctx context.Context) error {
-	rs := x.rs
-	if rs.sim != nil {
-		if rs.mb.len() > 0 || rs.sim.fire(&rs.mb) {
-			return nil
-		}
-		if len(rs.promises) > 0 || len(rs.children) > 0 {
-			return x.suspend(0)
-		}
-		return x.fail(errDeadlock)
-	}
-	for rs.mb.len() == 0 {
-		busy := x.s.InBody() || len(rs.activities) > 0 || rs.bodyWaits > 0 || rs.liveChildren() > 0
-		if !busy {
-			earliest := int64(math.MaxInt64)
-			for _, d := range rs.timers {
-				earliest = min(earliest, d)
-			}
-			switch {
-			case len(rs.timers) == 0 && len(rs.promises) == 0 && len(rs.children) == 0:
-				return x.fail(errDeadlock)
-			case len(rs.timers) == 0:
-				return x.suspend(0)
-			case x.h.cfg.Evict != EvictNever && time.Until(time.Unix(0, earliest)) > x.h.cfg.IdleThreshold:
-				return x.suspend(earliest)
-			}
-		}
-		var err error
-		x.blocking(func() { err = rs.mb.waitOnce(ctx) })
-		if err != nil {
-			return x.stop(stFailed, fmt.Errorf("interrupted while waiting: %w", err))
-		}
-	}
-	return nil
-}
 
 // suspend ends the execution until wake (0: until a settlement).
 func (x *exec) suspend(wake int64) error {

@@ -126,9 +126,7 @@ func (x *exec) durableOp(ctx context.Context, a opArgs) (abi.OpResult, error) {
 	if err != nil {
 		return abi.OpResult{}, err
 	}
-	if x.rs.sim != nil {
-		x.rs.sim.noteOp(res.Key, simOp{Kind: a.kind.String(), Function: a.fn, Task: x.s.TaskPath(a.tid)})
-	}
+	x.fx.issued(res.Key, simOp{Kind: a.kind.String(), Function: a.fn, Task: x.s.TaskPath(a.tid)})
 	if x.verify && res.New {
 		return abi.OpResult{}, x.schedErr(&sched.NondeterminismError{Expected: "only recorded ops", Got: fmt.Sprintf("%s %q at key %q, which the journal does not record", a.kind, a.fn, res.Key)})
 	}
@@ -168,9 +166,7 @@ func (x *exec) startBody(res sched.OpResult, opts abi.OpOptions, hasOpts bool) {
 		}
 		x.bodies[res.Promise] = &stepBody{opts: opts, start: time.Now()}
 	}
-	if x.rs.sim != nil {
-		x.simBodyStart(res.Key, res.Attempts)
-	}
+	x.fx.bodyStarted(res.Key, res.Attempts)
 	if hook := x.h.cfg.onBody; hook != nil {
 		x.blocking(func() { hook(x.rs.run.ID, res.Key) }) // a test holding the body is not the guest's time
 	}
@@ -181,7 +177,7 @@ func (x *exec) startBody(res sched.OpResult, opts abi.OpOptions, hasOpts bool) {
 func (x *exec) sleepOp(res sched.OpResult, arg []byte) error {
 	switch {
 	case res.Pending != nil:
-		x.armTimer(res.Key, res.Pending.Deadline)
+		x.fx.armTimer(res.Key, res.Pending.Deadline)
 	case res.New:
 		if len(arg) != 8 {
 			return x.fail("sleep op needs an 8-byte duration, got %d bytes", len(arg))
@@ -189,7 +185,7 @@ func (x *exec) sleepOp(res sched.OpResult, arg []byte) error {
 		d := max(int64(binary.LittleEndian.Uint64(arg)), 0)
 		deadline := x.s.VNow() + d // time.Sleep in workflow code moves only the virtual clock
 		x.s.RecordPending(res.Promise, deadline)
-		x.armTimer(res.Key, deadline)
+		x.fx.armTimer(res.Key, deadline)
 	}
 	return nil
 }
@@ -202,24 +198,11 @@ func (x *exec) callOp(ctx context.Context, res sched.OpResult, a opArgs, opts ab
 	if res.New {
 		x.s.RecordPending(res.Promise, 0)
 	}
-	if x.rs.sim != nil {
-		attempt := max(res.Attempts, 1)
-		if res.Pending != nil {
-			attempt = res.Attempts + 1
-		}
-		x.simActivity(res.Key, a.fn, bytes.Clone(a.arg), opts, attempt)
-		return nil
-	}
-	act := x.h.activity(a.fn)
-	if act == nil {
-		return x.fail("activity %q is not registered on this host (called at key %q)", a.fn, res.Key)
-	}
-	c := activityCall{key: res.Key, name: a.fn, fn: act, input: bytes.Clone(a.arg), opts: opts, attempt: max(res.Attempts, 1)}
+	c := activityCall{key: res.Key, name: a.fn, input: bytes.Clone(a.arg), opts: opts, attempt: max(res.Attempts, 1)}
 	if res.Pending != nil {
 		c.attempt, c.resumed = res.Attempts+1, true
 	}
-	x.rs.startActivity(x.h.cfg.Store, c)
-	return nil
+	return x.fx.call(c)
 }
 
 // startChild creates the child run of the op at key (once: its id is
@@ -236,22 +219,13 @@ func (x *exec) startChild(ctx context.Context, key, workflow string, input []byt
 		input = []byte("null")
 	}
 	child := store.Run{ID: id, ModuleHash: rs.run.ModuleHash, Workflow: workflow, Input: bytes.Clone(input), Parent: rs.run.ID}
-	if rs.sim != nil {
-		child.StartTime, child.Seed = rs.sim.clock, rs.run.Seed
-	}
+	x.fx.prepareChild(&child)
 	var err error
 	x.blocking(func() { child, err = x.h.createRun(ctx, child) })
 	if err != nil {
 		return x.fail("start child run %s: %v", id, err)
 	}
-	switch {
-	case rs.sim != nil:
-		x.simChild(ctx, key, child)
-	case child.Status.Terminal():
-		rs.mb.put(sched.Completion{Key: key, Outcome: childOutcome(child)})
-	default:
-		x.driveChild(id)
-	}
+	x.fx.child(ctx, key, child)
 	return nil
 }
 

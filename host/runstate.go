@@ -39,7 +39,7 @@ type runState struct {
 	cancel        context.CancelFunc // stops activities
 	actx          context.Context
 	deadline      *time.Timer // run timeout
-	sim           *simRun     // Config.Simulation: the run's simulated world
+	world         world       // where its effects happen (effects.go)
 	activating    time.Time   // when the next execution's activation began (metrics.go)
 	// lease, when set, is the worker's lease on the run (Work): every
 	// commit of the run is fenced by it, so once another worker has
@@ -54,7 +54,7 @@ func newRunState(run store.Run, opts DriveOptions) *runState {
 	actx, cancel := context.WithCancel(context.Background())
 	rs := &runState{run: run, opts: opts, timers: map[string]int64{}, handles: map[string]*time.Timer{},
 		activities: map[string]bool{}, promises: map[string]bool{}, children: map[string]string{}, depth: -1,
-		actx: actx, cancel: cancel, childLive: map[string]bool{}}
+		actx: actx, cancel: cancel, childLive: map[string]bool{}, world: liveWorld{}}
 	if opts.hold != nil {
 		rs.lease = &opts.hold.lease
 	}

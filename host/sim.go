@@ -1,17 +1,13 @@
 package host
 
 import (
-	"context"
 	"encoding/binary"
-	"fmt"
 	"hash/fnv"
-	"math/rand/v2"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/skeinrun/skein/abi"
 	"github.com/skeinrun/skein/sched"
 	"github.com/skeinrun/skein/store"
 )
@@ -207,121 +203,4 @@ func (r *simRun) clone(clock int64) *simRun {
 		c.ends[k] = v
 	}
 	return c
-}
-
-// simActivity runs a call op's activity at once, attempt after attempt as
-// its retry policy says, and schedules its outcome after the virtual time
-// the attempts and backoffs took.
-func (x *exec) simActivity(key, name string, input []byte, opts abi.OpOptions, attempt int) {
-	sim, cfg := x.rs.sim, x.h.sim.cfg
-	fn := cfg.Activities[name]
-	if fn == nil {
-		fn = x.h.activity(name)
-	}
-	var total time.Duration
-	var out []byte
-	var err error
-	for ; ; attempt++ {
-		d := time.Duration(sim.frac(fmt.Sprintf("call:%s#%d", key, attempt)) * float64(cfg.ActivityTime))
-		if t := time.Duration(opts.Timeout); t > 0 && d > t {
-			total += t
-			out, err = nil, fmt.Errorf("activity %q timed out after %s (attempt %d)", name, t, attempt)
-		} else {
-			total += d
-			out, err = []byte("null"), nil
-			if fn != nil {
-				ctx := context.WithValue(context.Background(), activityInfoKey{}, ActivityInfo{RunID: x.rs.run.ID, Key: key, Attempt: attempt})
-				out, err = runActivity(ctx, fn, input)
-			}
-		}
-		if err == nil || !retryable(opts, err, attempt) {
-			break
-		}
-		total += simBackoff(opts, attempt, sim.frac(fmt.Sprintf("backoff:%s#%d", key, attempt)))
-	}
-	c := sched.Completion{Key: key, Outcome: sched.Outcome{OK: true, Value: out}, Attempts: attempt}
-	if err != nil {
-		c.Outcome = sched.Outcome{Err: err.Error()}
-	}
-	sim.schedule("call:"+key, total, c)
-}
-
-// simBackoff is backoff with the jitter drawn from f in [0, 1).
-func simBackoff(o abi.OpOptions, attempt int, f float64) time.Duration {
-	j := o.Jitter
-	o.Jitter = 0
-	d := float64(backoff(o, attempt))
-	if j > 0 {
-		d *= 1 + float64(j)/1000*(2*f-1)
-	}
-	return time.Duration(d)
-}
-
-// simBodyID names the n-th wait of the current attempt of a task's step
-// body.
-func (x *exec) simBodyID(tid sched.TaskID, what string) string {
-	key := x.s.BodyKey(tid)
-	p := x.s.BodyPromise(tid)
-	attempt := 0
-	if p != 0 {
-		attempt = x.s.Attempts(p)
-	}
-	base := fmt.Sprintf("%s:%s#%d", what, key, attempt)
-	if x.simWaits == nil {
-		x.simWaits = map[string]int{}
-	}
-	n := x.simWaits[base]
-	x.simWaits[base]++
-	return fmt.Sprintf("%s#%d", base, n)
-}
-
-// simRand is the real_rand stream of a step body in a simulation: seeded
-// by the step's key and attempt, so a body run again after a crash draws
-// the same bytes.
-func (x *exec) simRand(tid sched.TaskID) *rand.ChaCha8 {
-	key := x.s.BodyKey(tid)
-	if x.simRands == nil {
-		x.simRands = map[string]*rand.ChaCha8{}
-	}
-	p := x.s.BodyPromise(tid)
-	id := fmt.Sprintf("%s#%d", key, x.s.Attempts(p))
-	r := x.simRands[id]
-	if r == nil {
-		var seed [32]byte
-		binary.LittleEndian.PutUint64(seed[:], mix(x.rs.sim.seed, "rand:"+id))
-		r = rand.NewChaCha8(seed)
-		x.simRands[id] = r
-	}
-	return r
-}
-
-// simChild drives a child run to its end or suspension, at once and in
-// its own virtual time, and schedules its outcome for the parent after
-// the virtual time the child took. A child that suspends settles nothing.
-func (x *exec) simChild(ctx context.Context, key string, child store.Run) {
-	sim := x.rs.sim
-	if !child.Status.Terminal() {
-		x.h.sim.mu.Lock()
-		if x.h.sim.runs[child.ID] == nil {
-			x.h.sim.runs[child.ID] = newSimRun(mix(sim.seed, "child:"+key), child.StartTime)
-		}
-		x.h.sim.mu.Unlock()
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			var err error
-			if child, err = x.h.Drive(ctx, child.ID, DriveOptions{}); err != nil && !IsDivergence(err) {
-				x.h.log.Warn("child run stopped", "run", x.rs.run.ID, "key", key, "child", child.ID, "err", err)
-			}
-		}()
-		<-done
-		if !child.Status.Terminal() {
-			return
-		}
-	}
-	took := time.Duration(0)
-	if cs := x.h.sim.run(child.ID, child.StartTime); cs.clock > child.StartTime {
-		took = time.Duration(cs.clock - child.StartTime)
-	}
-	sim.schedule("child:"+key, took, sched.Completion{Key: key, Outcome: childOutcome(child)})
 }

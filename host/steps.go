@@ -43,15 +43,9 @@ func (x *exec) stepDone(ctx context.Context, stack []uint64) error {
 		}
 		delete(x.bodies, p)
 	}
-	if sim := x.rs.sim; sim != nil && !x.s.BodyWaited(tid) {
-		// In a simulation every step body takes time: its outcome is
-		// delivered like a held one, after a seeded duration.
-		key := x.s.BodyKey(tid)
-		id := fmt.Sprintf("step:%s#%d", key, x.s.Attempts(p))
-		if err := x.s.StepDefer(tid, p); err != nil {
-			return x.schedErr(err)
-		}
-		sim.schedule(id, time.Duration(sim.frac(id)*float64(x.h.sim.cfg.StepTime)), sched.Completion{Key: key, Outcome: out})
+	if later, err := x.fx.stepEnded(tid, p, out); err != nil {
+		return x.schedErr(err)
+	} else if later {
 		stack[0] = uint64(abi.StepAwait)
 		return nil
 	}
@@ -79,12 +73,9 @@ func (x *exec) retryStep(ctx context.Context, tid sched.TaskID, p sched.PromiseI
 	if err != nil {
 		return x.schedErr(err)
 	}
-	if sim := x.rs.sim; sim != nil {
-		x.simBodyStart(x.s.BodyKey(tid), attempt)
-		x.bodyWait(tid, simBackoff(b.opts, attempt-1, sim.frac(fmt.Sprintf("backoff:%s#%d", x.s.BodyKey(tid), attempt))), "backoff", false)
-	} else {
-		x.rs.bodyWait(tid, backoff(b.opts, attempt-1))
-	}
+	key := x.s.BodyKey(tid)
+	x.fx.bodyStarted(key, attempt)
+	x.fx.bodyWait(tid, x.fx.backoff(b, key, attempt), "backoff")
 	if err := x.flush(ctx); err != nil {
 		return err
 	}
@@ -124,50 +115,6 @@ func (x *exec) bodySleep(ctx context.Context, stack []uint64) error {
 	if err := x.s.BodyWait(tid); err != nil {
 		return x.schedErr(err)
 	}
-	x.bodyWait(tid, d, "body", true)
+	x.fx.bodyWait(tid, d, "body")
 	return nil
-}
-
-// bodyWait starts a wait inside a step body: real, or in a simulation a
-// seeded virtual duration (scaled: uniform in [0, 2d)).
-func (x *exec) bodyWait(tid sched.TaskID, d time.Duration, what string, scale bool) {
-	sim := x.rs.sim
-	if sim == nil {
-		x.rs.bodyWait(tid, d)
-		return
-	}
-	id := x.simBodyID(tid, what)
-	if scale {
-		d = time.Duration(sim.frac(id) * 2 * float64(d))
-	}
-	x.rs.bodyWaits++
-	sim.schedule(id, d, sched.Completion{Task: tid})
-}
-
-// armTimer arms a durable timer: real, or a simulation event.
-func (x *exec) armTimer(key string, deadline int64) {
-	sim := x.rs.sim
-	if sim == nil {
-		x.rs.armTimer(key, deadline)
-		return
-	}
-	if _, ok := x.rs.timers[key]; ok {
-		return
-	}
-	x.rs.timers[key] = deadline
-	sim.at("timer:"+key, deadline, sched.Completion{Key: key, Outcome: sched.Outcome{OK: true, Value: []byte("null")}})
-}
-
-// simBodyStart notes when an attempt of a step body starts: the first
-// time in any execution (kept across crashes) and in this one.
-func (x *exec) simBodyStart(key string, attempt int) {
-	id := fmt.Sprintf("%s#%d", key, attempt)
-	sim := x.rs.sim
-	if _, ok := sim.ends["start:"+id]; !ok {
-		sim.ends["start:"+id] = sim.clock
-	}
-	if x.simStarts == nil {
-		x.simStarts = map[string]int64{}
-	}
-	x.simStarts[id] = sim.clock
 }

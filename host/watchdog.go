@@ -122,7 +122,7 @@ func (x *exec) overLimit(now, start, quiet time.Time) error {
 		return &LimitError{What: fmt.Sprintf("the execution ran workflow code for more than %s", l),
 			Limit: "MaxExecutionCPU", Flag: "--max-execution-cpu", Value: l.String()}
 	}
-	if x.rs != nil && x.rs.sim == nil && !x.wd.cancelSeen.Load() && x.wd.waiting.Load() == 0 {
+	if x.rs != nil && x.fx.hardCancels() && !x.wd.cancelSeen.Load() && x.wd.waiting.Load() == 0 {
 		if reason, since := x.rs.mb.pendingCancel(); !since.IsZero() && now.Sub(since) >= CancelGrace {
 			return &hardCancel{reason: reason}
 		}

@@ -1,0 +1,178 @@
+package host
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/skeinrun/skein/sched"
+	"github.com/skeinrun/skein/store"
+)
+
+// world is where a run's effects happen: the real world (liveWorld), or
+// the simulation of Config.Simulation (simWorld, simfx.go), which
+// `skein check` and skeintest run workflows in. Drive picks one per run;
+// nothing else asks which it is.
+type world interface {
+	// effects returns the effects of one execution of the run.
+	effects(x *exec) effects
+	// armDeadline arms the run's timeout (Run.Deadline); it reports false
+	// when it passed already.
+	armDeadline(h *Host, rs *runState) bool
+	// settlesParent reports whether a child run's end is delivered to its
+	// parent through the store (a simulated parent schedules it itself).
+	settlesParent() bool
+}
+
+// effects is what one execution of a run asks of the world: its clock,
+// timers, step bodies' time and waits, activity calls, child runs, and
+// waiting at an idle point for something to settle.
+type effects interface {
+	// now is the scheduler's clock.
+	now() int64
+	// recorded is told of each journal record the execution makes, and
+	// issued of each durable op.
+	recorded(o store.Outcome)
+	issued(key string, op simOp)
+	// bodyStarted is told that an attempt of a step body starts.
+	bodyStarted(key string, attempt int)
+	// bodyNow and bodyRand are real_now and real_rand in a step body.
+	bodyNow() int64
+	bodyRand(b []byte)
+	// bodyWait starts a wait of d in task tid's step body: body_sleep
+	// (what "body"), or the backoff before a retry (what "backoff").
+	bodyWait(tid sched.TaskID, d time.Duration, what string)
+	// backoff is the wait before attempt+1 of a step under opts.
+	backoff(b *stepBody, key string, attempt int) time.Duration
+	// stepEnded is told that a step body ended with out; it reports true
+	// when it delivers the outcome itself, later.
+	stepEnded(tid sched.TaskID, p sched.PromiseID, out sched.Outcome) (bool, error)
+	// armTimer arms a durable timer.
+	armTimer(key string, deadline int64)
+	// call starts an activity call; it fails the execution when the
+	// activity is not registered.
+	call(c activityCall) error
+	// prepareChild fills in a child run about to be created.
+	prepareChild(r *store.Run)
+	// child drives a child run the op at key created (or found).
+	child(ctx context.Context, key string, child store.Run)
+	// cancelChild cancels a pending child run for its canceled parent.
+	cancelChild(ctx context.Context, key, id, reason string)
+	// idle waits until a completion is in the mailbox, or ends the
+	// execution (suspended, or failed by a deadlock).
+	idle(ctx context.Context) error
+	// hardCancels reports whether a cancellation the workflow does not
+	// take in time stops the execution (CancelGrace).
+	hardCancels() bool
+}
+
+// liveWorld is the real world: wall-clock timers, activities on their
+// own goroutines, child runs driven as runs.
+type liveWorld struct{}
+
+func (liveWorld) effects(x *exec) effects { return liveEffects{x: x} }
+func (liveWorld) settlesParent() bool     { return true }
+
+func (liveWorld) armDeadline(h *Host, rs *runState) bool {
+	d := time.Until(time.Unix(0, rs.run.Deadline))
+	if d <= 0 {
+		return false
+	}
+	id, reason := rs.run.ID, timeoutReason(rs.run)
+	rs.deadline = time.AfterFunc(d, func() {
+		if _, err := h.Cancel(context.Background(), id, reason); err != nil && !errors.Is(err, ErrTerminal) {
+			h.log.Warn("run timeout: cancel", "run", id, "err", err)
+		}
+	})
+	return true
+}
+
+// liveEffects are the effects of an execution in the real world.
+type liveEffects struct{ x *exec }
+
+func (liveEffects) now() int64                     { return realNow() }
+func (liveEffects) recorded(store.Outcome)         {}
+func (liveEffects) issued(string, simOp)           {}
+func (liveEffects) bodyStarted(string, int)        {}
+func (liveEffects) bodyNow() int64                 { return time.Now().UnixNano() }
+func (liveEffects) bodyRand(b []byte)              { rand.Read(b) }
+func (liveEffects) hardCancels() bool              { return true }
+func (liveEffects) prepareChild(*store.Run)        {}
+func (f liveEffects) armTimer(key string, d int64) { f.x.rs.armTimer(key, d) }
+
+func (f liveEffects) call(c activityCall) error {
+	x := f.x
+	if c.fn = x.h.activity(c.name); c.fn == nil {
+		return x.fail("activity %q is not registered on this host (called at key %q)", c.name, c.key)
+	}
+	x.rs.startActivity(x.h.cfg.Store, c)
+	return nil
+}
+
+func (f liveEffects) bodyWait(tid sched.TaskID, d time.Duration, _ string) {
+	f.x.rs.bodyWait(tid, d)
+}
+
+func (liveEffects) backoff(b *stepBody, _ string, attempt int) time.Duration {
+	return backoff(b.opts, attempt-1)
+}
+
+func (liveEffects) stepEnded(sched.TaskID, sched.PromiseID, sched.Outcome) (bool, error) {
+	return false, nil
+}
+
+func (f liveEffects) child(ctx context.Context, key string, child store.Run) {
+	if child.Status.Terminal() {
+		f.x.rs.mb.put(sched.Completion{Key: key, Outcome: childOutcome(child)})
+		return
+	}
+	f.x.driveChild(child.ID)
+}
+
+// cancelChild records the cancellation before the parent goes on, and
+// drives the child again if its drive had just stopped (it suspended
+// before the request was stored): a child left suspended would never
+// hear of it.
+func (f liveEffects) cancelChild(ctx context.Context, key, id, reason string) {
+	x := f.x
+	_, err := x.h.Cancel(context.WithoutCancel(ctx), id, reason)
+	switch {
+	case errors.Is(err, ErrTerminal):
+	case err != nil:
+		x.h.log.Warn("cancel child run", "run", x.rs.run.ID, "key", key, "child", id, "err", err)
+	default:
+		x.driveChild(id)
+	}
+}
+
+// idle blocks until a completion arrives, or suspends the run when
+// nothing in this process will settle soon.
+func (f liveEffects) idle(ctx context.Context) error {
+	x, rs := f.x, f.x.rs
+	for rs.mb.len() == 0 {
+		busy := x.s.InBody() || len(rs.activities) > 0 || rs.bodyWaits > 0 || rs.liveChildren() > 0
+		if !busy {
+			earliest := int64(math.MaxInt64)
+			for _, d := range rs.timers {
+				earliest = min(earliest, d)
+			}
+			switch {
+			case len(rs.timers) == 0 && len(rs.promises) == 0 && len(rs.children) == 0:
+				return x.fail(errDeadlock)
+			case len(rs.timers) == 0:
+				return x.suspend(0)
+			case x.h.cfg.Evict != EvictNever && time.Until(time.Unix(0, earliest)) > x.h.cfg.IdleThreshold:
+				return x.suspend(earliest)
+			}
+		}
+		var err error
+		x.blocking(func() { err = rs.mb.waitOnce(ctx) })
+		if err != nil {
+			return x.stop(stFailed, fmt.Errorf("interrupted while waiting: %w", err))
+		}
+	}
+	return nil
+}
