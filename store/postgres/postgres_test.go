@@ -3,8 +3,10 @@ package postgres_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/skeinrun/skein/internal/pgtest"
@@ -138,7 +140,11 @@ func TestUnavailable(t *testing.T) {
 	if !errors.Is(err, store.ErrUnavailable) {
 		t.Errorf("Open of a closed port: %v; want ErrUnavailable", err)
 	}
-	st, err := postgres.Open(t.Context(), freshSchema(t), postgres.Options{})
+	// The pool's connections carry a name of their own, so that cutting
+	// them leaves alone the other tests sharing the server.
+	dsn := freshSchema(t)
+	app := fmt.Sprintf("skein_cut_%d", time.Now().UnixNano())
+	st, err := postgres.Open(t.Context(), dsn+"&application_name="+app, postgres.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +160,7 @@ func TestUnavailable(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := conn.Exec(t.Context(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-WHERE pid <> pg_backend_pid() AND datname = current_database() AND application_name = ''`); err != nil {
+WHERE pid <> pg_backend_pid() AND datname = current_database() AND application_name = $1`, app); err != nil {
 		t.Fatal(err)
 	}
 	_, err = st.Run(t.Context(), "x")

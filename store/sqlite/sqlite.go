@@ -19,6 +19,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/skeinrun/skein/store"
 
@@ -149,35 +150,9 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	wdb.SetMaxIdleConns(1)
 	wdb.SetConnMaxLifetime(0)
 	wdb.SetConnMaxIdleTime(0)
-	if err := wdb.PingContext(ctx); err != nil {
+	if err := setupRetrying(ctx, func() error { return setup(ctx, wdb, path, memory, opts, log) }); err != nil {
 		wdb.Close()
-		return nil, fmt.Errorf("sqlite store: open %s: %w", path, damaged(path, err))
-	}
-	if !memory {
-		var mode string
-		if err := wdb.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
-			wdb.Close()
-			return nil, fmt.Errorf("sqlite store: open %s: read journal mode: %w", path, damaged(path, err))
-		}
-		if !strings.EqualFold(mode, "wal") {
-			log.Warn("sqlite store: WAL mode unavailable; readers will block the writer", "path", path, "journal_mode", mode)
-		}
-	}
-	if !memory && !opts.SkipIntegrityCheck {
-		if err := quickCheck(ctx, wdb, path); err != nil {
-			wdb.Close()
-			return nil, fmt.Errorf("sqlite store: open %s: %w", path, err)
-		}
-	}
-	if err := migrate(ctx, wdb, log); err != nil {
-		wdb.Close()
-		return nil, fmt.Errorf("sqlite store: open %s: %w", path, damaged(path, err))
-	}
-	if opts.MaxBytes > 0 {
-		if err := limitSize(ctx, wdb, opts.MaxBytes); err != nil {
-			wdb.Close()
-			return nil, fmt.Errorf("sqlite store: open %s: %w", path, err)
-		}
+		return nil, err
 	}
 
 	d := &DB{
@@ -220,6 +195,57 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	go d.writeLoop()
 	log.Debug("sqlite store: opened", "path", path, "durability", opts.Durability)
 	return d, nil
+}
+
+// setup checks and migrates the database of a new store: it connects
+// (applying the connection's pragmas), checks the journal mode and the
+// database's integrity, migrates the schema and sets the size limit.
+func setup(ctx context.Context, wdb *sql.DB, path string, memory bool, opts Options, log *slog.Logger) error {
+	if err := wdb.PingContext(ctx); err != nil {
+		return fmt.Errorf("sqlite store: open %s: %w", path, damaged(path, err))
+	}
+	if !memory {
+		var mode string
+		if err := wdb.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+			return fmt.Errorf("sqlite store: open %s: read journal mode: %w", path, damaged(path, err))
+		}
+		if !strings.EqualFold(mode, "wal") {
+			log.Warn("sqlite store: WAL mode unavailable; readers will block the writer", "path", path, "journal_mode", mode)
+		}
+	}
+	if !memory && !opts.SkipIntegrityCheck {
+		if err := quickCheck(ctx, wdb, path); err != nil {
+			return fmt.Errorf("sqlite store: open %s: %w", path, err)
+		}
+	}
+	if err := migrate(ctx, wdb, log); err != nil {
+		return fmt.Errorf("sqlite store: open %s: %w", path, damaged(path, err))
+	}
+	if opts.MaxBytes > 0 {
+		if err := limitSize(ctx, wdb, opts.MaxBytes); err != nil {
+			return fmt.Errorf("sqlite store: open %s: %w", path, err)
+		}
+	}
+	return nil
+}
+
+// setupRetrying runs setup again while SQLite answers that the database
+// is busy: processes that open a new database at once race to switch it
+// to WAL and to migrate it, and SQLite reports some of those conflicts
+// at once, without waiting out the busy timeout (it would deadlock).
+func setupRetrying(ctx context.Context, setup func() error) error {
+	deadline := time.Now().Add(busyTimeoutMS * time.Millisecond)
+	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
+		err := setup()
+		if c := code(err); c != 5 && c != 6 || time.Now().After(deadline) { // SQLITE_BUSY, SQLITE_LOCKED
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+	}
 }
 
 // dsn builds a modernc.org/sqlite data source name: the plain path followed
