@@ -133,24 +133,15 @@ func (h *Host) deliver(runID string, c sched.Completion) bool {
 	return ok
 }
 
+// drive executes the run of rs until it ends or suspends (or, with
+// WaitTimers, until it ends): execution after execution, each replaying
+// the journal, evicted ones at once and suspended ones when woken.
 func (h *Host) drive(ctx context.Context, rs *runState) (store.Run, error) {
-	st := h.cfg.Store
 	runID := rs.run.ID
 	rs.activating = time.Now() // activation latency (metrics.go)
-	run, err := st.Run(ctx, runID)
-	if err != nil {
-		return store.Run{}, fmt.Errorf("drive %s: %w", runID, err)
-	}
-	switch to := rs.opts.resume; {
-	case to != nil && run.Status.Final():
-		return run, fmt.Errorf("resume %s: the run is %s", runID, run.Status)
-	case to != nil:
-		if to.module != "" {
-			run.ModuleHash = to.module
-		}
-		run.Result = nil
-	case run.Status.Terminal():
-		return run, nil // it ended before this drive took the lease
+	run, err := h.driveStart(ctx, runID, rs.opts.resume)
+	if err != nil || run.Status.Terminal() && rs.opts.resume == nil {
+		return run, err
 	}
 	cm, err := h.compiledModule(ctx, run.ModuleHash)
 	if err != nil {
@@ -167,136 +158,30 @@ func (h *Host) drive(ctx context.Context, rs *runState) (store.Run, error) {
 		return run, err
 	}
 	for {
-		if rs.activating.IsZero() {
-			rs.activating = time.Now()
-		}
-		outs, err := st.Outcomes(ctx, runID)
+		x, outs, err := h.execute(ctx, rs, cm)
 		if err != nil {
-			return rs.run, fmt.Errorf("drive %s: load outcomes: %w", runID, err)
-		}
-		if err := h.inbox(ctx, rs, outs); err != nil {
 			return rs.run, err
 		}
-		recs := make([]sched.Record, len(outs))
-		for i, o := range outs {
-			recs[i] = fromStore(o)
-		}
-		rs.mb.restale()
-		if h.cfg.onExec != nil {
-			h.cfg.onExec(runID)
-		}
-		if rs.opts.OnExecution != nil {
-			rs.opts.OnExecution()
-		}
-		h.emitStarted(rs.run, len(recs) > 0)
-		h.metrics.execution(len(recs) > 0)
-		h.log.Debug("execution started", "run", runID, "workflow", rs.run.Workflow, "replay", len(recs) > 0, "records", len(recs))
-		x := newExec(h, rs, recs)
-		h.instantiate(ctx, cm, x)
 		switch x.state {
 		case stEvicted:
 			h.metrics.evictReplay.Add(1)
 			continue
 		case stSuspended:
-			rs.run.Status = store.RunSuspended
-			markOrphans(rs, outs, x.s)
-			if err := h.commitRun(ctx, rs); err != nil {
+			next, err := h.suspended(ctx, rs, x, outs)
+			if err != nil || next == nil {
 				return rs.run, err
 			}
-			h.emitSuspended(rs.run)
-			h.metrics.evictSuspend.Add(1)
-			h.log.Debug("run suspended", "run", runID, "wake_at", rs.run.WakeAt)
-			rs.close()
-			again, err := h.waiting(ctx, rs)
-			if err != nil {
-				return rs.run, err
-			}
-			if !again {
-				if !rs.opts.WaitTimers || rs.run.WakeAt == 0 {
-					return rs.run, nil
-				}
-				t := time.NewTimer(time.Until(time.Unix(0, rs.run.WakeAt)))
-				select {
-				case <-t.C:
-				case <-ctx.Done():
-					t.Stop()
-					return rs.run, ctx.Err()
-				}
-			}
-			next := newRunState(rs.run, rs.opts)
-			next.world = rs.world
-			h.mu.Lock()
-			h.active[runID] = next
-			h.mu.Unlock()
 			rs = next
-			rs.run.Status, rs.run.WakeAt = store.RunRunning, 0
-			if err := h.commitRun(ctx, rs); err != nil {
-				return rs.run, err
-			}
 			continue
-		case stDone:
-			canceled, reason := x.s.Canceled()
-			switch {
-			case canceled:
-				rs.run.Status, rs.run.Error = store.RunCanceled, sched.CanceledPrefix+reason
-				if x.result.OK {
-					rs.run.Result = x.result.Value
-				}
-			case x.result.OK:
-				rs.run.Status, rs.run.Result = store.RunCompleted, x.result.Value
-			default:
-				rs.run.Status, rs.run.Error = store.RunFailed, x.result.Err
-			}
-		case stStopped:
-			// The run did not take its cancellation in time (watchdog.go):
-			// it ends canceled, its children are canceled too.
-			rs.run.Status, rs.run.Error = store.RunCanceled, sched.CanceledPrefix+x.failure.Error()
-			h.cancelChildren(ctx, rs, x.failure.Error())
-		case stDiverged:
-			rs.batch.Outcomes = nil // nothing a diverging replay made is kept
-			rs.run.Status, rs.run.Error = store.RunDiverged, x.failure.Error()
-		default:
-			if ctx.Err() != nil {
-				// Interrupted (shutdown): what was recorded is committed
-				// and the run stays running, to resume by replay later.
-				if err := h.commitRun(ctx, rs); err != nil {
-					return rs.run, err
-				}
-				return rs.run, fmt.Errorf("drive %s: %w", runID, ctx.Err())
-			}
-			rs.run.Status, rs.run.Error = store.RunFailed, x.failure.Error()
 		}
-		rs.run.WakeAt = 0
+		if err := h.endStatus(ctx, rs, x); err != nil {
+			return rs.run, err
+		}
 		if x.state == stDone {
 			markOrphans(rs, outs, x.s)
 		}
-		var toParent *sched.Completion
-		if rs.run.Parent != "" && rs.run.Status.Terminal() && rs.world.settlesParent() {
-			key, err := h.childKey(ctx, rs.run.Parent, runID)
-			if err != nil {
-				return rs.run, fmt.Errorf("drive %s: %w", runID, err)
-			}
-			out := childOutcome(rs.run)
-			toParent = &sched.Completion{Key: key, Outcome: out}
-			set := store.Settlement{RunID: rs.run.Parent, Key: key, Status: store.OutcomeOK, Value: out.Value}
-			if !out.OK {
-				set.Status, set.Value, set.Error = store.OutcomeError, nil, out.Err
-			}
-			rs.batch.Settlements = append(rs.batch.Settlements, set)
-		}
-		// Under a lease, the run's last commit releases it too.
-		rs.batch.Release = rs.lease != nil
-		if err := h.commitRun(ctx, rs); err != nil {
+		if err := h.finish(ctx, rs); err != nil {
 			return rs.run, err
-		}
-		if rs.opts.hold != nil {
-			rs.opts.hold.released = true
-		}
-		h.runEnded(rs.run)
-		h.metrics.runEnded(rs.run.Status)
-		h.logEnded(rs.run)
-		if toParent != nil && !h.deliver(rs.run.Parent, *toParent) {
-			h.signal()
 		}
 		var runErr error
 		if rs.run.Status == store.RunDiverged {
@@ -304,6 +189,178 @@ func (h *Host) drive(ctx context.Context, rs *runState) (store.Run, error) {
 		}
 		return rs.run, runErr
 	}
+}
+
+// driveStart reads the run a drive is about to execute. A run that has
+// ended is returned as it is (and is an error for a resume).
+func (h *Host) driveStart(ctx context.Context, runID string, to *resumeTo) (store.Run, error) {
+	run, err := h.cfg.Store.Run(ctx, runID)
+	if err != nil {
+		return store.Run{}, fmt.Errorf("drive %s: %w", runID, err)
+	}
+	switch {
+	case to != nil && run.Status.Final():
+		return run, fmt.Errorf("resume %s: the run is %s", runID, run.Status)
+	case to != nil:
+		if to.module != "" {
+			run.ModuleHash = to.module
+		}
+		run.Result = nil
+	}
+	return run, nil
+}
+
+// execute runs one execution of the run: it loads the journal and the
+// inbox and instantiates the module, which replays the journal and goes
+// on from its end.
+func (h *Host) execute(ctx context.Context, rs *runState, cm *cachedModule) (*exec, []store.Outcome, error) {
+	runID := rs.run.ID
+	if rs.activating.IsZero() {
+		rs.activating = time.Now()
+	}
+	outs, err := h.cfg.Store.Outcomes(ctx, runID)
+	if err != nil {
+		return nil, nil, fmt.Errorf("drive %s: load outcomes: %w", runID, err)
+	}
+	if err := h.inbox(ctx, rs, outs); err != nil {
+		return nil, nil, err
+	}
+	recs := make([]sched.Record, len(outs))
+	for i, o := range outs {
+		recs[i] = fromStore(o)
+	}
+	rs.mb.restale()
+	if h.cfg.onExec != nil {
+		h.cfg.onExec(runID)
+	}
+	if rs.opts.OnExecution != nil {
+		rs.opts.OnExecution()
+	}
+	h.emitStarted(rs.run, len(recs) > 0)
+	h.metrics.execution(len(recs) > 0)
+	h.log.Debug("execution started", "run", runID, "workflow", rs.run.Workflow, "replay", len(recs) > 0, "records", len(recs))
+	x := newExec(h, rs, recs)
+	h.instantiate(ctx, cm, x)
+	return x, outs, nil
+}
+
+// suspended records a suspended execution and waits for the run to be
+// due again if the drive should (a settlement arrived meanwhile, or
+// WaitTimers). It returns the run state of the next execution, or nil
+// when the drive ends here.
+func (h *Host) suspended(ctx context.Context, rs *runState, x *exec, outs []store.Outcome) (*runState, error) {
+	runID := rs.run.ID
+	rs.run.Status = store.RunSuspended
+	markOrphans(rs, outs, x.s)
+	if err := h.commitRun(ctx, rs); err != nil {
+		return nil, err
+	}
+	h.emitSuspended(rs.run)
+	h.metrics.evictSuspend.Add(1)
+	h.log.Debug("run suspended", "run", runID, "wake_at", rs.run.WakeAt)
+	rs.close()
+	again, err := h.waiting(ctx, rs)
+	if err != nil {
+		return nil, err
+	}
+	if !again {
+		if !rs.opts.WaitTimers || rs.run.WakeAt == 0 {
+			return nil, nil
+		}
+		t := time.NewTimer(time.Until(time.Unix(0, rs.run.WakeAt)))
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		}
+	}
+	next := newRunState(rs.run, rs.opts)
+	next.world = rs.world
+	h.mu.Lock()
+	h.active[runID] = next
+	h.mu.Unlock()
+	next.run.Status, next.run.WakeAt = store.RunRunning, 0
+	if err := h.commitRun(ctx, next); err != nil {
+		return nil, err
+	}
+	return next, nil
+}
+
+// endStatus sets the status an execution that did not suspend ends the
+// run with. An execution interrupted by ctx (a shutdown) commits what it
+// recorded, leaves the run running and returns ctx's error.
+func (h *Host) endStatus(ctx context.Context, rs *runState, x *exec) error {
+	switch x.state {
+	case stDone:
+		canceled, reason := x.s.Canceled()
+		switch {
+		case canceled:
+			rs.run.Status, rs.run.Error = store.RunCanceled, sched.CanceledPrefix+reason
+			if x.result.OK {
+				rs.run.Result = x.result.Value
+			}
+		case x.result.OK:
+			rs.run.Status, rs.run.Result = store.RunCompleted, x.result.Value
+		default:
+			rs.run.Status, rs.run.Error = store.RunFailed, x.result.Err
+		}
+	case stStopped:
+		// The run did not take its cancellation in time (watchdog.go):
+		// it ends canceled, its children are canceled too.
+		rs.run.Status, rs.run.Error = store.RunCanceled, sched.CanceledPrefix+x.failure.Error()
+		h.cancelChildren(ctx, rs, x.failure.Error())
+	case stDiverged:
+		rs.batch.Outcomes = nil // nothing a diverging replay made is kept
+		rs.run.Status, rs.run.Error = store.RunDiverged, x.failure.Error()
+	default:
+		if ctx.Err() != nil {
+			// Interrupted (shutdown): what was recorded is committed
+			// and the run stays running, to resume by replay later.
+			if err := h.commitRun(ctx, rs); err != nil {
+				return err
+			}
+			return fmt.Errorf("drive %s: %w", rs.run.ID, ctx.Err())
+		}
+		rs.run.Status, rs.run.Error = store.RunFailed, x.failure.Error()
+	}
+	rs.run.WakeAt = 0
+	return nil
+}
+
+// finish commits the run's end: with the settlement of its parent's op
+// (a child run) and, under a lease, the lease's release; then tells the
+// parent, the subscribers, the metrics and the log.
+func (h *Host) finish(ctx context.Context, rs *runState) error {
+	var toParent *sched.Completion
+	if rs.run.Parent != "" && rs.run.Status.Terminal() && rs.world.settlesParent() {
+		key, err := h.childKey(ctx, rs.run.Parent, rs.run.ID)
+		if err != nil {
+			return fmt.Errorf("drive %s: %w", rs.run.ID, err)
+		}
+		out := childOutcome(rs.run)
+		toParent = &sched.Completion{Key: key, Outcome: out}
+		set := store.Settlement{RunID: rs.run.Parent, Key: key, Status: store.OutcomeOK, Value: out.Value}
+		if !out.OK {
+			set.Status, set.Value, set.Error = store.OutcomeError, nil, out.Err
+		}
+		rs.batch.Settlements = append(rs.batch.Settlements, set)
+	}
+	// Under a lease, the run's last commit releases it too.
+	rs.batch.Release = rs.lease != nil
+	if err := h.commitRun(ctx, rs); err != nil {
+		return err
+	}
+	if rs.opts.hold != nil {
+		rs.opts.hold.released = true
+	}
+	h.runEnded(rs.run)
+	h.metrics.runEnded(rs.run.Status)
+	h.logEnded(rs.run)
+	if toParent != nil && !h.deliver(rs.run.Parent, *toParent) {
+		h.signal()
+	}
+	return nil
 }
 
 // cancelChildren requests the cancellation of the child runs a run
