@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"runtime"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -62,120 +61,6 @@ type CheckOptions struct {
 	replayInline bool          // test only: a replay that hands every recorded value back at once ("instant promise recovery")
 }
 
-// CheckReport is what Check found.
-type CheckReport struct {
-	Workflow  string
-	Seed      uint64
-	Schedules int
-	// Replays counts the executions replayed from a journal: one from
-	// every crash point of every schedule (a journal of n settlements has
-	// n+1: before each settlement, and after the last).
-	Replays int
-	// Divergences lists every replay that did not go on exactly as its
-	// schedule did.
-	Divergences []Divergence
-	// IDConflicts lists every key that names different ops in different
-	// schedules: ids that depend on timing.
-	IDConflicts []IDConflict
-	// Ends groups the schedules by how the run ended; more than one group
-	// means the result depends on the schedule (legitimate with Select).
-	Ends    []EndGroup
-	Elapsed time.Duration
-}
-
-// Divergence is a replay that departed from its schedule's journal.
-type Divergence struct {
-	Schedule int
-	// CrashAt is the crash point: the replay started from a store holding
-	// the records made before the CrashAt-th settlement of the journal.
-	// The point after the last settlement is the verifying replay of the
-	// whole journal, which runs nothing.
-	CrashAt int
-	// Key is the first key that differs ("" when the difference is the
-	// run's end); Expected and Got describe it.
-	Key, Expected, Got string
-}
-
-// IDConflict is a key issued as different ops by two schedules.
-type IDConflict struct {
-	Key                  string
-	ScheduleA, ScheduleB int
-	A, B                 KeyOp
-}
-
-// KeyOp is what a key was issued as: the op's kind and function, and the
-// lineage path of the task that issued it ("" is the root task).
-type KeyOp struct{ Kind, Function, Task string }
-
-// EndGroup is one way the run ended, and the schedules that ended so.
-type EndGroup struct {
-	Status    store.RunStatus
-	Result    string // JSON
-	Error     string
-	Schedules []int
-}
-
-// OK reports whether nothing diverged and ids do not depend on the
-// schedule.
-func (r *CheckReport) OK() bool { return len(r.Divergences) == 0 && len(r.IDConflicts) == 0 }
-
-// Summary is the one-line result, e.g. "race: 200 schedules, 1400
-// replays, 0 divergences, ids schedule-independent, result
-// schedule-independent".
-func (r *CheckReport) Summary() string {
-	ids := "ids schedule-independent"
-	if n := len(r.IDConflicts); n > 0 {
-		ids = fmt.Sprintf("ids DEPEND ON THE SCHEDULE (%d keys)", n)
-	}
-	res := "result schedule-independent"
-	if len(r.Ends) > 1 {
-		res = fmt.Sprintf("result depends on the schedule (%d different ends)", len(r.Ends))
-	}
-	return fmt.Sprintf("%s: %d schedules, %d replays, %d divergences, %s, %s",
-		r.Workflow, r.Schedules, r.Replays, len(r.Divergences), ids, res)
-}
-
-// Details writes every failure with what reproduces it (the flags of
-// `skein check`), and the ends of a schedule-dependent result.
-func (r *CheckReport) Details(w io.Writer) {
-	for _, d := range r.Divergences {
-		fmt.Fprintf(w, "divergence: schedule %d, crash at %d", d.Schedule, d.CrashAt)
-		if d.Key != "" {
-			fmt.Fprintf(w, ", key %q", d.Key)
-		}
-		fmt.Fprintf(w, "\n  expected: %s\n  got:      %s\n  reproduce: --seed %d --schedule %d --crash-at %d\n",
-			d.Expected, d.Got, r.Seed, d.Schedule, d.CrashAt)
-	}
-	for _, c := range r.IDConflicts {
-		fmt.Fprintf(w, "id depends on the schedule: key %q is %s in schedule %d but %s in schedule %d\n  reproduce: --seed %d --schedule %d\n",
-			c.Key, c.A, c.ScheduleA, c.B, c.ScheduleB, r.Seed, c.ScheduleB)
-	}
-	if len(r.Ends) > 1 {
-		for _, e := range r.Ends {
-			fmt.Fprintf(w, "end: %s %s in %d schedules (first: %d)\n", e.Status, endText(e.Result, e.Error), len(e.Schedules), e.Schedules[0])
-		}
-	}
-}
-
-func (k KeyOp) String() string {
-	task := k.Task
-	if task == "" {
-		task = "root"
-	}
-	return fmt.Sprintf("%s %q of task %s", k.Kind, k.Function, task)
-}
-
-func endText(result, err string) string {
-	if err != "" {
-		return fmt.Sprintf("error %q", err)
-	}
-	return result
-}
-
-// checkEpoch is the virtual time every checked run starts at, so that
-// schedules are comparable (2026-01-01T00:00:00Z).
-const checkEpoch = 1767225600 * int64(time.Second)
-
 // Check runs a workflow hermetically under o.Schedules seeded schedules
 // (see Simulation) against an in-memory store, and for each schedule
 // replays the run from every crash point of its journal, requiring the
@@ -184,23 +69,8 @@ const checkEpoch = 1767225600 * int64(time.Second)
 // the check could not run (a bad module, an unknown workflow); what it
 // found is in the report.
 func Check(ctx context.Context, wasm []byte, o CheckOptions) (*CheckReport, error) {
-	if o.Schedules <= 0 {
-		o.Schedules = 200
-	}
-	if o.Seed == 0 {
-		o.Seed = 1
-	}
-	if o.Parallelism <= 0 {
-		o.Parallelism = runtime.GOMAXPROCS(0)
-	}
-	if len(o.Input) == 0 {
-		o.Input = json.RawMessage("null")
-	}
-	if !json.Valid(o.Input) {
-		return nil, fmt.Errorf("check: input is not valid JSON: %.100q", o.Input)
-	}
-	if o.CrashAt < 0 || o.Schedule < 0 || (o.CrashAt > 0 && o.Schedule == 0) {
-		return nil, errors.New("check: a crash point needs a schedule, and both count from 1")
+	if err := o.setDefaults(); err != nil {
+		return nil, err
 	}
 	start := time.Now()
 	h, err := New(ctx, Config{Store: memory.New(), Evict: EvictNever, CacheDir: o.CacheDir,
@@ -231,15 +101,51 @@ func Check(ctx context.Context, wasm []byte, o CheckOptions) (*CheckReport, erro
 	if o.Schedule > 0 {
 		ks = []int{o.Schedule}
 	}
+	results := h.checkSchedules(ctx, m, o, ks)
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("check: %w", err)
+	}
+	r, err := checkReport(o, results)
+	if err != nil {
+		return nil, err
+	}
+	r.Elapsed = time.Since(start)
+	return r, nil
+}
+
+// setDefaults fills in the defaults of the options and checks them.
+func (o *CheckOptions) setDefaults() error {
+	if o.Schedules <= 0 {
+		o.Schedules = 200
+	}
+	if o.Seed == 0 {
+		o.Seed = 1
+	}
+	if o.Parallelism <= 0 {
+		o.Parallelism = runtime.GOMAXPROCS(0)
+	}
+	if len(o.Input) == 0 {
+		o.Input = json.RawMessage("null")
+	}
+	if !json.Valid(o.Input) {
+		return fmt.Errorf("check: input is not valid JSON: %.100q", o.Input)
+	}
+	if o.CrashAt < 0 || o.Schedule < 0 || (o.CrashAt > 0 && o.Schedule == 0) {
+		return errors.New("check: a crash point needs a schedule, and both count from 1")
+	}
+	return nil
+}
+
+// checkSchedules runs the schedules ks on o.Parallelism goroutines and
+// returns their results in the order of ks.
+func (h *Host) checkSchedules(ctx context.Context, m store.Module, o CheckOptions, ks []int) []scheduleResult {
 	results := make([]scheduleResult, len(ks))
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	done := 0
 	next := make(chan int)
 	for range min(o.Parallelism, len(ks)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := range next {
 				results[i] = h.checkSchedule(ctx, m, o, ks[i])
 				if o.Progress != nil {
@@ -249,56 +155,14 @@ func Check(ctx context.Context, wasm []byte, o CheckOptions) (*CheckReport, erro
 					mu.Unlock()
 				}
 			}
-		}()
+		})
 	}
 	for i := range ks {
 		next <- i
 	}
 	close(next)
 	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("check: %w", err)
-	}
-	r := &CheckReport{Workflow: o.Workflow, Seed: o.Seed, Schedules: len(ks)}
-	seen := map[string]int{} // key -> index in results of its first schedule
-	conflicted := map[string]bool{}
-	for i, res := range results {
-		if res.err != nil {
-			return nil, fmt.Errorf("check: schedule %d: %w", res.k, res.err)
-		}
-		r.Replays += res.replays
-		r.Divergences = append(r.Divergences, res.divergences...)
-		keys := make([]string, 0, len(res.ops))
-		for key := range res.ops {
-			keys = append(keys, key)
-		}
-		sort.Strings(keys)
-		for _, key := range keys {
-			j, ok := seen[key]
-			if !ok {
-				seen[key] = i
-				continue
-			}
-			if a, b := results[j].ops[key], res.ops[key]; a != b && !conflicted[key] {
-				conflicted[key] = true
-				r.IDConflicts = append(r.IDConflicts, IDConflict{Key: key, ScheduleA: results[j].k, ScheduleB: res.k,
-					A: KeyOp(a), B: KeyOp(b)})
-			}
-		}
-		e := res.end
-		found := false
-		for g := range r.Ends {
-			if r.Ends[g].Status == e.Status && r.Ends[g].Result == e.Result && r.Ends[g].Error == e.Error {
-				r.Ends[g].Schedules = append(r.Ends[g].Schedules, res.k)
-				found = true
-			}
-		}
-		if !found {
-			r.Ends = append(r.Ends, EndGroup{Status: e.Status, Result: e.Result, Error: e.Error, Schedules: []int{res.k}})
-		}
-	}
-	r.Elapsed = time.Since(start)
-	return r, nil
+	return results
 }
 
 type scheduleResult struct {

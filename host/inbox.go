@@ -1,0 +1,111 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/skeinrun/skein/sched"
+	"github.com/skeinrun/skein/store"
+)
+
+// What reaches a run from outside its executions: settlements, a
+// cancellation, the run timeout, and the wake-up of a suspended run.
+
+// inbox queues what the store holds for the run beyond its journal: the
+// settlements not yet delivered, the cancellation, the run timeout.
+func (h *Host) inbox(ctx context.Context, rs *runState, outs []store.Outcome) error {
+	sets, err := h.cfg.Store.Settlements(ctx, rs.run.ID)
+	if err != nil {
+		return fmt.Errorf("drive %s: %w", rs.run.ID, err)
+	}
+	for _, s := range sets {
+		rs.mb.put(settlementCompletion(s))
+	}
+	delivered := false
+	for _, o := range outs {
+		delivered = delivered || o.Key == store.CancelKey
+	}
+	if delivered {
+		return nil
+	}
+	if rs.run.Cancel == "" && rs.run.Deadline > 0 {
+		if rs.world.armDeadline(h, rs) {
+			return nil
+		}
+		r, err := h.cfg.Store.RequestCancel(ctx, rs.run.ID, timeoutReason(rs.run))
+		if err != nil {
+			return fmt.Errorf("drive %s: run timeout: %w", rs.run.ID, err)
+		}
+		rs.run.Cancel = r.Cancel
+	}
+	if rs.run.Cancel != "" {
+		rs.mb.put(sched.Completion{Key: sched.CancelKey, Outcome: sched.Outcome{Err: rs.run.Cancel}})
+	}
+	return nil
+}
+
+// settlementCompletion is the completion that delivers s.
+func settlementCompletion(s store.Settlement) sched.Completion {
+	if s.Status != store.OutcomeOK {
+		return sched.Completion{Key: s.Key, Outcome: sched.Outcome{Err: s.Error}}
+	}
+	return sched.Completion{Key: s.Key, Outcome: sched.Outcome{OK: true, Value: s.Value}}
+}
+
+func timeoutReason(r store.Run) string {
+	return fmt.Sprintf("run timed out after %s", time.Duration(r.Deadline-r.CreatedAt.UnixNano()).Round(time.Millisecond))
+}
+
+// waiting reports whether a run that just suspended has something to
+// receive already (a settlement or a cancellation that arrived while it
+// was deciding to suspend), so it must be driven again at once.
+func (h *Host) waiting(ctx context.Context, rs *runState) (bool, error) {
+	if rs.mb.len() > 0 {
+		return true, nil
+	}
+	sets, err := h.cfg.Store.Settlements(ctx, rs.run.ID)
+	if err != nil {
+		return false, fmt.Errorf("drive %s: %w", rs.run.ID, err)
+	}
+	if len(sets) > 0 {
+		return true, nil
+	}
+	r, err := h.cfg.Store.Run(ctx, rs.run.ID)
+	if err != nil {
+		return false, fmt.Errorf("drive %s: %w", rs.run.ID, err)
+	}
+	rs.run.Cancel = r.Cancel
+	if r.Cancel == "" {
+		return false, nil
+	}
+	outs, err := h.cfg.Store.Outcomes(ctx, rs.run.ID)
+	if err != nil {
+		return false, fmt.Errorf("drive %s: %w", rs.run.ID, err)
+	}
+	for _, o := range outs {
+		if o.Key == store.CancelKey {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// cancelWaits reports whether run id has a cancellation requested and not
+// yet delivered.
+func (h *Host) cancelWaits(ctx context.Context, id string) bool {
+	r, err := h.cfg.Store.Run(ctx, id)
+	if err != nil || r.Cancel == "" || r.Status.Terminal() {
+		return false
+	}
+	outs, err := h.cfg.Store.Outcomes(ctx, id)
+	if err != nil {
+		return false
+	}
+	for _, o := range outs {
+		if o.Key == store.CancelKey {
+			return false
+		}
+	}
+	return true
+}
