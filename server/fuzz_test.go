@@ -89,7 +89,7 @@ func FuzzAPIRequests(f *testing.F) {
 	if _, err := h.Deploy(ctx, "srv", wasm); err != nil {
 		f.Fatal(err)
 	}
-	api := New(h, st, Options{Logger: quiet, MaxModuleBytes: 1 << 20, MaxRequestBytes: 1 << 16})
+	api := New(h, Options{Logger: quiet, MaxModuleBytes: 1 << 20, MaxRequestBytes: 1 << 16})
 	f.Fuzz(func(t *testing.T, route uint8, id, q string, body []byte) {
 		rt := fuzzRoutes[int(route)%len(fuzzRoutes)]
 		path := strings.ReplaceAll(rt.path, "{id}", url.PathEscape(id))

@@ -29,7 +29,7 @@ func (a *api) start(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, badRequest(`"module" is required: a module name or hash (see GET /v1/modules)`))
 		return
 	}
-	m, err := a.st.ModuleInfo(ctx, req.Module)
+	m, err := a.h.Module(ctx, req.Module)
 	if errors.Is(err, store.ErrNotFound) {
 		err = notFound("no module %q (by hash or name); deploy it with POST /v1/modules", req.Module)
 	}
@@ -57,7 +57,7 @@ func (a *api) start(w http.ResponseWriter, r *http.Request) {
 	}
 	existed := false
 	if req.ID != "" {
-		_, err := a.st.Run(ctx, req.ID)
+		_, err := a.h.Run(ctx, req.ID)
 		existed = err == nil
 	}
 	run, err := a.h.Start(ctx, host.StartOptions{Module: m.Hash, Workflow: req.Workflow, Input: req.Input, ID: req.ID, Timeout: timeout})
@@ -91,7 +91,7 @@ func (a *api) runs(w http.ResponseWriter, r *http.Request) {
 		}
 		f.Limit = n
 	}
-	rs, err := a.st.Runs(r.Context(), f)
+	rs, err := a.h.Runs(r.Context(), f)
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -122,7 +122,7 @@ func noRun(id string) error { return notFound("no run %q", id) }
 // run: GET /v1/runs/{id}.
 func (a *api) run(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	run, err := a.st.Run(r.Context(), id)
+	run, err := a.h.Run(r.Context(), id)
 	if errors.Is(err, store.ErrNotFound) {
 		err = noRun(id)
 	}
@@ -138,7 +138,7 @@ func (a *api) leases(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	ctx := r.Context()
 	// LeaseHistory has no error for an unknown run: it has no claims.
-	_, err := a.st.Run(ctx, id)
+	_, err := a.h.Run(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		err = noRun(id)
 	}
@@ -146,7 +146,7 @@ func (a *api) leases(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	hist, err := a.st.LeaseHistory(ctx, id)
+	hist, err := a.h.LeaseHistory(ctx, id)
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -181,7 +181,7 @@ func (a *api) cancel(w http.ResponseWriter, r *http.Request) {
 		err = noRun(id)
 	case errors.Is(err, host.ErrTerminal):
 		if run.Status == "" {
-			run, _ = a.st.Run(r.Context(), id)
+			run, _ = a.h.Run(r.Context(), id)
 		}
 		err = &requestError{status: http.StatusConflict, code: CodeConflict, msg: fmt.Sprintf("run %q has ended (%s); it cannot be canceled", id, run.Status)}
 	}

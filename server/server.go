@@ -65,15 +65,13 @@ const (
 
 type api struct {
 	h      *host.Host
-	st     store.Store
 	o      Options
 	log    *slog.Logger
 	routes map[string]routeClass // by mux pattern (guard.go)
 }
 
-// New returns the API handler for h and its store st (the store h was
-// created with).
-func New(h *host.Host, st store.Store, o Options) http.Handler {
+// New returns the API handler of h.
+func New(h *host.Host, o Options) http.Handler {
 	if o.MaxModuleBytes <= 0 {
 		o.MaxModuleBytes = DefaultMaxModuleBytes
 	}
@@ -89,7 +87,7 @@ func New(h *host.Host, st store.Store, o Options) http.Handler {
 	if o.UploadTimeout <= 0 {
 		o.UploadTimeout = DefaultUploadTimeout
 	}
-	a := &api{h: h, st: st, o: o, log: o.Logger, routes: map[string]routeClass{}}
+	a := &api{h: h, o: o, log: o.Logger, routes: map[string]routeClass{}}
 	mux := http.NewServeMux()
 	a.handle(mux, "POST /v1/modules", uploadRoute, a.deploy)
 	a.handle(mux, "GET /v1/modules", apiRoute, a.modules)

@@ -51,7 +51,7 @@ func newTestAPI(t *testing.T, o Options) *testAPI {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { h.Close(ctx); st.Close() })
-	return &testAPI{t: t, h: New(h, st, o), st: st, hs: h}
+	return &testAPI{t: t, h: New(h, o), st: st, hs: h}
 }
 
 // newRequest is httptest.NewRequest addressed to 127.0.0.1 (httptest's
@@ -249,7 +249,7 @@ func TestAPIRuns(t *testing.T) {
 
 // newTestAPIWith is another handler on the same host and store.
 func newTestAPIWith(ta *testAPI, o Options) *testAPI {
-	return &testAPI{t: ta.t, h: New(ta.hs, ta.st, o), st: ta.st, hs: ta.hs}
+	return &testAPI{t: ta.t, h: New(ta.hs, o), st: ta.st, hs: ta.hs}
 }
 
 // TestAPIErrorMapping: every kind of host and store error gets its status.

@@ -106,7 +106,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 	so := server.Options{Token: *token, MaxModuleBytes: *maxModule, Logger: log}
 	nf.options(&so, allowed)
-	srv := nf.httpServer(server.New(h, st, so), log)
+	srv := nf.httpServer(server.New(h, so), log)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	workCtx, stopWork := context.WithCancel(bg)

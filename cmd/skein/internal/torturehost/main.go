@@ -99,5 +99,5 @@ func serve(db, logPath string, gen int, cacheDir string) error {
 	// A killed generation's runs are claimed again a second after their
 	// last lease renewal.
 	go h.Work(ctx, host.WorkOptions{Concurrency: 64, Poll: 50 * time.Millisecond, LeaseTTL: time.Second})
-	return http.Serve(ln, server.New(h, st, server.Options{Logger: log}))
+	return http.Serve(ln, server.New(h, server.Options{Logger: log}))
 }
