@@ -73,10 +73,10 @@ func Check(ctx context.Context, wasm []byte, o CheckOptions) (*CheckReport, erro
 		return nil, err
 	}
 	start := time.Now()
-	h, err := New(ctx, Config{Store: memory.New(), Evict: EvictNever, CacheDir: o.CacheDir,
+	h, err := newHost(ctx, Config{Store: memory.New(), Evict: EvictNever, CacheDir: o.CacheDir,
 		DisableInterrupt: o.DisableInterrupt, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), GuestOutputFor: o.GuestOutputFor,
-		Simulation: &Simulation{Seed: o.Seed, Activities: o.Activities, StepTime: o.StepTime, ActivityTime: o.ActivityTime},
-		minting:    o.minting, replayInline: o.replayInline})
+		Simulation: &Simulation{Seed: o.Seed, Activities: o.Activities, StepTime: o.StepTime, ActivityTime: o.ActivityTime}},
+		testHooks{minting: o.minting, replayInline: o.replayInline})
 	if err != nil {
 		return nil, fmt.Errorf("check: %w", err)
 	}

@@ -230,8 +230,8 @@ func (h *Host) execute(ctx context.Context, rs *runState, cm *cachedModule) (*ex
 		recs[i] = fromStore(o)
 	}
 	rs.mb.restale()
-	if h.cfg.onExec != nil {
-		h.cfg.onExec(runID)
+	if h.hooks.onExec != nil {
+		h.hooks.onExec(runID)
 	}
 	if rs.opts.OnExecution != nil {
 		rs.opts.OnExecution()

@@ -30,11 +30,11 @@ func openSQLite(t *testing.T) *sqlite.DB {
 // newLeaseHost is a host on st counting step bodies in c.
 func newLeaseHost(t *testing.T, st store.Store, c *counters, log *syncBuffer) *Host {
 	t.Helper()
-	cfg := Config{Store: st, CacheDir: cacheDir, onBody: c.body}
+	cfg := Config{Store: st, CacheDir: cacheDir}
 	if log != nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(log, nil))
 	}
-	h, err := New(context.Background(), cfg)
+	h, err := newHost(context.Background(), cfg, testHooks{onBody: c.body})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -84,8 +84,8 @@ func newExec(h *Host, rs *runState, recorded []sched.Record) *exec {
 		Now:          x.fx.now,
 		StartTime:    rs.run.StartTime,
 		OnRecord:     x.record,
-		Minting:      h.cfg.minting,
-		ReplayInline: h.cfg.replayInline,
+		Minting:      h.hooks.minting,
+		ReplayInline: h.hooks.replayInline,
 	}, recorded)
 	return x
 }

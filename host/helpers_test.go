@@ -66,6 +66,12 @@ func TestMain(m *testing.M) {
 }
 
 func newTestHost(t testing.TB, cfg Config) *testHost {
+	return newTestHostHooks(t, cfg, testHooks{})
+}
+
+// newTestHostHooks is newTestHost with test hooks (its counters replace
+// onBody and onExec).
+func newTestHostHooks(t testing.TB, cfg Config, hooks testHooks) *testHost {
 	t.Helper()
 	if cfg.CacheDir == "" {
 		cfg.CacheDir = cacheDir
@@ -80,9 +86,8 @@ func newTestHost(t testing.TB, cfg Config) *testHost {
 	if os.Getenv("SKEIN_NO_MEM_IMAGES") != "" { // benchmarks compare (docs/PERFORMANCE.md)
 		cfg.DisableMemoryImages = true
 	}
-	cfg.onBody = c.body
-	cfg.onExec = c.exec
-	h, err := New(ctx, cfg)
+	hooks.onBody, hooks.onExec = c.body, c.exec
+	h, err := newHost(ctx, cfg, hooks)
 	if err != nil {
 		t.Fatal(err)
 	}

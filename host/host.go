@@ -155,12 +155,6 @@ type Config struct {
 	// with Host.Grant; a module with no grant may call none. When false
 	// (the default), only a module with a grant is restricted.
 	RequireGrants bool
-
-	// testing hooks (package-internal tests only).
-	minting      sched.Minting
-	replayInline bool
-	onBody       func(run, key string) // called before each step body runs
-	onExec       func(run string)      // called at each instantiation of a run
 }
 
 // sliceMemory gives instances Go-slice linear memory instead of reserved
@@ -169,9 +163,10 @@ var sliceMemory bool
 
 // Host runs workflow modules. It is safe for concurrent use.
 type Host struct {
-	cfg Config
-	eng engine.Engine // compiles and runs modules (host/internal/engine)
-	log *slog.Logger
+	cfg   Config
+	hooks testHooks
+	eng   engine.Engine // compiles and runs modules (host/internal/engine)
+	log   *slog.Logger
 
 	mu         sync.Mutex
 	modules    moduleCache              // compiled modules (modcache.go)
@@ -225,8 +220,21 @@ func (h *Host) childDriveContext(base context.Context) (ctx context.Context, don
 // on its own goroutine; input and output are JSON.
 type Activity func(ctx context.Context, input []byte) ([]byte, error)
 
+// testHooks let the package's tests change or watch a host's behaviour.
+type testHooks struct {
+	minting      sched.Minting         // the scheduler's id policy (a broken one, for the checker's tests)
+	replayInline bool                  // a replay that hands every recorded value back at once
+	onBody       func(run, key string) // called before each step body runs
+	onExec       func(run string)      // called at each instantiation of a run
+}
+
 // New creates a host. Close it when done.
 func New(ctx context.Context, cfg Config) (*Host, error) {
+	return newHost(ctx, cfg, testHooks{})
+}
+
+// newHost is New with test hooks.
+func newHost(ctx context.Context, cfg Config, hooks testHooks) (*Host, error) {
 	if cfg.Store == nil {
 		return nil, errors.New("host: Config.Store is required")
 	}
@@ -262,7 +270,7 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 	if err != nil {
 		return nil, fmt.Errorf("host: %w", err)
 	}
-	h := &Host{cfg: cfg, eng: eng, log: cfg.Logger,
+	h := &Host{cfg: cfg, hooks: hooks, eng: eng, log: cfg.Logger,
 		modules: moduleCache{byHash: map[string]*cachedModule{}}, compiling: map[string]chan struct{}{}, infos: map[string]store.Module{}, activities: map[string]Activity{},
 		active: map[string]*runState{}, leased: map[string]context.CancelCauseFunc{}, failures: map[string]int{},
 		owner: defaultOwner(), wake: make(chan struct{}, 1),

@@ -101,13 +101,13 @@ func TestLeaseTakeover(t *testing.T) {
 	ps.claims.Store(true)
 	bodiesA, bodiesB := &counters{bodies: map[string]int{}}, &counters{bodies: map[string]int{}}
 	var logA syncBuffer
-	a, err := New(ctx, Config{Store: ps, CacheDir: cacheDir, onBody: bodiesA.body,
-		Logger: slog.New(slog.NewTextHandler(&logA, nil))})
+	a, err := newHost(ctx, Config{Store: ps, CacheDir: cacheDir,
+		Logger: slog.New(slog.NewTextHandler(&logA, nil))}, testHooks{onBody: bodiesA.body})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close(ctx)
-	b, err := New(ctx, Config{Store: st, CacheDir: cacheDir, onBody: bodiesB.body})
+	b, err := newHost(ctx, Config{Store: st, CacheDir: cacheDir}, testHooks{onBody: bodiesB.body})
 	if err != nil {
 		t.Fatal(err)
 	}

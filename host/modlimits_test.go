@@ -143,7 +143,7 @@ func TestCompiledCacheKeepsModulesInUse(t *testing.T) {
 	h := newTestHost(t, Config{MaxCompiledBytes: 1})
 	inBody, release := make(chan struct{}), make(chan struct{})
 	var once sync.Once
-	h.cfg.onBody = func(run, key string) {
+	h.hooks.onBody = func(run, key string) {
 		if run == "held" {
 			once.Do(func() { close(inBody) })
 			<-release

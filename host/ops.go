@@ -167,7 +167,7 @@ func (x *exec) startBody(res sched.OpResult, opts abi.OpOptions, hasOpts bool) {
 		x.bodies[res.Promise] = &stepBody{opts: opts, start: time.Now()}
 	}
 	x.fx.bodyStarted(res.Key, res.Attempts)
-	if hook := x.h.cfg.onBody; hook != nil {
+	if hook := x.h.hooks.onBody; hook != nil {
 		x.blocking(func() { hook(x.rs.run.ID, res.Key) }) // a test holding the body is not the guest's time
 	}
 }

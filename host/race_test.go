@@ -79,7 +79,7 @@ func TestRaceCounterMintingBreaksReplay(t *testing.T) {
 		right   bool
 	}{{sched.MintCounter, false}, {sched.MintLineage, true}} {
 		t.Run(fmt.Sprint(tc.minting), func(t *testing.T) {
-			h := newTestHost(t, Config{Evict: EvictNever, minting: tc.minting, replayInline: true})
+			h := newTestHostHooks(t, Config{Evict: EvictNever}, testHooks{minting: tc.minting, replayInline: true})
 			m := h.deploy(t, "./examples/race")
 			r := h.runToEnd(t, m, "race", "null", "race")
 			var live []string
