@@ -132,6 +132,7 @@ func cmdResume(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	dbf := addDBFlags(fs, true, true)
 	leaseWait := fs.Duration("lease-wait", defaultLeaseWait, "how long to wait for a run another process executes (it holds the run's lease) before giving up; 0: give up at once")
 	asJSON := fs.Bool("json", false, "print the run as JSON")
+	guestOut := fs.Bool("guest-output", false, guestOutputUsage)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -139,6 +140,9 @@ func cmdResume(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if len(pos) != 1 {
 		fs.Usage()
 		return &exitError{code: exitUsage, err: errors.New("want exactly one RUN id")}
+	}
+	if *guestOut {
+		dbf.guestOutput = prefixedOutput(stderr)
 	}
 	h, _, closeAll, err := dbf.open(ctx)
 	if err != nil {
