@@ -143,7 +143,7 @@ func (h *Host) drive(ctx context.Context, rs *runState) (store.Run, error) {
 	}
 	switch to := rs.opts.resume; {
 	case to != nil && run.Status.Final():
-		return run, fmt.Errorf("resume %s: the run is %s", runID, run.Status)
+		return run, fmt.Errorf("resume %s: the run is %s: %w", runID, run.Status, ErrTerminal)
 	case to != nil:
 		if to.module != "" {
 			run.ModuleHash = to.module

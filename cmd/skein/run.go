@@ -144,11 +144,20 @@ func cmdResume(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *guestOut {
 		dbf.guestOutput = prefixedOutput(stderr)
 	}
-	h, _, closeAll, err := dbf.open(ctx)
+	h, st, closeAll, err := dbf.open(ctx)
 	if err != nil {
 		return err
 	}
 	defer closeAll()
+	// A completed or canceled run is refused before the module is read or
+	// compiled (Resume checks again under the run's lease).
+	if r, err := st.Run(ctx, pos[0]); errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("no run %q in this database", pos[0])
+	} else if err != nil {
+		return err
+	} else if r.Status.Final() {
+		return endedError(r)
+	}
 	hash := ""
 	if *module != "" {
 		wasm, err := os.ReadFile(*module)
@@ -162,13 +171,21 @@ func cmdResume(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		hash = m.Hash
 	}
 	o := host.DriveOptions{WaitTimers: true, LeaseWait: *leaseWait, OnLeaseWait: leaseWaitNote(stderr, *leaseWait)}
-	if _, err := h.Resume(ctx, pos[0], hash, o); err != nil && !host.IsDivergence(err) {
+	if r, err := h.Resume(ctx, pos[0], hash, o); err != nil && !host.IsDivergence(err) {
+		if errors.Is(err, host.ErrTerminal) { // it ended while this waited for its lease
+			return endedError(r)
+		}
 		if errors.Is(err, store.ErrNotFound) {
 			return fmt.Errorf("no run %q in this database", pos[0])
 		}
 		return err
 	}
 	return printRun(ctx, h, pos[0], *asJSON, stdout)
+}
+
+// endedError is skein resume's refusal of a completed or canceled run.
+func endedError(r store.Run) error {
+	return fmt.Errorf("run %s is %s: a completed or canceled run is final and is never resumed; nothing executed", printable(r.ID), r.Status)
 }
 
 // defaultLeaseWait is the default of --lease-wait: how long `skein run`
