@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -164,7 +166,14 @@ func cmdResume(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if err != nil {
 			return err
 		}
-		m, err := h.Deploy(ctx, strings.TrimSuffix(filepath.Base(*module), ".wasm"), wasm)
+		// A module stored already (deployed to a server sharing the
+		// database, say) keeps its name: a deploy with a name renames it.
+		name := strings.TrimSuffix(filepath.Base(*module), ".wasm")
+		sum := sha256.Sum256(wasm)
+		if _, err := st.ModuleInfo(ctx, hex.EncodeToString(sum[:])); err == nil {
+			name = ""
+		}
+		m, err := h.Deploy(ctx, name, wasm)
 		if err != nil {
 			return err
 		}
