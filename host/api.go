@@ -21,7 +21,8 @@ var (
 	ErrNotFound = store.ErrNotFound
 	// ErrConflict: a promise settled twice (it is store.ErrConflict).
 	ErrConflict = store.ErrConflict
-	// ErrTerminal: the run has ended; it cannot be canceled.
+	// ErrTerminal: the run has ended; it cannot be canceled (nor resumed,
+	// once completed or canceled).
 	ErrTerminal = errors.New("the run has ended")
 	// ErrInvalid: a request broke a rule (a bad run id, input that is not
 	// JSON, an unknown workflow); the message says which.

@@ -200,7 +200,7 @@ func (h *Host) driveStart(ctx context.Context, runID string, to *resumeTo) (stor
 	}
 	switch {
 	case to != nil && run.Status.Final():
-		return run, fmt.Errorf("resume %s: the run is %s", runID, run.Status)
+		return run, fmt.Errorf("resume %s: the run is %s: %w", runID, run.Status, ErrTerminal)
 	case to != nil:
 		if to.module != "" {
 			run.ModuleHash = to.module

@@ -127,7 +127,7 @@ func (h *Host) Resume(ctx context.Context, runID, module string, o DriveOptions)
 		return store.Run{}, fmt.Errorf("resume %s: %w", runID, err)
 	}
 	if run.Status.Final() {
-		return run, fmt.Errorf("resume %s: the run is %s", runID, run.Status)
+		return run, fmt.Errorf("resume %s: the run is %s: %w", runID, run.Status, ErrTerminal)
 	}
 	to := &resumeTo{}
 	if module != "" {

@@ -212,8 +212,8 @@ func TestResumeUnderLease(t *testing.T) {
 	if r, err := h.Drive(ctx, done.ID, DriveOptions{}); err != nil || r.Status != store.RunCompleted {
 		t.Fatalf("Drive(chain): %s, %v", r.Status, err)
 	}
-	if _, err := h.Resume(ctx, done.ID, "", DriveOptions{}); err == nil || !strings.Contains(err.Error(), "the run is completed") {
-		t.Errorf("Resume of a completed run: %v; want an error", err)
+	if _, err := h.Resume(ctx, done.ID, "", DriveOptions{}); err == nil || !strings.Contains(err.Error(), "the run is completed") || !errors.Is(err, ErrTerminal) {
+		t.Errorf("Resume of a completed run: %v; want an error matching ErrTerminal", err)
 	}
 }
 

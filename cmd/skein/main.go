@@ -49,7 +49,7 @@ func init() {
 			"run a workflow to completion in this process against embedded SQLite", cmdRun},
 		{"inspect", "skein inspect RUN [--db FILE | --server URL] [--json]",
 			"show a stored run and its outcome table (from a server with --server or $SKEIN_SERVER and no --db)", cmdInspect},
-		{"resume", "skein resume RUN --module NEW.wasm [--db FILE] [--json]",
+		{"resume", "skein resume RUN --module NEW.wasm [--db FILE] [--json] [--guest-output]",
 			"continue a suspended, diverged or failed run against another module version, replaying its history", cmdResume},
 		{"serve", "skein serve [--db FILE | --store postgres://...] [--addr 127.0.0.1:7070] [--token TOKEN] [--cache-dir DIR] [--grace D]",
 			"serve the HTTP API (docs/api.md) and execute runs: the worker pool and timer service", cmdServe},

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -132,6 +134,7 @@ func cmdResume(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	dbf := addDBFlags(fs, true, true)
 	leaseWait := fs.Duration("lease-wait", defaultLeaseWait, "how long to wait for a run another process executes (it holds the run's lease) before giving up; 0: give up at once")
 	asJSON := fs.Bool("json", false, "print the run as JSON")
+	guestOut := fs.Bool("guest-output", false, guestOutputUsage)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -140,31 +143,58 @@ func cmdResume(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fs.Usage()
 		return &exitError{code: exitUsage, err: errors.New("want exactly one RUN id")}
 	}
-	h, _, closeAll, err := dbf.open(ctx)
+	if *guestOut {
+		dbf.guestOutput = prefixedOutput(stderr)
+	}
+	h, st, closeAll, err := dbf.open(ctx)
 	if err != nil {
 		return err
 	}
 	defer closeAll()
+	// A completed or canceled run is refused before the module is read or
+	// compiled (Resume checks again under the run's lease).
+	if r, err := st.Run(ctx, pos[0]); errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("no run %q in this database", pos[0])
+	} else if err != nil {
+		return err
+	} else if r.Status.Final() {
+		return endedError(r)
+	}
 	hash := ""
 	if *module != "" {
 		wasm, err := os.ReadFile(*module)
 		if err != nil {
 			return err
 		}
-		m, err := h.Deploy(ctx, strings.TrimSuffix(filepath.Base(*module), ".wasm"), wasm)
+		// A module stored already (deployed to a server sharing the
+		// database, say) keeps its name: a deploy with a name renames it.
+		name := strings.TrimSuffix(filepath.Base(*module), ".wasm")
+		sum := sha256.Sum256(wasm)
+		if _, err := st.ModuleInfo(ctx, hex.EncodeToString(sum[:])); err == nil {
+			name = ""
+		}
+		m, err := h.Deploy(ctx, name, wasm)
 		if err != nil {
 			return err
 		}
 		hash = m.Hash
 	}
 	o := host.DriveOptions{WaitTimers: true, LeaseWait: *leaseWait, OnLeaseWait: leaseWaitNote(stderr, *leaseWait)}
-	if _, err := h.Resume(ctx, pos[0], hash, o); err != nil && !host.IsDivergence(err) {
+	if r, err := h.Resume(ctx, pos[0], hash, o); err != nil && !host.IsDivergence(err) {
+		if errors.Is(err, host.ErrTerminal) { // it ended while this waited for its lease
+			return endedError(r)
+		}
 		if errors.Is(err, store.ErrNotFound) {
 			return fmt.Errorf("no run %q in this database", pos[0])
 		}
 		return err
 	}
 	return printRun(ctx, h, pos[0], *asJSON, stdout)
+}
+
+// endedError is skein resume's refusal of a completed or canceled run.
+func endedError(r store.Run) error {
+	return fmt.Errorf("run %s is %s: a completed or canceled run is final and is never resumed; nothing executed", printable(r.ID), r.Status)
 }
 
 // defaultLeaseWait is the default of --lease-wait: how long `skein run`
