@@ -108,7 +108,7 @@ func (f liveEffects) call(c activityCall) error {
 	if c.fn = x.h.activity(c.name); c.fn == nil {
 		return x.fail("activity %q is not registered on this host (called at key %q)", c.name, c.key)
 	}
-	x.rs.startActivity(x.h.cfg.Store, c)
+	x.rs.startActivity(x.h, c)
 	return nil
 }
 

@@ -199,6 +199,7 @@ type Host struct {
 	closing     context.Context
 	stopChilds  context.CancelFunc
 	childDrives sync.WaitGroup
+	owned       sync.WaitGroup // goroutines started by spawn
 }
 
 // childDriveContext returns the context of a child run's drive: base,
@@ -286,7 +287,11 @@ func newHost(ctx context.Context, cfg Config, hooks testHooks) (*Host, error) {
 
 // Close releases the runtime and compiled modules, after interrupting the
 // drives of child runs it started for their parents (they stay durable,
-// like runs interrupted by a shutdown). It does not close the store.
+// like runs interrupted by a shutdown) and cancelling the activity calls
+// in flight. It waits for every goroutine the host started, while ctx
+// lasts: an activity that ignores its context makes Close return ctx's
+// error. It does not close the store; end the drives first (the
+// contexts of Work and Drive).
 func (h *Host) Close(ctx context.Context) error {
 	h.mu.Lock()
 	again := h.closed
@@ -298,8 +303,49 @@ func (h *Host) Close(ctx context.Context) error {
 	h.stopChilds()
 	h.childDrives.Wait()
 	h.compiles.Wait() // compilations told to stop end after the functions in progress
+	err := h.stopOwned(ctx)
 	h.closeAllModules()
-	return h.eng.Close(ctx)
+	if cerr := h.eng.Close(ctx); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// spawn runs f on a goroutine the host owns (an activity call, an
+// asynchronous commit): Close stops and waits for it. After Close it
+// runs f on the caller's goroutine instead.
+func (h *Host) spawn(f func()) {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		f()
+		return
+	}
+	h.owned.Add(1)
+	h.mu.Unlock()
+	go func() {
+		defer h.owned.Done()
+		f()
+	}()
+}
+
+// stopOwned cancels the activity calls of the runs in this process and
+// waits for the goroutines the host owns, while ctx lasts: an activity
+// that ignores its context is left behind, and Close says so.
+func (h *Host) stopOwned(ctx context.Context) error {
+	h.mu.Lock()
+	for _, rs := range h.active {
+		rs.cancel()
+	}
+	h.mu.Unlock()
+	done := make(chan struct{})
+	go func() { h.owned.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("host: close: goroutines of activity calls or commits still running (an activity that ignores its context?): %w", ctx.Err())
+	}
 }
 
 // RegisterActivity makes fn callable from workflows as skein.Call(ctx, name, …).

@@ -29,6 +29,7 @@ type runState struct {
 	promises   map[string]bool   // external promises issued
 	children   map[string]string // child runs issued and not delivered: key -> child run id
 	bodyWaits  int               // waits inside step bodies in flight
+	bodyTimers []*time.Timer     // their timers
 	depth      int               // ancestors of the run; -1 until needed (limits.go)
 	batch      store.Batch
 	// A commit handed to the store by flushAsync and its batch; spare is
@@ -64,6 +65,9 @@ func newRunState(run store.Run, opts DriveOptions) *runState {
 // close stops timers and activities.
 func (rs *runState) close() {
 	for _, t := range rs.handles {
+		t.Stop()
+	}
+	for _, t := range rs.bodyTimers {
 		t.Stop()
 	}
 	if rs.deadline != nil {
@@ -119,12 +123,13 @@ type activityCall struct {
 // startActivity runs the activity on its own goroutine, retrying by its
 // policy; each new attempt is recorded (pending) before it runs, so a
 // restart continues the count. Its outcome arrives in the mailbox.
-func (rs *runState) startActivity(st store.Store, c activityCall) {
+func (rs *runState) startActivity(h *Host, c activityCall) {
 	if rs.activities[c.key] {
 		return
 	}
 	rs.activities[c.key] = true
-	go func() {
+	st := h.cfg.Store
+	h.spawn(func() {
 		out, attempts, err := rs.runAttempts(st, c)
 		done := sched.Completion{Key: c.key, Outcome: sched.Outcome{OK: true, Value: out}, Attempts: attempts}
 		if err != nil {
@@ -133,7 +138,7 @@ func (rs *runState) startActivity(st store.Store, c activityCall) {
 		if rs.actx.Err() == nil {
 			rs.mb.put(done)
 		}
-	}()
+	})
 }
 
 func (rs *runState) runAttempts(st store.Store, c activityCall) ([]byte, int, error) {
@@ -255,9 +260,10 @@ func runActivity(ctx context.Context, fn Activity, input []byte) (out []byte, er
 	return out, err
 }
 
+// bodyWait ends a wait of d inside task t's step body (close stops it).
 func (rs *runState) bodyWait(t sched.TaskID, d time.Duration) {
 	rs.bodyWaits++
-	time.AfterFunc(d, func() { rs.mb.put(sched.Completion{Task: t}) })
+	rs.bodyTimers = append(rs.bodyTimers, time.AfterFunc(d, func() { rs.mb.put(sched.Completion{Task: t}) }))
 }
 
 // delivered updates the bookkeeping after an idle point delivered cs
@@ -306,7 +312,7 @@ func (rs *runState) flush(ctx context.Context, st store.Store) error {
 // most one commit is in flight: the next flush waits for it first, so
 // batches are committed in order and what is stored stays a prefix of the
 // journal. An error of the commit in flight is returned by the next flush.
-func (rs *runState) flushAsync(st store.Store) error {
+func (rs *runState) flushAsync(h *Host) error {
 	if err := rs.wait(); err != nil {
 		return err
 	}
@@ -319,7 +325,7 @@ func (rs *runState) flushAsync(st store.Store) error {
 	rs.spare = nil
 	done := make(chan error, 1)
 	rs.inflight, rs.inflightBatch = done, b
-	go func() { done <- st.Commit(context.Background(), b) }()
+	h.spawn(func() { done <- h.cfg.Store.Commit(context.Background(), b) })
 	return nil
 }
 
