@@ -2,6 +2,9 @@ package host
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"time"
 
 	"github.com/skeinrun/skein/store"
 )
@@ -36,4 +39,58 @@ func (h *Host) Module(ctx context.Context, ref string) (store.Module, error) {
 // LeaseHistory lists the leases taken on run id, oldest first.
 func (h *Host) LeaseHistory(ctx context.Context, id string) ([]store.LeaseRecord, error) {
 	return h.cfg.Store.LeaseHistory(ctx, id)
+}
+
+// Outcome is one row of a run's outcome table, as callers see it: what
+// an op settled with, without the journal's replay bookkeeping.
+type Outcome struct {
+	Key      string // the op's key in the run, e.g. "t2.1"
+	Kind     string // step, call, sleep, promise or child
+	Function string // the step's or activity's name, the child's workflow, or the kind
+	Status   store.OutcomeStatus
+	Value    json.RawMessage // JSON, when ok
+	Error    string          // when error
+	Attempts int             // executions of the step body or activity so far
+	// Seq is the outcome's place in the run's settle order (1, 2, …), 0
+	// while pending; Waited tells an outcome delivered at an idle point
+	// (the workflow waited for it) from one settled inline.
+	Seq    int64
+	Waited bool
+	// VTime is the run's virtual time when it settled; Deadline a timer's
+	// deadline. Zero when not set.
+	VTime, Deadline time.Time
+	// Orphaned: the latest execution of the run never reached the key
+	// (the code changed since). Kept, never deleted.
+	Orphaned  bool
+	UpdatedAt time.Time
+}
+
+// outcomeView is a stored outcome as an Outcome.
+func outcomeView(o store.Outcome) Outcome {
+	v := Outcome{Key: o.Key, Kind: o.Kind, Function: o.Function, Status: o.Status, Value: o.Value, Error: o.Error,
+		Attempts: o.Attempts, Seq: o.Seq, Waited: o.Waited, Orphaned: o.Orphaned, UpdatedAt: o.UpdatedAt}
+	if o.VTime != 0 {
+		v.VTime = time.Unix(0, o.VTime)
+	}
+	if o.Deadline != 0 {
+		v.Deadline = time.Unix(0, o.Deadline)
+	}
+	return v
+}
+
+// Inspect returns a run and its outcomes in settle order (pending last).
+func (h *Host) Inspect(ctx context.Context, runID string) (store.Run, []Outcome, error) {
+	r, err := h.cfg.Store.Run(ctx, runID)
+	if err != nil {
+		return store.Run{}, nil, fmt.Errorf("inspect %s: %w", runID, err)
+	}
+	os, err := h.cfg.Store.Outcomes(ctx, runID)
+	if err != nil {
+		return store.Run{}, nil, fmt.Errorf("inspect %s: %w", runID, err)
+	}
+	vs := make([]Outcome, len(os))
+	for i, o := range os {
+		vs[i] = outcomeView(o)
+	}
+	return r, vs, nil
 }

@@ -501,16 +501,3 @@ func shortHash(h string) string {
 	}
 	return h
 }
-
-// Inspect returns a run and its outcomes in settle order (pending last).
-func (h *Host) Inspect(ctx context.Context, runID string) (store.Run, []store.Outcome, error) {
-	r, err := h.cfg.Store.Run(ctx, runID)
-	if err != nil {
-		return store.Run{}, nil, fmt.Errorf("inspect %s: %w", runID, err)
-	}
-	os, err := h.cfg.Store.Outcomes(ctx, runID)
-	if err != nil {
-		return store.Run{}, nil, fmt.Errorf("inspect %s: %w", runID, err)
-	}
-	return r, os, nil
-}

@@ -164,7 +164,7 @@ func (a *api) outcomes(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	writeJSON(w, http.StatusOK, runjson.FromStore(run, outs))
+	writeJSON(w, http.StatusOK, runjson.From(run, outs))
 }
 
 // cancel: POST /v1/runs/{id}/cancel with an optional {"reason": "..."}.
@@ -234,7 +234,7 @@ func (a *api) resolve(w http.ResponseWriter, r *http.Request) {
 
 // inspect reads the run named by the path and its outcomes; on an error
 // it answers the request itself and reports false.
-func (a *api) inspect(w http.ResponseWriter, r *http.Request) (store.Run, []store.Outcome, bool) {
+func (a *api) inspect(w http.ResponseWriter, r *http.Request) (store.Run, []host.Outcome, bool) {
 	id := r.PathValue("id")
 	run, outs, err := a.h.Inspect(r.Context(), id)
 	if errors.Is(err, store.ErrNotFound) {

@@ -103,7 +103,7 @@ func (a *api) ops(w http.ResponseWriter, r *http.Request) {
 	v := RunOps{Run: runJSON(run), Ops: make([]Op, 0, len(outs))}
 	for _, o := range outs {
 		op := Op{Key: o.Key, Kind: o.Kind, Function: o.Function, Status: string(o.Status), Attempts: o.Attempts,
-			Seq: o.Seq, Waited: o.Waited, Orphaned: o.Orphaned, VTime: unixTime(o.VTime), Deadline: unixTime(o.Deadline),
+			Seq: o.Seq, Waited: o.Waited, Orphaned: o.Orphaned, VTime: timeText(o.VTime), Deadline: timeText(o.Deadline),
 			Updated: o.UpdatedAt.UTC().Format(time.RFC3339Nano)}
 		if len(o.Value) > 0 {
 			op.Value = json.RawMessage(o.Value)
@@ -121,10 +121,11 @@ func (a *api) ops(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, v)
 }
 
-func unixTime(ns int64) *string {
-	if ns == 0 {
+// timeText is t in RFC 3339, nil for the zero time.
+func timeText(t time.Time) *string {
+	if t.IsZero() {
 		return nil
 	}
-	s := time.Unix(0, ns).UTC().Format(time.RFC3339Nano)
+	s := t.UTC().Format(time.RFC3339Nano)
 	return &s
 }

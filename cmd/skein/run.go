@@ -311,7 +311,7 @@ func printRun(ctx context.Context, h *host.Host, id string, asJSON bool, w io.Wr
 		}
 		return err
 	}
-	return printView(runjson.FromStore(r, outs), asJSON, w)
+	return printView(runjson.From(r, outs), asJSON, w)
 }
 
 // printView prints a run and its outcome table, as text or as one JSON

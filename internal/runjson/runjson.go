@@ -7,6 +7,7 @@ package runjson
 import (
 	"encoding/json"
 
+	"github.com/skeinrun/skein/host"
 	"github.com/skeinrun/skein/store"
 )
 
@@ -31,9 +32,9 @@ type Outcome struct {
 	Orphaned bool            `json:"orphaned,omitempty"`
 }
 
-// FromStore builds the view of a stored run and its outcomes (in the
+// From builds the view of a run and its outcomes (host.Inspect; in the
 // order given: settle order, pending last).
-func FromStore(r store.Run, outs []store.Outcome) View {
+func From(r store.Run, outs []host.Outcome) View {
 	v := View{Run: r.ID, Workflow: r.Workflow, Status: string(r.Status), Outcomes: []Outcome{}}
 	if len(r.Result) > 0 {
 		v.Result = json.RawMessage(r.Result)
