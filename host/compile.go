@@ -39,15 +39,13 @@ func (h *Host) compileCode(ctx context.Context, label string, wasm []byte, timeo
 		h.modules.running.Add(1)
 	case <-ctx.Done():
 		h.modules.waiting.Add(-1)
-		return nil, fmt.Errorf("waiting for a compile slot (Config.MaxConcurrentCompiles = %d; --max-concurrent-compiles): %w", h.cfg.MaxConcurrentCompiles, context.Cause(ctx))
+		return nil, fmt.Errorf("waiting for a compile slot (Config.MaxConcurrentCompiles = %d%s): %w", h.cfg.MaxConcurrentCompiles, hintSuffix(h.cfg.limitHint("MaxConcurrentCompiles")), context.Cause(ctx))
 	}
 	cctx, cancel := context.WithCancelCause(ctx)
 	workers := 1
 	if timeout > 0 {
 		var stop context.CancelFunc
-		cctx, stop = context.WithTimeoutCause(cctx, timeout, &LimitError{
-			What:  fmt.Sprintf("compiling the module took longer than %s", timeout),
-			Limit: "CompileTimeout", Flag: "--compile-timeout", Value: timeout.String()})
+		cctx, stop = context.WithTimeoutCause(cctx, timeout, h.cfg.limitError(fmt.Sprintf("compiling the module took longer than %s", timeout), "CompileTimeout", timeout.String()))
 		defer stop()
 		workers = compileWorkers
 	}

@@ -76,8 +76,8 @@ func (h *Host) deploySlot(ctx context.Context, label string) (release func(), er
 	case h.deploySlots <- struct{}{}:
 		return func() { <-h.deploySlots }, nil
 	case <-ctx.Done():
-		return nil, fmt.Errorf("deploy %s: waiting for a deploy slot (Config.MaxConcurrentDeploys = %d; --max-concurrent-deploys): %w",
-			label, h.cfg.MaxConcurrentDeploys, context.Cause(ctx))
+		return nil, fmt.Errorf("deploy %s: waiting for a deploy slot (Config.MaxConcurrentDeploys = %d%s): %w",
+			label, h.cfg.MaxConcurrentDeploys, hintSuffix(h.cfg.limitHint("MaxConcurrentDeploys")), context.Cause(ctx))
 	}
 }
 
@@ -139,8 +139,7 @@ func (h *Host) checkQuota(ctx context.Context, label, hash string, n int) (store
 		total += m.Size
 	}
 	if total+int64(n) > quota {
-		le := &LimitError{What: fmt.Sprintf("storing the module's %d bytes would bring the modules stored to %d bytes", n, total+int64(n)),
-			Limit: "MaxStoredModuleBytes", Flag: "--max-stored-module-bytes", Value: bytesValue(quota)}
+		le := h.cfg.limitError(fmt.Sprintf("storing the module's %d bytes would bring the modules stored to %d bytes", n, total+int64(n)), "MaxStoredModuleBytes", bytesValue(quota))
 		return false, &ModuleError{Module: label, Reason: le.Error(), Err: le}
 	}
 	return false, nil

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/skeinrun/skein/internal/limitflags"
+
 	"github.com/skeinrun/skein/internal/wasmbuild"
 	"github.com/skeinrun/skein/store"
 	"github.com/skeinrun/skein/store/sqlite"
@@ -85,6 +87,9 @@ func newTestHostHooks(t testing.TB, cfg Config, hooks testHooks) *testHost {
 	cfg.Store = st
 	if os.Getenv("SKEIN_NO_MEM_IMAGES") != "" { // benchmarks compare (docs/PERFORMANCE.md)
 		cfg.DisableMemoryImages = true
+	}
+	if cfg.LimitHint == nil {
+		cfg.LimitHint = limitflags.Flag // as the CLI: its messages are the ones asserted
 	}
 	hooks.onBody, hooks.onExec = c.body, c.exec
 	h, err := newHost(ctx, cfg, hooks)

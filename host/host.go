@@ -136,6 +136,11 @@ type Config struct {
 	// id ("" when a module is described at deploy). The host closes the
 	// writer when the execution ends if it is an io.Closer.
 	GuestOutputFor func(run string) io.Writer
+	// LimitHint, if set, tells the user where a limit is set: it is
+	// given the Config field a LimitError names ("MaxOps",
+	// "ModuleLimits.MaxNesting") and its answer ends the message (skein's
+	// CLI answers with its flag, "--max-ops"). Default: no hint.
+	LimitHint func(field string) string
 	// Logger receives the host's logs. Default: slog.Default().
 	Logger *slog.Logger
 	// Interruptible makes a cancelled context stop running guest code at

@@ -66,12 +66,45 @@ func (c *Config) setLimitDefaults() {
 type LimitError struct {
 	What  string // what went over the limit, e.g. "step value at key \"3\" is 5000000 bytes"
 	Limit string // the Config field, e.g. "MaxPayloadBytes"
-	Flag  string // the flag of `skein run` and `skein serve`, e.g. "--max-payload-bytes"
 	Value string // the limit's value, e.g. "4194304 bytes (4 MiB)"
+	// Hint says where the limit is set, as Config.LimitHint gives it
+	// (skein's CLI: its flag, e.g. "--max-payload-bytes"); "" for none.
+	Hint string
 }
 
 func (e *LimitError) Error() string {
-	return fmt.Sprintf("%s (limit Config.%s = %s; %s)", e.What, e.Limit, e.Value, e.Flag)
+	if e.Hint == "" {
+		return fmt.Sprintf("%s (limit Config.%s = %s)", e.What, e.Limit, e.Value)
+	}
+	return fmt.Sprintf("%s (limit Config.%s = %s; %s)", e.What, e.Limit, e.Value, e.Hint)
+}
+
+// NewLimitError returns the error of what going over the limit of
+// Config field limit, whose value is value, with the hint of
+// Config.LimitHint. The host builds its own this way; a server on the
+// host uses it for the limits it checks itself.
+func (h *Host) NewLimitError(what, limit, value string) *LimitError {
+	return h.cfg.limitError(what, limit, value)
+}
+
+func (c *Config) limitError(what, limit, value string) *LimitError {
+	return &LimitError{What: what, Limit: limit, Value: value, Hint: c.limitHint(limit)}
+}
+
+// hintSuffix is "; hint", or "" for no hint.
+func hintSuffix(hint string) string {
+	if hint == "" {
+		return ""
+	}
+	return "; " + hint
+}
+
+// limitHint is Config.LimitHint's hint for field limit.
+func (c *Config) limitHint(limit string) string {
+	if c.LimitHint == nil {
+		return ""
+	}
+	return c.LimitHint(limit)
 }
 
 func bytesValue(n int64) string {
@@ -85,8 +118,7 @@ func bytesValue(n int64) string {
 }
 
 func (h *Host) payloadError(what string, n int) *LimitError {
-	return &LimitError{What: fmt.Sprintf("%s is %d bytes", what, n), Limit: "MaxPayloadBytes",
-		Flag: "--max-payload-bytes", Value: bytesValue(int64(h.cfg.MaxPayloadBytes))}
+	return h.cfg.limitError(fmt.Sprintf("%s is %d bytes", what, n), "MaxPayloadBytes", bytesValue(int64(h.cfg.MaxPayloadBytes)))
 }
 
 // checkPayload fails the run when a value from the guest is too large.
@@ -101,8 +133,7 @@ func (x *exec) checkPayload(what string, n int) error {
 func (x *exec) countOps() error {
 	x.ops++
 	if x.ops > x.h.cfg.MaxOps {
-		return x.stop(stFailed, &LimitError{What: fmt.Sprintf("the run issued more than %d ops", x.h.cfg.MaxOps),
-			Limit: "MaxOps", Flag: "--max-ops", Value: fmt.Sprint(x.h.cfg.MaxOps)})
+		return x.stop(stFailed, x.h.cfg.limitError(fmt.Sprintf("the run issued more than %d ops", x.h.cfg.MaxOps), "MaxOps", fmt.Sprint(x.h.cfg.MaxOps)))
 	}
 	return nil
 }
@@ -111,8 +142,7 @@ func (x *exec) countOps() error {
 func (x *exec) taskStarted() error {
 	x.liveTasks++
 	if x.liveTasks > x.h.cfg.MaxTasks {
-		return x.stop(stFailed, &LimitError{What: fmt.Sprintf("the run has more than %d live tasks", x.h.cfg.MaxTasks),
-			Limit: "MaxTasks", Flag: "--max-tasks", Value: fmt.Sprint(x.h.cfg.MaxTasks)})
+		return x.stop(stFailed, x.h.cfg.limitError(fmt.Sprintf("the run has more than %d live tasks", x.h.cfg.MaxTasks), "MaxTasks", fmt.Sprint(x.h.cfg.MaxTasks)))
 	}
 	return nil
 }
@@ -122,8 +152,7 @@ func (x *exec) taskStarted() error {
 func (x *exec) countChild() error {
 	x.childOps++
 	if x.childOps > x.h.cfg.MaxChildren {
-		return x.stop(stFailed, &LimitError{What: fmt.Sprintf("the run started more than %d child runs", x.h.cfg.MaxChildren),
-			Limit: "MaxChildren", Flag: "--max-children", Value: fmt.Sprint(x.h.cfg.MaxChildren)})
+		return x.stop(stFailed, x.h.cfg.limitError(fmt.Sprintf("the run started more than %d child runs", x.h.cfg.MaxChildren), "MaxChildren", fmt.Sprint(x.h.cfg.MaxChildren)))
 	}
 	return nil
 }
@@ -142,8 +171,7 @@ func (x *exec) checkChildDepth(ctx context.Context, key, workflow string) error 
 		rs.depth = d
 	}
 	if rs.depth+1 > x.h.cfg.MaxChildDepth {
-		return x.stop(stFailed, &LimitError{What: fmt.Sprintf("child run %q at key %q would be %d levels deep", workflow, key, rs.depth+1),
-			Limit: "MaxChildDepth", Flag: "--max-child-depth", Value: fmt.Sprint(x.h.cfg.MaxChildDepth)})
+		return x.stop(stFailed, x.h.cfg.limitError(fmt.Sprintf("child run %q at key %q would be %d levels deep", workflow, key, rs.depth+1), "MaxChildDepth", fmt.Sprint(x.h.cfg.MaxChildDepth)))
 	}
 	return nil
 }
@@ -162,8 +190,7 @@ func (h *Host) runDepth(ctx context.Context, r store.Run, limit int) (int, error
 }
 
 func (h *Host) moduleSizeError(label string, n int64) error {
-	le := &LimitError{What: fmt.Sprintf("the module is %d bytes", n),
-		Limit: "MaxModuleBytes", Flag: "--max-module-bytes", Value: bytesValue(int64(h.cfg.MaxModuleBytes))}
+	le := h.cfg.limitError(fmt.Sprintf("the module is %d bytes", n), "MaxModuleBytes", bytesValue(int64(h.cfg.MaxModuleBytes)))
 	return &ModuleError{Module: label, Reason: le.Error(), Err: le}
 }
 
@@ -174,6 +201,5 @@ func (h *Host) memoryError(failure error, stderr string) error {
 		return failure
 	}
 	pages := int64(h.cfg.MemoryLimitPages)
-	return fmt.Errorf("%w\n%v", &LimitError{What: "the module ran out of linear memory", Limit: "MemoryLimitPages",
-		Flag: "--max-memory-mib", Value: fmt.Sprintf("%d pages (%d MiB)", pages, pages*64>>10)}, failure)
+	return fmt.Errorf("%w\n%v", h.cfg.limitError("the module ran out of linear memory", "MemoryLimitPages", fmt.Sprintf("%d pages (%d MiB)", pages, pages*64>>10)), failure)
 }

@@ -78,22 +78,22 @@ const (
 func DefaultMaxConcurrentCompiles() int { return max(1, runtime.GOMAXPROCS(0)/2) }
 
 // moduleLimitFields maps each wasmlimits limit to its ModuleLimits field
-// (or Config field) and flag.
-var moduleLimitFields = map[string]struct{ field, flag string }{
-	"Nesting":         {"ModuleLimits.MaxNesting", "--max-module-nesting"},
-	"ControlOps":      {"ModuleLimits.MaxControlOps", "--max-module-control-ops"},
-	"Functions":       {"ModuleLimits.MaxFunctions", "--max-module-functions"},
-	"FunctionBytes":   {"ModuleLimits.MaxFunctionBytes", "--max-module-function-bytes"},
-	"Locals":          {"ModuleLimits.MaxLocals", "--max-module-locals"},
-	"Types":           {"ModuleLimits.MaxTypes", "--max-module-types"},
-	"TypeValues":      {"ModuleLimits.MaxTypeValues", "--max-module-type-values"},
-	"Imports":         {"ModuleLimits.MaxImports", "--max-module-imports"},
-	"Exports":         {"ModuleLimits.MaxExports", "--max-module-exports"},
-	"Globals":         {"ModuleLimits.MaxGlobals", "--max-module-globals"},
-	"TableElements":   {"ModuleLimits.MaxTableElements", "--max-module-table-elements"},
-	"DataSegments":    {"ModuleLimits.MaxDataSegments", "--max-module-data-segments"},
-	"ElementSegments": {"ModuleLimits.MaxElementSegments", "--max-module-element-segments"},
-	"MemoryPages":     {"MemoryLimitPages", "--max-memory-mib"},
+// (or Config field).
+var moduleLimitFields = map[string]string{
+	"Nesting":         "ModuleLimits.MaxNesting",
+	"ControlOps":      "ModuleLimits.MaxControlOps",
+	"Functions":       "ModuleLimits.MaxFunctions",
+	"FunctionBytes":   "ModuleLimits.MaxFunctionBytes",
+	"Locals":          "ModuleLimits.MaxLocals",
+	"Types":           "ModuleLimits.MaxTypes",
+	"TypeValues":      "ModuleLimits.MaxTypeValues",
+	"Imports":         "ModuleLimits.MaxImports",
+	"Exports":         "ModuleLimits.MaxExports",
+	"Globals":         "ModuleLimits.MaxGlobals",
+	"TableElements":   "ModuleLimits.MaxTableElements",
+	"DataSegments":    "ModuleLimits.MaxDataSegments",
+	"ElementSegments": "ModuleLimits.MaxElementSegments",
+	"MemoryPages":     "MemoryLimitPages",
 }
 
 func (c *Config) setModuleDefaults() {
@@ -143,7 +143,7 @@ func (c *Config) structureLimits() wasmlimits.Limits {
 }
 
 // structureError turns a wasmlimits error into the host's: an exceeded
-// limit names its Config field and flag.
+// limit names its Config field.
 func (h *Host) structureError(label string, err error) error {
 	if e, ok := err.(*wasmlimits.ExceededError); ok {
 		f := moduleLimitFields[e.Limit]
@@ -151,7 +151,7 @@ func (h *Host) structureError(label string, err error) error {
 		if e.Limit == "MemoryPages" {
 			value = fmt.Sprintf("%d pages (%d MiB)", e.Max, e.Max*64>>10)
 		}
-		le := &LimitError{What: e.What, Limit: f.field, Flag: f.flag, Value: value}
+		le := h.cfg.limitError(e.What, f, value)
 		return &ModuleError{Module: label, Reason: le.Error(), Err: le}
 	}
 	return &ModuleError{Module: label, Reason: "invalid WebAssembly: " + err.Error(), Err: err}

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skeinrun/skein/internal/limitflags"
+
 	"github.com/skeinrun/skein/host/internal/wasmlimits"
 	"github.com/skeinrun/skein/internal/wasmbuild"
 	"github.com/skeinrun/skein/internal/wasmtest"
@@ -101,14 +103,7 @@ func TestDeployStructureLimits(t *testing.T) {
 	}
 }
 
-func moduleFlagOf(field string) string {
-	for _, f := range moduleLimitFields {
-		if f.field == "ModuleLimits."+field {
-			return f.flag
-		}
-	}
-	return "?"
-}
+func moduleFlagOf(field string) string { return limitflags.Flag("ModuleLimits." + field) }
 
 // cacheState is the compiled-module cache's counters.
 type cacheState struct {

@@ -111,16 +111,13 @@ func (x *exec) watch(cancel context.CancelCauseFunc) (stop func()) {
 func (x *exec) overLimit(now, start, quiet time.Time) error {
 	cfg := x.h.cfg
 	if l := cfg.MaxRunWithoutYield; l > 0 && now.Sub(quiet) >= l {
-		return &LimitError{What: fmt.Sprintf("workflow code ran %s without yielding to the host", l),
-			Limit: "MaxRunWithoutYield", Flag: "--max-run-without-yield", Value: l.String()}
+		return cfg.limitError(fmt.Sprintf("workflow code ran %s without yielding to the host", l), "MaxRunWithoutYield", l.String())
 	}
 	if l := cfg.MaxExecutionTime; l > 0 && now.Sub(start) > l {
-		return &LimitError{What: fmt.Sprintf("the execution ran for more than %s", l),
-			Limit: "MaxExecutionTime", Flag: "--max-execution-time", Value: l.String()}
+		return cfg.limitError(fmt.Sprintf("the execution ran for more than %s", l), "MaxExecutionTime", l.String())
 	}
 	if l := cfg.MaxExecutionCPU; l > 0 && now.Sub(start)-time.Duration(x.wd.waited.Load()) > l && x.wd.waiting.Load() == 0 {
-		return &LimitError{What: fmt.Sprintf("the execution ran workflow code for more than %s", l),
-			Limit: "MaxExecutionCPU", Flag: "--max-execution-cpu", Value: l.String()}
+		return cfg.limitError(fmt.Sprintf("the execution ran workflow code for more than %s", l), "MaxExecutionCPU", l.String())
 	}
 	if x.rs != nil && x.fx.hardCancels() && !x.wd.cancelSeen.Load() && x.wd.waiting.Load() == 0 {
 		if reason, since := x.rs.mb.pendingCancel(); !since.IsZero() && now.Sub(since) >= CancelGrace {

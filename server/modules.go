@@ -80,7 +80,7 @@ func (a *api) spool(w http.ResponseWriter, r *http.Request) (*os.File, int64, ha
 // tooLarge is the 413 of an upload over Options.MaxModuleBytes, worded
 // like the host's limit errors.
 func (a *api) tooLarge(what string) error {
-	le := &host.LimitError{What: what, Limit: "MaxModuleBytes", Flag: "--max-module-bytes", Value: byteSize(a.o.MaxModuleBytes)}
+	le := a.h.NewLimitError(what, "MaxModuleBytes", byteSize(a.o.MaxModuleBytes))
 	return &requestError{status: http.StatusRequestEntityTooLarge, code: CodeTooLarge, msg: "module rejected: " + le.Error()}
 }
 

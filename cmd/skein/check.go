@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/skeinrun/skein/host"
+	"github.com/skeinrun/skein/internal/limitflags"
 )
 
 // fakes collects --activity NAME=JSON and NAME=error:TEXT flags.
@@ -89,7 +90,7 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	o := host.CheckOptions{Workflow: *workflow, Input: json.RawMessage(*input), Schedules: *schedules, Seed: *seed,
 		Schedule: *schedule, CrashAt: *crashAt, Activities: acts, StepTime: *stepTime, ActivityTime: *activityTime,
-		CacheDir: cache, DisableInterrupt: *noInterrupt}
+		CacheDir: cache, DisableInterrupt: *noInterrupt, LimitHint: limitflags.Flag}
 	if *guestOut {
 		o.GuestOutputFor = prefixedOutput(stderr)
 	}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/skeinrun/skein/host"
+	"github.com/skeinrun/skein/internal/limitflags"
 	"github.com/skeinrun/skein/internal/runjson"
 	"github.com/skeinrun/skein/store"
 	"github.com/skeinrun/skein/store/postgres"
@@ -289,7 +290,7 @@ func (f *dbFlags) open(ctx context.Context) (h *host.Host, st store.Store, close
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	cfg := host.Config{Store: st, Evict: policy, GuestOutputFor: f.guestOutput}
+	cfg := host.Config{Store: st, Evict: policy, GuestOutputFor: f.guestOutput, LimitHint: limitflags.Flag}
 	if f.limits != nil {
 		f.limits.apply(&cfg)
 	}

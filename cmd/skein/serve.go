@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/skeinrun/skein/host"
+	"github.com/skeinrun/skein/internal/limitflags"
 	"github.com/skeinrun/skein/server"
 )
 
@@ -73,7 +74,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	cfg := host.Config{Store: st, Evict: policy, CacheDir: *cacheDir, Logger: log, MaxModuleBytes: int(*maxModule)}
+	cfg := host.Config{Store: st, Evict: policy, CacheDir: *cacheDir, Logger: log, MaxModuleBytes: int(*maxModule), LimitHint: limitflags.Flag}
 	if log.Enabled(bg, slog.LevelDebug) {
 		cfg.GuestOutputFor = loggedOutput(log)
 	}
