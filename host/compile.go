@@ -34,6 +34,12 @@ const compileWorkers = 2
 // deadline (wrapping the CompileTimeout *LimitError), ctx's cause when
 // the caller went away.
 func (h *Host) compileCode(ctx context.Context, label string, code []byte, timeout time.Duration) (wazero.CompiledModule, error) {
+	if ctx.Err() != nil {
+		// Ended before the compilation began (the structure check took
+		// that long): one error, not whichever case the select below
+		// would pick at random with a free slot.
+		return nil, compileStopped(ctx, label)
+	}
 	h.modules.waiting.Add(1)
 	select {
 	case h.compileSlots <- struct{}{}:
