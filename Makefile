@@ -4,11 +4,16 @@ BIN     := bin
 WASMENV := GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0
 EXAMPLES := race sequence provision
 
-.PHONY: test vet fmt-check demo bench bench-wasm wasm skein clean
+.PHONY: test test-race vet fmt-check demo bench bench-wasm wasm skein clean
 
 ## test: vet, gofmt check, and every test (wasm modules are built inside the tests)
 test: vet fmt-check
 	$(GO) test -count=1 ./...
+
+## test-race: the tests of the concurrent packages under the race detector
+## (needs cgo: a C compiler); host alone takes about 10 minutes on 2 cores
+test-race:
+	$(GO) test -race -count=1 -timeout 25m ./sched/ ./store/... ./host/ ./server/
 
 vet:
 	$(GO) vet ./...

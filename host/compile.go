@@ -32,6 +32,12 @@ const compileWorkers = 2
 // the deadline (wrapping the CompileTimeout *LimitError), ctx's cause
 // when the caller went away.
 func (h *Host) compileCode(ctx context.Context, label string, wasm []byte, timeout time.Duration) (engine.Module, error) {
+	if ctx.Err() != nil {
+		// Ended before the compilation began (the structure check took
+		// that long): one error, not whichever case the select below
+		// would pick at random with a free slot.
+		return nil, compileStopped(ctx, label)
+	}
 	h.modules.waiting.Add(1)
 	select {
 	case h.compileSlots <- struct{}{}:

@@ -407,7 +407,10 @@ func TestLeaseRenewalAfterOwnRelease(t *testing.T) {
 	wctx, stop := context.WithCancel(ctx)
 	worked := make(chan error, 1)
 	go func() {
-		worked <- h.Work(wctx, WorkOptions{Owner: "A", LeaseTTL: 30 * time.Millisecond, Poll: 10 * time.Millisecond, Grace: time.Second})
+		// The TTL leaves room for slow renewals (the race detector on a
+		// busy machine: up to 90 ms each), so the lease never expires
+		// before the run releases it; with 30 ms it did, and was lost.
+		worked <- h.Work(wctx, WorkOptions{Owner: "A", LeaseTTL: 600 * time.Millisecond, Poll: 10 * time.Millisecond, Grace: time.Second})
 	}()
 	var final store.Run
 	waitFor(t, func() bool {

@@ -214,8 +214,12 @@ func TestCompileDeadlineAndCancel(t *testing.T) {
 		return wasmtest.Shaped(wasmtest.Shape{Workflow: name, Functions: 100, Branches: 2000})
 	}
 	h := newTestHost(t, Config{CompileTimeout: 300 * time.Millisecond, MaxConcurrentCompiles: 2, CacheDir: t.TempDir()})
+	// Built before the clocks start: under the race detector building one
+	// takes longer than the 200 ms after which the second deploy's
+	// context ends.
+	a, b := slow("a"), slow("b")
 	start := time.Now()
-	_, err := h.Deploy(context.Background(), "slow", slow("a"))
+	_, err := h.Deploy(context.Background(), "slow", a)
 	var le *LimitError
 	if !errors.As(err, &le) || le.Limit != "CompileTimeout" ||
 		err.Error() != "module slow rejected: compiling the module took longer than 300ms (limit Config.CompileTimeout = 300ms; --compile-timeout)" {
@@ -223,7 +227,7 @@ func TestCompileDeadlineAndCancel(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	time.AfterFunc(200*time.Millisecond, func() { cancel(errors.New("the client left")) })
-	_, err = h.Deploy(ctx, "left", slow("b"))
+	_, err = h.Deploy(ctx, "left", b)
 	if err == nil || err.Error() != "compiling module left stopped: the client left" {
 		t.Errorf("canceled: %v", err)
 	}
@@ -242,6 +246,23 @@ func TestCompileDeadlineAndCancel(t *testing.T) {
 	}
 	if n := h.modules.running.Load(); n != 0 {
 		t.Errorf("%d compilations still hold a slot", n)
+	}
+}
+
+// TestCompileContextEndedFirst: a compilation whose context ended before
+// it began (under the race detector the structure check of a large module
+// outlasts a short deadline) fails with the context's cause every time,
+// not, at random, as if it had waited for a free compile slot.
+func TestCompileContextEndedFirst(t *testing.T) {
+	h := newTestHost(t, Config{MaxConcurrentCompiles: 2})
+	wasm := wasmtest.Shaped(wasmtest.Shape{Workflow: "w", Functions: 1})
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(errors.New("the client left"))
+	for range 20 {
+		_, err := h.compileCode(ctx, "left", wasm, time.Second)
+		if err == nil || err.Error() != "compiling module left stopped: the client left" {
+			t.Fatalf("compileCode with an ended context: %v", err)
+		}
 	}
 }
 
