@@ -64,14 +64,15 @@ const (
 )
 
 type api struct {
-	h      *host.Host
+	h      host.Client
 	o      Options
 	log    *slog.Logger
 	routes map[string]routeClass // by mux pattern (guard.go)
 }
 
-// New returns the API handler of h.
-func New(h *host.Host, o Options) http.Handler {
+// New returns the API handler of h: a host's client role (a *host.Host).
+// Runs execute where a host works (host.Worker).
+func New(h host.Client, o Options) http.Handler {
 	if o.MaxModuleBytes <= 0 {
 		o.MaxModuleBytes = DefaultMaxModuleBytes
 	}

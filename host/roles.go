@@ -1,0 +1,49 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+
+	"github.com/skeinrun/skein/store"
+)
+
+// Client is the client role of a Host: what a program that deploys
+// modules, starts runs, settles their promises and watches them uses. The
+// HTTP server (package server) needs nothing more. It executes nothing:
+// runs execute where a Worker works.
+type Client interface {
+	Deploy(ctx context.Context, name string, wasm []byte) (store.Module, error)
+	DeployReader(ctx context.Context, name string, r io.Reader, size int64) (store.Module, error)
+	Start(ctx context.Context, o StartOptions) (store.Run, error)
+	Resolve(ctx context.Context, fullID string, value json.RawMessage, errMsg string) error
+	Cancel(ctx context.Context, runID, reason string) (store.Run, error)
+	Await(ctx context.Context, runID string) (store.Run, error)
+	Inspect(ctx context.Context, runID string) (store.Run, []Outcome, error)
+	Run(ctx context.Context, id string) (store.Run, error)
+	Runs(ctx context.Context, f store.RunFilter) ([]store.Run, error)
+	Module(ctx context.Context, ref string) (store.Module, error)
+	Modules(ctx context.Context) ([]store.Module, error)
+	LeaseHistory(ctx context.Context, id string) ([]store.LeaseRecord, error)
+	Subscribe(o SubscribeOptions) *Subscription
+	WriteMetrics(ctx context.Context, w io.Writer) error
+	NewLimitError(what, limit, value string) *LimitError
+}
+
+// Worker is the worker role of a Host: what executes runs, with the
+// activities and grants they call.
+type Worker interface {
+	Work(ctx context.Context, o WorkOptions) error
+	Drive(ctx context.Context, runID string, o DriveOptions) (store.Run, error)
+	Resume(ctx context.Context, runID, module string, o DriveOptions) (store.Run, error)
+	Replay(ctx context.Context, runID string) (ReplayResult, error)
+	RegisterActivity(name string, fn Activity)
+	Grant(module string, activities ...string)
+}
+
+// A Host plays both roles; a process may use one (a server that only
+// accepts requests, a worker that only executes) or both.
+var (
+	_ Client = (*Host)(nil)
+	_ Worker = (*Host)(nil)
+)
