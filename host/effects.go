@@ -36,7 +36,7 @@ type effects interface {
 	// recorded is told of each journal record the execution makes, and
 	// issued of each durable op.
 	recorded(o store.Outcome)
-	issued(key string, op simOp)
+	issued(key, kind, fn string, tid sched.TaskID)
 	// bodyStarted is told that an attempt of a step body starts.
 	bodyStarted(key string, attempt int)
 	// bodyNow and bodyRand are real_now and real_rand in a step body.
@@ -93,15 +93,15 @@ func (liveWorld) armDeadline(h *Host, rs *runState) bool {
 // liveEffects are the effects of an execution in the real world.
 type liveEffects struct{ x *exec }
 
-func (liveEffects) now() int64                     { return realNow() }
-func (liveEffects) recorded(store.Outcome)         {}
-func (liveEffects) issued(string, simOp)           {}
-func (liveEffects) bodyStarted(string, int)        {}
-func (liveEffects) bodyNow() int64                 { return time.Now().UnixNano() }
-func (liveEffects) bodyRand(b []byte)              { rand.Read(b) }
-func (liveEffects) hardCancels() bool              { return true }
-func (liveEffects) prepareChild(*store.Run)        {}
-func (f liveEffects) armTimer(key string, d int64) { f.x.rs.armTimer(key, d) }
+func (liveEffects) now() int64                                  { return realNow() }
+func (liveEffects) recorded(store.Outcome)                      {}
+func (liveEffects) issued(string, string, string, sched.TaskID) {}
+func (liveEffects) bodyStarted(string, int)                     {}
+func (liveEffects) bodyNow() int64                              { return time.Now().UnixNano() }
+func (liveEffects) bodyRand(b []byte)                           { rand.Read(b) }
+func (liveEffects) hardCancels() bool                           { return true }
+func (liveEffects) prepareChild(*store.Run)                     {}
+func (f liveEffects) armTimer(key string, d int64)              { f.x.rs.armTimer(key, d) }
 
 func (f liveEffects) call(c activityCall) error {
 	x := f.x

@@ -126,7 +126,7 @@ func (x *exec) durableOp(ctx context.Context, a opArgs) (abi.OpResult, error) {
 	if err != nil {
 		return abi.OpResult{}, err
 	}
-	x.fx.issued(res.Key, simOp{Kind: a.kind.String(), Function: a.fn, Task: x.s.TaskPath(a.tid)})
+	x.fx.issued(res.Key, a.kind.String(), a.fn, a.tid)
 	if x.verify && res.New {
 		return abi.OpResult{}, x.schedErr(&sched.NondeterminismError{Expected: "only recorded ops", Got: fmt.Sprintf("%s %q at key %q, which the journal does not record", a.kind, a.fn, res.Key)})
 	}

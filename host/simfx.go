@@ -45,10 +45,12 @@ type simEffects struct {
 	starts map[string]int64         // clock when each step body attempt started in this execution
 }
 
-func (f *simEffects) now() int64                  { return f.sim.clock }
-func (f *simEffects) recorded(o store.Outcome)    { f.sim.log = append(f.sim.log, simRecord{out: o}) }
-func (f *simEffects) issued(key string, op simOp) { f.sim.noteOp(key, op) }
-func (f *simEffects) hardCancels() bool           { return false }
+func (f *simEffects) now() int64               { return f.sim.clock }
+func (f *simEffects) recorded(o store.Outcome) { f.sim.log = append(f.sim.log, simRecord{out: o}) }
+func (f *simEffects) issued(key, kind, fn string, tid sched.TaskID) {
+	f.sim.noteOp(key, simOp{Kind: kind, Function: fn, Task: f.x.s.TaskPath(tid)})
+}
+func (f *simEffects) hardCancels() bool { return false }
 
 // bodyStarted notes when an attempt of a step body starts: the first
 // time in any execution (kept across crashes) and in this one.
