@@ -1,17 +1,15 @@
 package wasmlimits_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
-
-	"github.com/tetratelabs/wazero"
 
 	"github.com/skeinrun/skein/host/internal/wasmlimits"
 	"github.com/skeinrun/skein/internal/wasmtest"
 )
 
-// BenchmarkCompile measures how long wazero takes to compile a generated
+// BenchmarkCompile measures how long the engine (wazero, behind
+// host/internal/engine) takes to compile a generated
 // module as one dimension of its shape grows (docs/limits.md lists the
 // figures and the limits chosen from them). Run it with
 //
@@ -41,18 +39,13 @@ func BenchmarkCompile(b *testing.B) {
 		for _, v := range c.values {
 			wasm := wasmtest.Shaped(c.shape(v))
 			b.Run(fmt.Sprintf("%s=%d", c.dim, v), func(b *testing.B) {
-				ctx := context.Background()
 				for b.Loop() {
-					rt := wazero.NewRuntime(ctx)
 					if _, err := wasmlimits.Measure(wasm); err != nil {
 						b.Fatal(err)
 					}
-					cm, err := rt.CompileModule(ctx, wasm)
-					if err != nil {
+					if err := engineCompile(wasm); err != nil {
 						b.Fatal(err)
 					}
-					cm.Close(ctx)
-					rt.Close(ctx)
 				}
 				b.ReportMetric(float64(len(wasm)), "module-bytes")
 			})
