@@ -206,6 +206,7 @@ func cmdWait(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	poll := fs.Duration("poll", 250*time.Millisecond, "how often to ask the server")
 	quiet := fs.Bool("quiet", false, "no progress line on stderr")
 	asJSON := fs.Bool("json", false, "print the run and its outcomes as JSON instead of the result")
+	issued := fs.String("issued", "", "wait only until the run has issued the op at this key (a promise to settle, say), then exit 0")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -256,7 +257,15 @@ func cmdWait(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			p.done()
 			return err
 		}
+		if err == nil && *issued != "" && hasKey(v, *issued) {
+			p.done()
+			return nil
+		}
 		if err == nil && runEnded(v.Status) {
+			if *issued != "" {
+				p.done()
+				return &exitError{code: exitFailed, err: fmt.Errorf("run %s ended %s without issuing an op at key %q", id, v.Status, *issued)}
+			}
 			break
 		}
 		select {
@@ -282,6 +291,16 @@ func cmdWait(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		msg = *v.Error
 	}
 	return runFailure(v.Run, v.Status, msg)
+}
+
+// hasKey reports whether the run of v has an outcome at key.
+func hasKey(v runjson.View, key string) bool {
+	for _, o := range v.Outcomes {
+		if o.Key == key {
+			return true
+		}
+	}
+	return false
 }
 
 // progress is a status line on stderr: rewritten in place on a terminal,

@@ -59,7 +59,7 @@ func init() {
 			"start a run on a server (MODULE: a deployed module's name or hash)", cmdStart},
 		{"status", "skein status RUN [--server URL] [--json]",
 			"show a run's status on a server", cmdStatus},
-		{"wait", "skein wait RUN [--timeout D] [--server URL] [--json]",
+		{"wait", "skein wait RUN [--issued KEY] [--timeout D] [--server URL] [--json]",
 			"wait until a run on a server ends, then print its result (exit 1 if it failed, diverged or was canceled)", cmdWait},
 		{"resolve", "skein resolve PROMISE --value JSON | --error TEXT [--server URL]",
 			"settle an external promise (id {run}.{key}) on a server", cmdResolve},

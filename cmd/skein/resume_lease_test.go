@@ -253,3 +253,44 @@ func checkDrawnValues(t *testing.T, r result, others ...result) {
 		}
 	}
 }
+
+// TestRunKeepsStoredModuleName: `skein run FILE` of a module stored
+// already under another name (deployed to a server on the same database,
+// or run from another file) keeps that name: the second file's name does
+// not rename it, so what a server's clients call it still resolves.
+func TestRunKeepsStoredModuleName(t *testing.T) {
+	dir := t.TempDir()
+	data, err := os.ReadFile(wasmbuild.Build(t, "./examples/sequence"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "skein.db")
+	for _, name := range []string{"orders", "copy"} {
+		file := filepath.Join(dir, name+".wasm")
+		if err := os.WriteFile(file, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		wantExit(t, skein(t, dir, "run", file, "--db", db, "--input", `{"n": 2}`, "--id", "run-"+name), 0)
+	}
+	sdb, err := openRO(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sdb.Close()
+	var names []string
+	rows, err := sdb.Query("SELECT name FROM modules")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, n)
+	}
+	if len(names) != 1 || names[0] != "orders" {
+		t.Errorf("stored modules named %q; want one, still named \"orders\"", names)
+	}
+}

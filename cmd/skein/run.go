@@ -68,8 +68,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 
-	name := strings.TrimSuffix(filepath.Base(pos[0]), ".wasm")
-	m, err := h.Deploy(ctx, name, wasm)
+	m, err := h.Deploy(ctx, fileModuleName(ctx, st, pos[0], wasm), wasm)
 	if err != nil {
 		return err
 	}
@@ -167,14 +166,7 @@ func cmdResume(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if err != nil {
 			return err
 		}
-		// A module stored already (deployed to a server sharing the
-		// database, say) keeps its name: a deploy with a name renames it.
-		name := strings.TrimSuffix(filepath.Base(*module), ".wasm")
-		sum := sha256.Sum256(wasm)
-		if _, err := st.ModuleInfo(ctx, hex.EncodeToString(sum[:])); err == nil {
-			name = ""
-		}
-		m, err := h.Deploy(ctx, name, wasm)
+		m, err := h.Deploy(ctx, fileModuleName(ctx, st, *module, wasm), wasm)
 		if err != nil {
 			return err
 		}
@@ -355,4 +347,16 @@ func printView(v runjson.View, asJSON bool, w io.Writer) error {
 		return &exitError{code: exitFailed, err: fmt.Errorf("run %s %s", printable(v.Run), v.Status)}
 	}
 	return nil
+}
+
+// fileModuleName is the name `skein run` and `skein resume` deploy the
+// module file path under: its base name, or none for a module stored
+// already (deployed to a server sharing the database, say), which keeps
+// the name it has: a deploy with a name renames the stored module.
+func fileModuleName(ctx context.Context, st store.Store, path string, wasm []byte) string {
+	sum := sha256.Sum256(wasm)
+	if _, err := st.ModuleInfo(ctx, hex.EncodeToString(sum[:])); err == nil {
+		return ""
+	}
+	return strings.TrimSuffix(filepath.Base(path), ".wasm")
 }

@@ -636,9 +636,15 @@ func TestServerAPI(t *testing.T) {
 			t.Errorf("outcomes %+v", v.Outcomes)
 		}
 
-		// Settled with an error: the workflow gets it and fails.
+		// Settled with an error: the workflow gets it and fails. skein wait
+		// --issued returns once the promise exists, and it can be settled.
 		wantExit(t, s.cli(t, nil, "start", "srv", "--workflow", "waiter", "--input", "{}", "--id", "wait-2"), 0)
-		s.awaitOutcome(t, "wait-2", "approve")
+		wantExit(t, s.cli(t, nil, "wait", "wait-2", "--issued", "approve", "--timeout", "20s"), 0)
+		if !slices.Contains(s.outcomes(t, "wait-2", "").keys(), "approve") {
+			t.Errorf("skein wait --issued approve returned before the run issued it")
+		}
+		// A run that ended without issuing the key: exit 1, naming it.
+		wantExit(t, s.cli(t, nil, "wait", "wait-1", "--issued", "nope", "--timeout", "20s"), exitFailed, `without issuing an op at key "nope"`)
 		wantExit(t, s.cli(t, nil, "resolve", "wait-2.approve", "--error", "denied by the test"), 0)
 		w = s.cli(t, nil, "wait", "wait-2", "--timeout", "20s")
 		wantExit(t, w, exitFailed, "run wait-2 failed", "denied by the test")
