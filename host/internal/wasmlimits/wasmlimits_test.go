@@ -65,7 +65,7 @@ func compiles(t *testing.T, wasm []byte) {
 // is an error (the engine turns it into one).
 func engineCompile(wasm []byte) error {
 	ctx := context.Background()
-	e, err := engine.NewWazero(ctx, engine.Config{HostModule: abi.Module, NoMemoryImages: true})
+	e, err := engine.NewWazero(ctx, engine.Config{HostModule: abi.Module, MemoryLimitPages: 65536, NoMemoryImages: true})
 	if err != nil {
 		return err
 	}
