@@ -174,11 +174,9 @@ func (h *Host) guestOutput(x *exec) io.Writer {
 
 // exitDetail describes how a guest ended on its own.
 func exitDetail(err error, stderr string) string {
-	msg := ""
-	if code, ok := engine.ExitCode(err); ok {
-		msg = fmt.Sprintf("the module exited with code %d", code)
-	} else {
-		msg = "the module trapped: " + err.Error()
+	msg := "the module trapped: " + err.Error()
+	if ee := (*engine.ExitError)(nil); errors.As(err, &ee) {
+		msg = ee.Error()
 	}
 	if s := strings.TrimSpace(stderr); s != "" {
 		msg += "\n" + s

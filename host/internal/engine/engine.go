@@ -10,7 +10,6 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 )
@@ -142,12 +141,3 @@ func (e *ImportError) Error() string { return e.Reason }
 type ExitError struct{ Code uint32 }
 
 func (e *ExitError) Error() string { return fmt.Sprintf("the module exited with code %d", e.Code) }
-
-// ExitCode returns the code of an *ExitError in err's chain.
-func ExitCode(err error) (uint32, bool) {
-	var ee *ExitError
-	if errors.As(err, &ee) {
-		return ee.Code, true
-	}
-	return 0, false
-}
