@@ -252,6 +252,11 @@ type Batch struct {
 	// Settlements are delivered to other runs (a child's result to its
 	// parent); one that exists already for its key is left as it is.
 	Settlements []Settlement
+	// Tasks are activity tasks to queue (see TaskStore), each inserted
+	// unless a task exists for its (run, key) already, whatever its state:
+	// a replay that issues the op again queues nothing new. Their State,
+	// Owner and lease fields are ignored; they start queued.
+	Tasks []Task
 	// Fence, when set, makes the batch conditional on the lease: Commit
 	// checks in the same transaction that run Fence.RunID is still held
 	// with Fence.Token by Fence.Owner, and otherwise fails with
@@ -289,6 +294,11 @@ func (b *Batch) CheckFenceWrites() error {
 			return fmt.Errorf("fenced batch for run %s updates run %s", f.RunID, id)
 		}
 	}
+	for i := range b.Tasks {
+		if id := b.Tasks[i].RunID; id != f.RunID {
+			return fmt.Errorf("fenced batch for run %s queues a task of run %s", f.RunID, id)
+		}
+	}
 	return nil
 }
 
@@ -302,6 +312,7 @@ type Settlement struct {
 	Status    OutcomeStatus // ok or error
 	Value     []byte        // JSON when ok
 	Error     string        // when error
+	Attempts  int           // an activity task's attempts made (0 otherwise)
 	CreatedAt time.Time
 }
 
@@ -404,6 +415,8 @@ type Store interface {
 	// LeaseHistory returns every claim of a run, in claim (token) order.
 	// An unknown run has none (no error).
 	LeaseHistory(ctx context.Context, runID string) ([]LeaseRecord, error)
+
+	TaskStore
 
 	// Close flushes pending writes and releases resources.
 	Close() error

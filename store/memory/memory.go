@@ -43,6 +43,7 @@ type Store struct {
 	namedSeq int64                 // last moduleRec.namedSeq handed out
 	runs     map[string]*runRec    // by ID
 	ids      []string              // the keys of runs, sorted
+	tasks    taskQueue             // activity tasks (tasks.go)
 }
 
 // moduleRec is a stored module.
@@ -425,6 +426,11 @@ func (s *Store) Commit(ctx context.Context, b store.Batch) error {
 			return fmt.Errorf("memory store: commit: settlement %s/%s: run %w", st.RunID, st.Key, store.ErrNotFound)
 		}
 	}
+	for i := range b.Tasks {
+		if t := &b.Tasks[i]; s.runs[t.RunID] == nil {
+			return fmt.Errorf("memory store: commit: queue task %s.%s: run %w", t.RunID, t.Key, store.ErrNotFound)
+		}
+	}
 	if err := s.checkWriteOnce(&b); err != nil {
 		return fmt.Errorf("memory store: commit: %w", err)
 	}
@@ -447,6 +453,9 @@ func (s *Store) Commit(ctx context.Context, b store.Batch) error {
 	for i := range b.Settlements {
 		st := b.Settlements[i]
 		s.runs[st.RunID].addSettlement(st, now)
+	}
+	for i := range b.Tasks {
+		s.tasks.queue(b.Tasks[i], now)
 	}
 	if b.Release {
 		s.release(s.runs[b.Fence.RunID], now.UnixNano())

@@ -148,7 +148,7 @@ WHERE id = ? AND (status = '` + string(store.RunSuspended) + `' OR waiting = 1)`
 // Settlements returns the run's settlements not yet delivered. See
 // store.Store.
 func (d *DB) Settlements(ctx context.Context, runID string) ([]store.Settlement, error) {
-	rows, err := d.rdb.QueryContext(ctx, `SELECT s.key, s.status, s.value, s.error, s.created_at
+	rows, err := d.rdb.QueryContext(ctx, `SELECT s.key, s.status, s.value, s.error, s.attempts, s.created_at
 FROM settlements s JOIN outcomes o ON o.run_id = s.run_id AND o.key = s.key
 WHERE s.run_id = ? AND o.status = ? ORDER BY s.created_at, s.key`, runID, string(store.OutcomePending))
 	if err != nil {
@@ -160,7 +160,7 @@ WHERE s.run_id = ? AND o.status = ? ORDER BY s.created_at, s.key`, runID, string
 		s := store.Settlement{RunID: runID}
 		var status string
 		var created int64
-		if err := rows.Scan(&s.Key, &status, &s.Value, &s.Error, &created); err != nil {
+		if err := rows.Scan(&s.Key, &status, &s.Value, &s.Error, &s.Attempts, &created); err != nil {
 			return nil, fmt.Errorf("sqlite store: settlements of %s: %w", runID, err)
 		}
 		s.Status = store.OutcomeStatus(status)

@@ -129,6 +129,38 @@ BEGIN
 	SELECT RAISE(ABORT, '` + writeOnceMark + `run ' || OLD.id || ' is ' || OLD.status || ': its status, result, error and module cannot change');
 END;
 `,
+	// 7: activity tasks for remote workers (store.TaskStore), the
+	// fair-queueing clock of their claims, and the attempts a task's
+	// settlement counts.
+	`
+ALTER TABLE settlements ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE tasks (
+	seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+	run_id     TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+	key        TEXT NOT NULL,
+	name       TEXT NOT NULL,
+	input      BLOB,
+	options    BLOB,
+	timeout    INTEGER NOT NULL DEFAULT 0, -- ns per attempt; 0 = none
+	attempt    INTEGER NOT NULL,
+	state      TEXT NOT NULL,              -- queued, claimed, done, canceled
+	tag        INTEGER NOT NULL,           -- fair-queueing order of claims
+	visible_at INTEGER NOT NULL,           -- unix ns
+	owner      TEXT NOT NULL DEFAULT '',
+	claimed_at INTEGER NOT NULL DEFAULT 0,
+	heartbeat  INTEGER NOT NULL DEFAULT 0,
+	expiry     INTEGER NOT NULL DEFAULT 0,
+	progress   BLOB,
+	last_error TEXT NOT NULL DEFAULT '',
+	created_at INTEGER NOT NULL,
+	UNIQUE (run_id, key)
+);
+CREATE INDEX tasks_queue ON tasks (name, tag, seq) WHERE state = 'queued';
+CREATE INDEX tasks_leases ON tasks (expiry) WHERE state = 'claimed';
+CREATE INDEX tasks_run_tag ON tasks (run_id, tag);
+CREATE TABLE task_clock (id INTEGER PRIMARY KEY CHECK (id = 1), v INTEGER NOT NULL);
+INSERT INTO task_clock (id, v) VALUES (1, 0);
+`,
 }
 
 // SchemaTooNewError is returned by Open when the database's schema version

@@ -102,7 +102,7 @@ ON CONFLICT (id) DO NOTHING`,
 // store.ErrImmutable (wrapped; triggers of schema migration 6 enforce it:
 // see store.Batch).
 func (d *DB) Commit(ctx context.Context, b store.Batch) error {
-	if len(b.Outcomes) == 0 && len(b.Runs) == 0 && len(b.Settlements) == 0 && b.Fence == nil {
+	if len(b.Outcomes) == 0 && len(b.Runs) == 0 && len(b.Settlements) == 0 && len(b.Tasks) == 0 && b.Fence == nil {
 		d.mu.RLock()
 		closed := d.closed
 		d.mu.RUnlock()
@@ -120,7 +120,7 @@ func (d *DB) Commit(ctx context.Context, b store.Batch) error {
 
 // applyBatch writes the outcomes and run updates of one batch (or of
 // several merged) inside the writer's transaction.
-func applyBatch(w *wtx, outs []store.RunOutcome, runs []store.Run, sets []store.Settlement) error {
+func applyBatch(w *wtx, outs []store.RunOutcome, runs []store.Run, sets []store.Settlement, tasks []store.Task) error {
 	now := time.Now().UnixNano()
 	touched := w.touched[:0]
 	for i := range outs {
@@ -177,11 +177,12 @@ func applyBatch(w *wtx, outs []store.RunOutcome, runs []store.Run, sets []store.
 	}
 	for i := range sets {
 		st := &sets[i]
-		if _, err := w.tx.ExecContext(w.ctx, `INSERT INTO settlements (run_id, key, status, value, error, created_at)
-VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, key) DO NOTHING`,
-			st.RunID, st.Key, string(st.Status), st.Value, st.Error, nanos(st.CreatedAt, time.Unix(0, now))); err != nil {
+		if err := insertSettlement(w, st, now); err != nil {
 			return fmt.Errorf("settlement %s/%s: %w", st.RunID, st.Key, err)
 		}
+	}
+	if err := queueTasks(w, tasks, now); err != nil {
+		return err
 	}
 	// What waits for each run the batch touched, after all its writes.
 	for _, id := range touched {
@@ -190,6 +191,14 @@ VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, key) DO NOTHING`,
 		}
 	}
 	return nil
+}
+
+// insertSettlement stores st unless its (run, key) has one already.
+func insertSettlement(w *wtx, st *store.Settlement, now int64) error {
+	_, err := w.tx.ExecContext(w.ctx, `INSERT INTO settlements (run_id, key, status, value, error, attempts, created_at)
+VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, key) DO NOTHING`,
+		st.RunID, st.Key, string(st.Status), st.Value, st.Error, st.Attempts, nanos(st.CreatedAt, time.Unix(0, now)))
+	return err
 }
 
 // updateWaiting runs waitingSQL for run id.

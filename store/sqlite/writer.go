@@ -26,7 +26,7 @@ func (r *request) run(w *wtx) error {
 		if err := checkFence(w, r.batch); err != nil {
 			return err
 		}
-		if err := applyBatch(w, r.batch.Outcomes, r.batch.Runs, r.batch.Settlements); err != nil {
+		if err := applyBatch(w, r.batch.Outcomes, r.batch.Runs, r.batch.Settlements, r.batch.Tasks); err != nil {
 			return err
 		}
 		if r.batch.Release {
@@ -252,11 +252,12 @@ func (d *DB) applyMerged(reqs []*request) error {
 	defer w.tx.Rollback()
 	outs, runs := d.mergeOutcomes[:0], d.mergeRuns[:0]
 	var sets []store.Settlement
+	var tasks []store.Task
 	flush := func() error {
-		err := applyBatch(w, outs, runs, sets)
+		err := applyBatch(w, outs, runs, sets, tasks)
 		clear(outs)
 		clear(runs)
-		outs, runs, sets = outs[:0], runs[:0], sets[:0]
+		outs, runs, sets, tasks = outs[:0], runs[:0], sets[:0], tasks[:0]
 		return err
 	}
 	for _, r := range reqs {
@@ -277,6 +278,7 @@ func (d *DB) applyMerged(reqs []*request) error {
 			outs = append(outs, r.batch.Outcomes...)
 			runs = append(runs, r.batch.Runs...)
 			sets = append(sets, r.batch.Settlements...)
+			tasks = append(tasks, r.batch.Tasks...)
 			continue
 		}
 		if err := flush(); err != nil {

@@ -1,0 +1,234 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/skeinrun/skein/store"
+	"github.com/skeinrun/skein/store/internal/rowscan"
+)
+
+// nextTagSQL is the fair-queueing tag of a run's next task: one past the
+// later of the clock (the latest tag claimed) and the run's last tag, so a
+// run that queues many tasks at once interleaves with the runs that queue
+// after it instead of holding them back.
+const nextTagSQL = `max((SELECT v FROM task_clock WHERE id = 1), coalesce((SELECT max(tag) FROM tasks WHERE run_id = ?), 0)) + 1`
+
+// queueTasks inserts the tasks of a batch, each unless its (run, key)
+// has one already.
+func queueTasks(w *wtx, tasks []store.Task, now int64) error {
+	for i := range tasks {
+		t := &tasks[i]
+		created := nanos(t.CreatedAt, time.Unix(0, now))
+		visible := t.VisibleAt
+		if visible == 0 {
+			visible = created
+		}
+		_, err := w.tx.ExecContext(w.ctx, `INSERT INTO tasks (run_id, key, name, input, options, timeout, attempt, state, tag, visible_at, created_at)
+SELECT ?, ?, ?, ?, ?, ?, ?, 'queued', `+nextTagSQL+`, ?, ? WHERE true
+ON CONFLICT (run_id, key) DO NOTHING`,
+			t.RunID, t.Key, t.Name, t.Input, t.Options, t.Timeout, max(t.Attempt, 1), t.RunID, visible, created)
+		if err != nil {
+			return fmt.Errorf("queue task %s.%s: %w", t.RunID, t.Key, err)
+		}
+	}
+	return nil
+}
+
+// ClaimTasks hands queued tasks to a worker. See store.TaskStore.
+func (d *DB) ClaimTasks(ctx context.Context, c store.TaskClaim) ([]store.Task, error) {
+	if c.Owner == "" || len(c.Names) == 0 || c.Max < 1 || c.TTL <= 0 {
+		return nil, fmt.Errorf("sqlite store: claim tasks: owner, names, max >= 1 and a positive ttl are needed")
+	}
+	var out []store.Task
+	err := d.write(&request{ctx: ctx, apply: func(w *wtx) error {
+		out = out[:0]
+		args := make([]any, 0, len(c.Names)+2)
+		for _, n := range c.Names {
+			args = append(args, n)
+		}
+		args = append(args, c.Now, c.Max)
+		rows, err := w.tx.QueryContext(w.ctx, `SELECT `+rowscan.TaskColumns+`, tag FROM tasks
+WHERE state = 'queued' AND name IN (?`+strings.Repeat(", ?", len(c.Names)-1)+`) AND visible_at <= ?
+ORDER BY tag, seq LIMIT ?`, args...)
+		if err != nil {
+			return err
+		}
+		var tags []int64
+		for rows.Next() {
+			var tag int64
+			t, err := rowscan.Task(tagged{rows, &tag}, sql.ErrNoRows)
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			out, tags = append(out, t), append(tags, tag)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for i := range out {
+			t := &out[i]
+			t.State, t.Owner, t.ClaimedAt, t.Heartbeat, t.Progress = store.TaskClaimed, c.Owner, c.Now, 0, nil
+			t.Expiry = store.LeaseEnd(c.Now, c.TTL, c.Now, t.Timeout)
+			if _, err := w.tx.ExecContext(w.ctx, `UPDATE tasks SET state = 'claimed', owner = ?, claimed_at = ?, heartbeat = 0, expiry = ?, progress = NULL WHERE seq = ?`,
+				c.Owner, c.Now, t.Expiry, t.Seq); err != nil {
+				return err
+			}
+		}
+		if len(tags) > 0 {
+			if _, err := w.tx.ExecContext(w.ctx, `UPDATE task_clock SET v = max(v, ?) WHERE id = 1`, tags[len(tags)-1]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}})
+	if err != nil {
+		return nil, fmt.Errorf("sqlite store: claim tasks for %q: %w", c.Owner, err)
+	}
+	return out, nil
+}
+
+// tagged scans the task columns and then the tag.
+type tagged struct {
+	rows *sql.Rows
+	tag  *int64
+}
+
+func (t tagged) Scan(dest ...any) error { return t.rows.Scan(append(dest, t.tag)...) }
+
+// taskRow reads one task inside the writer's transaction.
+func taskRow(w *wtx, runID, key string) (store.Task, error) {
+	t, err := rowscan.Task(w.tx.QueryRowContext(w.ctx, `SELECT `+rowscan.TaskColumns+` FROM tasks WHERE run_id = ? AND key = ?`, runID, key), sql.ErrNoRows)
+	if err != nil {
+		return t, fmt.Errorf("task %s.%s: %w", runID, key, err)
+	}
+	return t, nil
+}
+
+// HeartbeatTask extends a claimed attempt's lease. See store.TaskStore.
+func (d *DB) HeartbeatTask(ctx context.Context, runID, key string, attempt int, owner string, now int64, ttl time.Duration, progress []byte) (store.Task, error) {
+	var t store.Task
+	err := d.write(&request{ctx: ctx, apply: func(w *wtx) error {
+		var err error
+		if t, err = taskRow(w, runID, key); err != nil {
+			return err
+		}
+		if err := store.CheckTaskAttempt(t, attempt, owner, now, false); err != nil {
+			return err
+		}
+		t.Heartbeat, t.Expiry = now, store.LeaseEnd(now, ttl, t.ClaimedAt, t.Timeout)
+		if progress != nil {
+			t.Progress = progress
+		}
+		_, err = w.tx.ExecContext(w.ctx, `UPDATE tasks SET heartbeat = ?, expiry = ?, progress = ? WHERE seq = ?`, t.Heartbeat, t.Expiry, t.Progress, t.Seq)
+		return err
+	}})
+	if err != nil {
+		return store.Task{}, fmt.Errorf("sqlite store: heartbeat: %w", err)
+	}
+	return t, nil
+}
+
+// EndTask ends a task's current attempt. See store.TaskStore.
+func (d *DB) EndTask(ctx context.Context, e store.TaskEnd) error {
+	if (e.Settle == nil) == (e.Retry == nil) {
+		return fmt.Errorf("sqlite store: end task %s.%s: exactly one of Settle and Retry is needed", e.RunID, e.Key)
+	}
+	err := d.write(&request{ctx: ctx, apply: func(w *wtx) error {
+		t, err := taskRow(w, e.RunID, e.Key)
+		if err != nil {
+			return err
+		}
+		if err := store.CheckTaskAttempt(t, e.Attempt, e.Owner, e.Now, e.Expired); err != nil {
+			return err
+		}
+		if r := e.Retry; r != nil {
+			_, err := w.tx.ExecContext(w.ctx, `UPDATE tasks SET state = 'queued', attempt = attempt + 1, visible_at = ?, last_error = ?,
+	heartbeat = 0, expiry = 0, tag = `+nextTagSQL+` WHERE seq = ?`, r.VisibleAt, r.Error, t.RunID, t.Seq)
+			return err
+		}
+		s := *e.Settle
+		s.RunID, s.Key = e.RunID, e.Key
+		if _, err := w.tx.ExecContext(w.ctx, `UPDATE tasks SET state = 'done', expiry = 0, last_error = ? WHERE seq = ?`, s.Error, t.Seq); err != nil {
+			return err
+		}
+		if err := insertSettlement(w, &s, e.Now); err != nil {
+			return err
+		}
+		return updateWaiting(w, e.RunID)
+	}})
+	if err != nil {
+		return fmt.Errorf("sqlite store: end task: %w", err)
+	}
+	return nil
+}
+
+// CancelTasks cancels a run's open tasks. See store.TaskStore.
+func (d *DB) CancelTasks(ctx context.Context, runID, reason string) error {
+	err := d.write(&request{ctx: ctx, apply: func(w *wtx) error {
+		_, err := w.tx.ExecContext(w.ctx, `UPDATE tasks SET state = 'canceled', last_error = ?, expiry = 0
+WHERE run_id = ? AND state IN ('queued', 'claimed')`, reason, runID)
+		return err
+	}})
+	if err != nil {
+		return fmt.Errorf("sqlite store: cancel tasks of %s: %w", runID, err)
+	}
+	return nil
+}
+
+// ExpiredTasks lists claimed tasks whose lease ended. See store.TaskStore.
+func (d *DB) ExpiredTasks(ctx context.Context, now int64, limit int) ([]store.Task, error) {
+	return d.tasks(ctx, "expired tasks", `state = 'claimed' AND expiry <= ? ORDER BY expiry LIMIT ?`, now, max(limit, 1))
+}
+
+// Tasks lists a run's tasks. See store.TaskStore.
+func (d *DB) Tasks(ctx context.Context, runID string) ([]store.Task, error) {
+	return d.tasks(ctx, "tasks of "+runID, `run_id = ? ORDER BY seq`, runID)
+}
+
+func (d *DB) tasks(ctx context.Context, what, where string, args ...any) ([]store.Task, error) {
+	rows, err := d.rdb.QueryContext(ctx, `SELECT `+rowscan.TaskColumns+` FROM tasks WHERE `+where, args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite store: %s: %w", what, err)
+	}
+	defer rows.Close()
+	var out []store.Task
+	for rows.Next() {
+		t, err := rowscan.Task(rows, sql.ErrNoRows)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite store: %s: %w", what, err)
+		}
+		out = append(out, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite store: %s: %w", what, err)
+	}
+	return out, nil
+}
+
+// TaskQueues counts open tasks by name. See store.TaskStore.
+func (d *DB) TaskQueues(ctx context.Context) ([]store.TaskQueue, error) {
+	rows, err := d.rdb.QueryContext(ctx, `SELECT name, sum(state = 'queued'), sum(state = 'claimed') FROM tasks
+WHERE state IN ('queued', 'claimed') GROUP BY name ORDER BY name`)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite store: task queues: %w", err)
+	}
+	defer rows.Close()
+	var out []store.TaskQueue
+	for rows.Next() {
+		var q store.TaskQueue
+		if err := rows.Scan(&q.Name, &q.Queued, &q.Claimed); err != nil {
+			return nil, fmt.Errorf("sqlite store: task queues: %w", err)
+		}
+		out = append(out, q)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite store: task queues: %w", err)
+	}
+	return out, nil
+}
