@@ -197,6 +197,9 @@ func (h *Host) Work(ctx context.Context, o WorkOptions) error {
 				}(c.Lease)
 			}
 		}
+		if h.cfg.RemoteActivities {
+			h.sweepTasks(ctx)
+		}
 		select {
 		case <-ctx.Done():
 		case <-h.wake:

@@ -105,6 +105,7 @@ func (h *Host) activate(runID string, o DriveOptions) (*runState, error) {
 		return nil, errActive
 	}
 	rs := newRunState(store.Run{ID: runID}, o)
+	rs.board = &h.tasks
 	h.active[runID] = rs
 	return rs, nil
 }
@@ -276,6 +277,7 @@ func (h *Host) suspended(ctx context.Context, rs *runState, x *exec, outs []stor
 		}
 	}
 	next := newRunState(rs.run, rs.opts)
+	next.board = rs.board
 	next.world = rs.world
 	h.mu.Lock()
 	h.active[runID] = next
@@ -345,6 +347,9 @@ func (h *Host) finish(ctx context.Context, rs *runState) error {
 			set.Status, set.Value, set.Error = store.OutcomeError, nil, out.Err
 		}
 		rs.batch.Settlements = append(rs.batch.Settlements, set)
+	}
+	if rs.run.Status.Terminal() {
+		h.cancelTasks(ctx, rs, "the run ended ("+string(rs.run.Status)+")")
 	}
 	// Under a lease, the run's last commit releases it too.
 	rs.batch.Release = rs.lease != nil

@@ -106,6 +106,10 @@ func (f liveEffects) armTimer(key string, d int64)              { f.x.rs.armTime
 func (f liveEffects) call(c activityCall) error {
 	x := f.x
 	if c.fn = x.h.activity(c.name); c.fn == nil {
+		if x.h.cfg.RemoteActivities {
+			x.rs.queueTask(x.h, c)
+			return nil
+		}
 		return x.fail("activity %q is not registered on this host (called at key %q)", c.name, c.key)
 	}
 	x.rs.startActivity(x.h, c)
@@ -153,14 +157,14 @@ func (f liveEffects) cancelChild(ctx context.Context, key, id, reason string) {
 func (f liveEffects) idle(ctx context.Context) error {
 	x, rs := f.x, f.x.rs
 	for rs.mb.len() == 0 {
-		busy := x.s.InBody() || len(rs.activities) > 0 || rs.bodyWaits > 0 || rs.liveChildren() > 0
+		busy := x.s.InBody() || len(rs.activities) > 0 || rs.bodyWaits > 0 || rs.liveChildren() > 0 || rs.remoteFresh(x.h)
 		if !busy {
 			earliest := int64(math.MaxInt64)
 			for _, d := range rs.timers {
 				earliest = min(earliest, d)
 			}
 			switch {
-			case len(rs.timers) == 0 && len(rs.promises) == 0 && len(rs.children) == 0:
+			case len(rs.timers) == 0 && len(rs.promises) == 0 && len(rs.children) == 0 && len(rs.remote) == 0:
 				return x.fail(errDeadlock)
 			case len(rs.timers) == 0:
 				return x.suspend(0)

@@ -160,6 +160,17 @@ type Config struct {
 	// with Host.Grant; a module with no grant may call none. When false
 	// (the default), only a module with a grant is restricted.
 	RequireGrants bool
+
+	// RemoteActivities: a call of an activity that no function registered
+	// in this process serves becomes an activity task in the store, for
+	// workers in other processes to claim (ClaimTasks; docs/activities.md).
+	// When false (the default) such a call fails the run. `skein serve`
+	// sets it.
+	RemoteActivities bool
+	// TaskLeaseTTL is how long a worker holds a claimed task without a
+	// heartbeat; an attempt whose lease ends is failed with a timeout
+	// error and retried by the op's policy. Default 30s.
+	TaskLeaseTTL time.Duration
 }
 
 // sliceMemory gives instances Go-slice linear memory instead of reserved
@@ -189,6 +200,7 @@ type Host struct {
 	wake     chan struct{} // signals Work: new work may be due
 	sim      *simulator    // Config.Simulation
 
+	tasks   taskBoard  // remote activity tasks (tasks.go)
 	emb     embedState // grants, event subscriptions, Await waiters (embed.go)
 	metrics *metrics   // counters for WriteMetrics (metrics.go)
 
@@ -234,6 +246,9 @@ func newHost(ctx context.Context, cfg Config, hooks testHooks) (*Host, error) {
 	}
 	if _, err := ParseEvict(string(cfg.Evict)); err != nil {
 		return nil, fmt.Errorf("host: %w", err)
+	}
+	if cfg.TaskLeaseTTL <= 0 {
+		cfg.TaskLeaseTTL = DefaultTaskLeaseTTL
 	}
 	if cfg.IdleThreshold == 0 {
 		cfg.IdleThreshold = time.Second

@@ -48,9 +48,9 @@ func (h *Host) inbox(ctx context.Context, rs *runState, outs []store.Outcome) er
 // settlementCompletion is the completion that delivers s.
 func settlementCompletion(s store.Settlement) sched.Completion {
 	if s.Status != store.OutcomeOK {
-		return sched.Completion{Key: s.Key, Outcome: sched.Outcome{Err: s.Error}}
+		return sched.Completion{Key: s.Key, Outcome: sched.Outcome{Err: s.Error}, Attempts: s.Attempts}
 	}
-	return sched.Completion{Key: s.Key, Outcome: sched.Outcome{OK: true, Value: s.Value}}
+	return sched.Completion{Key: s.Key, Outcome: sched.Outcome{OK: true, Value: s.Value}, Attempts: s.Attempts}
 }
 
 func timeoutReason(r store.Run) string {

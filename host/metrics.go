@@ -30,6 +30,9 @@ type metrics struct {
 	leasesClaimed atomic.Uint64 // leases Work took on runs
 	leasesLost    atomic.Uint64 // leases lost while driving (another worker claimed the run)
 	driveFailures atomic.Uint64 // drives by Work that failed and back off (retry.go)
+	// Remote activity tasks (taskapi.go): attempts handed to workers,
+	// completed, failed by their worker, and timed out (lease expired).
+	tasksClaimed, tasksCompleted, tasksFailed, tasksTimedOut atomic.Uint64
 	ended         [len(metricStatuses)]atomic.Uint64
 	activation    *histogram // drive start (or replay start) to the guest's first host call
 	storeCommit   *histogram // store.Commit calls
@@ -198,6 +201,9 @@ func (h *Host) WriteMetrics(ctx context.Context, w io.Writer) error {
 	head("skein_active_runs", "gauge", "Runs driven by this process now.")
 	fmt.Fprintf(bw, "skein_active_runs %d\n", active)
 	h.writeModuleMetrics(bw, head) // modcache.go
+	if qerr := h.writeTaskMetrics(ctx, bw, head); serr == nil {
+		serr = qerr
+	}
 	head("skein_activation_seconds", "histogram", "From the start of a run's execution to the guest's first host call.")
 	m.activation.write(bw, "skein_activation_seconds")
 	head("skein_store_commit_seconds", "histogram", "Store commits (batches of records and run updates).")

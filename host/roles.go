@@ -28,6 +28,12 @@ type Client interface {
 	Subscribe(o SubscribeOptions) *Subscription
 	WriteMetrics(ctx context.Context, w io.Writer) error
 	NewLimitError(what, limit, value string) *LimitError
+	// The worker protocol: remote activity tasks (taskapi.go).
+	ClaimTasks(ctx context.Context, o ClaimOptions) ([]store.Task, error)
+	HeartbeatTask(ctx context.Context, ref TaskRef, progress json.RawMessage) (store.Task, error)
+	CompleteTask(ctx context.Context, ref TaskRef, value json.RawMessage) error
+	FailTask(ctx context.Context, ref TaskRef, msg string, nonRetryable bool) (bool, error)
+	Tasks(ctx context.Context, runID string) ([]store.Task, error)
 }
 
 // Worker is the worker role of a Host: what executes runs, with the

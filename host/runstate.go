@@ -26,6 +26,8 @@ type runState struct {
 	timers     map[string]int64 // armed durable timers: key -> deadline
 	handles    map[string]*time.Timer
 	activities map[string]bool   // activities in flight, by key
+	remote     map[string]int64  // remote activity tasks issued: key -> when (unix ns; tasks.go)
+	board      *taskBoard        // told when the run's tasks are committed; nil: no one
 	promises   map[string]bool   // external promises issued
 	children   map[string]string // child runs issued and not delivered: key -> child run id
 	bodyWaits  int               // waits inside step bodies in flight
@@ -54,7 +56,7 @@ type runState struct {
 func newRunState(run store.Run, opts DriveOptions) *runState {
 	actx, cancel := context.WithCancel(context.Background())
 	rs := &runState{run: run, opts: opts, timers: map[string]int64{}, handles: map[string]*time.Timer{},
-		activities: map[string]bool{}, promises: map[string]bool{}, children: map[string]string{}, depth: -1,
+		activities: map[string]bool{}, remote: map[string]int64{}, promises: map[string]bool{}, children: map[string]string{}, depth: -1,
 		actx: actx, cancel: cancel, childLive: map[string]bool{}, world: liveWorld{}}
 	if opts.hold != nil {
 		rs.lease = &opts.hold.lease
@@ -277,6 +279,7 @@ func (rs *runState) delivered(cs, stale []sched.Completion) {
 		delete(rs.timers, c.Key)
 		delete(rs.handles, c.Key)
 		delete(rs.activities, c.Key)
+		delete(rs.remote, c.Key)
 		delete(rs.promises, c.Key)
 		delete(rs.children, c.Key)
 	}
@@ -293,16 +296,20 @@ func (rs *runState) flush(ctx context.Context, st store.Store) error {
 	if err := rs.wait(); err != nil {
 		return err
 	}
-	if len(rs.batch.Outcomes) == 0 && len(rs.batch.Runs) == 0 {
+	if len(rs.batch.Outcomes) == 0 && len(rs.batch.Runs) == 0 && len(rs.batch.Tasks) == 0 {
 		return nil
 	}
 	rs.batch.Fence = rs.lease
 	if err := st.Commit(ctx, rs.batch); err != nil {
 		return fmt.Errorf("run %s: record outcomes: %w", rs.run.ID, err)
 	}
+	if len(rs.batch.Tasks) > 0 {
+		rs.tasksQueued()
+	}
 	rs.batch.Outcomes = rs.batch.Outcomes[:0]
 	rs.batch.Runs = rs.batch.Runs[:0]
 	rs.batch.Settlements = nil
+	rs.batch.Tasks = nil
 	rs.batch.Release = false
 	return nil
 }
@@ -316,7 +323,7 @@ func (rs *runState) flushAsync(h *Host) error {
 	if err := rs.wait(); err != nil {
 		return err
 	}
-	if len(rs.batch.Outcomes) == 0 && len(rs.batch.Runs) == 0 {
+	if len(rs.batch.Outcomes) == 0 && len(rs.batch.Runs) == 0 && len(rs.batch.Tasks) == 0 {
 		return nil
 	}
 	b := rs.batch
@@ -325,7 +332,13 @@ func (rs *runState) flushAsync(h *Host) error {
 	rs.spare = nil
 	done := make(chan error, 1)
 	rs.inflight, rs.inflightBatch = done, b
-	h.spawn(func() { done <- h.cfg.Store.Commit(context.Background(), b) })
+	h.spawn(func() {
+		err := h.cfg.Store.Commit(context.Background(), b)
+		if err == nil && len(b.Tasks) > 0 {
+			rs.tasksQueued()
+		}
+		done <- err
+	})
 	return nil
 }
 

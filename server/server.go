@@ -6,6 +6,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -45,6 +46,13 @@ type Options struct {
 	// (POST /v1/modules), whose body may be large and is compiled before
 	// the answer; default 10m.
 	UploadTimeout time.Duration
+	// MaxClaimWait caps how long a worker's claim of activity tasks
+	// waits for one (its "wait_ms"); default DefaultMaxClaimWait.
+	MaxClaimWait time.Duration
+	// Stop, when it ends, ends the claims waiting for tasks (they answer
+	// with none), so that a shutdown need not wait for them. Default:
+	// never.
+	Stop context.Context
 }
 
 // Defaults of Options and of the connection limits of skein serve.
@@ -88,6 +96,12 @@ func New(h host.Client, o Options) http.Handler {
 	if o.UploadTimeout <= 0 {
 		o.UploadTimeout = DefaultUploadTimeout
 	}
+	if o.MaxClaimWait <= 0 {
+		o.MaxClaimWait = DefaultMaxClaimWait
+	}
+	if o.Stop == nil {
+		o.Stop = context.Background()
+	}
 	a := &api{h: h, o: o, log: o.Logger, routes: map[string]routeClass{}}
 	mux := http.NewServeMux()
 	a.handle(mux, "POST /v1/modules", uploadRoute, a.deploy)
@@ -102,6 +116,7 @@ func New(h host.Client, o Options) http.Handler {
 	a.handle(mux, "GET /v1/runs/{id}/ops", apiRoute, a.ops)
 	a.handle(mux, "GET /v1/runs/{id}/leases", apiRoute, a.leases)
 	a.handle(mux, "GET /metrics", apiRoute, a.metrics)
+	a.routeTasks(mux) // tasks.go
 	// The web UI (ui.go): index.html at /, the other files under /ui/.
 	ui := uiHandler()
 	a.handle(mux, "GET /{$}", apiRoute, ui.ServeHTTP)

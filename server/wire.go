@@ -183,3 +183,39 @@ func unixTimeOf(ns int64) *time.Time {
 	t := nsTime(ns)
 	return &t
 }
+
+// ActivityTask is a remote activity call of a run (GET /v1/runs/{id}/tasks).
+type ActivityTask struct {
+	Key       string          `json:"key"`
+	Name      string          `json:"name"`
+	Attempt   int             `json:"attempt"`
+	State     string          `json:"state"`            // queued, claimed, done or canceled
+	Worker    string          `json:"worker,omitempty"` // holding it (claimed), or the last to hold it
+	ClaimedAt *time.Time      `json:"claimed_at,omitempty"`
+	Heartbeat *time.Time      `json:"heartbeat_at,omitempty"`
+	Expiry    *time.Time      `json:"lease_expiry,omitempty"` // while claimed
+	VisibleAt *time.Time      `json:"retry_at,omitempty"`     // a queued retry waits until then
+	LastError string          `json:"last_error,omitempty"`
+	Progress  json.RawMessage `json:"progress,omitempty"`
+	CreatedAt time.Time       `json:"created_at"`
+}
+
+// TaskList answers GET /v1/runs/{id}/tasks, in the order the run issued
+// the calls.
+type TaskList struct {
+	Run   string         `json:"run"`
+	Tasks []ActivityTask `json:"tasks"`
+}
+
+func activityTaskJSON(t store.Task) ActivityTask {
+	a := ActivityTask{Key: t.Key, Name: t.Name, Attempt: t.Attempt, State: string(t.State), Worker: t.Owner,
+		ClaimedAt: unixTimeOf(t.ClaimedAt), Heartbeat: unixTimeOf(t.Heartbeat), LastError: t.LastError,
+		Progress: t.Progress, CreatedAt: t.CreatedAt.UTC()}
+	if t.State == store.TaskClaimed {
+		a.Expiry = unixTimeOf(t.Expiry)
+	}
+	if t.State == store.TaskQueued && t.VisibleAt > time.Now().UnixNano() {
+		a.VisibleAt = unixTimeOf(t.VisibleAt)
+	}
+	return a
+}

@@ -33,6 +33,8 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	workerID := fs.String("worker-id", "", "this worker's name in run leases; workers sharing a database need different ones (default {hostname}-{pid}-{random})")
 	leaseTTL := fs.Duration("lease-ttl", host.DefaultLeaseTTL, "how long a worker's lease on a run lasts unless renewed; a dead worker's runs are taken over this long after its last renewal")
 	retryMax := fs.Duration("max-retry-backoff", host.DefaultMaxRetryBackoff, "longest wait before a run whose drive failed (its commits failed: a full or damaged database) is driven again; the wait starts at 1s and doubles with each failure in a row")
+	taskLease := fs.Duration("task-lease", host.DefaultTaskLeaseTTL, "how long a remote worker holds an activity task without a heartbeat; an attempt whose lease ends is failed as timed out and retried by its policy")
+	maxClaimWait := fs.Duration("max-claim-wait", server.DefaultMaxClaimWait, "longest a worker's claim of activity tasks waits for one (a long poll)")
 	logFormat := fs.String("log-format", "text", "log lines as text (key=value) or json, on stderr")
 	logLevel := fs.String("log-level", "info", "least level logged: debug, info, warn or error")
 	nf := addNetFlags(fs)
@@ -46,6 +48,9 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *token == "" {
 		*token = os.Getenv("SKEIN_TOKEN")
+	}
+	if *taskLease < 10*time.Millisecond {
+		return &exitError{code: exitUsage, err: fmt.Errorf("--task-lease %s: a task's lease must last at least 10ms", *taskLease)}
 	}
 	if *leaseTTL < 10*time.Millisecond {
 		return &exitError{code: exitUsage, err: fmt.Errorf("--lease-ttl %s: a lease must last at least 10ms", *leaseTTL)}
@@ -74,7 +79,8 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	cfg := host.Config{Store: st, Evict: policy, CacheDir: *cacheDir, Logger: log, MaxModuleBytes: int(*maxModule), LimitHint: limitflags.Flag}
+	cfg := host.Config{Store: st, Evict: policy, CacheDir: *cacheDir, Logger: log, MaxModuleBytes: int(*maxModule), LimitHint: limitflags.Flag,
+		RemoteActivities: true, TaskLeaseTTL: *taskLease}
 	if log.Enabled(bg, slog.LevelDebug) {
 		cfg.GuestOutputFor = loggedOutput(log)
 	}
@@ -105,13 +111,13 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		log.Warn("skein serve: listening beyond this machine without --token (--insecure-no-token): anyone who can reach it can deploy and run code")
 	}
 
-	so := server.Options{Token: *token, MaxModuleBytes: *maxModule, Logger: log}
+	workCtx, stopWork := context.WithCancel(bg)
+	defer stopWork()
+	so := server.Options{Token: *token, MaxModuleBytes: *maxModule, Logger: log, MaxClaimWait: *maxClaimWait, Stop: workCtx}
 	nf.options(&so, allowed)
 	srv := nf.httpServer(server.New(h, so), log)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	workCtx, stopWork := context.WithCancel(bg)
-	defer stopWork()
 	worked := make(chan error, 1)
 	go func() {
 		worked <- h.Work(workCtx, host.WorkOptions{Concurrency: *concurrency, Poll: *poll, Grace: *grace, Owner: *workerID, LeaseTTL: *leaseTTL, MaxRetryBackoff: *retryMax})

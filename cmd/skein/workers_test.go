@@ -1,0 +1,230 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/skeinrun/skein/internal/wasmbuild"
+)
+
+// The worker protocol under failure, through real processes: workers
+// killed while they hold tasks, the server killed with tasks claimed and
+// queued, two workers sharing the work, and bad requests.
+
+// startRemote deploys testdata/workflows/remote as "remote" on s and
+// starts one run of calls with input in per id, through the API.
+func startRemote(t *testing.T, s *skeinServer, token string, in string, ids ...string) {
+	t.Helper()
+	wasm := wasmbuild.Build(t, remoteWorkflows)
+	env := []string(nil)
+	if token != "" {
+		env = []string{"SKEIN_TOKEN=" + token}
+	}
+	wantExit(t, s.cli(t, env, "deploy", wasm, "--name", "remote"), 0)
+	for _, id := range ids {
+		r := s.call(t, "POST", "/v1/runs", token, map[string]any{"module": "remote", "id": id, "input": json.RawMessage(in)})
+		want(t, "start "+id, r, 201, "")
+	}
+}
+
+// attemptsByKey returns "run key" -> the attempts the workers started.
+func attemptsByKey(ws ...*workerProc) map[string][]string {
+	m := map[string][]string{}
+	for _, w := range ws {
+		for _, l := range w.lines("START ") {
+			f := strings.Fields(l) // START name run key attempt
+			m[f[2]+" "+f[3]] = append(m[f[2]+" "+f[3]], f[4])
+		}
+	}
+	return m
+}
+
+// TestWorkerKilledTasksRetried SIGKILLs a worker that holds tasks: their
+// leases expire, each attempt fails as timed out and is retried on a
+// second worker, and the runs complete. The dead worker's completion,
+// sent late, is refused with 409 and changes nothing.
+func TestWorkerKilledTasksRetried(t *testing.T) {
+	s := startServer(t, filepath.Join(t.TempDir(), "w.db"), nil, "--task-lease", "1s")
+	ids := []string{"k-0", "k-1", "k-2"}
+	startRemote(t, s, "", `{"n":2,"name":"slow","attempts":3}`, ids...)
+	bin := buildTool(t, "./testdata/taskworker")
+	a := startWorker(t, bin, "--server", s.url, "--id", "worker-a", "--delay", "1h")
+	a.awaitLines(t, "START slow", len(ids)) // it holds the first call of each run
+	a.kill()
+	b := startWorker(t, bin, "--server", s.url, "--id", "worker-b", "--delay", "10ms")
+	for _, id := range ids {
+		run := s.awaitStatus(t, id, "", "completed", "failed")
+		if run.Status != "completed" || string(run.Result) != "1" {
+			t.Fatalf("run %s: %s %s %q; want completed with 1", id, run.Status, run.Result, run.Error)
+		}
+		outs := s.outcomes(t, id, "").Outcomes
+		if len(outs) != 2 || outs[0].Key != "1" || outs[0].Attempts != 2 || outs[1].Attempts != 1 {
+			t.Errorf("run %s outcomes %+v; want key 1 with 2 attempts (the first timed out), then 1 attempt", id, outs)
+		}
+	}
+	got := attemptsByKey(b)
+	for _, id := range ids {
+		if k := id + " 1"; !slices.Equal(got[k], []string{"2"}) {
+			t.Errorf("worker b started attempts %q of %s; want [2]", got[k], k)
+		}
+	}
+	// The dead worker's attempt 1 comes back late: refused, nothing changes.
+	before := s.outcomes(t, "k-0", "")
+	r := s.call(t, "POST", "/v1/tasks/complete", "", map[string]any{"run_id": "k-0", "key": "1", "attempt": 1, "worker": "worker-a", "result": 99})
+	want(t, "late completion", r, 409, "conflict")
+	if !strings.Contains(r.errMessage(), "has ended already") {
+		t.Errorf("late completion: %s; want it to say the task has ended", r)
+	}
+	r = s.call(t, "POST", "/v1/tasks/heartbeat", "", map[string]any{"run_id": "k-1", "key": "1", "attempt": 1, "worker": "worker-a"})
+	want(t, "late heartbeat", r, 409, "conflict")
+	if after := s.outcomes(t, "k-0", ""); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Errorf("a refused completion changed the run: %+v, then %+v", before, after)
+	}
+}
+
+// TestServeKilledWithTasks SIGKILLs skein serve while tasks are claimed
+// and queued, and starts it again on the same database and address: the
+// worker carries on, every run completes, and no outcome recorded before
+// the kill changed.
+func TestServeKilledWithTasks(t *testing.T) {
+	db, addr := filepath.Join(t.TempDir(), "k.db"), freePort(t)
+	s := startServer(t, db, nil, "--addr", addr, "--task-lease", "2s")
+	ids := make([]string, 12)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("s-%02d", i)
+	}
+	startRemote(t, s, "", `{"n":3,"name":"slow","attempts":3}`, ids...)
+	w := startWorker(t, buildTool(t, "./testdata/taskworker"), "--server", s.url, "--id", "w", "--delay", "150ms", "--concurrency", "4")
+	w.awaitLines(t, "END slow", 10) // some calls are recorded, others claimed, the rest queued
+	s.kill()
+	before := map[string][]dbRow{}
+	for _, id := range ids {
+		before[id], _ = readRows(t, db, id)
+	}
+	s2 := startServer(t, db, nil, "--addr", addr, "--task-lease", "2s")
+	for _, id := range ids {
+		run := s2.awaitStatus(t, id, "", "completed", "failed")
+		if run.Status != "completed" || string(run.Result) != "3" {
+			t.Fatalf("run %s: %s %s %q; want completed with 3", id, run.Status, run.Result, run.Error)
+		}
+		after, _ := readRows(t, db, id)
+		for _, b := range before[id] {
+			i := slices.IndexFunc(after, func(a dbRow) bool { return a.Key == b.Key })
+			if i < 0 || after[i].Status != b.Status || after[i].Value != b.Value || after[i].Function != b.Function {
+				t.Errorf("run %s: outcome %s was %+v before the kill; after: %+v", id, b.Key, b, after)
+			}
+		}
+	}
+}
+
+// TestTwoWorkersShareTasks runs 200 runs of 5 calls on two workers: each
+// call executes once, both workers do part of the work, and every run
+// gets the right result.
+func TestTwoWorkersShareTasks(t *testing.T) {
+	s := startServer(t, filepath.Join(t.TempDir(), "two.db"), nil)
+	ids := make([]string, 200)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("t-%03d", i)
+	}
+	bin := buildTool(t, "./testdata/taskworker")
+	w1 := startWorker(t, bin, "--server", s.url, "--id", "w1", "--concurrency", "8")
+	w2 := startWorker(t, bin, "--server", s.url, "--id", "w2", "--concurrency", "8")
+	startRemote(t, s, "", `{"n":5,"name":"echo"}`, ids...)
+	for _, id := range ids {
+		if run := s.awaitStatus(t, id, "", "completed", "failed"); run.Status != "completed" || string(run.Result) != "10" {
+			t.Fatalf("run %s: %s %s %q; want completed with 10", id, run.Status, run.Result, run.Error)
+		}
+	}
+	got := attemptsByKey(w1, w2)
+	if len(got) != 1000 {
+		t.Errorf("the workers started %d distinct calls; want 1000", len(got))
+	}
+	for k, as := range got {
+		if !slices.Equal(as, []string{"1"}) {
+			t.Errorf("call %s: attempts started %q; want one, attempt 1", k, as)
+		}
+	}
+	n1, n2 := len(w1.lines("START ")), len(w2.lines("START "))
+	if n1 < 100 || n2 < 100 {
+		t.Errorf("w1 ran %d calls, w2 %d; want both at least 100 of 1000", n1, n2)
+	}
+	t.Logf("w1 ran %d calls, w2 %d", n1, n2)
+}
+
+// TestWorkerProtocolErrors: a wrong token is 401, an unknown task 404, a
+// malformed request 400; none of them changes the run.
+func TestWorkerProtocolErrors(t *testing.T) {
+	const token = "s3cret"
+	s := startServer(t, filepath.Join(t.TempDir(), "e.db"), []string{"SKEIN_TOKEN=" + token})
+	startRemote(t, s, token, `{"n":1,"name":"echo"}`, "e-1")
+	awaitTask := func() string {
+		deadline := time.Now().Add(runWait)
+		for {
+			r := s.call(t, "GET", "/v1/runs/e-1/tasks", token, nil)
+			if r.status == 200 && strings.Contains(string(r.body), `"state":"queued"`) {
+				return string(r.body)
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no queued task after %v: %s", runWait, r)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	tasks := awaitTask()
+
+	w := startWorker(t, buildTool(t, "./testdata/taskworker"), "--server", s.url, "--token", "wrong")
+	select {
+	case <-w.exited:
+	case <-time.After(runWait):
+		t.Fatal("a worker with a wrong token still runs")
+	}
+	if e := w.stderr.String(); !strings.Contains(e, "401") {
+		t.Errorf("worker with a wrong token: stderr %q; want the 401", e)
+	}
+	ref := map[string]any{"run_id": "e-1", "key": "1", "attempt": 1, "worker": "x"}
+	for _, c := range []struct {
+		what, path, token string
+		body           any
+		status         int
+		code, says     string
+	}{
+		{"claim without token", "/v1/tasks/claim", "", map[string]any{"worker": "x", "names": []string{"echo"}, "max": 1}, 401, "unauthorized", ""},
+		{"complete with a wrong token", "/v1/tasks/complete", "nope", map[string]any{"run_id": "e-1", "key": "1", "attempt": 1, "worker": "x", "result": 1}, 401, "unauthorized", ""},
+		{"complete unknown task", "/v1/tasks/complete", token, map[string]any{"run_id": "e-1", "key": "7", "attempt": 1, "worker": "x", "result": 1}, 404, "not_found", `no activity task at key "7"`},
+		{"complete unknown run", "/v1/tasks/complete", token, map[string]any{"run_id": "nope", "key": "1", "attempt": 1, "worker": "x", "result": 1}, 404, "not_found", ""},
+		{"complete unclaimed task", "/v1/tasks/complete", token, map[string]any{"run_id": "e-1", "key": "1", "attempt": 1, "worker": "x", "result": 1}, 409, "conflict", "is not claimed"},
+		{"complete malformed JSON", "/v1/tasks/complete", token, `{"run_id": "e-1", `, 400, "bad_request", ""},
+		{"complete without result", "/v1/tasks/complete", token, ref, 400, "bad_request", `"result" is needed`},
+		{"complete unknown field", "/v1/tasks/complete", token, `{"run_id":"e-1","key":"1","attempt":1,"worker":"x","result":1,"extra":2}`, 400, "bad_request", "extra"},
+		{"complete attempt 0", "/v1/tasks/complete", token, map[string]any{"run_id": "e-1", "key": "1", "attempt": 0, "worker": "x", "result": 1}, 400, "bad_request", "attempt"},
+		{"fail without error", "/v1/tasks/fail", token, ref, 400, "bad_request", `"error" must be a non-empty string`},
+		{"heartbeat unknown task", "/v1/tasks/heartbeat", token, map[string]any{"run_id": "e-1", "key": "9", "attempt": 1, "worker": "x"}, 404, "not_found", ""},
+		{"heartbeat bad progress", "/v1/tasks/heartbeat", token, `{"run_id":"e-1","key":"1","attempt":1,"worker":"x","progress":nope}`, 400, "bad_request", ""},
+		{"claim max 0", "/v1/tasks/claim", token, map[string]any{"worker": "x", "names": []string{"echo"}, "max": 0}, 400, "bad_request", "1 to 256"},
+		{"claim no names", "/v1/tasks/claim", token, map[string]any{"worker": "x", "max": 1}, 400, "bad_request", "1 to 1000 activities"},
+		{"claim no worker", "/v1/tasks/claim", token, map[string]any{"names": []string{"echo"}, "max": 1}, 400, "bad_request", "identity"},
+		{"claim negative wait", "/v1/tasks/claim", token, map[string]any{"worker": "x", "names": []string{"echo"}, "max": 1, "wait_ms": -1}, 400, "bad_request", "wait_ms"},
+	} {
+		r := s.call(t, "POST", c.path, c.token, c.body)
+		want(t, c.what, r, c.status, c.code)
+		if c.says != "" && !strings.Contains(r.errMessage(), c.says) {
+			t.Errorf("%s: %s; want the message to say %q", c.what, r, c.says)
+		}
+	}
+	if after := awaitTask(); after != tasks {
+		t.Errorf("bad requests changed the run's tasks:\n%s\nthen\n%s", tasks, after)
+	}
+	if run := s.getRun(t, "e-1", token); run.Status == "completed" || run.Status == "failed" {
+		t.Errorf("run e-1 is %s after bad requests; want it still waiting", run.Status)
+	}
+	// A real worker then serves it.
+	startWorker(t, buildTool(t, "./testdata/taskworker"), "--server", s.url, "--token", token)
+	if run := s.awaitStatus(t, "e-1", token, "completed", "failed"); run.Status != "completed" || string(run.Result) != "0" {
+		t.Errorf("run e-1: %s %s %q; want completed with 0", run.Status, run.Result, run.Error)
+	}
+}

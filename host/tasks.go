@@ -1,0 +1,113 @@
+package host
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/skeinrun/skein/abi"
+	"github.com/skeinrun/skein/store"
+)
+
+// Remote activity tasks, the run's side: a call of an activity no function
+// in this process serves (Config.RemoteActivities) is queued as a task in
+// the same commit that records its op as pending; a worker claims it
+// through the API (taskapi.go), and its end reaches the run like a
+// promise's settlement: at once if the run is active here, else through
+// the store when the run is driven next.
+
+// DefaultTaskLeaseTTL is the default of Config.TaskLeaseTTL.
+const DefaultTaskLeaseTTL = 30 * time.Second
+
+// taskBoard tells waiting claims that tasks were queued, and paces the
+// sweep of expired leases.
+type taskBoard struct {
+	mu        sync.Mutex
+	queued    chan struct{} // closed (and replaced) when tasks are queued
+	lastSweep time.Time
+}
+
+// wait returns a channel closed when tasks are queued next.
+func (b *taskBoard) wait() <-chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.queued == nil {
+		b.queued = make(chan struct{})
+	}
+	return b.queued
+}
+
+// notify wakes the claims waiting for tasks.
+func (b *taskBoard) notify() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.queued != nil {
+		close(b.queued)
+		b.queued = nil
+	}
+}
+
+// sweepDue reports whether a sweep of expired leases is due (at most one
+// every interval), and if so counts it as started.
+func (b *taskBoard) sweepDue(interval time.Duration) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if time.Since(b.lastSweep) < interval {
+		return false
+	}
+	b.lastSweep = time.Now()
+	return true
+}
+
+// queueTask queues the remote task of call c with the run's next commit,
+// unless this run queued it already. The store keeps a task queued by an
+// earlier execution as it is (a replay queues nothing new).
+func (rs *runState) queueTask(h *Host, c activityCall) {
+	if _, ok := rs.remote[c.key]; ok {
+		return
+	}
+	rs.remote[c.key] = time.Now().UnixNano()
+	rs.batch.Tasks = append(rs.batch.Tasks, store.Task{RunID: rs.run.ID, Key: c.key, Name: c.name, Input: c.input,
+		Options: abi.AppendOpOptions(nil, c.opts), Timeout: int64(c.opts.Timeout), Attempt: c.attempt})
+	// Look again once the call is no longer fresh: the run may suspend.
+	rs.bodyTimers = append(rs.bodyTimers, time.AfterFunc(h.cfg.IdleThreshold, rs.mb.nudge))
+}
+
+// remoteFresh reports whether the run should stay active for a remote
+// task: one was queued within IdleThreshold (with EvictNever, any). A run
+// whose remote calls are older suspends, and the tasks' ends wake it.
+func (rs *runState) remoteFresh(h *Host) bool {
+	if len(rs.remote) == 0 {
+		return false
+	}
+	if h.cfg.Evict == EvictNever {
+		return true
+	}
+	since := time.Now().Add(-h.cfg.IdleThreshold).UnixNano()
+	for _, at := range rs.remote {
+		if at > since {
+			return true
+		}
+	}
+	return false
+}
+
+// cancelTasks cancels the run's remote tasks still open (the run was
+// canceled, or ended without waiting for them), so that their workers
+// stop.
+func (h *Host) cancelTasks(ctx context.Context, rs *runState, reason string) {
+	if len(rs.remote) == 0 {
+		return
+	}
+	if err := h.cfg.Store.CancelTasks(context.WithoutCancel(ctx), rs.run.ID, reason); err != nil {
+		h.log.Warn("cancel activity tasks", "run", rs.run.ID, "err", err)
+	}
+	clear(rs.remote)
+}
+
+// tasksQueued tells the waiting claims that the run committed tasks.
+func (rs *runState) tasksQueued() {
+	if rs.board != nil {
+		rs.board.notify()
+	}
+}

@@ -1,0 +1,189 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/skeinrun/skein/internal/taskwire"
+)
+
+// reportTimeout bounds reporting an attempt's end, also after Run's
+// context ended.
+const reportTimeout = 10 * time.Second
+
+// Run claims and runs tasks until ctx ends. Then it cancels the contexts
+// of the activities still running, reports each attempt's end (an
+// activity that returns ctx's error reports ErrStopping, and the server
+// queues its next attempt at once) and returns nil once all have ended.
+// It returns an error at once when the server refuses the worker (a wrong
+// token: 401) or no activity is registered.
+func (w *Worker) Run(ctx context.Context) error {
+	names := w.names()
+	if len(names) == 0 {
+		return errors.New("worker: no activity is registered")
+	}
+	w.log.Info("worker: started", "server", w.o.Server, "identity", w.o.Identity, "activities", names, "concurrency", w.o.Concurrency)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	tctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	defer stop()
+	slots := make(chan struct{}, w.o.Concurrency)
+	backoff := time.Duration(0)
+	for ctx.Err() == nil {
+		slots <- struct{}{} // one free slot at least
+		free := w.o.Concurrency - len(slots) + 1
+		var resp taskwire.ClaimResponse
+		err := w.c.post(ctx, taskwire.ClaimPath, taskwire.ClaimRequest{Worker: w.o.Identity, Names: names, Max: free,
+			WaitMS: w.o.Wait.Milliseconds()}, &resp)
+		<-slots
+		if err != nil {
+			if ctx.Err() != nil {
+				break
+			}
+			var se *StatusError
+			if errors.As(err, &se) && (se.Status == http.StatusUnauthorized || se.Status == http.StatusBadRequest) {
+				stop()
+				return fmt.Errorf("worker: the server refused the claim: %w", err)
+			}
+			backoff = min(max(2*backoff, 100*time.Millisecond), 5*time.Second)
+			w.log.Warn("worker: claim failed; trying again", "err", err, "in", backoff)
+			sleep(ctx, backoff)
+			continue
+		}
+		backoff = 0
+		for _, t := range resp.Tasks {
+			slots <- struct{}{}
+			wg.Add(1)
+			go func() {
+				defer func() { <-slots; wg.Done() }()
+				w.runTask(tctx, ctx, t)
+			}()
+		}
+	}
+	stop()
+	return nil
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+// runTask runs one attempt under heartbeats and reports its end. tctx
+// ends when the worker stops; runCtx is Run's context.
+func (w *Worker) runTask(tctx, runCtx context.Context, t taskwire.Task) {
+	ref := taskwire.Ref{RunID: t.RunID, Key: t.Key, Attempt: t.Attempt, Worker: w.o.Identity}
+	info := Info{RunID: t.RunID, Key: t.Key, Name: t.Name, Attempt: t.Attempt, IdempotencyKey: t.IdempotencyKey}
+	actx, cancel := context.WithCancelCause(context.WithValue(tctx, infoKey{}, info))
+	defer cancel(nil)
+	if t.TimeoutMS > 0 {
+		var c context.CancelFunc
+		actx, c = context.WithTimeout(actx, time.Duration(t.TimeoutMS)*time.Millisecond)
+		defer c()
+	}
+	hbDone := make(chan struct{})
+	go func() {
+		defer close(hbDone)
+		w.heartbeat(actx, ref, t.HeartbeatMS, cancel)
+	}()
+	out, err := call(actx, w.fn(t.Name), t.Input)
+	cancel(nil)
+	<-hbDone
+	if cause := context.Cause(actx); errors.Is(cause, errLost) {
+		w.log.Warn("worker: attempt abandoned", "run", t.RunID, "key", t.Key, "attempt", t.Attempt, "why", cause)
+		return
+	}
+	if err != nil && runCtx.Err() != nil && errors.Is(err, context.Canceled) {
+		err = ErrStopping
+	}
+	rctx, rcancel := context.WithTimeout(context.WithoutCancel(runCtx), reportTimeout)
+	defer rcancel()
+	var path string
+	var body any
+	if err == nil {
+		if len(out) == 0 {
+			out = json.RawMessage("null")
+		}
+		path, body = taskwire.CompletePath, taskwire.CompleteRequest{Ref: ref, Result: out}
+	} else {
+		var nr *NonRetryableError
+		path, body = taskwire.FailPath, taskwire.FailRequest{Ref: ref, Error: err.Error(), NonRetryable: errors.As(err, &nr)}
+	}
+	if err := w.report(rctx, path, body); err != nil {
+		w.log.Warn("worker: report the attempt's end", "run", t.RunID, "key", t.Key, "attempt", t.Attempt, "err", err)
+	}
+}
+
+// report sends an attempt's end, again after a failure to reach the
+// server or a 5xx answer (the server restarting), until ctx ends. Any
+// other answer is final: a 409 says the attempt is no longer ours.
+func (w *Worker) report(ctx context.Context, path string, body any) error {
+	wait := 50 * time.Millisecond
+	for {
+		var ended taskwire.Ended
+		err := w.c.post(ctx, path, body, &ended)
+		var se *StatusError
+		if err == nil || (errors.As(err, &se) && se.Status < 500) {
+			return err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+		wait = min(2*wait, time.Second)
+	}
+}
+
+// errLost is the cause of an attempt's cancellation when the server says
+// it is no longer this worker's: its lease expired and the attempt was
+// ended, the task was canceled, or its run ended.
+var errLost = errors.New("the attempt is no longer this worker's")
+
+// heartbeat keeps the attempt's lease until ctx ends, every everyMS; an
+// answer that the attempt is no longer ours cancels it.
+func (w *Worker) heartbeat(ctx context.Context, ref taskwire.Ref, everyMS int64, cancel context.CancelCauseFunc) {
+	tick := time.NewTicker(time.Duration(max(everyMS, 10)) * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		var resp taskwire.HeartbeatResponse
+		err := w.c.post(ctx, taskwire.HeartbeatPath, taskwire.HeartbeatRequest{Ref: ref}, &resp)
+		var se *StatusError
+		if errors.As(err, &se) && (se.Status == http.StatusConflict || se.Status == http.StatusNotFound) {
+			cancel(fmt.Errorf("%w: %s", errLost, se.Message))
+			return
+		}
+		if err != nil && ctx.Err() == nil {
+			w.log.Warn("worker: heartbeat failed", "run", ref.RunID, "key", ref.Key, "attempt", ref.Attempt, "err", err)
+		}
+	}
+}
+
+// call runs fn, turning a panic into an error.
+func call(ctx context.Context, fn Func, input json.RawMessage) (out json.RawMessage, err error) {
+	if fn == nil {
+		return nil, NonRetryable(errors.New("no activity of this name is registered on the worker"))
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("activity panicked: %v", v)
+		}
+	}()
+	return fn(ctx, input)
+}

@@ -1,0 +1,193 @@
+// Package worker serves activities to the runs of a skein server from
+// another process: a Worker claims the activity tasks of the names
+// registered on it over the server's worker protocol (docs/api.md,
+// "Activity workers"), runs each under a lease kept by heartbeats, and
+// reports its result or error. It does not import the host (nor wazero).
+//
+//	w, _ := worker.New(worker.Options{Server: "http://127.0.0.1:8080"})
+//	w.Register("charge", worker.Typed(func(ctx context.Context, o Order) (Receipt, error) { … }))
+//	err := w.Run(ctx)
+package worker
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Func is an activity: it receives the call's input (JSON) and returns
+// its result (JSON; empty means null) or an error. Its context carries
+// the call's Info and is canceled when the task is canceled, its lease is
+// lost, or the worker stops.
+type Func func(ctx context.Context, input json.RawMessage) (json.RawMessage, error)
+
+// Typed adapts a function with a Go input and output type to a Func:
+// the input is decoded from JSON and the output encoded to it.
+func Typed[In, Out any](fn func(context.Context, In) (Out, error)) Func {
+	return func(ctx context.Context, input json.RawMessage) (json.RawMessage, error) {
+		var in In
+		if len(input) > 0 {
+			if err := json.Unmarshal(input, &in); err != nil {
+				return nil, NonRetryable(fmt.Errorf("decode the input as %T: %w", in, err))
+			}
+		}
+		out, err := fn(ctx, in)
+		if err != nil {
+			return nil, err
+		}
+		b, err := json.Marshal(out)
+		if err != nil {
+			return nil, NonRetryable(fmt.Errorf("encode the result %T: %w", out, err))
+		}
+		return b, nil
+	}
+}
+
+// Options configures a Worker.
+type Options struct {
+	// Server is the base URL of the skein server, "http://127.0.0.1:8080".
+	Server string
+	// Token is the server's API token (skein serve --token), if it has one.
+	Token string
+	// Identity names this worker in the server's records (which worker
+	// holds a task); default "{hostname}-{pid}-{random}". Live workers
+	// must have different identities.
+	Identity string
+	// Concurrency is how many tasks the worker runs at once; default 16.
+	Concurrency int
+	// Wait is how long one claim waits for a task on the server (a long
+	// poll); default 20s. The server caps it (--max-claim-wait).
+	Wait time.Duration
+	// HTTPClient sends the requests; default a client with keep-alive
+	// connections for Concurrency tasks.
+	HTTPClient *http.Client
+	// Logger receives the worker's logs; default slog.Default().
+	Logger *slog.Logger
+}
+
+// Worker claims and runs activity tasks. Create it with New, register its
+// activities, then call Run.
+type Worker struct {
+	o     Options
+	c     *client
+	log   *slog.Logger
+	mu    sync.Mutex
+	funcs map[string]Func
+}
+
+// New returns a worker for o.Server.
+func New(o Options) (*Worker, error) {
+	if !strings.HasPrefix(o.Server, "http://") && !strings.HasPrefix(o.Server, "https://") {
+		return nil, fmt.Errorf("worker: Options.Server %q is not an http:// or https:// URL", o.Server)
+	}
+	if o.Identity == "" {
+		o.Identity = defaultIdentity()
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = 16
+	}
+	if o.Wait <= 0 {
+		o.Wait = 20 * time.Second
+	}
+	if o.HTTPClient == nil {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConnsPerHost = o.Concurrency + 4
+		o.HTTPClient = &http.Client{Transport: t}
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	c := &client{base: strings.TrimRight(o.Server, "/"), token: o.Token, hc: o.HTTPClient}
+	return &Worker{o: o, c: c, log: o.Logger, funcs: map[string]Func{}}, nil
+}
+
+// Identity returns the name the worker claims tasks under.
+func (w *Worker) Identity() string { return w.o.Identity }
+
+// Register makes fn serve the activity name (what workflows pass to
+// skein.Call). It panics on an empty name, a nil fn or a name registered
+// twice: those are mistakes in the program, like http.ServeMux's.
+func (w *Worker) Register(name string, fn Func) {
+	if name == "" || fn == nil {
+		panic("worker: Register needs a name and a function")
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, dup := w.funcs[name]; dup {
+		panic(fmt.Sprintf("worker: activity %q registered twice", name))
+	}
+	w.funcs[name] = fn
+}
+
+func (w *Worker) names() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	names := make([]string, 0, len(w.funcs))
+	for n := range w.funcs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func (w *Worker) fn(name string) Func {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.funcs[name]
+}
+
+func defaultIdentity() string {
+	host, _ := os.Hostname()
+	var b [4]byte
+	rand.Read(b[:])
+	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b[:]))
+}
+
+// Info is the call an activity runs for.
+type Info struct {
+	RunID   string
+	Key     string // the op's key in its run
+	Name    string // the activity's name
+	Attempt int    // 1 for the first attempt
+	// IdempotencyKey is the same for every attempt of the call and unique
+	// across runs: pass it to the systems the activity changes, so that a
+	// retried attempt does not repeat the change.
+	IdempotencyKey string
+}
+
+type infoKey struct{}
+
+// InfoFrom returns the call an activity's context runs for.
+func InfoFrom(ctx context.Context) (Info, bool) {
+	i, ok := ctx.Value(infoKey{}).(Info)
+	return i, ok
+}
+
+// NonRetryableError marks an activity's error that ends the call's
+// retries: the workflow receives it at once.
+type NonRetryableError struct{ Err error }
+
+func (e *NonRetryableError) Error() string { return e.Err.Error() }
+func (e *NonRetryableError) Unwrap() error { return e.Err }
+
+// NonRetryable wraps err so that no retry policy retries it.
+func NonRetryable(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &NonRetryableError{Err: err}
+}
+
+// ErrStopping is the error an attempt reports when the worker stopped
+// before it finished: the server queues the next attempt.
+var ErrStopping = errors.New("the worker stopped before the attempt finished")
