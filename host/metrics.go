@@ -33,9 +33,9 @@ type metrics struct {
 	// Remote activity tasks (taskapi.go): attempts handed to workers,
 	// completed, failed by their worker, and timed out (lease expired).
 	tasksClaimed, tasksCompleted, tasksFailed, tasksTimedOut atomic.Uint64
-	ended         [len(metricStatuses)]atomic.Uint64
-	activation    *histogram // drive start (or replay start) to the guest's first host call
-	storeCommit   *histogram // store.Commit calls
+	ended                                                    [len(metricStatuses)]atomic.Uint64
+	activation                                               *histogram // drive start (or replay start) to the guest's first host call
+	storeCommit                                              *histogram // store.Commit calls
 }
 
 // metricStatuses are the run statuses, in the order metrics print them.

@@ -41,7 +41,9 @@ type TaskRef struct {
 	Worker  string
 }
 
-func (r TaskRef) String() string { return fmt.Sprintf("task %s.%s attempt %d", r.RunID, r.Key, r.Attempt) }
+func (r TaskRef) String() string {
+	return fmt.Sprintf("task %s.%s attempt %d", r.RunID, r.Key, r.Attempt)
+}
 
 // ClaimTasks hands up to o.Max queued tasks of o.Names to o.Worker, each
 // under a lease of Config.TaskLeaseTTL, waiting up to o.Wait for one. It
@@ -256,7 +258,6 @@ func (h *Host) Tasks(ctx context.Context, runID string) ([]store.Task, error) {
 	}
 	return ts, nil
 }
-
 
 // writeTaskMetrics prints the remote activity task counters and the
 // queues by activity name.

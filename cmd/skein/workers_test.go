@@ -189,9 +189,9 @@ func TestWorkerProtocolErrors(t *testing.T) {
 	ref := map[string]any{"run_id": "e-1", "key": "1", "attempt": 1, "worker": "x"}
 	for _, c := range []struct {
 		what, path, token string
-		body           any
-		status         int
-		code, says     string
+		body              any
+		status            int
+		code, says        string
 	}{
 		{"claim without token", "/v1/tasks/claim", "", map[string]any{"worker": "x", "names": []string{"echo"}, "max": 1}, 401, "unauthorized", ""},
 		{"complete with a wrong token", "/v1/tasks/complete", "nope", map[string]any{"run_id": "e-1", "key": "1", "attempt": 1, "worker": "x", "result": 1}, 401, "unauthorized", ""},
