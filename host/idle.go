@@ -69,7 +69,7 @@ func (x *exec) onCancel(ctx context.Context, reason string) {
 		delete(rs.timers, key)
 	}
 	clear(rs.promises)
-	x.h.cancelTasks(ctx, rs, "the run was canceled: "+reason)
+	x.h.cancelCalls(ctx, rs, reason)
 	for key, id := range rs.children {
 		x.fx.cancelChild(ctx, key, id, "parent run canceled: "+reason)
 	}

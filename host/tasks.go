@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/skeinrun/skein/abi"
+	"github.com/skeinrun/skein/sched"
 	"github.com/skeinrun/skein/store"
 )
 
@@ -92,8 +93,8 @@ func (rs *runState) remoteFresh(h *Host) bool {
 	return false
 }
 
-// cancelTasks cancels the run's remote tasks still open (the run was
-// canceled, or ended without waiting for them), so that their workers
+// cancelTasks cancels the run's remote tasks still open (the run ended
+// without waiting for them, or it was canceled), so that their workers
 // stop.
 func (h *Host) cancelTasks(ctx context.Context, rs *runState, reason string) {
 	if len(rs.remote) == 0 {
@@ -102,7 +103,27 @@ func (h *Host) cancelTasks(ctx context.Context, rs *runState, reason string) {
 	if err := h.cfg.Store.CancelTasks(context.WithoutCancel(ctx), rs.run.ID, reason); err != nil {
 		h.log.Warn("cancel activity tasks", "run", rs.run.ID, "err", err)
 	}
-	clear(rs.remote)
+}
+
+// cancelCalls is the run's cancellation for its remote calls: their
+// tasks are canceled, and each call whose task this canceled fails with
+// the cancellation error at the next idle point, as a canceled sleep or
+// promise does (a call whose worker had ended it gets that end instead).
+func (h *Host) cancelCalls(ctx context.Context, rs *runState, reason string) {
+	if len(rs.remote) == 0 {
+		return
+	}
+	h.cancelTasks(ctx, rs, "the run was canceled: "+reason)
+	ts, err := h.cfg.Store.Tasks(context.WithoutCancel(ctx), rs.run.ID)
+	if err != nil {
+		h.log.Warn("cancel activity tasks: read them", "run", rs.run.ID, "err", err)
+		return
+	}
+	for _, t := range ts {
+		if _, issued := rs.remote[t.Key]; issued && t.State == store.TaskCanceled {
+			rs.mb.put(sched.Completion{Key: t.Key, Outcome: sched.Outcome{Err: sched.CanceledPrefix + reason}, Attempts: t.Attempt})
+		}
+	}
 }
 
 // tasksQueued tells the waiting claims that the run committed tasks.

@@ -38,6 +38,9 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&s.Samples, "samples", s.Samples, "activation: runs timed")
 	fs.IntVar(&s.Live, "live", s.Live, "memory: instances held live at once")
 	fs.IntVar(&s.Suspended, "suspended", s.Suspended, "memory: suspended runs created in the store")
+	fs.IntVar(&s.Calls, "calls", s.Calls, "activities, remote-activities: calls in the sequential run")
+	fs.IntVar(&s.CallRuns, "call-runs", s.CallRuns, "activities, remote-activities: runs started together")
+	fs.IntVar(&s.RunCalls, "run-calls", s.RunCalls, "activities, remote-activities: calls per run")
 	fs.IntVar(&s.Repeat, "repeat", s.Repeat, "sequential, concurrent, fanout, replay: measurements (the median is reported)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -56,6 +59,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			"steps": {&s.Steps, &q.Steps}, "runs": {&s.Runs, &q.Runs}, "run-steps": {&s.RunSteps, &q.RunSteps},
 			"workers": {&s.Workers, &q.Workers}, "tasks": {&s.Tasks, &q.Tasks}, "samples": {&s.Samples, &q.Samples},
 			"live": {&s.Live, &q.Live}, "suspended": {&s.Suspended, &q.Suspended}, "repeat": {&s.Repeat, &q.Repeat},
+			"calls": {&s.Calls, &q.Calls}, "call-runs": {&s.CallRuns, &q.CallRuns}, "run-calls": {&s.RunCalls, &q.RunCalls},
 		} {
 			if !set[name] {
 				*p[0] = *p[1]
@@ -85,6 +89,13 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer os.RemoveAll(cache)
+	// The remote-activities workload's worker: this binary, as a process
+	// of its own (benchWorkerCommand).
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("bench: find this program for the worker process: %w", err)
+	}
+	self := []string{exe, benchWorkerCommand}
 	progress := stderr
 	if *quiet {
 		progress = io.Discard
@@ -94,7 +105,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	for _, w := range workloads {
 		for _, d := range durs {
 			for _, in := range intrs {
-				o := bench.Options{Module: wasm, Dir: *dir, Durability: d, DisableInterrupt: in == "off", CacheDir: cache}
+				o := bench.Options{Module: wasm, Dir: *dir, Durability: d, DisableInterrupt: in == "off", CacheDir: cache, WorkerCommand: self}
 				figs, err := bench.Run(ctx, w, o, s, progress)
 				if err != nil {
 					if ctx.Err() != nil {
@@ -147,4 +158,18 @@ func formatValue(v float64) string {
 		return fmt.Sprintf("%.0f", v)
 	}
 	return fmt.Sprintf("%.2f", v)
+}
+
+// benchWorkerCommand is the hidden command that runs the worker of the
+// remote-activities workload: `skein bench-worker --server URL`.
+const benchWorkerCommand = "bench-worker"
+
+func cmdBenchWorker(ctx context.Context, args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet(benchWorkerCommand, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	url := fs.String("server", "", "the bench's API server")
+	if err := fs.Parse(args); err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
+	return bench.RunWorker(ctx, *url)
 }

@@ -87,6 +87,13 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
+	if args[0] == benchWorkerCommand { // hidden: `skein bench` runs it (bench.go)
+		if err := cmdBenchWorker(ctx, args[1:], stderr); err != nil {
+			fmt.Fprintln(stderr, "skein "+benchWorkerCommand+":", err)
+			return exitFailed
+		}
+		return 0
+	}
 	for _, c := range commands {
 		if c.name == args[0] {
 			err := c.run(ctx, args[1:], stdout, stderr)

@@ -228,3 +228,47 @@ func TestWorkerProtocolErrors(t *testing.T) {
 		t.Errorf("run e-1: %s %s %q; want completed with 0", run.Status, run.Result, run.Error)
 	}
 }
+
+// TestRemoteRetriesAndCancel: a failing remote call is retried by its
+// policy and then fails the run with the worker's error; a non-retryable
+// one fails at once; canceling a run cancels the task its worker runs
+// (the activity's context ends) and the worker's later report is refused.
+func TestRemoteRetriesAndCancel(t *testing.T) {
+	s := startServer(t, filepath.Join(t.TempDir(), "r.db"), nil)
+	startRemote(t, s, "", `{"n":1,"name":"fail","attempts":3}`, "f-1")
+	w := startWorker(t, buildTool(t, "./testdata/taskworker"), "--server", s.url, "--id", "w", "--delay", "1h")
+	run := s.awaitStatus(t, "f-1", "", "completed", "failed")
+	if run.Status != "failed" || !strings.Contains(run.Error, "fail: it always fails") {
+		t.Errorf("run f-1: %s %q; want failed with the worker's error", run.Status, run.Error)
+	}
+	if outs := s.outcomes(t, "f-1", "").Outcomes; len(outs) != 1 || outs[0].Attempts != 3 || outs[0].Status != "error" {
+		t.Errorf("run f-1 outcomes %+v; want one error after 3 attempts", outs)
+	}
+	if got := attemptsByKey(w)["f-1 1"]; !slices.Equal(got, []string{"1", "2", "3"}) {
+		t.Errorf("the worker started attempts %q; want 1, 2, 3", got)
+	}
+
+	r := s.call(t, "POST", "/v1/runs", "", map[string]any{"module": "remote", "id": "n-1", "input": json.RawMessage(`{"n":1,"name":"refuse","attempts":3}`)})
+	want(t, "start n-1", r, 201, "")
+	run = s.awaitStatus(t, "n-1", "", "completed", "failed")
+	if outs := s.outcomes(t, "n-1", "").Outcomes; run.Status != "failed" || len(outs) != 1 || outs[0].Attempts != 1 {
+		t.Errorf("run n-1: %s %q, outcomes %+v; want failed after 1 attempt (non-retryable)", run.Status, run.Error, outs)
+	}
+
+	r = s.call(t, "POST", "/v1/runs", "", map[string]any{"module": "remote", "id": "c-1", "input": json.RawMessage(`{"n":1,"name":"slow"}`)})
+	want(t, "start c-1", r, 201, "")
+	w.awaitLines(t, "START slow c-1", 1)
+	wantExit(t, s.cli(t, nil, "status", "c-1"), 0, "pending activity slow (key 1): attempt 1, held by w since")
+	wantExit(t, s.cli(t, nil, "cancel", "c-1", "--reason", "changed my mind"), 0)
+	w.awaitLines(t, "END slow c-1", 1) // the activity's context ended
+	run = s.awaitStatus(t, "c-1", "", "canceled", "failed", "completed")
+	if run.Status != "canceled" {
+		t.Errorf("run c-1 is %s (%q); want canceled", run.Status, run.Error)
+	}
+	tl := s.call(t, "GET", "/v1/runs/c-1/tasks", "", nil)
+	if !strings.Contains(string(tl.body), `"state":"canceled"`) || !strings.Contains(string(tl.body), "changed my mind") {
+		t.Errorf("tasks of c-1: %s; want the task canceled with the reason", tl)
+	}
+	r = s.call(t, "POST", "/v1/tasks/complete", "", map[string]any{"run_id": "c-1", "key": "1", "attempt": 1, "worker": "w", "result": 1})
+	want(t, "completion of a canceled task", r, 409, "conflict")
+}

@@ -55,6 +55,10 @@ type Options struct {
 	// CacheDir is the host's on-disk compilation cache (host.Config.CacheDir).
 	// Empty: compiled modules are cached in memory only.
 	CacheDir string
+	// WorkerCommand, if set, is the worker process of the
+	// remote-activities workload (RunWorker in a process of its own),
+	// given --server URL; empty: the worker runs in this process.
+	WorkerCommand []string
 }
 
 // Env is a host on a fresh SQLite file with the bench module deployed.
@@ -69,8 +73,9 @@ type Env struct {
 	db      string // the database file
 	ids     atomic.Int64
 
-	first chan time.Time // activation: arrival times of bench.first
-	hold  holder
+	first  chan time.Time // activation: arrival times of bench.first
+	hold   holder
+	remote *remoteEnv // remote-activities: the API server and the worker
 }
 
 // Open creates the database, the host, registers the bench activities and
@@ -118,6 +123,7 @@ func (e *Env) newHost(ctx context.Context) (*host.Host, error) {
 		DisableInterrupt: e.o.DisableInterrupt,
 		Logger:           slog.New(slog.DiscardHandler),
 		GuestOutput:      io.Discard,
+		RemoteActivities: true, // bench.remote: served by a worker (activities.go)
 	})
 	if err != nil {
 		return nil, err
@@ -131,6 +137,7 @@ func (e *Env) newHost(ctx context.Context) (*host.Host, error) {
 		return []byte(`"ok"`), nil
 	})
 	h.RegisterActivity(actHold, e.hold.activity)
+	h.RegisterActivity(actEcho, func(_ context.Context, in []byte) ([]byte, error) { return in, nil })
 	return h, nil
 }
 
@@ -164,6 +171,9 @@ func openEnv(ctx context.Context, o Options) (*Env, error) {
 
 // Close releases the host and the store and removes a temporary folder.
 func (e *Env) Close() {
+	if e.remote != nil {
+		e.remote.stop()
+	}
 	if e.Host != nil {
 		e.Host.Close(context.Background())
 	}

@@ -9,7 +9,7 @@ import (
 )
 
 // Workloads are the workload names, in the order `skein bench` runs them.
-var Workloads = []string{"sequential", "concurrent", "fanout", "replay", "activation", "memory"}
+var Workloads = []string{"sequential", "concurrent", "fanout", "replay", "activation", "memory", "activities", "remote-activities"}
 
 // Sizes are the sizes of the workloads. DefaultSizes are those of the
 // performance issue; tests use smaller ones.
@@ -22,19 +22,22 @@ type Sizes struct {
 	Samples   int // activation: runs timed (200)
 	Live      int // memory: instances held live at once (100)
 	Suspended int // memory: suspended runs in the store (100,000)
-	Repeat    int // sequential, concurrent, fanout, replay: measurements; the median is reported (3)
+	Calls     int // activities: calls in the sequential run (2,000)
+	CallRuns  int // activities: runs started together (500)
+	RunCalls  int // activities: calls per run (10)
+	Repeat    int // sequential, concurrent, fanout, replay, activities: measurements; the median is reported (3)
 }
 
 // DefaultSizes returns the sizes of the performance issue.
 func DefaultSizes() Sizes {
 	return Sizes{Steps: 10000, Runs: 1000, RunSteps: 10, Workers: 32, Tasks: 1000,
-		Samples: 200, Live: 100, Suspended: 100000, Repeat: 3}
+		Samples: 200, Live: 100, Suspended: 100000, Calls: 2000, CallRuns: 500, RunCalls: 10, Repeat: 3}
 }
 
 // QuickSizes returns tiny sizes that run every workload in a few seconds.
 func QuickSizes() Sizes {
 	return Sizes{Steps: 200, Runs: 20, RunSteps: 10, Workers: 4, Tasks: 20,
-		Samples: 5, Live: 4, Suspended: 200, Repeat: 1}
+		Samples: 5, Live: 4, Suspended: 200, Calls: 50, CallRuns: 10, RunCalls: 5, Repeat: 1}
 }
 
 // Figure is one measured figure.
@@ -164,6 +167,10 @@ func Run(ctx context.Context, workload string, o Options, s Sizes, progress io.W
 				return nil, err
 			}
 			add("disk_cache_compile_ms", ms(d))
+		}
+	case "activities", "remote-activities":
+		if err := activityFigures(ctx, e, workload == "remote-activities", s, repeat, add); err != nil {
+			return nil, err
 		}
 	case "memory":
 		if _, err := e.LiveInstances(ctx, s.Live); err != nil { // warm up

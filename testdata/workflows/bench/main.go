@@ -62,7 +62,27 @@ func call(ctx *skein.Context, activity string) (string, error) {
 	return skein.Call[string](ctx, activity, nil).Get(ctx)
 }
 
+type callsIn struct {
+	N        int    `json:"n"`
+	Activity string `json:"activity"`
+}
+
+// calls makes N activity calls one after the other, with inputs 0..N-1,
+// and returns the sum of their results.
+func calls(ctx *skein.Context, in callsIn) (int, error) {
+	sum := 0
+	for i := range in.N {
+		v, err := skein.Call[int](ctx, in.Activity, i).Get(ctx)
+		if err != nil {
+			return 0, err
+		}
+		sum += v
+	}
+	return sum, nil
+}
+
 func main() {
+	skein.Register("calls", calls)
 	skein.Register("steps", steps)
 	skein.Register("fanout", fanout)
 	skein.Register("call", call)
