@@ -275,9 +275,10 @@
     let last = '';
     const load = async () => {
       const path = '/v1/runs/' + encodeURIComponent(id);
-      const [v, l] = await Promise.all([api('GET', path + '/ops'), api('GET', path + '/leases')]);
+      const [v, l, tk] = await Promise.all([api('GET', path + '/ops'), api('GET', path + '/leases'), api('GET', path + '/tasks')]);
       if (g !== gen) return;
       v.leases = l.leases;
+      v.tasks = tk.tasks;
       const sig = JSON.stringify(v);
       if (sig !== last) {
         last = sig;
@@ -335,6 +336,9 @@
     parts.push(el('h2', {}, 'Lineage ', el('span', { class: 'muted', id: 'op-count' }, '(' + v.ops.length + ' records)')));
     parts.push(v.ops.length ? treeTable(r, v.ops, drafts, g, reload)
       : el('p', { class: 'muted', id: 'no-ops' }, 'No records yet.'));
+    if (v.tasks.length) {
+      parts.push(el('h2', {}, 'Activity tasks'), tasksTable(v.tasks));
+    }
     parts.push(el('h2', {}, 'Leases'));
     parts.push(v.leases.length ? leasesTable(r, v.leases)
       : el('p', { class: 'muted', id: 'no-leases' }, 'No worker has claimed this run yet.'));
@@ -479,6 +483,26 @@
           el('td', { class: 'time', title }, fmtTime(l.claimed_at)),
           el('td', { class: 'time', title }, state === 'held' ? 'until ' + fmtTime(l.expiry) : fmtTime(l.ended_at)),
           el('td', {}, el('span', { class: 'tag' }, state)));
+      })));
+  }
+
+  // tasksTable lists the run's remote activity calls (docs/activities.md):
+  // which worker holds each, since when, its last heartbeat, and the
+  // previous attempt's error.
+  function tasksTable(tasks) {
+    return el('table', { id: 'tasks' },
+      el('thead', {}, el('tr', {}, ['Key', 'Activity', 'Attempt', 'State', 'Worker', 'Claimed', 'Heartbeat', 'Last error'].map((h) => el('th', {}, h)))),
+      el('tbody', {}, tasks.map((t) => {
+        const state = t.state === 'queued' && t.retry_at ? 'retry at ' + fmtTime(t.retry_at) : t.state;
+        return el('tr', { class: 'task-row', dataset: { key: t.key, state: t.state } },
+          el('td', { class: 'mono' }, t.key),
+          el('td', { class: 'mono' }, t.name),
+          el('td', { class: 'attempts' }, String(t.attempt)),
+          el('td', {}, el('span', { class: 'tag' }, state)),
+          el('td', { class: 'mono' }, t.worker || ''),
+          el('td', { class: 'time', title: t.claimed_at || '' }, t.claimed_at ? fmtTime(t.claimed_at) : ''),
+          el('td', { class: 'time', title: t.heartbeat_at || '' }, t.heartbeat_at ? fmtTime(t.heartbeat_at) : ''),
+          el('td', { class: 'error-text' }, t.last_error || ''));
       })));
   }
 
