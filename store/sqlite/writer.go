@@ -71,6 +71,9 @@ ON CONFLICT (run_id, key) DO UPDATE SET
 WHERE excluded.status <> 'pending' OR outcomes.status = 'pending'`
 }
 
+// checkLeaseSQL counts the run's rows held by a lease (0 or 1).
+const checkLeaseSQL = `SELECT count(*) FROM runs WHERE id = ? AND lease_owner <> '' AND lease_owner = ? AND lease_token = ?`
+
 const updateRunSQL = `UPDATE runs SET module_hash = ?, status = ?, result = ?, error = ?, wake_at = ?, updated_at = ? WHERE id = ?`
 
 // stmts are the statements prepared once on the write connection.
@@ -78,6 +81,7 @@ type stmts struct {
 	upsert    [outcomeChunk + 1]*sql.Stmt // upsert[n] writes n outcome rows
 	updateRun *sql.Stmt
 	waiting   *sql.Stmt // waitingSQL
+	lease     *sql.Stmt // checkLeaseSQL
 }
 
 func (s *stmts) prepare(ctx context.Context, db *sql.DB) error {
@@ -93,12 +97,15 @@ func (s *stmts) prepare(ctx context.Context, db *sql.DB) error {
 	if s.waiting, err = db.PrepareContext(ctx, waitingSQL); err != nil {
 		return fmt.Errorf("prepare waiting update: %w", err)
 	}
+	if s.lease, err = db.PrepareContext(ctx, checkLeaseSQL); err != nil {
+		return fmt.Errorf("prepare lease check: %w", err)
+	}
 	return nil
 }
 
 func (s *stmts) close() error {
 	var errs []error
-	for _, st := range append(s.upsert[1:], s.updateRun, s.waiting) {
+	for _, st := range append(s.upsert[1:], s.updateRun, s.waiting, s.lease) {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}
@@ -115,6 +122,7 @@ type wtx struct {
 	upsert    [outcomeChunk + 1]*sql.Stmt
 	updateRun *sql.Stmt
 	waiting   *sql.Stmt
+	lease     *sql.Stmt
 	args      []any    // reused argument buffer
 	touched   []string // reused: the runs a batch wrote
 }
@@ -140,6 +148,13 @@ func (w *wtx) waitingStmt() *sql.Stmt {
 		w.waiting = w.tx.StmtContext(w.ctx, w.s.waiting)
 	}
 	return w.waiting
+}
+
+func (w *wtx) leaseStmt() *sql.Stmt {
+	if w.lease == nil {
+		w.lease = w.tx.StmtContext(w.ctx, w.s.lease)
+	}
+	return w.lease
 }
 
 func (w *wtx) runStmt() *sql.Stmt {
