@@ -1,15 +1,22 @@
 // Command worker serves the activities of examples/order to a skein
 // server: reserve-stock, release-stock and charge. It keeps its stock in
 // memory and prints one line per attempt it runs ("charge o-1 attempt 1"),
-// so that a test, or a reader, can count them.
+// so that a test, or a reader, can count them. With --webhook ADDR it
+// also stands for the shop's other systems: it receives the order
+// notifications the workflow sends with skein.HTTP (POST /orders on
+// ADDR) and prints one line per notification ("notified o-1 placed").
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"sync"
@@ -51,6 +58,8 @@ type shop struct {
 
 func (s *shop) log(ctx context.Context, what, order string) {
 	i, _ := worker.InfoFrom(ctx)
+	outMu.Lock()
+	defer outMu.Unlock()
 	fmt.Fprintf(s.out, "%s %s attempt %d\n", what, order, i.Attempt)
 }
 
@@ -113,7 +122,14 @@ func main() {
 	id := flag.String("id", "", "this worker's identity (default {hostname}-{pid}-{random})")
 	concurrency := flag.Int("concurrency", 16, "tasks run at once")
 	delay := flag.Duration("delay", 0, "how long each reserve and charge takes")
+	webhook := flag.String("webhook", "", "also receive order notifications: POST /orders on this address (host:port)")
 	flag.Parse()
+	if *webhook != "" {
+		if err := serveWebhook(*webhook); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+	}
 	s := &shop{stock: map[string]int{"book": 100, "lamp": 5}, out: os.Stdout, delay: *delay}
 	w, err := worker.New(worker.Options{Server: *server, Token: *token, Identity: *id, Concurrency: *concurrency,
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))})
@@ -130,4 +146,39 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+}
+
+// notification is what the workflow posts to the webhook.
+type notification struct {
+	Order  string `json:"order"`
+	Status string `json:"status"`
+}
+
+var outMu sync.Mutex
+
+// serveWebhook answers POST /orders on addr, printing each notification.
+func serveWebhook(addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("webhook: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /orders", func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		var n notification
+		if err == nil {
+			err = json.Unmarshal(body, &n)
+		}
+		if err != nil {
+			http.Error(w, "bad notification: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		outMu.Lock()
+		fmt.Printf("notified %s %s\n", n.Order, n.Status)
+		outMu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"received":%q}`+"\n", n.Order)
+	})
+	go http.Serve(ln, mux)
+	return nil
 }
