@@ -112,7 +112,9 @@ func (f liveEffects) call(c activityCall) error {
 		}
 		return x.fail("activity %q is not registered on this host (called at key %q)", c.name, c.key)
 	}
-	x.rs.startActivity(x.h, c)
+	// It starts once the call's pending record, and every outcome the
+	// workflow saw before making it, are committed (idlePoint).
+	x.rs.starts = append(x.rs.starts, c)
 	return nil
 }
 

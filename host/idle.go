@@ -38,6 +38,7 @@ func (x *exec) idlePoint(ctx context.Context) error {
 	if err := x.flush(ctx); err != nil {
 		return err
 	}
+	x.startCalls()
 	if x.h.cfg.Evict == EvictAlways && x.newRecords > 0 && !x.s.InBody() && !x.s.Held() {
 		return x.stop(stEvicted, nil)
 	}
@@ -57,6 +58,19 @@ func (x *exec) idlePoint(ctx context.Context) error {
 		x.blocking(func() { x.onCancel(ctx, reason) })
 	}
 	return nil
+}
+
+// startCalls starts the in-process activity calls issued since the last
+// idle point, now that their pending records and everything the workflow
+// saw before issuing them are committed: an activity never acts on a
+// result that a crash could still take back.
+func (x *exec) startCalls() {
+	rs := x.rs
+	for _, c := range rs.starts {
+		rs.startActivity(x.h, c)
+	}
+	clear(rs.starts)
+	rs.starts = rs.starts[:0]
 }
 
 // onCancel stops what the delivered cancellation failed (timers,

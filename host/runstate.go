@@ -26,6 +26,7 @@ type runState struct {
 	timers     map[string]int64 // armed durable timers: key -> deadline
 	handles    map[string]*time.Timer
 	activities map[string]bool   // activities in flight, by key
+	starts     []activityCall    // in-process calls to start after the next commit
 	remote     map[string]int64  // remote activity tasks issued: key -> when (unix ns; tasks.go)
 	board      *taskBoard        // told when the run's tasks are committed; nil: no one
 	promises   map[string]bool   // external promises issued
