@@ -69,6 +69,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"TaskEndExpired", testTaskEndExpired},
 		{"ExpiredTasksOrder", testExpiredTasksOrder},
 		{"TaskCancel", testTaskCancel},
+		{"TaskEndRacesSuspend", testTaskEndRacesSuspend},
 		{"Close", testClose},
 	}
 	for _, tc := range tests {

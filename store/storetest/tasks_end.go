@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -309,5 +310,45 @@ func testTaskCancel(t *testing.T, s store.Store) {
 	}
 	if sets, _ := s.Settlements(ctx, "r1"); len(sets) != 1 || sets[0].Key != "done" {
 		t.Errorf("Settlements(r1) after CancelTasks = %+v, want the done task's only", sets)
+	}
+}
+
+// testTaskEndRacesSuspend ends tasks with their outcome while their runs
+// commit their suspension: whichever commits second sees the other, so
+// every run is due after both.
+func testTaskEndRacesSuspend(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	const n = 40
+	var wg sync.WaitGroup
+	for i := range n {
+		id := fmt.Sprintf("r%02d", i)
+		mustCreateRun(t, s, testRun(id))
+		running := mustRun(t, s, id)
+		running.Status = store.RunRunning
+		mustCommit(t, s, store.Batch{Runs: []store.Run{running}, Outcomes: []store.RunOutcome{pendingCall(id, "a", "email")},
+			Tasks: []store.Task{newTask(id, "a", "email")}})
+		if got := mustClaimTasks(t, s, "w", taskNow, 1, "email"); !slices.Equal(taskIDs(got), []string{id + ".a"}) {
+			t.Fatalf("ClaimTasks = %q, want [%s.a]", taskIDs(got), id)
+		}
+		suspend := running
+		suspend.Status, suspend.WakeAt = store.RunSuspended, 1<<62
+		wg.Go(func() {
+			if err := s.Commit(ctx, store.Batch{Runs: []store.Run{suspend}}); err != nil {
+				t.Error(err)
+			}
+		})
+		wg.Go(func() {
+			if err := s.EndTask(ctx, store.TaskEnd{RunID: id, Key: "a", Attempt: 1, Owner: "w", Now: taskNow, Settle: settleWith(`1`, 1)}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	rs, err := s.DueRuns(ctx, taskNow, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := runIDs(rs); len(got) != n {
+		t.Errorf("%d of %d runs due after a task's end raced their suspension: %q", len(got), n, got)
 	}
 }
