@@ -72,7 +72,11 @@ ON CONFLICT (id) DO NOTHING`,
 		}
 		if created = tag.RowsAffected() == 1; created {
 			stored = r
-			return nil
+			if r.Status == store.RunSuspended && r.Cancel != "" {
+				// Created with a cancellation waiting to be delivered.
+				_, err = tx.Exec(ctx, waitingSQL, r.ID)
+			}
+			return err
 		}
 		stored, err = scanRun(tx.QueryRow(ctx, `SELECT `+runColumns+` FROM runs WHERE id = $1`, r.ID))
 		return err

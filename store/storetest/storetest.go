@@ -41,6 +41,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"RequestCancel", testRequestCancel},
 		{"DueRunsSettlementsCancelDeadline", testDueRunsWake},
 		{"DueRunsTransitions", testDueRunsTransitions},
+		{"DueRunsCreatedCanceled", testDueRunsCreatedCanceled},
 		{"SettleRacesSuspend", testSettleRacesSuspend},
 		{"PendingNeverReplacesSettled", testPendingNeverReplacesSettled},
 		{"LeaseClaimDueOnly", testLeaseClaimDueOnly},
