@@ -82,8 +82,10 @@ func (d *DB) ClaimTasks(ctx context.Context, c store.TaskClaim) ([]store.Task, e
 FROM unnest($3::bigint[], $4::bigint[]) AS u (seq, expiry) WHERE t.seq = u.seq`, c.Owner, c.Now, seqs, expiries); err != nil {
 			return err
 		}
-		// Rows come in (tag, seq) order: the last has the latest tag.
-		_, err = tx.Exec(ctx, `UPDATE task_clock SET v = GREATEST(v, $1) WHERE id = 1`, lastTag)
+		// Rows come in (tag, seq) order: the last has the latest tag. Only
+		// a claim that moves the clock on locks its row, so claims that
+		// do not wait for no one.
+		_, err = tx.Exec(ctx, `UPDATE task_clock SET v = $1 WHERE id = 1 AND v < $1`, lastTag)
 		return err
 	})
 	if err != nil {

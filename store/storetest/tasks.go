@@ -234,6 +234,20 @@ func testTaskFairness(t *testing.T, s store.Store) {
 	if got := mustClaimTasks(t, s, "w", taskNow, 2, "email"); !slices.Equal(taskIDs(got), []string{"A.4", "C.0"}) {
 		t.Fatalf("ClaimTasks(2) after C queues = %q, want [A.4 C.0]", taskIDs(got))
 	}
+	// A retry goes behind the run's queued tasks; a task B queues now
+	// comes before most of them.
+	if err := s.EndTask(t.Context(), store.TaskEnd{RunID: "A", Key: "0", Attempt: 1, Owner: "w", Now: taskNow,
+		Retry: &store.TaskRetry{Error: "flaky", VisibleAt: taskNow}}); err != nil {
+		t.Fatalf("EndTask(retry): %v", err)
+	}
+	queueTask(t, s, newTask("B", "1", "email"))
+	if got := mustClaimTasks(t, s, "w", taskNow, 3, "email"); !slices.Equal(taskIDs(got), []string{"A.5", "B.1", "A.6"}) {
+		t.Fatalf("ClaimTasks(3) after A.0's retry and B's second task = %q, want [A.5 B.1 A.6]", taskIDs(got))
+	}
+	got := mustClaimTasks(t, s, "w", taskNow, 10, "email")
+	if !slices.Equal(taskIDs(got), []string{"A.7", "A.8", "A.9", "A.0"}) || got[3].Attempt != 2 {
+		t.Fatalf("ClaimTasks(10) = %q, want [A.7 A.8 A.9 A.0], A.0 at attempt 2", taskIDs(got))
+	}
 }
 
 func testTaskClaimConcurrent(t *testing.T, s store.Store) {
