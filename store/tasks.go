@@ -118,7 +118,7 @@ type TaskStore interface {
 	// its lease has not expired.
 	EndTask(ctx context.Context, e TaskEnd) error
 	// ExpiredTasks returns up to limit claimed tasks whose lease ended by
-	// now, oldest lease first.
+	// now, oldest lease first (in creation order among equal expiries).
 	ExpiredTasks(ctx context.Context, now int64, limit int) ([]Task, error)
 	// CancelTasks marks every queued or claimed task of the run canceled,
 	// with reason as LastError; a worker's next heartbeat or end of one

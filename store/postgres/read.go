@@ -180,7 +180,7 @@ func (d *DB) Settlements(ctx context.Context, runID string) ([]store.Settlement,
 	if err := d.check(ctx); err != nil {
 		return nil, fmt.Errorf("postgres store: settlements of %s: %w", runID, err)
 	}
-	rows, err := d.pool.Query(ctx, `SELECT s.key, s.status, s.value, s.error, s.created_at
+	rows, err := d.pool.Query(ctx, `SELECT s.key, s.status, s.value, s.error, s.attempts, s.created_at
 FROM settlements s JOIN outcomes o ON o.run_id = s.run_id AND o.key = s.key
 WHERE s.run_id = $1 AND o.status = $2 ORDER BY s.created_at, s.key`, runID, string(store.OutcomePending))
 	if err != nil {
@@ -192,7 +192,7 @@ WHERE s.run_id = $1 AND o.status = $2 ORDER BY s.created_at, s.key`, runID, stri
 		s := store.Settlement{RunID: runID}
 		var status string
 		var created int64
-		if err := rows.Scan(&s.Key, &status, &s.Value, &s.Error, &created); err != nil {
+		if err := rows.Scan(&s.Key, &status, &s.Value, &s.Error, &s.Attempts, &created); err != nil {
 			return nil, fmt.Errorf("postgres store: settlements of %s: %w", runID, err)
 		}
 		s.Status = store.OutcomeStatus(status)

@@ -142,6 +142,38 @@ WHEN (OLD.status IN ('completed', 'canceled') AND (NEW.status IS DISTINCT FROM O
 	OR NEW.error IS DISTINCT FROM OLD.error OR NEW.module_hash IS DISTINCT FROM OLD.module_hash))
 EXECUTE FUNCTION skein_run_write_once();
 `,
+	// 5: activity tasks for remote workers (store.TaskStore; store/sqlite's
+	// migration 7), the fair-queueing clock of their claims, and the
+	// attempts a task's settlement counts.
+	`
+ALTER TABLE settlements ADD COLUMN attempts BIGINT NOT NULL DEFAULT 0;
+CREATE TABLE tasks (
+	seq        BIGSERIAL PRIMARY KEY,
+	run_id     TEXT COLLATE "C" NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+	key        TEXT COLLATE "C" NOT NULL,
+	name       TEXT COLLATE "C" NOT NULL,
+	input      BYTEA,
+	options    BYTEA,
+	timeout    BIGINT NOT NULL DEFAULT 0,  -- ns per attempt; 0 = none
+	attempt    BIGINT NOT NULL,
+	state      TEXT NOT NULL,              -- queued, claimed, done, canceled
+	tag        BIGINT NOT NULL,            -- fair-queueing order of claims
+	visible_at BIGINT NOT NULL,            -- unix ns
+	owner      TEXT NOT NULL DEFAULT '',
+	claimed_at BIGINT NOT NULL DEFAULT 0,
+	heartbeat  BIGINT NOT NULL DEFAULT 0,
+	expiry     BIGINT NOT NULL DEFAULT 0,
+	progress   BYTEA,
+	last_error TEXT NOT NULL DEFAULT '',
+	created_at BIGINT NOT NULL,
+	UNIQUE (run_id, key)
+);
+CREATE INDEX tasks_queue ON tasks (name, tag, seq) WHERE state = 'queued';
+CREATE INDEX tasks_leases ON tasks (expiry) WHERE state = 'claimed';
+CREATE INDEX tasks_run_tag ON tasks (run_id, tag);
+CREATE TABLE task_clock (id INTEGER PRIMARY KEY CHECK (id = 1), v BIGINT NOT NULL);
+INSERT INTO task_clock (id, v) VALUES (1, 0);
+`,
 }
 
 // writeOnceState is the SQLSTATE the write-once triggers raise (class SK:

@@ -72,7 +72,11 @@ ON CONFLICT (id) DO NOTHING`,
 		}
 		if created = tag.RowsAffected() == 1; created {
 			stored = r
-			return nil
+			if r.Status == store.RunSuspended && r.Cancel != "" {
+				// Created with a cancellation waiting to be delivered.
+				_, err = tx.Exec(ctx, waitingSQL, r.ID)
+			}
+			return err
 		}
 		stored, err = scanRun(tx.QueryRow(ctx, `SELECT `+runColumns+` FROM runs WHERE id = $1`, r.ID))
 		return err
@@ -111,20 +115,20 @@ WHERE excluded.status <> 'pending' OR outcomes.status = 'pending'`
 const updateRunSQL = `UPDATE runs SET module_hash = $1, status = $2, result = $3, error = $4, wake_at = $5, updated_at = $6 WHERE id = $7`
 
 // insertSettlementSQL records a settlement unless one exists for its key.
-const insertSettlementSQL = `INSERT INTO settlements (run_id, key, status, value, error, created_at)
-VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (run_id, key) DO NOTHING`
+const insertSettlementSQL = `INSERT INTO settlements (run_id, key, status, value, error, attempts, created_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (run_id, key) DO NOTHING`
 
 // Commit applies b in one transaction and returns once it is committed.
-// The batch's statements are pipelined (one round trip). An outcome or
-// settlement of an unknown run fails the batch (foreign key), as does an
-// update of an unknown run (wrapping store.ErrNotFound); a failed batch
+// The batch's statements are pipelined (one round trip). An outcome,
+// settlement or task of an unknown run fails the batch (foreign key), as
+// does an update of an unknown run (wrapping store.ErrNotFound); a failed batch
 // leaves no trace. A zero UpdatedAt (on an outcome or a run) or CreatedAt
 // (on a settlement) is stored as now. A ctx that has ended fails the
 // commit with its error before anything is written. A fenced batch's
 // pipeline starts with a statement that locks its run's row and checks
 // the lease (see lockLeaseSQL); a lost lease rolls the batch back.
 func (d *DB) Commit(ctx context.Context, b store.Batch) error {
-	if len(b.Outcomes) == 0 && len(b.Runs) == 0 && len(b.Settlements) == 0 && b.Fence == nil {
+	if len(b.Outcomes) == 0 && len(b.Runs) == 0 && len(b.Settlements) == 0 && len(b.Tasks) == 0 && b.Fence == nil {
 		if d.closed.Load() {
 			return fmt.Errorf("postgres store: commit: %w", ErrClosed)
 		}
@@ -152,8 +156,9 @@ func (d *DB) Commit(ctx context.Context, b store.Batch) error {
 		}
 		for i := range b.Settlements {
 			st := &b.Settlements[i]
-			pb.Queue(insertSettlementSQL, st.RunID, st.Key, string(st.Status), st.Value, st.Error, nanosOr(st.CreatedAt, now))
+			pb.Queue(insertSettlementSQL, st.RunID, st.Key, string(st.Status), st.Value, st.Error, int64(st.Attempts), nanosOr(st.CreatedAt, now))
 		}
+		queueTasks(&pb, b.Tasks, now)
 		if b.Release {
 			f := b.Fence
 			pb.Queue(releaseLeaseSQL, f.RunID, f.Owner, f.Token, time.Now().UnixNano())
@@ -205,6 +210,12 @@ func readBatch(br pgx.BatchResults, b *store.Batch, touched []touchedRun) error 
 		if _, err := br.Exec(); err != nil {
 			st := &b.Settlements[i]
 			return fmt.Errorf("settlement %s/%s: %w", st.RunID, st.Key, err)
+		}
+	}
+	for i := range b.Tasks {
+		if _, err := br.Exec(); err != nil {
+			t := &b.Tasks[i]
+			return fmt.Errorf("queue task %s.%s: %w", t.RunID, t.Key, err)
 		}
 	}
 	if b.Release {
@@ -292,7 +303,7 @@ func (d *DB) Settle(ctx context.Context, st store.Settlement) error {
 		if status != string(store.OutcomePending) {
 			return fmt.Errorf("promise %s.%s is settled already: %w", st.RunID, st.Key, store.ErrConflict)
 		}
-		tag, err := tx.Exec(ctx, insertSettlementSQL, st.RunID, st.Key, string(st.Status), st.Value, st.Error, created)
+		tag, err := tx.Exec(ctx, insertSettlementSQL, st.RunID, st.Key, string(st.Status), st.Value, st.Error, int64(st.Attempts), created)
 		if err != nil {
 			return err
 		}

@@ -183,7 +183,7 @@ WHERE run_id = ? AND state IN ('queued', 'claimed')`, reason, runID)
 
 // ExpiredTasks lists claimed tasks whose lease ended. See store.TaskStore.
 func (d *DB) ExpiredTasks(ctx context.Context, now int64, limit int) ([]store.Task, error) {
-	return d.tasks(ctx, "expired tasks", `state = 'claimed' AND expiry <= ? ORDER BY expiry LIMIT ?`, now, max(limit, 1))
+	return d.tasks(ctx, "expired tasks", `state = 'claimed' AND expiry <= ? ORDER BY expiry, seq LIMIT ?`, now, max(limit, 1))
 }
 
 // Tasks lists a run's tasks. See store.TaskStore.

@@ -76,6 +76,10 @@ ON CONFLICT (id) DO NOTHING`,
 		}
 		if created = n == 1; created {
 			stored = r
+			if r.Status == store.RunSuspended && r.Cancel != "" {
+				// Created with a cancellation waiting to be delivered.
+				return updateWaiting(w, r.ID)
+			}
 			return nil
 		}
 		stored, err = scanRun(w.tx.QueryRowContext(w.ctx, `SELECT `+runColumns+` FROM runs WHERE id = ?`, r.ID))

@@ -29,6 +29,21 @@ func CheckClosed(t *testing.T, s store.Store, want error) {
 		"RequestCancel": func() error { _, err := s.RequestCancel(ctx, "r", "x"); return err },
 		"Commit":        func() error { return s.Commit(ctx, store.Batch{}) },
 		"Outcomes":      func() error { _, err := s.Outcomes(ctx, "r"); return err },
+		"CommitTasks": func() error {
+			return s.Commit(ctx, store.Batch{Tasks: []store.Task{{RunID: "r", Key: "k", Name: "n"}}})
+		},
+		"ClaimTasks": func() error {
+			_, err := s.ClaimTasks(ctx, store.TaskClaim{Owner: "w", Names: []string{"n"}, Max: 1, TTL: 1})
+			return err
+		},
+		"HeartbeatTask": func() error { _, err := s.HeartbeatTask(ctx, "r", "k", 1, "w", 0, 1, nil); return err },
+		"EndTask": func() error {
+			return s.EndTask(ctx, store.TaskEnd{RunID: "r", Key: "k", Attempt: 1, Retry: &store.TaskRetry{}})
+		},
+		"ExpiredTasks": func() error { _, err := s.ExpiredTasks(ctx, 0, 1); return err },
+		"CancelTasks":  func() error { return s.CancelTasks(ctx, "r", "x") },
+		"Tasks":        func() error { _, err := s.Tasks(ctx, "r"); return err },
+		"TaskQueues":   func() error { _, err := s.TaskQueues(ctx); return err },
 	} {
 		if err := call(); !errors.Is(err, want) {
 			t.Errorf("%s after Close: %v, want %v", name, err, want)

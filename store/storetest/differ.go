@@ -87,7 +87,7 @@ func (d *differ) runID() string {
 func (d *differ) step(i int) {
 	ctx, rng := d.t.Context(), d.rng
 	what := func(op string, args ...any) string { return fmt.Sprintf("op %d: %s%v", i, op, args) }
-	switch rng.IntN(12) {
+	switch rng.IntN(15) {
 	case 0:
 		m := store.Module{Hash: pick(rng, diffHashes), Name: pick(rng, diffNames), Bytes: d.value(),
 			ABIVersion: rng.IntN(3), CreatedAt: diffTS(rng.IntN(3))}
@@ -147,6 +147,7 @@ func (d *differ) step(i int) {
 			b.Settlements = append(b.Settlements, store.Settlement{RunID: d.runID(), Key: pick(rng, diffKeys),
 				Status: pick(rng, diffOutcomeStatuses[1:]), Value: d.value(), CreatedAt: diffTS(rng.IntN(3))})
 		}
+		b.Tasks = d.batchTasks()
 		err1, err2 := d.got.Commit(ctx, b), d.ref.Commit(ctx, b)
 		// The backends may word (and wrap) a failure differently: SQLite
 		// and Postgres report an outcome or settlement of an unknown run as
@@ -178,6 +179,8 @@ func (d *differ) step(i int) {
 		o1, err1 := d.got.Outcomes(ctx, id)
 		o2, err2 := d.ref.Outcomes(ctx, id)
 		d.compare(what("Outcomes", id), o1, err1, o2, err2)
+	default:
+		d.taskStep(what)
 	}
 }
 
@@ -195,6 +198,7 @@ func (d *differ) compareAll(what string) {
 		s2, err2 := d.ref.Settlements(ctx, id)
 		d.compare(what+": Settlements "+id, s1, err1, s2, err2)
 	}
+	d.compareTasks(what)
 	m1, err1 := d.got.Modules(ctx)
 	m2, err2 := d.ref.Modules(ctx)
 	d.compare(what+": Modules", m1, err1, m2, err2)
