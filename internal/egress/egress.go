@@ -40,6 +40,10 @@ type Policy struct {
 	// MaxResponseBytes bounds a response body. Default
 	// DefaultMaxResponseBytes.
 	MaxResponseBytes int64
+	// AllowSetting says where Allow is set, for the errors of requests it
+	// denies (the host: "Config.HTTPAllow; --allow-http"). Default
+	// "Policy.Allow".
+	AllowSetting string
 	// Resolver resolves host names; nil means net.DefaultResolver. Tests
 	// set it to give names addresses without a DNS server.
 	Resolver Resolver
@@ -89,6 +93,9 @@ func New(p Policy) (*Client, error) {
 	}
 	if p.Resolver == nil {
 		p.Resolver = net.DefaultResolver
+	}
+	if p.AllowSetting == "" {
+		p.AllowSetting = "Policy.Allow"
 	}
 	c := &Client{p: p}
 	for _, a := range p.Allow {
@@ -163,7 +170,7 @@ func (c *Client) Do(ctx context.Context, r Request) (Response, error) {
 	}
 	if int64(len(body)) > c.p.MaxResponseBytes {
 		return Response{}, &LimitError{What: fmt.Sprintf("the response of %s %s is larger than %d bytes", method, r.URL, c.p.MaxResponseBytes),
-			Field: "MaxHTTPResponseBytes", Flag: "--max-http-response-bytes", Value: fmt.Sprintf("%d bytes", c.p.MaxResponseBytes)}
+			Field: "MaxResponseBytes", Value: fmt.Sprintf("%d bytes", c.p.MaxResponseBytes)}
 	}
 	out := Response{Status: resp.StatusCode, Body: body}
 	if len(resp.Header) > 0 {
@@ -184,7 +191,7 @@ func (c *Client) requestError(parent, rctx context.Context, method, rawURL strin
 	}
 	if parent.Err() == nil && errors.Is(rctx.Err(), context.DeadlineExceeded) {
 		return &LimitError{What: fmt.Sprintf("%s %s did not complete within %s", method, rawURL, c.p.Timeout),
-			Field: "HTTPTimeout", Flag: "--http-timeout", Value: c.p.Timeout.String()}
+			Field: "Timeout", Value: c.p.Timeout.String()}
 	}
 	return fmt.Errorf("HTTP request %s %s: %w", method, rawURL, err)
 }
