@@ -50,6 +50,9 @@ func newHTTPClient(cfg *Config, resolver egress.Resolver) (*egress.Client, error
 		Resolver:         resolver,
 	})
 	if err != nil {
+		if hint := cfg.limitHint("HTTPAllow"); hint != "" {
+			return nil, fmt.Errorf("Config.HTTPAllow (%s): %w", hint, err)
+		}
 		return nil, fmt.Errorf("Config.HTTPAllow: %w", err)
 	}
 	return c, nil
