@@ -76,8 +76,8 @@ func (h *Host) builtinActivity(name string) Activity {
 
 // httpActivity makes the request its input describes. A response of any
 // status is its output; a request the policy denies, an input that is not
-// a request and a response over Config.HTTPMaxResponseBytes fail it
-// without retries; a transport error or a timeout fails the attempt,
+// a request (or whose URL or method does not parse) and a response over
+// Config.HTTPMaxResponseBytes fail it without retries; a transport error or a timeout fails the attempt,
 // which the call's retry policy may retry.
 func (h *Host) httpActivity(ctx context.Context, input []byte) ([]byte, error) {
 	var req egress.Request
@@ -99,7 +99,7 @@ func (h *Host) httpActivity(ctx context.Context, input []byte) ([]byte, error) {
 // error: a limit's names the Config field and where it is set.
 func (h *Host) httpError(err error) error {
 	var denied *egress.DeniedError
-	if errors.As(err, &denied) {
+	if errors.As(err, &denied) || errors.Is(err, egress.ErrBadRequest) {
 		return NonRetryable(err)
 	}
 	var le *egress.LimitError

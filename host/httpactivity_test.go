@@ -126,6 +126,8 @@ func TestHTTPActivity(t *testing.T) {
 			"HTTP request to 169.254.169.254:80 denied: the host is not in the egress allow list " + allowList, 1},
 		{"oversized response", srv.URL + "/big", 3,
 			"the response of GET " + srv.URL + "/big is larger than 1024 bytes (limit Config.HTTPMaxResponseBytes = 1024 bytes (1 KiB); --http-max-response)", 1},
+		{"bad URL", "http://%zz/", 3,
+			`HTTP request: bad URL "http://%zz/": bad request: parse "http://%zz/": invalid URL escape "%zz"`, 1},
 		{"timeout", srv.URL + "/slow", 2,
 			"GET " + srv.URL + "/slow did not complete within 200ms (limit Config.HTTPTimeout = 200ms; --http-timeout)", 2},
 	} {

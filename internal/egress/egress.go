@@ -28,6 +28,11 @@ const (
 	maxRedirects            = 10
 )
 
+// ErrBadRequest is wrapped by the errors of a request that cannot be
+// made at all (a URL or method that does not parse): trying again cannot
+// help.
+var ErrBadRequest = errors.New("bad request")
+
 // Policy says which hosts requests may reach and bounds each request.
 type Policy struct {
 	// Allow lists the hosts requests may reach: "host" (any port) or
@@ -141,7 +146,7 @@ func (c *Client) Close() { c.http.CloseIdleConnections() }
 func (c *Client) Do(ctx context.Context, r Request) (Response, error) {
 	u, err := url.Parse(r.URL)
 	if err != nil {
-		return Response{}, fmt.Errorf("HTTP request: bad URL %q: %w", r.URL, err)
+		return Response{}, fmt.Errorf("HTTP request: bad URL %q: %w: %w", r.URL, ErrBadRequest, err)
 	}
 	if err := c.checkURL(u); err != nil {
 		return Response{}, err
@@ -154,7 +159,7 @@ func (c *Client) Do(ctx context.Context, r Request) (Response, error) {
 	defer cancel()
 	req, err := http.NewRequestWithContext(rctx, method, u.String(), bytes.NewReader(r.Body))
 	if err != nil {
-		return Response{}, fmt.Errorf("HTTP request %s %s: %w", method, r.URL, err)
+		return Response{}, fmt.Errorf("HTTP request %s %s: %w: %w", method, r.URL, ErrBadRequest, err)
 	}
 	for k, v := range r.Header {
 		req.Header.Set(k, v)

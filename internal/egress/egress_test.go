@@ -168,3 +168,13 @@ func TestBadPolicy(t *testing.T) {
 		}
 	}
 }
+
+// A request that cannot be made at all says so with ErrBadRequest.
+func TestBadRequest(t *testing.T) {
+	c := newClient(t, Policy{Allow: []string{"x.test"}})
+	for _, r := range []Request{{URL: "http://%zz/"}, {Method: "BAD METHOD", URL: "http://x.test/"}} {
+		if _, err := c.Do(context.Background(), r); !errors.Is(err, ErrBadRequest) {
+			t.Errorf("%+v: got %v, want ErrBadRequest", r, err)
+		}
+	}
+}
