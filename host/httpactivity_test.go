@@ -97,9 +97,14 @@ func TestHTTPActivity(t *testing.T) {
 			}
 		},
 	})
-	cfg := Config{HTTPAllow: []string{srv.addr, "metadata.test"}, HTTPTimeout: 200 * time.Millisecond, HTTPMaxResponseBytes: 1024}
+	cfg := Config{HTTPAllow: []string{srv.addr, "metadata.test"}, HTTPMaxResponseBytes: 1024}
 	h := newTestHostHooks(t, cfg, testHooks{resolver: fakeResolver{"metadata.test": "169.254.169.254"}})
 	m := h.deploy(t, httpcallPkg)
+	// The timeout's own host: a short HTTPTimeout on a loaded machine
+	// could also stop the requests that should succeed.
+	cfg.HTTPTimeout = 200 * time.Millisecond
+	ht := newTestHost(t, cfg)
+	mt := ht.deploy(t, httpcallPkg)
 
 	r, out := fetch(t, h, m, map[string]any{"method": "POST", "url": srv.URL + "/teapot", "header": map[string]string{"X-Token": "t1"}}, 0)
 	if out != (fetchOut{Status: http.StatusTeapot, Body: "short and stout", XTest: "POST t1"}) {
@@ -111,31 +116,36 @@ func TestHTTPActivity(t *testing.T) {
 
 	const allowList = "(Config.HTTPAllow; --allow-http)"
 	for _, tc := range []struct {
+		h         *testHost
 		name, url string
 		max       int
 		want      string
 		attempts  int
 	}{
-		{"denied host", other.URL + "/x", 3,
+		{h, "denied host", other.URL + "/x", 3,
 			"HTTP request to " + other.addr + " denied: the host is not in the egress allow list " + allowList, 1},
-		{"redirect to a denied host", srv.URL + "/redirect", 3,
+		{h, "redirect to a denied host", srv.URL + "/redirect", 3,
 			"HTTP redirect from " + srv.URL + "/redirect to " + other.addr + " denied: the host is not in the egress allow list " + allowList, 1},
-		{"metadata address by name", "http://metadata.test/latest/meta-data/", 3,
+		{h, "metadata address by name", "http://metadata.test/latest/meta-data/", 3,
 			"HTTP request to metadata.test:80 denied: it resolves to 169.254.169.254, a link-local address (such as a cloud metadata endpoint); name the address itself in the egress allow list " + allowList + " to allow it", 1},
-		{"metadata address", "http://169.254.169.254/latest/meta-data/", 3,
+		{h, "metadata address", "http://169.254.169.254/latest/meta-data/", 3,
 			"HTTP request to 169.254.169.254:80 denied: the host is not in the egress allow list " + allowList, 1},
-		{"oversized response", srv.URL + "/big", 3,
+		{h, "oversized response", srv.URL + "/big", 3,
 			"the response of GET " + srv.URL + "/big is larger than 1024 bytes (limit Config.HTTPMaxResponseBytes = 1024 bytes (1 KiB); --http-max-response)", 1},
-		{"bad URL", "http://%zz/", 3,
+		{h, "bad URL", "http://%zz/", 3,
 			`HTTP request: bad URL "http://%zz/": bad request: parse "http://%zz/": invalid URL escape "%zz"`, 1},
-		{"timeout", srv.URL + "/slow", 2,
+		{ht, "timeout", srv.URL + "/slow", 2,
 			"GET " + srv.URL + "/slow did not complete within 200ms (limit Config.HTTPTimeout = 200ms; --http-timeout)", 2},
 	} {
-		r, out := fetch(t, h, m, map[string]any{"url": tc.url}, tc.max)
+		tm := m
+		if tc.h == ht {
+			tm = mt
+		}
+		r, out := fetch(t, tc.h, tm, map[string]any{"url": tc.url}, tc.max)
 		if out.Err != tc.want {
 			t.Errorf("%s: got %+v\nwant error %q", tc.name, out, tc.want)
 		}
-		if o := outcomeAt(t, h, r.ID, "1"); o.Status != store.OutcomeError || o.Attempts != tc.attempts {
+		if o := outcomeAt(t, tc.h, r.ID, "1"); o.Status != store.OutcomeError || o.Attempts != tc.attempts {
 			t.Errorf("%s: recorded %s after %d attempts, want an error after %d", tc.name, o.Status, o.Attempts, tc.attempts)
 		}
 	}
@@ -169,7 +179,10 @@ func TestHTTPActivityReplay(t *testing.T) {
 	if rr, err := h.Replay(ctx, r.ID); err != nil || string(rr.Result) != string(r.Result) {
 		t.Errorf("replay: %+v %v", rr, err)
 	}
-	if execs, n := h.c.execs[r.ID], srv.hits["/n"].Load(); execs < 2 || n != 1 {
+	h.c.mu.Lock()
+	execs := h.c.execs[r.ID]
+	h.c.mu.Unlock()
+	if n := srv.hits["/n"].Load(); execs < 2 || n != 1 {
 		t.Errorf("%d executions made %d requests, want 1", execs, n)
 	}
 }

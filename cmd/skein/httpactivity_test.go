@@ -83,12 +83,12 @@ func TestHTTPActivityRun(t *testing.T) {
 	addr := strings.TrimPrefix(srv.URL, "http://")
 	wasm := wasmbuild.Build(t, httpcallWorkflows)
 	dir := t.TempDir()
-	for _, tc := range []struct{ path, want string }{
-		{"/ok", `{"status":200,"body":"ran"}`},
-		{"/slow", `{"err":"GET ` + srv.URL + `/slow did not complete within 200ms (limit Config.HTTPTimeout = 200ms; --http-timeout)"}`},
+	for _, tc := range []struct{ path, timeout, want string }{
+		{"/ok", "30s", `{"status":200,"body":"ran"}`},
+		{"/slow", "200ms", `{"err":"GET ` + srv.URL + `/slow did not complete within 200ms (limit Config.HTTPTimeout = 200ms; --http-timeout)"}`},
 	} {
 		in, _ := json.Marshal(map[string]any{"req": map[string]any{"url": srv.URL + tc.path}})
-		r := skein(t, dir, "run", wasm, "--db", filepath.Join(dir, "skein.db"), "--allow-http", "localhost:1,"+addr, "--http-timeout", "200ms", "--input", string(in), "--json")
+		r := skein(t, dir, "run", wasm, "--db", filepath.Join(dir, "skein.db"), "--allow-http", "localhost:1,"+addr, "--http-timeout", tc.timeout, "--input", string(in), "--json")
 		wantExit(t, r, 0)
 		if v := decodeRun(t, r); v.Status != "completed" || string(v.Result) != tc.want {
 			t.Errorf("%s: %s %s, want result %s", tc.path, v.Status, v.Result, tc.want)
