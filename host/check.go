@@ -36,7 +36,8 @@ type CheckOptions struct {
 	Schedule int
 	CrashAt  int
 	// Activities are fakes by name for the activities the workflow calls
-	// (an activity without one returns JSON null).
+	// (an activity without one returns JSON null; the HTTP activity,
+	// HTTPActivity, fails without one: a check makes no requests).
 	Activities map[string]Activity
 	// StepTime and ActivityTime bound the seeded virtual durations (see
 	// Simulation); default 100ms each.

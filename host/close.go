@@ -42,6 +42,7 @@ func (h *Host) Close(ctx context.Context) error {
 	h.childDrives.Wait()
 	h.compiles.Wait() // compilations told to stop end after the functions in progress
 	err := h.stopOwned(ctx)
+	h.http.Close()
 	h.closeAllModules()
 	if cerr := h.eng.Close(ctx); err == nil {
 		err = cerr

@@ -21,6 +21,7 @@ import (
 
 	"github.com/skeinrun/skein/abi"
 	"github.com/skeinrun/skein/host/internal/engine"
+	"github.com/skeinrun/skein/internal/egress"
 	"github.com/skeinrun/skein/sched"
 	"github.com/skeinrun/skein/store"
 )
@@ -171,6 +172,21 @@ type Config struct {
 	// heartbeat; an attempt whose lease ends is failed with a timeout
 	// error and retried by the op's policy. Default 30s.
 	TaskLeaseTTL time.Duration
+
+	// The built-in HTTP activity, HTTPActivity (httpactivity.go;
+	// docs/activities.md).
+
+	// HTTPAllow lists the hosts the HTTP activity may reach: "host" (any
+	// port) or "host:port" ("[::1]:8080" for IPv6). A link-local or cloud
+	// metadata address is reached only when named here itself. Empty (the
+	// default): none; every request fails, naming the host.
+	HTTPAllow []string
+	// HTTPTimeout bounds one request of the HTTP activity, redirects and
+	// body included. Default 30s.
+	HTTPTimeout time.Duration
+	// HTTPMaxResponseBytes bounds the body of a response of the HTTP
+	// activity. Default 1 MiB.
+	HTTPMaxResponseBytes int64
 }
 
 // sliceMemory gives instances Go-slice linear memory instead of reserved
@@ -207,6 +223,7 @@ type Host struct {
 	compileSlots chan struct{}  // Config.MaxConcurrentCompiles (compile.go)
 	deploySlots  chan struct{}  // Config.MaxConcurrentDeploys (deploy.go)
 	compiles     sync.WaitGroup // compilations running, stopped or not
+	http         *egress.Client // the HTTP activity's (httpactivity.go)
 	quotaMu      sync.Mutex     // Config.MaxStoredModuleBytes: check and store one at a time
 
 	// The drives of child runs a parent drives in this process
@@ -226,6 +243,7 @@ type Activity func(ctx context.Context, input []byte) ([]byte, error)
 // testHooks let the package's tests change or watch a host's behaviour.
 type testHooks struct {
 	minting      sched.Minting         // the scheduler's id policy (a broken one, for the checker's tests)
+	resolver     egress.Resolver       // the HTTP activity's name resolver (nil: the system's)
 	replayInline bool                  // a replay that hands every recorded value back at once
 	onBody       func(run, key string) // called before each step body runs
 	onExec       func(run string)      // called at each instantiation of a run
@@ -258,6 +276,11 @@ func newHost(ctx context.Context, cfg Config, hooks testHooks) (*Host, error) {
 	}
 	cfg.setLimitDefaults()  // limits.go
 	cfg.setModuleDefaults() // modlimits.go
+	cfg.setHTTPDefaults()   // httpactivity.go
+	httpClient, err := newHTTPClient(&cfg, hooks.resolver)
+	if err != nil {
+		return nil, fmt.Errorf("host: %w", err)
+	}
 	if cfg.GuestOutput == nil {
 		cfg.GuestOutput = io.Discard
 	}
@@ -280,7 +303,8 @@ func newHost(ctx context.Context, cfg Config, hooks testHooks) (*Host, error) {
 		modules: moduleCache{byHash: map[string]*cachedModule{}}, compiling: map[string]chan struct{}{}, infos: map[string]store.Module{}, activities: map[string]Activity{},
 		active: map[string]*runState{}, leased: map[string]context.CancelCauseFunc{}, failures: map[string]int{},
 		owner: defaultOwner(), wake: make(chan struct{}, 1),
-		compileSlots: make(chan struct{}, cfg.MaxConcurrentCompiles), deploySlots: make(chan struct{}, cfg.MaxConcurrentDeploys)}
+		compileSlots: make(chan struct{}, cfg.MaxConcurrentCompiles), deploySlots: make(chan struct{}, cfg.MaxConcurrentDeploys),
+		http: httpClient}
 	h.closing, h.stopChilds = context.WithCancel(context.Background())
 	if cfg.Simulation != nil {
 		h.sim = newSimulator(*cfg.Simulation)
@@ -291,13 +315,23 @@ func newHost(ctx context.Context, cfg Config, hooks testHooks) (*Host, error) {
 }
 
 // RegisterActivity makes fn callable from workflows as skein.Call(ctx, name, …).
+// Names that start with ReservedActivityPrefix ("skein.") are the host's
+// built-in activities: registering one is a programming error, and
+// RegisterActivity panics, naming the rule (like net/http's ServeMux on a
+// bad pattern).
 func (h *Host) RegisterActivity(name string, fn Activity) {
+	if err := checkActivityName(name); err != nil {
+		panic(err)
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.activities[name] = fn
 }
 
 func (h *Host) activity(name string) Activity {
+	if fn := h.builtinActivity(name); fn != nil {
+		return fn
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.activities[name]

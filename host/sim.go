@@ -29,7 +29,8 @@ type Simulation struct {
 	// Seed chooses the schedule of runs whose own seed was not set.
 	Seed uint64
 	// Activities are fakes by name, used instead of registered activities;
-	// an activity that has neither returns JSON null.
+	// an activity that has neither returns JSON null. The HTTP activity
+	// (HTTPActivity) makes no requests here: unless faked, it fails.
 	Activities map[string]Activity
 	// StepTime bounds the virtual time a step body takes (uniform from 0);
 	// default 100ms.

@@ -153,13 +153,14 @@ func (f *simEffects) armTimer(key string, deadline int64) {
 }
 
 // call runs a call op's activity at once (a fake of
-// Simulation.Activities, else the registered one, else JSON null),
+// Simulation.Activities, else the registered one, else JSON null; the HTTP
+// activity fails unless faked),
 // attempt after attempt as its retry policy says, and schedules its
 // outcome after the virtual time the attempts and backoffs took.
 func (f *simEffects) call(c activityCall) error {
 	fn := f.cfg.Activities[c.name]
 	if fn == nil {
-		fn = f.x.h.activity(c.name)
+		fn = f.x.h.simActivity(c.name) // httpactivity.go
 	}
 	var total time.Duration
 	var out []byte

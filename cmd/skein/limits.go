@@ -21,6 +21,7 @@ type limitFlags struct {
 	children     *int
 	module       *int64 // nil when the command has its own module flag
 	modules      *moduleFlags
+	http         *httpFlags
 }
 
 func addLimitFlags(fs *flag.FlagSet, withModule bool) *limitFlags {
@@ -35,6 +36,7 @@ func addLimitFlags(fs *flag.FlagSet, withModule bool) *limitFlags {
 		childDepth:   fs.Int("max-child-depth", host.DefaultMaxChildDepth, "deepest tree of child runs (a started run is depth 0)"),
 		children:     fs.Int("max-children", host.DefaultMaxChildren, "most child runs one run starts"),
 		modules:      addModuleFlags(fs), // moduleflags.go
+		http:         addHTTPFlags(fs),   // httpflags.go
 	}
 	if withModule {
 		l.module = fs.Int64("max-module-bytes", host.DefaultMaxModuleBytes, "largest module accepted")
@@ -59,4 +61,5 @@ func (l *limitFlags) apply(cfg *host.Config) {
 		cfg.MaxModuleBytes = int(*l.module)
 	}
 	l.modules.apply(cfg)
+	l.http.apply(cfg)
 }

@@ -28,6 +28,11 @@ const (
 	maxRedirects            = 10
 )
 
+// ErrBadRequest is wrapped by the errors of a request that cannot be
+// made at all (a URL or method that does not parse): trying again cannot
+// help.
+var ErrBadRequest = errors.New("bad request")
+
 // Policy says which hosts requests may reach and bounds each request.
 type Policy struct {
 	// Allow lists the hosts requests may reach: "host" (any port) or
@@ -40,6 +45,10 @@ type Policy struct {
 	// MaxResponseBytes bounds a response body. Default
 	// DefaultMaxResponseBytes.
 	MaxResponseBytes int64
+	// AllowSetting says where Allow is set, for the errors of requests it
+	// denies (the host: "Config.HTTPAllow; --allow-http"). Default
+	// "Policy.Allow".
+	AllowSetting string
 	// Resolver resolves host names; nil means net.DefaultResolver. Tests
 	// set it to give names addresses without a DNS server.
 	Resolver Resolver
@@ -90,6 +99,9 @@ func New(p Policy) (*Client, error) {
 	if p.Resolver == nil {
 		p.Resolver = net.DefaultResolver
 	}
+	if p.AllowSetting == "" {
+		p.AllowSetting = "Policy.Allow"
+	}
 	c := &Client{p: p}
 	for _, a := range p.Allow {
 		e, err := parseAllow(a)
@@ -134,7 +146,7 @@ func (c *Client) Close() { c.http.CloseIdleConnections() }
 func (c *Client) Do(ctx context.Context, r Request) (Response, error) {
 	u, err := url.Parse(r.URL)
 	if err != nil {
-		return Response{}, fmt.Errorf("HTTP request: bad URL %q: %w", r.URL, err)
+		return Response{}, fmt.Errorf("HTTP request: bad URL %q: %w: %w", r.URL, ErrBadRequest, err)
 	}
 	if err := c.checkURL(u); err != nil {
 		return Response{}, err
@@ -147,7 +159,7 @@ func (c *Client) Do(ctx context.Context, r Request) (Response, error) {
 	defer cancel()
 	req, err := http.NewRequestWithContext(rctx, method, u.String(), bytes.NewReader(r.Body))
 	if err != nil {
-		return Response{}, fmt.Errorf("HTTP request %s %s: %w", method, r.URL, err)
+		return Response{}, fmt.Errorf("HTTP request %s %s: %w: %w", method, r.URL, ErrBadRequest, err)
 	}
 	for k, v := range r.Header {
 		req.Header.Set(k, v)
@@ -163,7 +175,7 @@ func (c *Client) Do(ctx context.Context, r Request) (Response, error) {
 	}
 	if int64(len(body)) > c.p.MaxResponseBytes {
 		return Response{}, &LimitError{What: fmt.Sprintf("the response of %s %s is larger than %d bytes", method, r.URL, c.p.MaxResponseBytes),
-			Field: "MaxHTTPResponseBytes", Flag: "--max-http-response-bytes", Value: fmt.Sprintf("%d bytes", c.p.MaxResponseBytes)}
+			Field: "MaxResponseBytes", Value: fmt.Sprintf("%d bytes", c.p.MaxResponseBytes)}
 	}
 	out := Response{Status: resp.StatusCode, Body: body}
 	if len(resp.Header) > 0 {
@@ -184,7 +196,7 @@ func (c *Client) requestError(parent, rctx context.Context, method, rawURL strin
 	}
 	if parent.Err() == nil && errors.Is(rctx.Err(), context.DeadlineExceeded) {
 		return &LimitError{What: fmt.Sprintf("%s %s did not complete within %s", method, rawURL, c.p.Timeout),
-			Field: "HTTPTimeout", Flag: "--http-timeout", Value: c.p.Timeout.String()}
+			Field: "Timeout", Value: c.p.Timeout.String()}
 	}
 	return fmt.Errorf("HTTP request %s %s: %w", method, rawURL, err)
 }

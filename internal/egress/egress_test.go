@@ -95,10 +95,10 @@ func TestDenied(t *testing.T) {
 	cases := []struct {
 		url, want string
 	}{
-		{"http://denied.invalid/x", `HTTP request to denied.invalid:80 denied: the host is not in the egress allow list (Config.AllowHTTP; skein serve --allow-http HOST[:PORT],...)`},
+		{"http://denied.invalid/x", `HTTP request to denied.invalid:80 denied: the host is not in the egress allow list (Policy.Allow)`},
 		{"http://127.0.0.1:" + strconv.Itoa(port+1) + "/x", `HTTP request to 127.0.0.1:` + strconv.Itoa(port+1) + ` denied: the host is not in the egress allow list`},
 		{"http://" + addr + "/to-denied", `HTTP redirect from http://` + addr + `/to-denied to denied.invalid:80 denied: the host is not in the egress allow list`},
-		{"http://" + metaName + "/latest/meta-data", `HTTP request to metadata.test:80 denied: it resolves to 169.254.169.254, a link-local address (such as a cloud metadata endpoint); name the address itself in Config.AllowHTTP (--allow-http) to allow it`},
+		{"http://" + metaName + "/latest/meta-data", `HTTP request to metadata.test:80 denied: it resolves to 169.254.169.254, a link-local address (such as a cloud metadata endpoint); name the address itself in the egress allow list (Policy.Allow) to allow it`},
 		{"http://rebind.test/", `HTTP request to rebind.test:80 denied: it resolves to 169.254.1.1, a link-local address`},
 		{"file:///etc/passwd", `denied: scheme "file" (only http and https)`},
 		{"http://user:pw@" + addr + "/echo", `denied: user information in the URL`},
@@ -138,13 +138,13 @@ func TestLimits(t *testing.T) {
 	_, addr := server(t)
 	c := newClient(t, Policy{Allow: []string{addr}, MaxResponseBytes: 1 << 20, Timeout: 300 * time.Millisecond})
 	_, err := c.Do(context.Background(), Request{URL: "http://" + addr + "/big"})
-	want := "the response of GET http://" + addr + "/big is larger than 1048576 bytes (limit Config.MaxHTTPResponseBytes = 1048576 bytes; --max-http-response-bytes)"
+	want := "the response of GET http://" + addr + "/big is larger than 1048576 bytes (limit Policy.MaxResponseBytes = 1048576 bytes)"
 	if err == nil || err.Error() != want {
 		t.Errorf("oversized response: got %v, want %q", err, want)
 	}
 	start := time.Now()
 	_, err = c.Do(context.Background(), Request{URL: "http://" + addr + "/slow"})
-	want = "GET http://" + addr + "/slow did not complete within 300ms (limit Config.HTTPTimeout = 300ms; --http-timeout)"
+	want = "GET http://" + addr + "/slow did not complete within 300ms (limit Policy.Timeout = 300ms)"
 	if err == nil || err.Error() != want {
 		t.Errorf("slow response: got %v, want %q", err, want)
 	}
@@ -165,6 +165,16 @@ func TestBadPolicy(t *testing.T) {
 	for _, a := range []string{"", "http://x.com", "x.com/path", "user@x.com", "x.com:"} {
 		if _, err := New(Policy{Allow: []string{a}}); err == nil {
 			t.Errorf("allow entry %q accepted", a)
+		}
+	}
+}
+
+// A request that cannot be made at all says so with ErrBadRequest.
+func TestBadRequest(t *testing.T) {
+	c := newClient(t, Policy{Allow: []string{"x.test"}})
+	for _, r := range []Request{{URL: "http://%zz/"}, {Method: "BAD METHOD", URL: "http://x.test/"}} {
+		if _, err := c.Do(context.Background(), r); !errors.Is(err, ErrBadRequest) {
+			t.Errorf("%+v: got %v, want ErrBadRequest", r, err)
 		}
 	}
 }

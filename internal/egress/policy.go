@@ -24,18 +24,24 @@ func (e *DeniedError) Error() string {
 	return msg
 }
 
-// LimitError reports a request that went over a bound of the policy. Field
-// and Flag name the host.Config field and the flag that set it.
+// LimitError reports a request that went over a bound of the policy.
+// Field names the Policy field ("Timeout" or "MaxResponseBytes"): the
+// host turns it into a host.LimitError that names its own Config field and
+// where that is set.
 type LimitError struct {
-	What, Field, Flag, Value string
+	What  string // what went over the bound
+	Field string // the Policy field
+	Value string // the bound, e.g. "300ms"
 }
 
 func (e *LimitError) Error() string {
-	return fmt.Sprintf("%s (limit Config.%s = %s; %s)", e.What, e.Field, e.Value, e.Flag)
+	return fmt.Sprintf("%s (limit Policy.%s = %s)", e.What, e.Field, e.Value)
 }
 
 // notAllowed is the reason for a host missing from the allow list.
-const notAllowed = "the host is not in the egress allow list (Config.AllowHTTP; skein serve --allow-http HOST[:PORT],...)"
+func (c *Client) notAllowed() string {
+	return fmt.Sprintf("the host is not in the egress allow list (%s)", c.p.AllowSetting)
+}
 
 // checkURL checks the scheme and the host of a URL against the allow list.
 func (c *Client) checkURL(u *url.URL) error {
@@ -50,7 +56,7 @@ func (c *Client) checkURL(u *url.URL) error {
 		return &DeniedError{Host: u.Host, Reason: "no host in the URL"}
 	}
 	if !c.allowed(host, port) {
-		return &DeniedError{Host: net.JoinHostPort(host, port), Reason: notAllowed}
+		return &DeniedError{Host: net.JoinHostPort(host, port), Reason: c.notAllowed()}
 	}
 	return nil
 }
@@ -117,7 +123,7 @@ func (c *Client) checkAddr(host string, addr netip.Addr) error {
 	if special == "" || c.namedAddr(addr) {
 		return nil
 	}
-	return &DeniedError{Host: host, Reason: fmt.Sprintf("it resolves to %s, %s; name the address itself in Config.AllowHTTP (--allow-http) to allow it", addr, special)}
+	return &DeniedError{Host: host, Reason: fmt.Sprintf("it resolves to %s, %s; name the address itself in the egress allow list (%s) to allow it", addr, special, c.p.AllowSetting)}
 }
 
 // dialer returns a DialContext that checks every address before it
@@ -130,7 +136,7 @@ func (c *Client) dialer(d *net.Dialer) func(ctx context.Context, network, addres
 			return nil, err
 		}
 		if !c.allowed(strings.ToLower(host), port) {
-			return nil, &DeniedError{Host: address, Reason: notAllowed}
+			return nil, &DeniedError{Host: address, Reason: c.notAllowed()}
 		}
 		var addrs []netip.Addr
 		if a, err := netip.ParseAddr(host); err == nil {

@@ -1,5 +1,5 @@
 // Package limitflags maps the host.Config fields that a host.LimitError
-// names to the flags of `skein run` and `skein serve` that set them: the
+// (or a denial of the HTTP activity) names to the flags of `skein run` and `skein serve` that set them: the
 // CLI's host.Config.LimitHint. The library names fields only; the
 // command line is the CLI's business.
 package limitflags
@@ -23,6 +23,12 @@ var flags = map[string]string{
 	"MaxConcurrentDeploys":  "--max-concurrent-deploys",
 	"MaxCompiledBytes":      "--max-compiled-bytes",
 	"MaxStoredModuleBytes":  "--max-stored-module-bytes",
+
+	// The built-in HTTP activity's egress policy (not a limit, but its
+	// denials name where it is set the same way).
+	"HTTPAllow":            "--allow-http",
+	"HTTPTimeout":          "--http-timeout",
+	"HTTPMaxResponseBytes": "--http-max-response",
 
 	"ModuleLimits.MaxNesting":         "--max-module-nesting",
 	"ModuleLimits.MaxControlOps":      "--max-module-control-ops",

@@ -1,0 +1,39 @@
+package main
+
+import (
+	"flag"
+	"strings"
+	"time"
+
+	"github.com/skeinrun/skein/host"
+)
+
+// httpFlags are the egress policy of the built-in HTTP activity of `skein
+// run` and `skein serve` (host.Config; docs/activities.md).
+type httpFlags struct {
+	allow       []string
+	timeout     *time.Duration
+	maxResponse *int64
+}
+
+func addHTTPFlags(fs *flag.FlagSet) *httpFlags {
+	f := &httpFlags{}
+	fs.Func("allow-http", "hosts the built-in HTTP activity (skein.HTTP) may reach: HOST or HOST:PORT, comma-separated; repeatable. Default: none, every request is denied", func(s string) error {
+		for _, a := range strings.Split(s, ",") {
+			if a = strings.TrimSpace(a); a != "" {
+				f.allow = append(f.allow, a)
+			}
+		}
+		return nil
+	})
+	f.timeout = fs.Duration("http-timeout", host.DefaultHTTPTimeout, "longest one request of the HTTP activity may take, redirects and body included")
+	f.maxResponse = fs.Int64("http-max-response", host.DefaultHTTPMaxResponseBytes, "largest response body of the HTTP activity, in bytes")
+	return f
+}
+
+// apply sets the HTTP activity's policy in cfg.
+func (f *httpFlags) apply(cfg *host.Config) {
+	cfg.HTTPAllow = f.allow
+	cfg.HTTPTimeout = *f.timeout
+	cfg.HTTPMaxResponseBytes = *f.maxResponse
+}

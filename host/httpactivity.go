@@ -1,0 +1,128 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/skeinrun/skein/internal/egress"
+)
+
+// The built-in HTTP activity: the host serves the activity HTTPActivity
+// itself, making the request under the egress policy of Config.HTTPAllow,
+// Config.HTTPTimeout and Config.HTTPMaxResponseBytes (internal/egress;
+// docs/activities.md).
+
+// HTTPActivity is the name of the built-in HTTP activity (skein.HTTP in
+// the Go guest SDK). Its input is a JSON HTTP request and its output a JSON
+// HTTP response (abi/README.md). Grant it to a module like any activity.
+const HTTPActivity = "skein.http"
+
+// ReservedActivityPrefix starts the names of the host's built-in
+// activities; RegisterActivity refuses names that start with it.
+const ReservedActivityPrefix = "skein."
+
+// Defaults of the HTTP activity's bounds (Config).
+const (
+	DefaultHTTPTimeout          = 30 * time.Second
+	DefaultHTTPMaxResponseBytes = 1 << 20
+)
+
+func (c *Config) setHTTPDefaults() {
+	if c.HTTPTimeout <= 0 {
+		c.HTTPTimeout = DefaultHTTPTimeout
+	}
+	if c.HTTPMaxResponseBytes <= 0 {
+		c.HTTPMaxResponseBytes = DefaultHTTPMaxResponseBytes
+	}
+}
+
+// newHTTPClient makes the egress client of the HTTP activity from cfg.
+func newHTTPClient(cfg *Config, resolver egress.Resolver) (*egress.Client, error) {
+	c, err := egress.New(egress.Policy{
+		Allow:            cfg.HTTPAllow,
+		Timeout:          cfg.HTTPTimeout,
+		MaxResponseBytes: cfg.HTTPMaxResponseBytes,
+		AllowSetting:     "Config.HTTPAllow" + hintSuffix(cfg.limitHint("HTTPAllow")),
+		Resolver:         resolver,
+	})
+	if err != nil {
+		if hint := cfg.limitHint("HTTPAllow"); hint != "" {
+			return nil, fmt.Errorf("Config.HTTPAllow (%s): %w", hint, err)
+		}
+		return nil, fmt.Errorf("Config.HTTPAllow: %w", err)
+	}
+	return c, nil
+}
+
+// checkActivityName refuses a name RegisterActivity may not take.
+func checkActivityName(name string) error {
+	if strings.HasPrefix(name, ReservedActivityPrefix) {
+		return fmt.Errorf("host: RegisterActivity(%q): names that start with %q are reserved for the host's built-in activities", name, ReservedActivityPrefix)
+	}
+	return nil
+}
+
+// builtinActivity returns the built-in activity of name, nil if none.
+func (h *Host) builtinActivity(name string) Activity {
+	if name == HTTPActivity {
+		return h.httpActivity
+	}
+	return nil
+}
+
+// httpActivity makes the request its input describes. A response of any
+// status is its output; a request the policy denies, an input that is not
+// a request (or whose URL or method does not parse) and a response over
+// Config.HTTPMaxResponseBytes fail it without retries; a transport error or a timeout fails the attempt,
+// which the call's retry policy may retry.
+func (h *Host) httpActivity(ctx context.Context, input []byte) ([]byte, error) {
+	var req egress.Request
+	if err := json.Unmarshal(input, &req); err != nil {
+		return nil, NonRetryable(fmt.Errorf("activity %q: input %.100q is not an HTTP request (abi/README.md): %w", HTTPActivity, input, err))
+	}
+	resp, err := h.http.Do(ctx, req)
+	if err != nil {
+		return nil, h.httpError(err)
+	}
+	out, err := json.Marshal(resp)
+	if err != nil {
+		return nil, NonRetryable(fmt.Errorf("activity %q: encode the response: %w", HTTPActivity, err))
+	}
+	return out, nil
+}
+
+// httpError turns an error of the egress client into the activity's
+// error: a limit's names the Config field and where it is set.
+func (h *Host) httpError(err error) error {
+	var denied *egress.DeniedError
+	if errors.As(err, &denied) || errors.Is(err, egress.ErrBadRequest) {
+		return NonRetryable(err)
+	}
+	var le *egress.LimitError
+	if !errors.As(err, &le) {
+		return err
+	}
+	switch le.Field {
+	case "Timeout":
+		return h.cfg.limitError(le.What, "HTTPTimeout", h.cfg.HTTPTimeout.String())
+	case "MaxResponseBytes":
+		return NonRetryable(h.cfg.limitError(le.What, "HTTPMaxResponseBytes", bytesValue(h.cfg.HTTPMaxResponseBytes)))
+	}
+	return err
+}
+
+// simActivity is the activity of name in the simulation, when
+// Simulation.Activities has no fake of it: the registered one, or, for
+// the HTTP activity, one that fails (a simulation makes no requests).
+func (h *Host) simActivity(name string) Activity {
+	if name == HTTPActivity {
+		return func(context.Context, []byte) ([]byte, error) {
+			return nil, NonRetryable(fmt.Errorf("activity %q makes no requests in a simulation; fake it in Simulation.Activities", HTTPActivity))
+		}
+	}
+	return h.activity(name)
+}
