@@ -123,18 +123,21 @@ func (w *workerProc) awaitLines(t *testing.T, prefix string, n int) []string {
 }
 
 // TestOrderExample runs examples/order as its README section does:
-// skein serve, the example's worker process, deploy, start, wait. The
-// results, the recorded outcomes and the worker's own count of what it
-// executed agree: each activity ran once per attempt the store records.
+// skein serve allowed to reach the shop's webhook, the example's worker
+// process (which also receives the webhook's notifications), deploy,
+// start, wait. The results, the recorded outcomes and the worker's own
+// count of what it executed and received agree: each activity ran once
+// per attempt the store records, each notification arrived once.
 func TestOrderExample(t *testing.T) {
 	wasm := wasmbuild.Build(t, "./examples/order")
-	s := startServer(t, filepath.Join(t.TempDir(), "o.db"), nil)
-	w := startWorker(t, buildTool(t, "./examples/order/worker"), "--server", s.url, "--id", "shop-1")
+	hook := freePort(t)
+	s := startServer(t, filepath.Join(t.TempDir(), "o.db"), nil, "--allow-http", hook)
+	w := startWorker(t, buildTool(t, "./examples/order/worker"), "--server", s.url, "--id", "shop-1", "--webhook", hook)
 	wantExit(t, s.cli(t, nil, "deploy", wasm, "--name", "order"), 0)
 	orders := map[string]string{
-		"o-1": `{"id":"o-1","item":"book","qty":2,"card":"visa"}`,
-		"o-2": `{"id":"o-2","item":"book","qty":1,"card":"flaky"}`,
-		"o-3": `{"id":"o-3","item":"lamp","qty":1,"card":"declined"}`,
+		"o-1": `{"id":"o-1","item":"book","qty":2,"card":"visa","notify":"http://` + hook + `/orders"}`,
+		"o-2": `{"id":"o-2","item":"book","qty":1,"card":"flaky","notify":"http://` + hook + `/orders"}`,
+		"o-3": `{"id":"o-3","item":"lamp","qty":1,"card":"declined","notify":"http://` + hook + `/orders"}`,
 	}
 	for id, in := range orders {
 		wantExit(t, s.cli(t, nil, "start", "order", "--id", id, "--input", in), 0)
@@ -146,10 +149,10 @@ func TestOrderExample(t *testing.T) {
 	r = s.cli(t, nil, "wait", "o-3", "--quiet")
 	wantExit(t, r, 1, "charge failed: card declined; reservation res-o-3.1 released")
 
-	wantCalls := map[string][]string{ // function: attempts, by order
-		"o-1": {"reserve-stock 1", "charge 1"},
-		"o-2": {"reserve-stock 1", "charge 2"},
-		"o-3": {"reserve-stock 1", "charge 1", "release-stock 1"},
+	wantCalls := map[string][]string{ // function and attempts, in settle order
+		"o-1": {"reserve-stock 1", "charge 1", "skein.http 1"},
+		"o-2": {"reserve-stock 1", "charge 2", "skein.http 1"},
+		"o-3": {"reserve-stock 1", "charge 1", "release-stock 1", "skein.http 1"},
 	}
 	for id, want := range wantCalls {
 		var got []string
@@ -160,13 +163,14 @@ func TestOrderExample(t *testing.T) {
 			t.Errorf("run %s recorded %q; want %q", id, got, want)
 		}
 	}
-	// The worker's lines: one per attempt, none repeated.
+	// The worker's lines: one per attempt and per notification, none repeated.
 	printed := w.lines("")
 	slices.Sort(printed)
 	want := []string{"charge o-1 attempt 1", "charge o-2 attempt 1", "charge o-2 attempt 2", "charge o-3 attempt 1",
+		"notified o-1 placed", "notified o-2 placed", "notified o-3 canceled",
 		"release-stock res-o-3.1 attempt 1", "reserve-stock o-1 attempt 1", "reserve-stock o-2 attempt 1", "reserve-stock o-3 attempt 1"}
 	if !slices.Equal(printed, want) {
-		t.Errorf("the worker executed %q; want %q", printed, want)
+		t.Errorf("the worker executed and received %q; want %q", printed, want)
 	}
 }
 
