@@ -272,6 +272,9 @@ func (h *Host) writeTaskMetrics(ctx context.Context, bw *bufio.Writer, head func
 	if err != nil {
 		return fmt.Errorf("task queues: %w", err)
 	}
+	if len(qs) == 0 {
+		return nil
+	}
 	head("skein_task_queue", "gauge", "Remote activity tasks by activity name and state (queued: waiting for a worker; claimed: held by one).")
 	for _, q := range qs {
 		fmt.Fprintf(bw, "skein_task_queue{name=%q,state=\"queued\"} %d\n", q.Name, q.Queued)

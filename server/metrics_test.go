@@ -216,7 +216,7 @@ func TestMetricsEndpoint(t *testing.T) {
 		"skein_runs": "gauge", "skein_runs_count_capped": "gauge", "skein_runs_ended_total": "counter",
 		"skein_ops_recorded_total": "counter", "skein_executions_total": "counter", "skein_replays_total": "counter",
 		"skein_evictions_total": "counter", "skein_live_instances": "gauge", "skein_active_runs": "gauge",
-		"skein_activation_seconds": "histogram", "skein_store_commit_seconds": "histogram",
+		"skein_activation_seconds": "histogram", "skein_store_commit_seconds": "histogram", "skein_tasks_total": "counter",
 	} {
 		if f := fams[name]; f == nil || f.typ != typ {
 			t.Errorf("family %s: %+v, want type %s", name, f, typ)

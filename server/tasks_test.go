@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -127,6 +128,19 @@ func TestWorkersInProcess(t *testing.T) {
 				t.Errorf("run %s op %s: %d attempts, want %d", id, o.Key, o.Attempts, wantAttempts)
 			}
 		}
+	}
+	var metrics strings.Builder
+	if err := h.WriteMetrics(ctx, &metrics); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{`skein_tasks_total{event="claimed"} 140`, `skein_tasks_total{event="completed"} 120`,
+		`skein_tasks_total{event="failed"} 20`, `skein_tasks_total{event="timed_out"} 0`} {
+		if !strings.Contains(metrics.String(), line+"\n") {
+			t.Errorf("/metrics lacks %q", line)
+		}
+	}
+	if strings.Contains(metrics.String(), "skein_task_queue{") {
+		t.Errorf("/metrics shows task queues with every task ended:\n%s", metrics.String())
 	}
 	mu.Lock()
 	defer mu.Unlock()

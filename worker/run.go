@@ -27,46 +27,116 @@ func (w *Worker) Run(ctx context.Context) error {
 	if len(names) == 0 {
 		return errors.New("worker: no activity is registered")
 	}
-	w.log.Info("worker: started", "server", w.o.Server, "identity", w.o.Identity, "activities", names, "concurrency", w.o.Concurrency)
-	var wg sync.WaitGroup
-	defer wg.Wait()
+	w.log.Info("worker: started", "server", w.o.Server, "identity", w.o.Identity, "activities", names,
+		"concurrency", w.o.Concurrency, "pollers", w.o.Pollers)
+	var tasks sync.WaitGroup
+	defer tasks.Wait()
 	tctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	defer stop()
-	slots := make(chan struct{}, w.o.Concurrency)
+	pctx, refused := context.WithCancelCause(ctx)
+	defer refused(nil)
+	sl := newSlots(w.o.Concurrency)
+	// Each poller claims up to its share of the slots, so that all of
+	// them can wait on the server at once.
+	share := min((w.o.Concurrency+w.o.Pollers-1)/w.o.Pollers, maxClaim)
+	var pollers sync.WaitGroup
+	for range w.o.Pollers {
+		pollers.Add(1)
+		go func() {
+			defer pollers.Done()
+			if err := w.poll(pctx, ctx, tctx, names, sl, share, &tasks); err != nil {
+				refused(err)
+			}
+		}()
+	}
+	pollers.Wait()
+	stop()
+	if err := context.Cause(pctx); ctx.Err() == nil && err != nil {
+		return err
+	}
+	return nil
+}
+
+// poll claims tasks for the free slots and starts them, until pctx ends.
+// It returns an error when the server refuses the worker.
+func (w *Worker) poll(pctx, runCtx, tctx context.Context, names []string, sl *slots, share int, tasks *sync.WaitGroup) error {
 	backoff := time.Duration(0)
-	for ctx.Err() == nil {
-		slots <- struct{}{} // one free slot at least
-		free := w.o.Concurrency - len(slots) + 1
+	for {
+		n := sl.take(pctx, share)
+		if n == 0 {
+			return nil // pctx ended
+		}
 		var resp taskwire.ClaimResponse
-		err := w.c.post(ctx, taskwire.ClaimPath, taskwire.ClaimRequest{Worker: w.o.Identity, Names: names, Max: free,
+		err := w.c.post(pctx, taskwire.ClaimPath, taskwire.ClaimRequest{Worker: w.o.Identity, Names: names, Max: n,
 			WaitMS: w.o.Wait.Milliseconds()}, &resp)
-		<-slots
+		sl.give(n - len(resp.Tasks))
 		if err != nil {
-			if ctx.Err() != nil {
-				break
+			if pctx.Err() != nil {
+				return nil
 			}
 			var se *StatusError
 			if errors.As(err, &se) && (se.Status == http.StatusUnauthorized || se.Status == http.StatusBadRequest) {
-				stop()
 				return fmt.Errorf("worker: the server refused the claim: %w", err)
 			}
 			backoff = min(max(2*backoff, 100*time.Millisecond), 5*time.Second)
 			w.log.Warn("worker: claim failed; trying again", "err", err, "in", backoff)
-			sleep(ctx, backoff)
+			sleep(pctx, backoff)
 			continue
 		}
 		backoff = 0
 		for _, t := range resp.Tasks {
-			slots <- struct{}{}
-			wg.Add(1)
+			tasks.Add(1)
 			go func() {
-				defer func() { <-slots; wg.Done() }()
-				w.runTask(tctx, ctx, t)
+				defer func() { sl.give(1); tasks.Done() }()
+				w.runTask(tctx, runCtx, t)
 			}()
 		}
 	}
-	stop()
-	return nil
+}
+
+// maxClaim is the most tasks one claim asks for (the server's cap).
+const maxClaim = 256
+
+// slots counts the tasks the worker may still start.
+type slots struct {
+	mu   sync.Mutex
+	free int
+	more chan struct{} // closed (and replaced) when slots are given back
+}
+
+func newSlots(n int) *slots { return &slots{free: n, more: make(chan struct{})} }
+
+// take waits until a slot is free and takes up to max of them; 0 when ctx
+// ends first.
+func (s *slots) take(ctx context.Context, max int) int {
+	for {
+		s.mu.Lock()
+		if s.free > 0 {
+			n := min(s.free, max)
+			s.free -= n
+			s.mu.Unlock()
+			return n
+		}
+		more := s.more
+		s.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return 0
+		case <-more:
+		}
+	}
+}
+
+// give returns n slots.
+func (s *slots) give(n int) {
+	if n <= 0 {
+		return
+	}
+	s.mu.Lock()
+	s.free += n
+	close(s.more)
+	s.more = make(chan struct{})
+	s.mu.Unlock()
 }
 
 func sleep(ctx context.Context, d time.Duration) {

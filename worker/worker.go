@@ -65,6 +65,10 @@ type Options struct {
 	Identity string
 	// Concurrency is how many tasks the worker runs at once; default 16.
 	Concurrency int
+	// Pollers is how many claims the worker keeps waiting on the server
+	// at once, each for up to the free slots; default 2 (one answered
+	// claim is not left without a successor while it starts its tasks).
+	Pollers int
 	// Wait is how long one claim waits for a task on the server (a long
 	// poll); default 20s. The server caps it (--max-claim-wait).
 	Wait time.Duration
@@ -96,6 +100,10 @@ func New(o Options) (*Worker, error) {
 	if o.Concurrency <= 0 {
 		o.Concurrency = 16
 	}
+	if o.Pollers <= 0 {
+		o.Pollers = 2
+	}
+	o.Pollers = min(o.Pollers, o.Concurrency)
 	if o.Wait <= 0 {
 		o.Wait = 20 * time.Second
 	}

@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -193,6 +195,9 @@ func TestWorkerProtocolErrors(t *testing.T) {
 		}
 	}
 	tasks := awaitTask()
+	if m := scrape(t, s, token); !strings.Contains(m, `skein_task_queue{name="echo",state="queued"} 1`+"\n") {
+		t.Errorf("/metrics does not count the queued task:\n%s", m)
+	}
 
 	w := startWorker(t, buildTool(t, "./testdata/taskworker"), "--server", s.url, "--token", "wrong")
 	select {
@@ -288,4 +293,24 @@ func TestRemoteRetriesAndCancel(t *testing.T) {
 	}
 	r = s.call(t, "POST", "/v1/tasks/complete", "", map[string]any{"run_id": "c-1", "key": "1", "attempt": 1, "worker": "w", "result": 1})
 	want(t, "completion of a canceled task", r, 409, "conflict")
+}
+
+// scrape returns the server's /metrics.
+func scrape(t *testing.T, s *skeinServer, token string) string {
+	t.Helper()
+	req, err := http.NewRequest("GET", s.url+"/metrics", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := httpClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("GET /metrics: %d %v", resp.StatusCode, err)
+	}
+	return string(b)
 }

@@ -87,7 +87,7 @@ func (r *remoteEnv) stop() {
 // worker of the remote-activities workload (`skein bench` runs it as a
 // process of its own).
 func RunWorker(ctx context.Context, url string) error {
-	w, err := worker.New(worker.Options{Server: url, Identity: "bench-worker", Concurrency: 256,
+	w, err := worker.New(worker.Options{Server: url, Identity: "bench-worker", Concurrency: 256, Pollers: 4,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		return err

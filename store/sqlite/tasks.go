@@ -1,21 +1,47 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
+	"encoding/json"
+	"errors"
 	"fmt"
-	"strings"
+	"slices"
 	"time"
 
 	"github.com/skeinrun/skein/store"
 	"github.com/skeinrun/skein/store/internal/rowscan"
 )
 
-// nextTagSQL is the fair-queueing tag of a run's next task: one past the
-// later of the clock (the latest tag claimed) and the run's last tag, so a
-// run that queues many tasks at once interleaves with the runs that queue
-// after it instead of holding them back.
-const nextTagSQL = `max((SELECT v FROM task_clock WHERE id = 1), coalesce((SELECT max(tag) FROM tasks WHERE run_id = ?), 0)) + 1`
+// The statements of the task writes (prepared once: namedSQL).
+const (
+	queueTaskSQL = `INSERT INTO tasks (run_id, key, name, input, options, timeout, attempt, state, tag, visible_at, created_at)
+SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, 'queued', ` + nextTagSQL1 + `, ?8, ?9 WHERE true
+ON CONFLICT (run_id, key) DO NOTHING`
+	// claimTasksSQL claims up to ?5 queued tasks of the names in the JSON
+	// array ?4 for owner ?1 at ?2 with lease ttl ?3 (capped by a task's
+	// timeout, as store.LeaseEnd), lowest tags first.
+	claimTasksSQL = `UPDATE tasks SET state = 'claimed', owner = ?1, claimed_at = ?2, heartbeat = 0, progress = NULL,
+	expiry = CASE WHEN timeout > 0 AND timeout < ?3 THEN ?2 + timeout ELSE ?2 + ?3 END
+WHERE seq IN (SELECT seq FROM tasks WHERE state = 'queued' AND name IN (SELECT value FROM json_each(?4)) AND visible_at <= ?2
+	ORDER BY tag, seq LIMIT ?5)
+RETURNING ` + rowscan.TaskColumns + `, tag`
+	claimableSQL = `SELECT 1 FROM tasks WHERE state = 'queued' AND name IN (SELECT value FROM json_each(?1)) AND visible_at <= ?2 LIMIT 1`
+	moveClockSQL = `UPDATE task_clock SET v = ?1 WHERE id = 1 AND v < ?1`
+	taskRowSQL   = `SELECT ` + rowscan.TaskColumns + ` FROM tasks WHERE run_id = ? AND key = ?`
+	heartbeatSQL = `UPDATE tasks SET heartbeat = ?, expiry = ?, progress = ? WHERE seq = ?`
+	retryTaskSQL = `UPDATE tasks SET state = 'queued', attempt = attempt + 1, visible_at = ?2, last_error = ?3,
+	heartbeat = 0, expiry = 0, tag = ` + nextTagSQL1 + ` WHERE seq = ?4`
+	endTaskSQL = `UPDATE tasks SET state = 'done', expiry = 0, last_error = ? WHERE seq = ?`
+)
+
+// nextTagSQL1 is the fair-queueing tag of the next task of the run named
+// by parameter ?1: one past the later of the clock (the latest tag
+// claimed) and the run's last tag, so a run that queues many tasks at once
+// interleaves with the runs that queue after it instead of holding them
+// back.
+const nextTagSQL1 = `max((SELECT v FROM task_clock WHERE id = 1), coalesce((SELECT max(tag) FROM tasks WHERE run_id = ?1), 0)) + 1`
 
 // queueTasks inserts the tasks of a batch, each unless its (run, key)
 // has one already.
@@ -27,10 +53,7 @@ func queueTasks(w *wtx, tasks []store.Task, now int64) error {
 		if visible == 0 {
 			visible = created
 		}
-		_, err := w.tx.ExecContext(w.ctx, `INSERT INTO tasks (run_id, key, name, input, options, timeout, attempt, state, tag, visible_at, created_at)
-SELECT ?, ?, ?, ?, ?, ?, ?, 'queued', `+nextTagSQL+`, ?, ? WHERE true
-ON CONFLICT (run_id, key) DO NOTHING`,
-			t.RunID, t.Key, t.Name, t.Input, t.Options, t.Timeout, max(t.Attempt, 1), t.RunID, visible, created)
+		_, err := w.stmt(sqlQueueTask).ExecContext(w.ctx, t.RunID, t.Key, t.Name, t.Input, t.Options, t.Timeout, max(t.Attempt, 1), visible, created)
 		if err != nil {
 			return fmt.Errorf("queue task %s.%s: %w", t.RunID, t.Key, err)
 		}
@@ -43,54 +66,60 @@ func (d *DB) ClaimTasks(ctx context.Context, c store.TaskClaim) ([]store.Task, e
 	if c.Owner == "" || len(c.Names) == 0 || c.Max < 1 || c.TTL <= 0 {
 		return nil, fmt.Errorf("sqlite store: claim tasks: owner, names, max >= 1 and a positive ttl are needed")
 	}
+	names, err := json.Marshal(c.Names)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite store: claim tasks: %w", err)
+	}
+	// A claim that finds nothing (most long-poll wake-ups of a worker that
+	// is not the one to get the task) costs a read, not a write.
+	var any int
+	err = d.rdb.QueryRowContext(ctx, claimableSQL, string(names), c.Now).Scan(&any)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlite store: claim tasks for %q: %w", c.Owner, err)
+	}
 	var out []store.Task
-	err := d.write(&request{ctx: ctx, apply: func(w *wtx) error {
-		out = out[:0]
-		args := make([]any, 0, len(c.Names)+2)
-		for _, n := range c.Names {
-			args = append(args, n)
-		}
-		args = append(args, c.Now, c.Max)
-		rows, err := w.tx.QueryContext(w.ctx, `SELECT `+rowscan.TaskColumns+`, tag FROM tasks
-WHERE state = 'queued' AND name IN (?`+strings.Repeat(", ?", len(c.Names)-1)+`) AND visible_at <= ?
-ORDER BY tag, seq LIMIT ?`, args...)
+	err = d.write(&request{ctx: ctx, apply: func(w *wtx) error {
+		out = out[:0] // the request may run again after a rollback
+		rows, err := w.stmt(sqlClaimTasks).QueryContext(w.ctx, c.Owner, c.Now, int64(c.TTL), string(names), c.Max)
 		if err != nil {
 			return err
 		}
-		var tags []int64
+		var got []taggedTask
 		for rows.Next() {
-			var tag int64
-			t, err := rowscan.Task(tagged{rows, &tag}, sql.ErrNoRows)
-			if err != nil {
+			var tt taggedTask
+			if tt.t, err = rowscan.Task(tagged{rows, &tt.tag}, sql.ErrNoRows); err != nil {
 				rows.Close()
 				return err
 			}
-			out, tags = append(out, t), append(tags, tag)
+			got = append(got, tt)
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		for i := range out {
-			t := &out[i]
-			t.State, t.Owner, t.ClaimedAt, t.Heartbeat, t.Progress = store.TaskClaimed, c.Owner, c.Now, 0, nil
-			t.Expiry = store.LeaseEnd(c.Now, c.TTL, c.Now, t.Timeout)
-			if _, err := w.tx.ExecContext(w.ctx, `UPDATE tasks SET state = 'claimed', owner = ?, claimed_at = ?, heartbeat = 0, expiry = ?, progress = NULL WHERE seq = ?`,
-				c.Owner, c.Now, t.Expiry, t.Seq); err != nil {
-				return err
-			}
+		// In claim order (RETURNING has none).
+		slices.SortFunc(got, func(a, b taggedTask) int { return cmp.Or(cmp.Compare(a.tag, b.tag), cmp.Compare(a.t.Seq, b.t.Seq)) })
+		for _, tt := range got {
+			out = append(out, tt.t)
 		}
-		if len(tags) > 0 {
-			if _, err := w.tx.ExecContext(w.ctx, `UPDATE task_clock SET v = max(v, ?) WHERE id = 1`, tags[len(tags)-1]); err != nil {
-				return err
-			}
+		if len(got) > 0 {
+			_, err = w.stmt(sqlMoveClock).ExecContext(w.ctx, got[len(got)-1].tag)
 		}
-		return nil
+		return err
 	}})
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store: claim tasks for %q: %w", c.Owner, err)
 	}
 	return out, nil
+}
+
+// taggedTask is a claimed task and its fair-queueing tag.
+type taggedTask struct {
+	t   store.Task
+	tag int64
 }
 
 // tagged scans the task columns and then the tag.
@@ -103,7 +132,7 @@ func (t tagged) Scan(dest ...any) error { return t.rows.Scan(append(dest, t.tag)
 
 // taskRow reads one task inside the writer's transaction.
 func taskRow(w *wtx, runID, key string) (store.Task, error) {
-	t, err := rowscan.Task(w.tx.QueryRowContext(w.ctx, `SELECT `+rowscan.TaskColumns+` FROM tasks WHERE run_id = ? AND key = ?`, runID, key), sql.ErrNoRows)
+	t, err := rowscan.Task(w.stmt(sqlTaskRow).QueryRowContext(w.ctx, runID, key), sql.ErrNoRows)
 	if err != nil {
 		return t, fmt.Errorf("task %s.%s: %w", runID, key, err)
 	}
@@ -125,7 +154,7 @@ func (d *DB) HeartbeatTask(ctx context.Context, runID, key string, attempt int, 
 		if progress != nil {
 			t.Progress = progress
 		}
-		_, err = w.tx.ExecContext(w.ctx, `UPDATE tasks SET heartbeat = ?, expiry = ?, progress = ? WHERE seq = ?`, t.Heartbeat, t.Expiry, t.Progress, t.Seq)
+		_, err = w.stmt(sqlHeartbeat).ExecContext(w.ctx, t.Heartbeat, t.Expiry, t.Progress, t.Seq)
 		return err
 	}})
 	if err != nil {
@@ -148,13 +177,12 @@ func (d *DB) EndTask(ctx context.Context, e store.TaskEnd) error {
 			return err
 		}
 		if r := e.Retry; r != nil {
-			_, err := w.tx.ExecContext(w.ctx, `UPDATE tasks SET state = 'queued', attempt = attempt + 1, visible_at = ?, last_error = ?,
-	heartbeat = 0, expiry = 0, tag = `+nextTagSQL+` WHERE seq = ?`, r.VisibleAt, r.Error, t.RunID, t.Seq)
+			_, err := w.stmt(sqlRetryTask).ExecContext(w.ctx, t.RunID, r.VisibleAt, r.Error, t.Seq)
 			return err
 		}
 		s := *e.Settle
 		s.RunID, s.Key = e.RunID, e.Key
-		if _, err := w.tx.ExecContext(w.ctx, `UPDATE tasks SET state = 'done', expiry = 0, last_error = ? WHERE seq = ?`, s.Error, t.Seq); err != nil {
+		if _, err := w.stmt(sqlEndTask).ExecContext(w.ctx, s.Error, t.Seq); err != nil {
 			return err
 		}
 		if err := insertSettlement(w, &s, e.Now); err != nil {

@@ -197,10 +197,12 @@ func applyBatch(w *wtx, outs []store.RunOutcome, runs []store.Run, sets []store.
 	return nil
 }
 
+const insertSettlementSQL = `INSERT INTO settlements (run_id, key, status, value, error, attempts, created_at)
+VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, key) DO NOTHING`
+
 // insertSettlement stores st unless its (run, key) has one already.
 func insertSettlement(w *wtx, st *store.Settlement, now int64) error {
-	_, err := w.tx.ExecContext(w.ctx, `INSERT INTO settlements (run_id, key, status, value, error, attempts, created_at)
-VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, key) DO NOTHING`,
+	_, err := w.stmt(sqlInsertSettlement).ExecContext(w.ctx,
 		st.RunID, st.Key, string(st.Status), st.Value, st.Error, st.Attempts, nanos(st.CreatedAt, time.Unix(0, now)))
 	return err
 }

@@ -76,8 +76,38 @@ const checkLeaseSQL = `SELECT count(*) FROM runs WHERE id = ? AND lease_owner <>
 
 const updateRunSQL = `UPDATE runs SET module_hash = ?, status = ?, result = ?, error = ?, wake_at = ?, updated_at = ? WHERE id = ?`
 
+// sqlID names a statement of namedSQL.
+type sqlID int
+
+// The statements of namedSQL, prepared once like the ones below.
+const (
+	sqlQueueTask sqlID = iota
+	sqlClaimTasks
+	sqlMoveClock
+	sqlTaskRow
+	sqlHeartbeat
+	sqlRetryTask
+	sqlEndTask
+	sqlInsertSettlement
+	nNamedSQL
+)
+
+// namedSQL are statements the writer runs often (tasks.go, write.go):
+// preparing one costs more than running it.
+var namedSQL = [nNamedSQL]string{
+	sqlQueueTask:        queueTaskSQL,
+	sqlClaimTasks:       claimTasksSQL,
+	sqlMoveClock:        moveClockSQL,
+	sqlTaskRow:          taskRowSQL,
+	sqlHeartbeat:        heartbeatSQL,
+	sqlRetryTask:        retryTaskSQL,
+	sqlEndTask:          endTaskSQL,
+	sqlInsertSettlement: insertSettlementSQL,
+}
+
 // stmts are the statements prepared once on the write connection.
 type stmts struct {
+	named     [nNamedSQL]*sql.Stmt
 	upsert    [outcomeChunk + 1]*sql.Stmt // upsert[n] writes n outcome rows
 	updateRun *sql.Stmt
 	waiting   *sql.Stmt // waitingSQL
@@ -100,12 +130,17 @@ func (s *stmts) prepare(ctx context.Context, db *sql.DB) error {
 	if s.lease, err = db.PrepareContext(ctx, checkLeaseSQL); err != nil {
 		return fmt.Errorf("prepare lease check: %w", err)
 	}
+	for i, q := range namedSQL {
+		if s.named[i], err = db.PrepareContext(ctx, q); err != nil {
+			return fmt.Errorf("prepare %.40q: %w", q, err)
+		}
+	}
 	return nil
 }
 
 func (s *stmts) close() error {
 	var errs []error
-	for _, st := range append(s.upsert[1:], s.updateRun, s.waiting, s.lease) {
+	for _, st := range append(append(s.upsert[1:], s.updateRun, s.waiting, s.lease), s.named[:]...) {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}
@@ -123,6 +158,7 @@ type wtx struct {
 	updateRun *sql.Stmt
 	waiting   *sql.Stmt
 	lease     *sql.Stmt
+	named     [nNamedSQL]*sql.Stmt
 	args      []any    // reused argument buffer
 	touched   []string // reused: the runs a batch wrote
 }
@@ -148,6 +184,14 @@ func (w *wtx) waitingStmt() *sql.Stmt {
 		w.waiting = w.tx.StmtContext(w.ctx, w.s.waiting)
 	}
 	return w.waiting
+}
+
+// stmt returns the statement id of namedSQL, bound to the transaction.
+func (w *wtx) stmt(id sqlID) *sql.Stmt {
+	if w.named[id] == nil {
+		w.named[id] = w.tx.StmtContext(w.ctx, w.s.named[id])
+	}
+	return w.named[id]
 }
 
 func (w *wtx) leaseStmt() *sql.Stmt {
