@@ -3,8 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -195,7 +193,7 @@ func TestWorkerProtocolErrors(t *testing.T) {
 		}
 	}
 	tasks := awaitTask()
-	if m := scrape(t, s, token); !strings.Contains(m, `skein_task_queue{name="echo",state="queued"} 1`+"\n") {
+	if _, _, m := scrape(t, s, token); !strings.Contains(m, `skein_task_queue{name="echo",state="queued"} 1`+"\n") {
 		t.Errorf("/metrics does not count the queued task:\n%s", m)
 	}
 
@@ -295,22 +293,3 @@ func TestRemoteRetriesAndCancel(t *testing.T) {
 	want(t, "completion of a canceled task", r, 409, "conflict")
 }
 
-// scrape returns the server's /metrics.
-func scrape(t *testing.T, s *skeinServer, token string) string {
-	t.Helper()
-	req, err := http.NewRequest("GET", s.url+"/metrics", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := httpClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != 200 {
-		t.Fatalf("GET /metrics: %d %v", resp.StatusCode, err)
-	}
-	return string(b)
-}
