@@ -301,7 +301,10 @@ func (rs *runState) flush(ctx context.Context, st store.Store) error {
 		return nil
 	}
 	rs.batch.Fence = rs.lease
-	if err := st.Commit(ctx, rs.batch); err != nil {
+	used := rs.reserveTasks(rs.batch.Tasks)
+	err := st.Commit(ctx, rs.batch)
+	handOver(used, err == nil)
+	if err != nil {
 		return fmt.Errorf("run %s: record outcomes: %w", rs.run.ID, err)
 	}
 	if len(rs.batch.Tasks) > 0 {
@@ -333,8 +336,10 @@ func (rs *runState) flushAsync(h *Host) error {
 	rs.spare = nil
 	done := make(chan error, 1)
 	rs.inflight, rs.inflightBatch = done, b
+	used := rs.reserveTasks(b.Tasks)
 	h.spawn(func() {
 		err := h.cfg.Store.Commit(context.Background(), b)
+		handOver(used, err == nil)
 		if err == nil && len(b.Tasks) > 0 {
 			rs.tasksQueued()
 		}

@@ -66,14 +66,23 @@ func (h *Host) ClaimTasks(ctx context.Context, o ClaimOptions) ([]store.Task, er
 		if left <= 0 {
 			return nil, nil
 		}
+		// Wait on the board: a run may hand a new task over as it commits
+		// it; other tasks wake the claim to look in the store again.
+		w := h.tasks.register(o, h.cfg.TaskLeaseTTL)
 		t := time.NewTimer(min(left, taskPoll))
 		select {
 		case <-ctx.Done():
-			t.Stop()
-			return nil, nil
 		case <-queued:
-			t.Stop()
+		case <-w.ch:
 		case <-t.C:
+		}
+		t.Stop()
+		if got := h.tasks.unregister(w); len(got) > 0 {
+			h.metrics.tasksClaimed.Add(uint64(len(got)))
+			return got, nil
+		}
+		if ctx.Err() != nil {
+			return nil, nil
 		}
 	}
 }

@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"github.com/skeinrun/skein/abi"
@@ -20,46 +19,6 @@ import (
 // DefaultTaskLeaseTTL is the default of Config.TaskLeaseTTL.
 const DefaultTaskLeaseTTL = 30 * time.Second
 
-// taskBoard tells waiting claims that tasks were queued, and paces the
-// sweep of expired leases.
-type taskBoard struct {
-	mu        sync.Mutex
-	queued    chan struct{} // closed (and replaced) when tasks are queued
-	lastSweep time.Time
-}
-
-// wait returns a channel closed when tasks are queued next.
-func (b *taskBoard) wait() <-chan struct{} {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.queued == nil {
-		b.queued = make(chan struct{})
-	}
-	return b.queued
-}
-
-// notify wakes the claims waiting for tasks.
-func (b *taskBoard) notify() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.queued != nil {
-		close(b.queued)
-		b.queued = nil
-	}
-}
-
-// sweepDue reports whether a sweep of expired leases is due (at most one
-// every interval), and if so counts it as started.
-func (b *taskBoard) sweepDue(interval time.Duration) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if time.Since(b.lastSweep) < interval {
-		return false
-	}
-	b.lastSweep = time.Now()
-	return true
-}
-
 // queueTask queues the remote task of call c with the run's next commit,
 // unless this run queued it already. The store keeps a task queued by an
 // earlier execution as it is (a replay queues nothing new).
@@ -68,8 +27,14 @@ func (rs *runState) queueTask(h *Host, c activityCall) {
 		return
 	}
 	rs.remote[c.key] = time.Now().UnixNano()
-	rs.batch.Tasks = append(rs.batch.Tasks, store.Task{RunID: rs.run.ID, Key: c.key, Name: c.name, Input: c.input,
-		Options: abi.AppendOpOptions(nil, c.opts), Timeout: int64(c.opts.Timeout), Attempt: c.attempt})
+	t := store.Task{RunID: rs.run.ID, Key: c.key, Name: c.name, Input: c.input,
+		Options: abi.AppendOpOptions(nil, c.opts), Timeout: int64(c.opts.Timeout), Attempt: c.attempt}
+	if !c.resumed {
+		// A new call: no task exists for it yet, so a claim waiting in
+		// this process may take it as it is queued (taskboard.go).
+		t.State = store.TaskQueued
+	}
+	rs.batch.Tasks = append(rs.batch.Tasks, t)
 	// Look again once the call is no longer fresh: the run may suspend.
 	rs.bodyTimers = append(rs.bodyTimers, time.AfterFunc(h.cfg.IdleThreshold, rs.mb.nudge))
 }
@@ -124,6 +89,15 @@ func (h *Host) cancelCalls(ctx context.Context, rs *runState, reason string) {
 			rs.mb.put(sched.Completion{Key: t.Key, Outcome: sched.Outcome{Err: sched.CanceledPrefix + reason}, Attempts: t.Attempt})
 		}
 	}
+}
+
+// reserveTasks gives the run's new tasks about to be committed to the
+// claims waiting in this process (taskboard.go).
+func (rs *runState) reserveTasks(tasks []store.Task) []*claimWaiter {
+	if rs.board == nil || len(tasks) == 0 {
+		return nil
+	}
+	return rs.board.reserve(tasks, time.Now().UnixNano())
 }
 
 // tasksQueued tells the waiting claims that the run committed tasks.

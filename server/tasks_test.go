@@ -30,7 +30,13 @@ func TestWorkersInProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := host.New(ctx, host.Config{Store: st, RemoteActivities: true})
+	cache := ""
+	if dir, err := os.UserCacheDir(); err == nil {
+		cache = filepath.Join(dir, "skein-wazero-test")
+	}
+	// No compile deadline: under -race on a loaded machine a first compile
+	// can take minutes.
+	h, err := host.New(ctx, host.Config{Store: st, RemoteActivities: true, CacheDir: cache, CompileTimeout: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

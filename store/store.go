@@ -254,8 +254,11 @@ type Batch struct {
 	Settlements []Settlement
 	// Tasks are activity tasks to queue (see TaskStore), each inserted
 	// unless a task exists for its (run, key) already, whatever its state:
-	// a replay that issues the op again queues nothing new. Their State,
-	// Owner and lease fields are ignored; they start queued.
+	// a replay that issues the op again queues nothing new. A task whose
+	// State is TaskClaimed is stored claimed by Owner from ClaimedAt until
+	// Expiry (a claim that took the task as it was queued); any other
+	// starts queued, its Owner and lease fields ignored. Heartbeat,
+	// Progress and LastError are ignored.
 	Tasks []Task
 	// Fence, when set, makes the batch conditional on the lease: Commit
 	// checks in the same transaction that run Fence.RunID is still held

@@ -166,3 +166,16 @@ func CheckTaskAttempt(t Task, attempt int, owner string, now int64, expired bool
 	}
 	return nil
 }
+
+// ForQueue returns t as Batch.Tasks stores it: claimed by its Owner when
+// its State is TaskClaimed, else queued with no owner or lease; attempt
+// at least 1; no heartbeat, progress or last error. Every backend calls
+// it, so they agree.
+func (t Task) ForQueue() Task {
+	if t.State != TaskClaimed {
+		t.State, t.Owner, t.ClaimedAt, t.Expiry = TaskQueued, "", 0, 0
+	}
+	t.Attempt = max(t.Attempt, 1)
+	t.Heartbeat, t.Progress, t.LastError = 0, nil, ""
+	return t
+}

@@ -47,8 +47,8 @@ func (q *taskQueue) queue(t store.Task, now time.Time) {
 		return
 	}
 	q.seq++
-	t.Seq, t.State, t.Attempt = q.seq, store.TaskQueued, max(t.Attempt, 1)
-	t.Owner, t.ClaimedAt, t.Heartbeat, t.Expiry, t.Progress, t.LastError = "", 0, 0, 0, nil, ""
+	t = t.ForQueue()
+	t.Seq = q.seq
 	t.Input, t.Options = bytes.Clone(t.Input), bytes.Clone(t.Options)
 	t.CreatedAt = orNow(t.CreatedAt, now)
 	if t.VisibleAt == 0 {

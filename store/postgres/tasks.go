@@ -21,21 +21,22 @@ func nextTagSQL(run string) string {
 }
 
 // queueTaskSQL inserts a queued task unless its (run, key) has one.
-var queueTaskSQL = `INSERT INTO tasks (run_id, key, name, input, options, timeout, attempt, state, tag, visible_at, created_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, 'queued', ` + nextTagSQL("$1") + `, $8, $9)
+var queueTaskSQL = `INSERT INTO tasks (run_id, key, name, input, options, timeout, attempt, state, tag, visible_at, created_at, owner, claimed_at, expiry)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $10, ` + nextTagSQL("$1") + `, $8, $9, $11, $12, $13)
 ON CONFLICT (run_id, key) DO NOTHING`
 
 // queueTasks queues the inserts of a batch's tasks on pb (Commit reads
 // one result per task).
 func queueTasks(pb *pgx.Batch, tasks []store.Task, now int64) {
 	for i := range tasks {
-		t := &tasks[i]
+		t := tasks[i].ForQueue()
 		created := nanosOr(t.CreatedAt, now)
 		visible := t.VisibleAt
 		if visible == 0 {
 			visible = created
 		}
-		pb.Queue(queueTaskSQL, t.RunID, t.Key, t.Name, t.Input, t.Options, t.Timeout, int64(max(t.Attempt, 1)), visible, created)
+		pb.Queue(queueTaskSQL, t.RunID, t.Key, t.Name, t.Input, t.Options, t.Timeout, int64(t.Attempt), visible, created,
+			string(t.State), t.Owner, t.ClaimedAt, t.Expiry)
 	}
 }
 

@@ -58,6 +58,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"WriteOnceRun", testWriteOnceRun},
 		{"WriteOnceConcurrent", testWriteOnceConcurrent},
 		{"TaskQueueInCommit", testTaskQueueInCommit},
+		{"TaskQueueClaimed", testTaskQueueClaimed},
 		{"TaskClaim", testTaskClaim},
 		{"TaskFairness", testTaskFairness},
 		{"TaskClaimConcurrent", testTaskClaimConcurrent},

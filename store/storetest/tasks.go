@@ -102,8 +102,9 @@ func testTaskQueueInCommit(t *testing.T, s store.Store) {
 	mustCreateRun(t, s, testRun("r1"))
 	a := newTask("r1", "a", "email")
 	a.Timeout = int64(5 * time.Second)
-	// State, owner and lease fields given to Commit are ignored.
-	a.State, a.Owner, a.ClaimedAt, a.Expiry, a.LastError, a.Progress = store.TaskClaimed, "w0", 7, 8, "old", []byte(`1`)
+	// Owner and lease fields given to Commit are ignored unless the task
+	// is claimed as it is queued (testTaskQueueClaimed).
+	a.State, a.Owner, a.ClaimedAt, a.Expiry, a.LastError, a.Progress = store.TaskDone, "w0", 7, 8, "old", []byte(`1`)
 	queueTask(t, s, a)
 	got := mustTasks(t, s, "r1")
 	if len(got) != 1 {
@@ -361,5 +362,39 @@ func testTaskFencedCommit(t *testing.T, s store.Store) {
 	mustCommit(t, s, store.Batch{Tasks: []store.Task{newTask("r1", "a", "email")}, Fence: &lease})
 	if got := mustTasks(t, s, "r1"); !slices.Equal(taskIDs(got), []string{"r1.a"}) {
 		t.Errorf("Tasks after a fenced commit = %q, want [r1.a]", taskIDs(got))
+	}
+}
+
+// testTaskQueueClaimed: a task committed claimed (a claim that took it as
+// it was queued) is stored claimed by its owner with the lease given; no
+// other claim takes it; its owner heartbeats and ends it; its lease
+// expires like any other.
+func testTaskQueueClaimed(t *testing.T, s store.Store) {
+	mustCreateRun(t, s, testRun("r1"))
+	a := newTask("r1", "a", "email")
+	a.State, a.Owner, a.ClaimedAt, a.Expiry, a.Heartbeat = store.TaskClaimed, "w1", taskNow, taskNow+int64(taskTTL), 9
+	b := newTask("r1", "b", "email")
+	queueTask(t, s, a, b)
+	checkTask(t, "task claimed as queued", mustTask(t, s, "r1", "a"),
+		fmt.Sprintf(`r1.a email attempt 1 claimed visible %d owner "w1" claimed %d hb 0 expiry %d progress "" err ""`,
+			ts(5).UnixNano(), taskNow, taskNow+int64(taskTTL)))
+	if got := mustClaimTasks(t, s, "w2", taskNow, 5, "email"); !slices.Equal(taskIDs(got), []string{"r1.b"}) {
+		t.Errorf("ClaimTasks = %q, want only the task queued unclaimed, [r1.b]", taskIDs(got))
+	}
+	if _, err := s.HeartbeatTask(t.Context(), "r1", "a", 1, "w2", taskNow, taskTTL, nil); !errors.Is(err, store.ErrConflict) {
+		t.Errorf("heartbeat by another worker: %v, want ErrConflict", err)
+	}
+	if _, err := s.HeartbeatTask(t.Context(), "r1", "a", 1, "w1", taskNow+1, taskTTL, nil); err != nil {
+		t.Errorf("heartbeat by its owner: %v", err)
+	}
+	if got, err := s.ExpiredTasks(t.Context(), taskNow+1+int64(taskTTL), 10); err != nil || !slices.Contains(taskIDs(got), "r1.a") {
+		t.Errorf("ExpiredTasks past the renewed lease = %q, %v; want r1.a among them", taskIDs(got), err)
+	}
+	if err := s.EndTask(t.Context(), store.TaskEnd{RunID: "r1", Key: "a", Attempt: 1, Owner: "w1", Now: taskNow + 2,
+		Settle: &store.Settlement{Status: store.OutcomeOK, Value: []byte(`1`), Attempts: 1}}); err != nil {
+		t.Errorf("EndTask by its owner: %v", err)
+	}
+	if st := mustTask(t, s, "r1", "a").State; st != store.TaskDone {
+		t.Errorf("after its end the task is %s, want done", st)
 	}
 }
