@@ -33,9 +33,13 @@ func TestRegisterRules(t *testing.T) {
 	w, _ := New(Options{Server: "http://127.0.0.1:1"})
 	w.Register("a", func(context.Context, json.RawMessage) (json.RawMessage, error) { return nil, nil })
 	for name, reg := range map[string]func(){
-		"empty name": func() { w.Register("", func(context.Context, json.RawMessage) (json.RawMessage, error) { return nil, nil }) },
-		"nil func":   func() { w.Register("b", nil) },
-		"twice":      func() { w.Register("a", func(context.Context, json.RawMessage) (json.RawMessage, error) { return nil, nil }) },
+		"empty name": func() {
+			w.Register("", func(context.Context, json.RawMessage) (json.RawMessage, error) { return nil, nil })
+		},
+		"nil func": func() { w.Register("b", nil) },
+		"twice": func() {
+			w.Register("a", func(context.Context, json.RawMessage) (json.RawMessage, error) { return nil, nil })
+		},
 	} {
 		func() {
 			defer func() {
