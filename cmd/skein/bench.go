@@ -29,6 +29,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	dir := fs.String("dir", "", "folder for the benchmark databases (default: a temporary folder, removed)")
 	quick := fs.Bool("quick", false, "tiny sizes: every workload in a few seconds (a smoke test, not a measurement)")
 	quiet := fs.Bool("quiet", false, "no progress lines on stderr")
+	pgURL := fs.String("store", "", "a postgres:// URL: run the activities workloads on that PostgreSQL database instead of SQLite (--durability is then ignored)")
 	s := bench.DefaultSizes()
 	fs.IntVar(&s.Steps, "steps", s.Steps, "sequential, replay: steps in the run")
 	fs.IntVar(&s.Runs, "runs", s.Runs, "concurrent: runs started together")
@@ -74,6 +75,17 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	if *pgURL != "" {
+		if !strings.HasPrefix(*pgURL, "postgres://") && !strings.HasPrefix(*pgURL, "postgresql://") {
+			return &exitError{code: exitUsage, err: fmt.Errorf("--store %q: want a postgres:// URL", *pgURL)}
+		}
+		for _, w := range workloads {
+			if w != "activities" && w != "remote-activities" {
+				return &exitError{code: exitUsage, err: fmt.Errorf("--store: only the activities and remote-activities workloads run on PostgreSQL (not %q)", w)}
+			}
+		}
+		durs = durs[:1] // durability is SQLite's
+	}
 	intrs, err := pickList("--interrupt", *interrupt, []string{"on", "off"}, "both")
 	if err != nil {
 		return err
@@ -105,7 +117,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	for _, w := range workloads {
 		for _, d := range durs {
 			for _, in := range intrs {
-				o := bench.Options{Module: wasm, Dir: *dir, Durability: d, DisableInterrupt: in == "off", CacheDir: cache, WorkerCommand: self}
+				o := bench.Options{Module: wasm, Dir: *dir, Durability: d, DisableInterrupt: in == "off", CacheDir: cache, WorkerCommand: self, Postgres: *pgURL}
 				figs, err := bench.Run(ctx, w, o, s, progress)
 				if err != nil {
 					if ctx.Err() != nil {

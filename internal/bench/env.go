@@ -21,6 +21,7 @@ import (
 
 	"github.com/skeinrun/skein/host"
 	"github.com/skeinrun/skein/store"
+	"github.com/skeinrun/skein/store/postgres"
 	"github.com/skeinrun/skein/store/sqlite"
 )
 
@@ -55,6 +56,10 @@ type Options struct {
 	// CacheDir is the host's on-disk compilation cache (host.Config.CacheDir).
 	// Empty: compiled modules are cached in memory only.
 	CacheDir string
+	// Postgres, if set, is the URL of a PostgreSQL database the env uses
+	// instead of a new SQLite file (the activities workloads; run ids are
+	// made unique per env, so the database may hold earlier ones).
+	Postgres string
 	// WorkerCommand, if set, is the worker process of the
 	// remote-activities workload (RunWorker in a process of its own),
 	// given --server URL; empty: the worker runs in this process.
@@ -64,7 +69,7 @@ type Options struct {
 // Env is a host on a fresh SQLite file with the bench module deployed.
 type Env struct {
 	Host   *host.Host
-	Store  *sqlite.DB
+	Store  store.Store
 	Module store.Module
 
 	o       Options
@@ -72,6 +77,7 @@ type Env struct {
 	tempDir bool
 	db      string // the database file
 	ids     atomic.Int64
+	idTag   string // makes run ids unique in a shared database
 
 	first  chan time.Time // activation: arrival times of bench.first
 	hold   holder
@@ -101,7 +107,7 @@ func (e *Env) reopen(ctx context.Context) error {
 	e.Host.Close(ctx)
 	e.Store.Close()
 	e.Host, e.Store = nil, nil
-	st, err := sqlite.Open(ctx, e.db, sqlite.Options{Durability: e.o.Durability})
+	st, err := e.openStore(ctx)
 	if err != nil {
 		return err
 	}
@@ -155,7 +161,10 @@ func openEnv(ctx context.Context, o Options) (*Env, error) {
 		e.dir, e.tempDir = d, true
 	}
 	e.db = filepath.Join(e.dir, fmt.Sprintf("bench-%s-%d.db", o.Durability, time.Now().UnixNano()))
-	st, err := sqlite.Open(ctx, e.db, sqlite.Options{Durability: o.Durability})
+	if o.Postgres != "" {
+		e.idTag = fmt.Sprintf("%x-", time.Now().UnixNano())
+	}
+	st, err := e.openStore(ctx)
 	if err != nil {
 		e.removeDir()
 		return nil, err
@@ -167,6 +176,15 @@ func openEnv(ctx context.Context, o Options) (*Env, error) {
 		return nil, err
 	}
 	return e, nil
+}
+
+// openStore opens the env's database: Options.Postgres, else the SQLite
+// file.
+func (e *Env) openStore(ctx context.Context) (store.Store, error) {
+	if e.o.Postgres != "" {
+		return postgres.Open(ctx, e.o.Postgres, postgres.Options{})
+	}
+	return sqlite.Open(ctx, e.db, sqlite.Options{Durability: e.o.Durability})
 }
 
 // Close releases the host and the store and removes a temporary folder.
@@ -202,7 +220,7 @@ func (e *Env) DBBytes() int64 {
 
 // id returns a new run id.
 func (e *Env) id(prefix string) string {
-	return fmt.Sprintf("%s-%d", prefix, e.ids.Add(1))
+	return fmt.Sprintf("%s-%s%d", prefix, e.idTag, e.ids.Add(1))
 }
 
 // start creates a run of workflow with input.

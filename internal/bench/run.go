@@ -65,6 +65,9 @@ func Run(ctx context.Context, workload string, o Options, s Sizes, progress io.W
 	if dur == "" {
 		dur = "normal"
 	}
+	if o.Postgres != "" {
+		dur = "postgres"
+	}
 	intr := "on"
 	if o.DisableInterrupt {
 		intr = "off"
