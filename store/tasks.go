@@ -46,7 +46,7 @@ type Task struct {
 	Heartbeat int64  // unix ns; the last heartbeat of the attempt (0: none)
 	Expiry    int64  // unix ns; the lease's end while claimed
 	Progress  []byte // JSON the worker reported with its last heartbeat
-	LastError string // the error of the previous attempt
+	LastError string // the error of the previous attempt (of the last, once the call failed)
 	CreatedAt time.Time
 	Seq       int64 // creation order; set by the store
 }

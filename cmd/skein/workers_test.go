@@ -6,10 +6,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/skeinrun/skein/internal/wasmbuild"
+	"github.com/skeinrun/skein/worker"
 )
 
 // The worker protocol under failure, through real processes: workers
@@ -293,3 +295,36 @@ func TestRemoteRetriesAndCancel(t *testing.T) {
 	want(t, "completion of a canceled task", r, 409, "conflict")
 }
 
+
+// TestWorkerStopReleasesTasks stops a worker (SIGTERM) while it holds a
+// task: it cancels the activity, reports the attempt as stopped, and the
+// next attempt runs on another worker at once, long before the lease
+// (one minute) would have expired.
+func TestWorkerStopReleasesTasks(t *testing.T) {
+	s := startServer(t, filepath.Join(t.TempDir(), "stop.db"), nil, "--task-lease", "1m")
+	startRemote(t, s, "", `{"n":1,"name":"slow","attempts":3}`, "st-1")
+	bin := buildTool(t, "./testdata/taskworker")
+	a := startWorker(t, bin, "--server", s.url, "--id", "a", "--delay", "1h")
+	a.awaitLines(t, "START slow st-1", 1)
+	stopped := time.Now()
+	if err := a.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-a.exited:
+	case <-time.After(runWait):
+		t.Fatal("the worker did not exit after SIGTERM")
+	}
+	if !slices.Equal(a.lines("END slow st-1"), []string{"END slow st-1 1 1"}) {
+		t.Errorf("worker a's activity did not end on SIGTERM: %q", a.lines(""))
+	}
+	startWorker(t, bin, "--server", s.url, "--id", "b", "--delay", "1ms")
+	run := s.awaitStatus(t, "st-1", "", "completed", "failed")
+	if run.Status != "completed" || time.Since(stopped) > 30*time.Second {
+		t.Errorf("run st-1: %s %q after %v; want completed well within the one-minute lease", run.Status, run.Error, time.Since(stopped))
+	}
+	tl := s.call(t, "GET", "/v1/runs/st-1/tasks", "", nil)
+	if !strings.Contains(string(tl.body), `"attempt":2`) || !strings.Contains(string(tl.body), worker.ErrStopping.Error()) {
+		t.Errorf("tasks of st-1: %s; want attempt 2 after attempt 1 failed with %q", tl, worker.ErrStopping)
+	}
+}

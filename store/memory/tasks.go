@@ -143,7 +143,10 @@ func (s *Store) EndTask(ctx context.Context, e store.TaskEnd) error {
 	st := *e.Settle
 	st.RunID, st.Key = e.RunID, e.Key
 	st.Value = bytes.Clone(st.Value)
-	t.State, t.Expiry, t.LastError = store.TaskDone, 0, st.Error
+	t.State, t.Expiry = store.TaskDone, 0
+	if st.Error != "" {
+		t.LastError = st.Error
+	}
 	if rec := s.runs[e.RunID]; rec != nil {
 		rec.addSettlement(st, time.Unix(0, e.Now))
 	}

@@ -157,7 +157,7 @@ func (d *DB) EndTask(ctx context.Context, e store.TaskEnd) error {
 			return err
 		}
 		s := *e.Settle
-		if _, err := tx.Exec(ctx, `UPDATE tasks SET state = 'done', expiry = 0, last_error = $1 WHERE seq = $2`, s.Error, t.Seq); err != nil {
+		if _, err := tx.Exec(ctx, `UPDATE tasks SET state = 'done', expiry = 0, last_error = CASE WHEN $1 = '' THEN last_error ELSE $1 END WHERE seq = $2`, s.Error, t.Seq); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, insertSettlementSQL, e.RunID, e.Key, string(s.Status), s.Value, s.Error, int64(s.Attempts), nanos(s.CreatedAt, time.Unix(0, e.Now))); err != nil {

@@ -33,7 +33,7 @@ RETURNING ` + rowscan.TaskColumns + `, tag`
 	heartbeatSQL = `UPDATE tasks SET heartbeat = ?, expiry = ?, progress = ? WHERE seq = ?`
 	retryTaskSQL = `UPDATE tasks SET state = 'queued', attempt = attempt + 1, visible_at = ?2, last_error = ?3,
 	heartbeat = 0, expiry = 0, tag = ` + nextTagSQL1 + ` WHERE seq = ?4`
-	endTaskSQL = `UPDATE tasks SET state = 'done', expiry = 0, last_error = ? WHERE seq = ?`
+	endTaskSQL = `UPDATE tasks SET state = 'done', expiry = 0, last_error = CASE WHEN ?1 = '' THEN last_error ELSE ?1 END WHERE seq = ?2`
 )
 
 // nextTagSQL1 is the fair-queueing tag of the next task of the run named
