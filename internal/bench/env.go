@@ -130,6 +130,9 @@ func (e *Env) newHost(ctx context.Context) (*host.Host, error) {
 		Logger:           slog.New(slog.DiscardHandler),
 		GuestOutput:      io.Discard,
 		RemoteActivities: true, // bench.remote: served by a worker (activities.go)
+		// A run waiting on a remote call stays up: the workloads Drive
+		// their runs, and nothing would drive one that suspended.
+		IdleThreshold: time.Minute,
 	})
 	if err != nil {
 		return nil, err

@@ -46,7 +46,22 @@ async fn call(ctx: Ctx, input: String) -> Result<String> {
     ctx.call(&activity, "null").await
 }
 
+/// calls makes n calls of the activity named by the input, one after the
+/// other, with inputs 0..n-1, and returns the sum of their results.
+async fn calls(ctx: Ctx, input: String) -> Result<String> {
+    let n = field(&input, "n");
+    let v = json::parse(&input).map_err(Error::msg)?;
+    let activity = v.get("activity").and_then(json::Value::as_str).unwrap_or("").to_string();
+    let mut sum = 0i64;
+    for i in 0..n {
+        let r = ctx.call(&activity, &i.to_string()).await?;
+        sum += r.parse::<i64>().map_err(|e| Error::msg(e.to_string()))?;
+    }
+    Ok(sum.to_string())
+}
+
 fn main() {
+    skein::register("calls", calls);
     skein::register("steps", steps);
     skein::register("fanout", fanout);
     skein::register("call", call);
