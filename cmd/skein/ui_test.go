@@ -24,6 +24,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/skeinrun/skein/internal/testgroup"
 	"github.com/skeinrun/skein/internal/wasmbuild"
 )
 
@@ -76,7 +77,7 @@ func TestUIBrowser(t *testing.T) {
 		t.Fatal("no chromium found (chromium, chromium-browser or /usr/bin/chromium) and $SKEIN_REQUIRE_BROWSER is set")
 	}
 	if chrome == "" {
-		t.Skip("no chromium found (chromium, chromium-browser or /usr/bin/chromium): `apt-get install chromium chromium-driver` (as .ci/run does) to run the browser test")
+		testgroup.Skip(t, "browser", "apt-get install chromium chromium-driver (as .ci/run does)", "no chromium found (chromium, chromium-browser or /usr/bin/chromium)")
 	}
 	const token = "ui-s3cret"
 	s := startServer(t, filepath.Join(t.TempDir(), "skein.db"), nil, "--token", token, "--worker-id", "ui-worker")
