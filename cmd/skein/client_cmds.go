@@ -92,8 +92,8 @@ func cmdStart(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := oneArg(fs, pos, "MODULE (a deployed module's name or hash)"); err != nil {
 		return err
 	}
-	if !json.Valid([]byte(*input)) {
-		return &exitError{code: exitUsage, err: fmt.Errorf("--input is not valid JSON: %.100q", *input)}
+	if err := checkJSONFlag("--input", *input); err != nil {
+		return err
 	}
 	if *timeout < 0 {
 		return &exitError{code: exitUsage, err: fmt.Errorf("--timeout %v is negative", *timeout)}
@@ -364,8 +364,8 @@ func cmdResolve(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	case set["value"] && set["error"]:
 		return &exitError{code: exitUsage, err: errors.New("give --value or --error, not both")}
 	case set["value"]:
-		if !json.Valid([]byte(*value)) {
-			return &exitError{code: exitUsage, err: fmt.Errorf("--value is not valid JSON: %.100q (a string needs its quotes: '\"yes\"')", *value)}
+		if err := checkJSONFlag("--value", *value); err != nil {
+			return err
 		}
 		req.Value = json.RawMessage(*value)
 	case set["error"] && *errText != "":
@@ -384,6 +384,10 @@ func cmdResolve(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	if *asJSON {
 		return printJSON(stdout, res)
+	}
+	if res.AlreadySettled {
+		fmt.Fprintf(stdout, "promise %s already settled with this outcome (%s): nothing changed\n", printable(res.Promise), printable(res.Status))
+		return nil
 	}
 	fmt.Fprintf(stdout, "promise %s settled (%s)\n", printable(res.Promise), printable(res.Status))
 	return nil

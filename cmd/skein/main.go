@@ -124,15 +124,23 @@ func usage(w io.Writer) {
 }
 
 // parseFlags parses flags that may come before or after positional
-// arguments, and returns the positional ones.
+// arguments, and returns the positional ones. --help prints the
+// command's usage and every flag; a bad flag gives one line and the
+// command's usage hint.
 func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
+	usage, out := fs.Usage, fs.Output()
+	fs.Usage = func() {}
+	fs.SetOutput(io.Discard)
+	defer func() { fs.Usage = usage; fs.SetOutput(out) }()
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
+				fs.SetOutput(out)
+				usage()
 				return nil, err
 			}
-			return nil, &exitError{code: exitUsage, err: err}
+			return nil, &exitError{code: exitUsage, err: fmt.Errorf("%w\n%s", err, usageHint(fs.Name()))}
 		}
 		args = fs.Args()
 		if len(args) == 0 {
@@ -141,6 +149,16 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 		pos = append(pos, args[0])
 		args = args[1:]
 	}
+}
+
+// usageHint is the line a bad flag of command c prints after its error.
+func usageHint(c string) string {
+	for _, cmd := range commands {
+		if cmd.name == c {
+			return fmt.Sprintf("usage: %s ('skein %s --help' lists every flag)", cmd.usage, c)
+		}
+	}
+	return fmt.Sprintf("('skein %s --help' lists every flag)", c)
 }
 
 func newFlagSet(c string, stderr io.Writer) *flag.FlagSet {

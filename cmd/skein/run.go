@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -9,10 +10,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	iofs "io/fs"
 	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -43,8 +46,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		fs.Usage()
 		return &exitError{code: exitUsage, err: errors.New("want exactly one MODULE.wasm")}
 	}
-	if !json.Valid([]byte(*input)) {
-		return fmt.Errorf("--input is not valid JSON: %.100q", *input)
+	if err := checkJSONFlag("--input", *input); err != nil {
+		return err
 	}
 	if *guestOut {
 		dbf.guestOutput = prefixedOutput(stderr)
@@ -57,6 +60,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if *id != "" {
 		// A finished run is printed as stored: no compile, no module file needed.
 		if r, err := st.Run(ctx, *id); err == nil && r.Status.Terminal() {
+			if err := spentID(r, *workflow, *input); err != nil {
+				return err
+			}
 			if !*asJSON {
 				fmt.Fprintf(stdout, "run %s was already %s: printing the stored run, nothing executed\n", printable(r.ID), r.Status)
 			}
@@ -107,6 +113,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 func cmdInspect(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("inspect", stderr)
 	dbf := addDBFlags(fs, false, true)
+	dbf.orServer = true
 	sf := addServerFlags(fs)
 	asJSON := fs.Bool("json", false, "print the run as JSON")
 	pos, err := parseFlags(fs, args)
@@ -185,6 +192,36 @@ func cmdResume(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return printRun(ctx, h, pos[0], *asJSON, stdout)
 }
 
+// spentID refuses to print a run that ended as the answer to another
+// request under its id: it says that the id is spent and how to start a
+// new run. An empty workflow is the module's only one: not compared.
+func spentID(r store.Run, workflow, input string) error {
+	what := ""
+	switch {
+	case workflow != "" && workflow != r.Workflow:
+		what = "workflow (" + printable(r.Workflow) + ")"
+	case !sameJSON(r.Input, []byte(input)):
+		what = fmt.Sprintf("input (%.100s)", printable(string(r.Input)))
+	default:
+		return nil
+	}
+	msg := fmt.Sprintf("run %s ended %s with another %s; a run id names one run for good: start a new run with another --id (or none, for a generated one)",
+		printable(r.ID), r.Status, what)
+	if !r.Status.Final() {
+		msg += fmt.Sprintf(", or continue this one on fixed code with skein resume %s --module NEW.wasm", printable(r.ID))
+	}
+	return errors.New(msg)
+}
+
+// sameJSON reports whether two JSON texts hold the same value.
+func sameJSON(a, b []byte) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return bytes.Equal(a, b)
+	}
+	return reflect.DeepEqual(x, y)
+}
+
 // endedError is skein resume's refusal of a completed or canceled run.
 func endedError(r store.Run) error {
 	return fmt.Errorf("run %s is %s: a completed or canceled run is final and is never resumed; nothing executed", printable(r.ID), r.Status)
@@ -208,6 +245,7 @@ type dbFlags struct {
 	store                 *string // a postgres:// URL; replaces --db
 	fs                    *flag.FlagSet
 	mustExist             bool
+	orServer              bool                       // the command reads a server too (--server): say so when the file is missing
 	limits                *limitFlags                // if set, the resource limits (limits.go)
 	guestOutput           func(run string) io.Writer // if set, host.Config.GuestOutputFor
 	// Commands that execute runs (withEvict) check a SQLite file's
@@ -231,14 +269,35 @@ func addDBFlags(fs *flag.FlagSet, withEvict, mustExist bool) *dbFlags {
 	return f
 }
 
+// checkExists fails when the SQLite file of --db does not exist, with a
+// message that says what to pass instead.
+func (f *dbFlags) checkExists() error {
+	_, err := os.Stat(*f.db)
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, iofs.ErrNotExist) {
+		return fmt.Errorf("database %s: %w", *f.db, err)
+	}
+	where := "no database " + *f.db
+	if filepath.Dir(*f.db) == "." {
+		where += " in this folder"
+	}
+	alt := ""
+	if f.orServer {
+		alt = ", or --server URL (or $SKEIN_SERVER) to read a skein server"
+	}
+	return fmt.Errorf("%s: pass --db FILE (the SQLite file that skein run or skein serve wrote), --store postgres://...%s", where, alt)
+}
+
 // openStore opens the store the flags name: the PostgreSQL database of
 // --store, or else the SQLite file of --db. It also returns a description
 // of it for logs (a URL without its password).
 func (f *dbFlags) openStore(ctx context.Context, log *slog.Logger) (store.Store, string, error) {
 	if *f.store == "" {
 		if f.mustExist {
-			if _, err := os.Stat(*f.db); err != nil {
-				return nil, "", fmt.Errorf("database %s: %w", *f.db, err)
+			if err := f.checkExists(); err != nil {
+				return nil, "", err
 			}
 		}
 		o := sqlite.Options{Durability: *f.durability, Logger: log, SkipIntegrityCheck: true}
