@@ -6,6 +6,7 @@
 //	skein deploy|start|status|wait|resolve|cancel ... [--server URL] [--token TOKEN]
 //	skein check MODULE.wasm [--workflow W] [--input JSON] [--schedules N] [--seed S] [--json]
 //	skein bench [--workload NAME] [--durability normal|strict|both] [--json]
+//	skein new NAME [--skein-dir PATH]
 //
 // Run `skein help` or `skein COMMAND --help` for details.
 package main
@@ -65,6 +66,8 @@ func init() {
 			"settle an external promise (id {run}.{key}) on a server", cmdResolve},
 		{"cancel", "skein cancel RUN [--reason TEXT] [--server URL] [--json]",
 			"cancel a run on a server", cmdCancel},
+		{"new", "skein new NAME [--skein-dir PATH]",
+			"write a workflow module skeleton in NAME/: go.mod (replacing skein with a local checkout), main.go, main_test.go, Makefile", cmdNew},
 		{"check", "skein check MODULE.wasm [--workflow W] [--input JSON] [--schedules N] [--seed S] [--schedule K --crash-at T] [--activity NAME=JSON] [--json]",
 			"prove hermetically that a workflow replays exactly from every crash point and that its ids do not depend on timing", cmdCheck},
 		{"bench", "skein bench [--workload NAME[,NAME]] [--durability normal|strict|both] [--interrupt on|off|both] [--json] [--module bin/bench.wasm] [--quick]",
