@@ -104,6 +104,7 @@ type runJSON struct {
 	Result   json.RawMessage `json:"result"`
 	Error    *string         `json:"error"`
 	Outcomes []outcomeJSON   `json:"outcomes"`
+	Waiting  json.RawMessage `json:"waiting"` // what a run that has not ended waits on
 }
 
 type outcomeJSON struct {

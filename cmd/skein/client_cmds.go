@@ -182,6 +182,13 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			fmt.Fprintf(stdout, "worker: %s (lease until %s)\n", printable(r.Worker), r.LeaseExpiry.Format(time.RFC3339Nano))
 		}
 		fmt.Fprintf(stdout, "created: %s\nupdated: %s\n", r.CreatedAt.Format(time.RFC3339Nano), r.UpdatedAt.Format(time.RFC3339Nano))
+		if !runEnded(r.Status) {
+			v, err := c.outcomes(ctx, r.ID)
+			if err != nil {
+				return fmt.Errorf("run %s: reading what it waits on: %w", printable(r.ID), err)
+			}
+			printWaiting(stdout, v.Waiting, time.Now())
+		}
 	}
 	return runFailure(r.ID, r.Status, "")
 }

@@ -107,7 +107,22 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			fmt.Fprintf(stdout, "executions: %d (replayed from the journal %d times)\n", execs, execs-1)
 		}
 	}
-	return printRun(ctx, h, r.ID, *asJSON, stdout)
+	if err := printRun(ctx, h, r.ID, *asJSON, stdout); err != nil {
+		return err
+	}
+	if !*asJSON && r.Status == store.RunSuspended {
+		fmt.Fprintf(stdout, "\nrun %s is suspended: nothing in this process settles what it waits on; serve this database (%s) and settle its promises there, or continue it on other code with skein resume %s --module NEW.wasm\n",
+			printable(r.ID), dbf.serveHint(), printable(r.ID))
+	}
+	return nil
+}
+
+// serveHint is the `skein serve` command for the database of the flags.
+func (f *dbFlags) serveHint() string {
+	if *f.store != "" {
+		return "skein serve --store URL"
+	}
+	return "skein serve --db " + *f.db
 }
 
 func cmdInspect(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -400,6 +415,7 @@ func printView(v runjson.View, asJSON bool, w io.Writer) error {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", printable(o.Key), printable(o.Function), printable(status), printable(val))
 		}
 		tw.Flush()
+		printWaiting(w, v.Waiting, time.Now())
 	}
 	switch store.RunStatus(v.Status) {
 	case store.RunFailed, store.RunDiverged, store.RunCanceled:
