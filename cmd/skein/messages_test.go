@@ -15,6 +15,7 @@ import (
 
 // A file or an upload that is not WebAssembly says how to build a module.
 func TestMessageNotWasm(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	src := filepath.Join(dir, "main.go")
 	if err := os.WriteFile(src, []byte("package main\n\nfunc main() {}\n"), 0o644); err != nil {
@@ -29,6 +30,7 @@ func TestMessageNotWasm(t *testing.T) {
 
 // Starting a module the server does not have names `skein deploy`.
 func TestMessageUnknownModule(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, filepath.Join(t.TempDir(), "skein.db"), nil)
 	r := s.cli(t, nil, "start", "approvals", "--workflow", "approval")
 	wantExit(t, r, 1, `no module "approvals"`, "skein deploy MODULE.wasm --name approvals", "HTTP 404")
@@ -36,6 +38,7 @@ func TestMessageUnknownModule(t *testing.T) {
 
 // Malformed JSON in --input (and --value) says where: line and column.
 func TestMessageInputPosition(t *testing.T) {
+	t.Parallel()
 	wasm := wasmbuild.Build(t, "./examples/sequence")
 	bad := "{\"n\": 5,\n \"m\": }"
 	for _, args := range [][]string{
@@ -54,6 +57,7 @@ func TestMessageInputPosition(t *testing.T) {
 // `skein inspect` in a folder without a database says to pass --db or
 // --server, and does not create a database.
 func TestMessageInspectNoDatabase(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	r := skein(t, dir, "inspect", "r1")
 	wantExit(t, r, 1, "no database skein.db in this folder", "--db FILE", "--server URL")
@@ -68,6 +72,7 @@ func TestMessageInspectNoDatabase(t *testing.T) {
 // An unknown flag prints one line and the command's usage hint, not every
 // flag; --help still prints them all.
 func TestMessageUnknownFlag(t *testing.T) {
+	t.Parallel()
 	r := skein(t, "", "run", "x.wasm", "--bogus")
 	wantExit(t, r, 2, "flag provided but not defined: -bogus", "usage: skein run MODULE.wasm", "skein run --help")
 	if n := strings.Count(strings.TrimSpace(r.stderr), "\n") + 1; n > 3 || strings.Contains(r.stderr, "-lease-wait") {
@@ -81,6 +86,7 @@ func TestMessageUnknownFlag(t *testing.T) {
 // spent and how to start a new run; the same request prints the stored
 // run as before. The server says the same at start.
 func TestMessageSpentRunID(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	wasm := wasmbuild.Build(t, "./examples/refund/v1")
 	r := skein(t, dir, "run", wasm, "--input", `{"amount": 0}`, "--id", "spent")
@@ -100,6 +106,7 @@ func TestMessageSpentRunID(t *testing.T) {
 // Settling a promise again with the same value succeeds (already
 // settled), before and after the run received it; another value is 409.
 func TestMessageResolveIdempotent(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, filepath.Join(t.TempDir(), "skein.db"), nil)
 	deployServerModule(t, s, nil)
 	wantExit(t, s.cli(t, nil, "start", "srv", "--workflow", "waiter", "--id", "w1"), 0)

@@ -259,7 +259,7 @@ func TestDeterminism(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build to wasm: %v\n%s", err, out)
 	}
-	skeintest.Check(t, wasm, "{{.Name}}", ` + "`" + `{"name":"ana"}` + "`" + `, skeintest.Options{Schedules: 20})
+	skeintest.Check(t, wasm, "{{.Name}}", ` + "`" + `{"name":"ana"}` + "`" + `, skeintest.Options{Schedules: 10})
 }
 `
 

@@ -17,6 +17,7 @@ import (
 // on a real server from deploy through start, settle and wait. Without
 // --skein-dir it finds the checkout skein was built from, and says so.
 func TestNewSkeleton(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	r := skein(t, dir, "new", "hello")
 	wantExit(t, r, 0, "wrote hello/", "replace", wasmbuild.Root(), "the checkout skein was built from", "make build test")

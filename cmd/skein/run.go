@@ -60,7 +60,13 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if *id != "" {
 		// A finished run is printed as stored: no compile, no module file needed.
 		if r, err := st.Run(ctx, *id); err == nil && r.Status.Terminal() {
-			if err := spentID(r, *workflow, *input); err != nil {
+			given := "" // --input, if given: compared with the run's
+			fs.Visit(func(f *flag.Flag) {
+				if f.Name == "input" {
+					given = *input
+				}
+			})
+			if err := spentID(r, *workflow, given); err != nil {
 				return err
 			}
 			if !*asJSON {
@@ -209,13 +215,14 @@ func cmdResume(ctx context.Context, args []string, stdout, stderr io.Writer) err
 
 // spentID refuses to print a run that ended as the answer to another
 // request under its id: it says that the id is spent and how to start a
-// new run. An empty workflow is the module's only one: not compared.
+// new run. An empty workflow (the module's only one) or input (the flag
+// was not given) is not compared.
 func spentID(r store.Run, workflow, input string) error {
 	what := ""
 	switch {
 	case workflow != "" && workflow != r.Workflow:
 		what = "workflow (" + printable(r.Workflow) + ")"
-	case !sameJSON(r.Input, []byte(input)):
+	case input != "" && !sameJSON(r.Input, []byte(input)):
 		what = fmt.Sprintf("input (%.100s)", printable(string(r.Input)))
 	default:
 		return nil

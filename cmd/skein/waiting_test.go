@@ -14,6 +14,7 @@ import (
 // waits on (the promise's full id and the skein resolve line) and how to
 // go on; `skein inspect` shows the same, and --json carries it.
 func TestWaitingOnLocal(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	wasm := wasmbuild.Build(t, "./examples/refund/v1")
 	r := skein(t, dir, "run", wasm, "--input", `{"amount": 5}`, "--id", "w1")
@@ -42,6 +43,7 @@ func TestWaitingOnLocal(t *testing.T) {
 // with the due time; a parent lists its child run, and a run in a long
 // step lists the step.
 func TestWaitingOnServer(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, filepath.Join(t.TempDir(), "skein.db"), nil)
 	wantExit(t, s.cli(t, nil, "deploy", wasmbuild.Build(t, "./examples/approval"), "--name", "approvals"), 0)
 	wantExit(t, s.cli(t, nil, "start", "approvals", "--input", `{"request":"desk","timeout":"2h"}`, "--id", "a1"), 0)

@@ -89,6 +89,7 @@ func (s *summary) event(e event) {
 	case e.Action == "fail":
 		s.run++
 		s.failed++
+		fmt.Fprintf(s.w, "=== FAIL %s: its output\n", shortPkg(id))
 		if b := s.outputs[id]; b != nil {
 			fmt.Fprint(s.w, b.String())
 		}

@@ -32,6 +32,7 @@ func TestSummaryOfFixture(t *testing.T) {
 	got, failed := run(testgroup.AllEnv + "=")
 	for _, want := range []string{
 		"fixture failure text",
+		"=== FAIL internal/testsummary/testdata/fixture.TestFail: its output\n",
 		"tests: 4 run, 4 skipped, 1 failed",
 		"skipped group fixture-browser (1 tests; enable: apt-get install chromium): internal/testsummary/testdata/fixture.TestNeedsBrowser\n",
 		"skipped group fixture-slow (2 tests; enable: make test-all (or SKEIN_TEST_ALL=1 go test ...)): internal/testsummary/testdata/fixture.TestSlowOne, internal/testsummary/testdata/fixture.TestSub/slow\n",
