@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -16,7 +17,14 @@ type event struct {
 	Package    string
 	Test       string
 	Output     string
-	ImportPath string // build-output and build-fail events
+	Elapsed    float64 // seconds, when a test or package ends
+	ImportPath string  // build-output and build-fail events
+}
+
+// timed is a top-level test and how long it took.
+type timed struct {
+	name    string
+	seconds float64
 }
 
 // summary accumulates the events of one `go test -json` run.
@@ -27,6 +35,7 @@ type summary struct {
 	outputs               map[string]*strings.Builder // per package and test, until it ends
 	groups                map[string]*group           // skipped groups by name
 	skips                 []string                    // the ids of skipped tests, in order
+	times                 []timed                     // the top-level tests that ran
 }
 
 // group is a skipped group of tests (internal/testgroup).
@@ -85,10 +94,12 @@ func (s *summary) event(e event) {
 		b.WriteString(e.Output)
 	case e.Action == "pass":
 		s.run++
+		s.time(e)
 		delete(s.outputs, id)
 	case e.Action == "fail":
 		s.run++
 		s.failed++
+		s.time(e)
 		fmt.Fprintf(s.w, "=== FAIL %s: its output\n", shortPkg(id))
 		if b := s.outputs[id]; b != nil {
 			fmt.Fprint(s.w, b.String())
@@ -99,6 +110,27 @@ func (s *summary) event(e event) {
 		s.skipped++
 		s.skips = append(s.skips, id)
 	}
+}
+
+// time keeps how long a top-level test took.
+func (s *summary) time(e event) {
+	if !strings.Contains(e.Test, "/") {
+		s.times = append(s.times, timed{shortPkg(e.Package) + "." + e.Test, e.Elapsed})
+	}
+}
+
+// slowest is the line naming the slowest tests, "" without any.
+func (s *summary) slowest(n int) string {
+	ts := slices.Clone(s.times)
+	slices.SortStableFunc(ts, func(a, b timed) int { return cmp.Compare(b.seconds, a.seconds) })
+	var parts []string
+	for _, t := range ts[:min(n, len(ts))] {
+		parts = append(parts, fmt.Sprintf("%s %.1fs", t.name, t.seconds))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "slowest tests: " + strings.Join(parts, ", ") + "\n"
 }
 
 // classify files each skipped test under its group, and returns the
@@ -153,6 +185,7 @@ func (s *summary) print() {
 		fmt.Fprintf(s.w, " (%d packages failed, %d builds failed)", s.pkgFailed, s.buildFails)
 	}
 	fmt.Fprintln(s.w)
+	fmt.Fprint(s.w, s.slowest(8))
 	others := s.classify()
 	names := make([]string, 0, len(s.groups))
 	for n := range s.groups {

@@ -34,6 +34,7 @@ func TestSummaryOfFixture(t *testing.T) {
 		"fixture failure text",
 		"=== FAIL internal/testsummary/testdata/fixture.TestFail: its output\n",
 		"tests: 4 run, 4 skipped, 1 failed",
+		"slowest tests: internal/testsummary/testdata/fixture.",
 		"skipped group fixture-browser (1 tests; enable: apt-get install chromium): internal/testsummary/testdata/fixture.TestNeedsBrowser\n",
 		"skipped group fixture-slow (2 tests; enable: make test-all (or SKEIN_TEST_ALL=1 go test ...)): internal/testsummary/testdata/fixture.TestSlowOne, internal/testsummary/testdata/fixture.TestSub/slow\n",
 		"skipped internal/testsummary/testdata/fixture.TestOtherSkip: fixture_test.go:27: not on this platform\n",
@@ -46,7 +47,7 @@ func TestSummaryOfFixture(t *testing.T) {
 	if !failed {
 		t.Errorf("a run with a failed test is not reported as failed:\n%s", got)
 	}
-	if strings.Contains(got, "TestPass") {
+	if strings.Contains(got, "=== RUN   TestPass") {
 		t.Errorf("a passing test's output is printed:\n%s", got)
 	}
 	got, _ = run(testgroup.AllEnv + "=1")
