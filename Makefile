@@ -1,14 +1,22 @@
 # skein — see README.md.
 GO      ?= go
 BIN     := bin
+SHELL   := /bin/bash
 WASMENV := GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0
 EXAMPLES := race sequence provision
 
-.PHONY: test test-race vet fmt-check demo bench bench-wasm wasm skein clean
+.PHONY: test test-all test-race vet fmt-check demo bench bench-wasm wasm skein install clean
 
-## test: vet, gofmt check, and every test (wasm modules are built inside the tests)
+## test: vet, gofmt check, and every test but the slow groups (cross-builds,
+## heavy scenarios: see test-all); wasm modules are built inside the tests.
+## Ends with a summary line (tests run, skipped, failed) and every skipped
+## group with how to enable it (internal/testsummary).
 test: vet fmt-check
-	$(GO) test -count=1 ./...
+	set -o pipefail; $(GO) test -json -count=1 ./... 2>&1 | $(GO) run ./internal/testsummary
+
+## test-all: test, with the slow groups too (SKEIN_TEST_ALL=1); .ci/run runs it
+test-all: vet fmt-check
+	set -o pipefail; SKEIN_TEST_ALL=1 $(GO) test -json -count=1 -timeout 20m ./... 2>&1 | $(GO) run ./internal/testsummary
 
 ## test-race: the tests of the concurrent packages under the race detector
 ## (needs cgo: a C compiler); host alone takes about 10 minutes on 2 cores
@@ -27,6 +35,10 @@ fmt-check:
 skein:
 	@mkdir -p $(BIN)
 	CGO_ENABLED=0 $(GO) build -o $(BIN)/skein ./cmd/skein
+
+## install: the CLI, into $(go env GOPATH)/bin (put that folder on your PATH)
+install:
+	CGO_ENABLED=0 $(GO) install ./cmd/skein
 
 ## wasm: the example workflow modules
 wasm:

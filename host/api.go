@@ -19,8 +19,14 @@ import (
 var (
 	// ErrNotFound: no such module, run or promise (it is store.ErrNotFound).
 	ErrNotFound = store.ErrNotFound
-	// ErrConflict: a promise settled twice (it is store.ErrConflict).
+	// ErrConflict: a promise settled twice with different outcomes (it is
+	// store.ErrConflict).
 	ErrConflict = store.ErrConflict
+	// ErrAlreadySettled: Resolve found the promise settled already with
+	// the same outcome (the same JSON value, or the same error text), so
+	// a retried settlement changed nothing. Callers may treat it as
+	// success; the server answers 200 with "already_settled".
+	ErrAlreadySettled = errors.New("the promise is settled already with the same outcome")
 	// ErrTerminal: the run has ended; it cannot be canceled (nor resumed,
 	// once completed or canceled).
 	ErrTerminal = errors.New("the run has ended")
@@ -32,7 +38,9 @@ var (
 // Resolve settles the external promise whose full id is "{run}.{key}"
 // (see Future.Key in the guest SDK) with value (JSON), or with an error
 // when errMsg is not empty. A promise settles exactly once: a second
-// Resolve fails with ErrConflict, an unknown id with ErrNotFound. The
+// Resolve with the same outcome fails with ErrAlreadySettled (nothing
+// changes), with another one with ErrConflict; an unknown id fails with
+// ErrNotFound. The
 // settlement is durable when Resolve returns; the run receives it at its
 // next idle point, now if it is active in this process, else when a
 // worker (Work) or a Drive picks the run up.
@@ -59,6 +67,9 @@ func (h *Host) Resolve(ctx context.Context, fullID string, value json.RawMessage
 		return fmt.Errorf("resolve %s: %w: %w", fullID, h.payloadError("the promise value", n), ErrInvalid)
 	}
 	if err := h.cfg.Store.Settle(ctx, set); err != nil {
+		if errors.Is(err, ErrConflict) {
+			return h.settledAgain(ctx, fullID, set, err)
+		}
 		return fmt.Errorf("resolve %s: %w", fullID, err)
 	}
 	if !h.deliver(runID, c) {
@@ -272,4 +283,57 @@ func (h *Host) isActive(runID string) bool {
 	defer h.mu.Unlock()
 	_, ok := h.active[runID]
 	return ok
+}
+
+// settledAgain is Resolve's error for a promise that was settled before:
+// ErrAlreadySettled when the stored settlement is set's outcome, else
+// the conflict, saying what the promise holds.
+func (h *Host) settledAgain(ctx context.Context, fullID string, set store.Settlement, conflict error) error {
+	held, found, err := h.settlementOf(ctx, set.RunID, set.Key)
+	if err != nil {
+		return fmt.Errorf("resolve %s: %w (reading its settlement: %v)", fullID, conflict, err)
+	}
+	if !found {
+		return fmt.Errorf("resolve %s: %w", fullID, conflict)
+	}
+	if held.Status == set.Status && held.Error == set.Error && (set.Status != store.OutcomeOK || jsonEqual(held.Value, set.Value)) {
+		return fmt.Errorf("resolve %s: %w", fullID, ErrAlreadySettled)
+	}
+	what := fmt.Sprintf("the value %.200s", held.Value)
+	if held.Status != store.OutcomeOK {
+		what = fmt.Sprintf("the error %.200q", held.Error)
+	}
+	return fmt.Errorf("resolve %s: the promise is settled already with another outcome, %s: %w", fullID, what, ErrConflict)
+}
+
+// settlementOf finds the settlement of the promise at key of run: still
+// waiting for delivery, or delivered into the run's outcome table. It
+// looks at the waiting ones twice, around the outcomes, so a delivery in
+// between is not missed.
+func (h *Host) settlementOf(ctx context.Context, runID, key string) (store.Settlement, bool, error) {
+	st := h.cfg.Store
+	for i := 0; i < 2; i++ {
+		sets, err := st.Settlements(ctx, runID)
+		if err != nil {
+			return store.Settlement{}, false, err
+		}
+		for _, s := range sets {
+			if s.Key == key {
+				return s, true, nil
+			}
+		}
+		if i == 1 {
+			break
+		}
+		outs, err := st.Outcomes(ctx, runID)
+		if err != nil {
+			return store.Settlement{}, false, err
+		}
+		for _, o := range outs {
+			if o.Key == key && o.Status != store.OutcomePending {
+				return store.Settlement{RunID: runID, Key: key, Status: o.Status, Value: o.Value, Error: o.Error}, true, nil
+			}
+		}
+	}
+	return store.Settlement{}, false, nil
 }

@@ -374,7 +374,7 @@ type StartOptions struct {
 type ConflictError struct{ RunID, Field string }
 
 func (e *ConflictError) Error() string {
-	return fmt.Sprintf("run %q exists with a different %s", e.RunID, e.Field)
+	return fmt.Sprintf("run %q exists with a different %s: a run id names one run for good; start a new run with another id (or none, for a generated one)", e.RunID, e.Field)
 }
 
 // Start creates a run (it does not execute it; see Drive). Starting the

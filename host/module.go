@@ -110,7 +110,7 @@ func (h *Host) compile(ctx context.Context, label string, wasm []byte, timeout t
 // compileNew compiles a module that is not in the cache and caches it.
 func (h *Host) compileNew(ctx context.Context, label, hash string, wasm []byte, timeout time.Duration) (*cachedModule, error) {
 	if len(wasm) < 8 || string(wasm[:4]) != "\x00asm" {
-		return nil, &ModuleError{Module: label, Reason: "not a WebAssembly module (no \\0asm header)"}
+		return nil, &ModuleError{Module: label, Reason: "not a WebAssembly module (no \\0asm header); build one from a Go workflow package with GOOS=wasip1 GOARCH=wasm go build -o NAME.wasm ./PKG"}
 	}
 	if v := wasm[4:8]; v[0] != 1 || v[1] != 0 || v[2] != 0 || v[3] != 0 {
 		return nil, &ModuleError{Module: label, Reason: fmt.Sprintf("unsupported WebAssembly binary version %v (want 1)", v)}

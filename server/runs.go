@@ -31,7 +31,7 @@ func (a *api) start(w http.ResponseWriter, r *http.Request) {
 	}
 	m, err := a.h.Module(ctx, req.Module)
 	if errors.Is(err, store.ErrNotFound) {
-		err = notFound("no module %q (by hash or name); deploy it with POST /v1/modules", req.Module)
+		err = notFound("no module %q (by hash or name); deploy it first: skein deploy MODULE.wasm --name %s (or POST /v1/modules?name=%s)", req.Module, req.Module, req.Module)
 	}
 	if err != nil {
 		a.fail(w, r, err)
@@ -164,7 +164,26 @@ func (a *api) outcomes(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	writeJSON(w, http.StatusOK, runjson.From(run, outs))
+	v := runjson.From(run, outs)
+	if !a.addTasks(w, r, v.Waiting) {
+		return
+	}
+	writeJSON(w, http.StatusOK, v)
+}
+
+// addTasks fills in the remote tasks of what a run waits on; on an error
+// it answers the request itself and reports false.
+func (a *api) addTasks(w http.ResponseWriter, r *http.Request, wt *runjson.Waiting) bool {
+	if wt == nil {
+		return true
+	}
+	ts, err := a.h.Tasks(r.Context(), r.PathValue("id"))
+	if err != nil {
+		a.fail(w, r, err)
+		return false
+	}
+	wt.AddTasks(ts, time.Now())
+	return true
 }
 
 // cancel: POST /v1/runs/{id}/cancel with an optional {"reason": "..."}.
@@ -217,11 +236,14 @@ func (a *api) resolve(w http.ResponseWriter, r *http.Request) {
 		errMsg, status = *req.Error, "error"
 	}
 	err := a.h.Resolve(r.Context(), id, json.RawMessage(req.Value), errMsg)
+	already := errors.Is(err, host.ErrAlreadySettled)
 	switch {
+	case already:
+		err = nil
 	case errors.Is(err, host.ErrNotFound):
 		err = notFound("no promise %q (a promise's id is {run}.{key})", id)
 	case errors.Is(err, host.ErrConflict):
-		err = &requestError{status: http.StatusConflict, code: CodeConflict, msg: fmt.Sprintf("promise %q is settled already", id)}
+		err = &requestError{status: http.StatusConflict, code: CodeConflict, msg: fmt.Sprintf("promise %q: %v", id, err)}
 	case errors.Is(err, host.ErrInvalid):
 		err = badRequest("%v", err)
 	}
@@ -229,7 +251,7 @@ func (a *api) resolve(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, Resolved{Promise: id, Status: status})
+	writeJSON(w, http.StatusOK, Resolved{Promise: id, Status: status, AlreadySettled: already})
 }
 
 // inspect reads the run named by the path and its outcomes; on an error

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/skeinrun/skein/host"
+	"github.com/skeinrun/skein/internal/runjson"
 )
 
 // The web UI: static files embedded in the binary (server/ui/), served
@@ -74,6 +75,9 @@ func uiHandler() http.Handler {
 type RunOps struct {
 	Run Run  `json:"run"`
 	Ops []Op `json:"ops"`
+	// Waiting is what the run waits on (runjson.WaitingOf), while it has
+	// not ended.
+	Waiting *runjson.Waiting `json:"waiting,omitempty"`
 }
 
 // Op is one journal record of a run, in settle order (pending last).
@@ -100,7 +104,10 @@ func (a *api) ops(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	v := RunOps{Run: runJSON(run), Ops: make([]Op, 0, len(outs))}
+	v := RunOps{Run: runJSON(run), Ops: make([]Op, 0, len(outs)), Waiting: runjson.WaitingOf(run, outs)}
+	if !a.addTasks(w, r, v.Waiting) {
+		return
+	}
 	for _, o := range outs {
 		op := Op{Key: o.Key, Kind: o.Kind, Function: o.Function, Status: string(o.Status), Attempts: o.Attempts,
 			Seq: o.Seq, Waited: o.Waited, Orphaned: o.Orphaned, VTime: timeText(o.VTime), Deadline: timeText(o.Deadline),

@@ -102,6 +102,9 @@ type ResolveRequest struct {
 type Resolved struct {
 	Promise string `json:"promise"`
 	Status  string `json:"status"` // "ok" or "error"
+	// AlreadySettled: the promise held this same outcome before the
+	// request; nothing changed (a retried settlement).
+	AlreadySettled bool `json:"already_settled,omitempty"`
 }
 
 // ErrorBody is every error answer: {"error":{"code":..., "message":...}}.

@@ -74,8 +74,8 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fs.Usage()
 		return &exitError{code: exitUsage, err: errors.New("want exactly one MODULE.wasm")}
 	}
-	if !json.Valid([]byte(*input)) {
-		return &exitError{code: exitUsage, err: fmt.Errorf("--input is not valid JSON: %.100q", *input)}
+	if err := checkJSONFlag("--input", *input); err != nil {
+		return err
 	}
 	if *schedules < 1 || *schedule < 0 || *crashAt < 0 || (*crashAt > 0 && *schedule == 0) {
 		return &exitError{code: exitUsage, err: errors.New("--schedules must be at least 1, --schedule and --crash-at count from 1, and --crash-at needs --schedule")}

@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skeinrun/skein/internal/testgroup"
 	"github.com/skeinrun/skein/internal/wasmbuild"
 
 	_ "modernc.org/sqlite" // the "sqlite" driver, to read the database the CLI writes
@@ -103,6 +104,7 @@ type runJSON struct {
 	Result   json.RawMessage `json:"result"`
 	Error    *string         `json:"error"`
 	Outcomes []outcomeJSON   `json:"outcomes"`
+	Waiting  json.RawMessage `json:"waiting"` // what a run that has not ended waits on
 }
 
 type outcomeJSON struct {
@@ -370,6 +372,7 @@ type killPoint struct {
 }
 
 func TestCrashRecovery(t *testing.T) {
+	testgroup.Slow(t, "heavy-scenarios", "kills skein run at many points of the race (about 70 s)")
 	wasm := wasmbuild.Build(t, "./examples/race")
 	rng := rand.New(rand.NewPCG(1, 7))
 	delay := time.Duration(rng.IntN(301)) * time.Millisecond

@@ -92,8 +92,8 @@ func cmdStart(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := oneArg(fs, pos, "MODULE (a deployed module's name or hash)"); err != nil {
 		return err
 	}
-	if !json.Valid([]byte(*input)) {
-		return &exitError{code: exitUsage, err: fmt.Errorf("--input is not valid JSON: %.100q", *input)}
+	if err := checkJSONFlag("--input", *input); err != nil {
+		return err
 	}
 	if *timeout < 0 {
 		return &exitError{code: exitUsage, err: fmt.Errorf("--timeout %v is negative", *timeout)}
@@ -183,11 +183,11 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		fmt.Fprintf(stdout, "created: %s\nupdated: %s\n", r.CreatedAt.Format(time.RFC3339Nano), r.UpdatedAt.Format(time.RFC3339Nano))
 		if !runEnded(r.Status) {
-			l, err := c.tasks(ctx, r.ID)
+			v, err := c.outcomes(ctx, r.ID)
 			if err != nil {
-				return err
+				return fmt.Errorf("run %s: reading what it waits on: %w", printable(r.ID), err)
 			}
-			printPendingTasks(stdout, l)
+			printWaiting(stdout, v.Waiting, time.Now())
 		}
 	}
 	return runFailure(r.ID, r.Status, "")
@@ -371,8 +371,8 @@ func cmdResolve(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	case set["value"] && set["error"]:
 		return &exitError{code: exitUsage, err: errors.New("give --value or --error, not both")}
 	case set["value"]:
-		if !json.Valid([]byte(*value)) {
-			return &exitError{code: exitUsage, err: fmt.Errorf("--value is not valid JSON: %.100q (a string needs its quotes: '\"yes\"')", *value)}
+		if err := checkJSONFlag("--value", *value); err != nil {
+			return err
 		}
 		req.Value = json.RawMessage(*value)
 	case set["error"] && *errText != "":
@@ -391,6 +391,10 @@ func cmdResolve(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	if *asJSON {
 		return printJSON(stdout, res)
+	}
+	if res.AlreadySettled {
+		fmt.Fprintf(stdout, "promise %s already settled with this outcome (%s): nothing changed\n", printable(res.Promise), printable(res.Status))
+		return nil
 	}
 	fmt.Fprintf(stdout, "promise %s settled (%s)\n", printable(res.Promise), printable(res.Status))
 	return nil

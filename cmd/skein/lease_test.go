@@ -29,6 +29,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/skeinrun/skein/internal/testgroup"
 	"github.com/skeinrun/skein/internal/wasmbuild"
 )
 
@@ -369,7 +370,10 @@ func checkBodiesOnce(t *testing.T, n int, rs ...result) {
 	}
 }
 
-func TestRunConcurrentSQLite(t *testing.T)   { testRunConcurrent(t, sqliteBackend(t)) }
+func TestRunConcurrentSQLite(t *testing.T) {
+	testgroup.Slow(t, "heavy-scenarios", "skein run processes racing for one run's lease")
+	testRunConcurrent(t, sqliteBackend(t))
+}
 func TestRunConcurrentPostgres(t *testing.T) { testRunConcurrent(t, postgresBackend(t)) }
 
 // testRunConcurrent: two `skein run --id X` at once on one database. One
@@ -395,7 +399,10 @@ func testRunConcurrent(t *testing.T, b backend) {
 	}
 }
 
-func TestRunAgainstServeSQLite(t *testing.T)   { testRunAgainstServe(t, sqliteBackend(t)) }
+func TestRunAgainstServeSQLite(t *testing.T) {
+	testgroup.Slow(t, "heavy-scenarios", "skein run against a server holding the run's lease")
+	testRunAgainstServe(t, sqliteBackend(t))
+}
 func TestRunAgainstServePostgres(t *testing.T) { testRunAgainstServe(t, postgresBackend(t)) }
 
 // testRunAgainstServe: `skein run --id X` on the database of a running

@@ -6,6 +6,7 @@
 //	skein deploy|start|status|wait|resolve|cancel ... [--server URL] [--token TOKEN]
 //	skein check MODULE.wasm [--workflow W] [--input JSON] [--schedules N] [--seed S] [--json]
 //	skein bench [--workload NAME] [--durability normal|strict|both] [--json]
+//	skein new NAME [--skein-dir PATH]
 //
 // Run `skein help` or `skein COMMAND --help` for details.
 package main
@@ -65,6 +66,8 @@ func init() {
 			"settle an external promise (id {run}.{key}) on a server", cmdResolve},
 		{"cancel", "skein cancel RUN [--reason TEXT] [--server URL] [--json]",
 			"cancel a run on a server", cmdCancel},
+		{"new", "skein new NAME [--skein-dir PATH]",
+			"write a workflow module skeleton in NAME/: go.mod (replacing skein with a local checkout), main.go, main_test.go, Makefile", cmdNew},
 		{"check", "skein check MODULE.wasm [--workflow W] [--input JSON] [--schedules N] [--seed S] [--schedule K --crash-at T] [--activity NAME=JSON] [--json]",
 			"prove hermetically that a workflow replays exactly from every crash point and that its ids do not depend on timing", cmdCheck},
 		{"bench", "skein bench [--workload NAME[,NAME]] [--durability normal|strict|both] [--interrupt on|off|both] [--json] [--module bin/bench.wasm] [--quick]",
@@ -131,15 +134,23 @@ func usage(w io.Writer) {
 }
 
 // parseFlags parses flags that may come before or after positional
-// arguments, and returns the positional ones.
+// arguments, and returns the positional ones. --help prints the
+// command's usage and every flag; a bad flag gives one line and the
+// command's usage hint.
 func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
+	usage, out := fs.Usage, fs.Output()
+	fs.Usage = func() {}
+	fs.SetOutput(io.Discard)
+	defer func() { fs.Usage = usage; fs.SetOutput(out) }()
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
+				fs.SetOutput(out)
+				usage()
 				return nil, err
 			}
-			return nil, &exitError{code: exitUsage, err: err}
+			return nil, &exitError{code: exitUsage, err: fmt.Errorf("%w\n%s", err, usageHint(fs.Name()))}
 		}
 		args = fs.Args()
 		if len(args) == 0 {
@@ -148,6 +159,16 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 		pos = append(pos, args[0])
 		args = args[1:]
 	}
+}
+
+// usageHint is the line a bad flag of command c prints after its error.
+func usageHint(c string) string {
+	for _, cmd := range commands {
+		if cmd.name == c {
+			return fmt.Sprintf("usage: %s ('skein %s --help' lists every flag)", cmd.usage, c)
+		}
+	}
+	return fmt.Sprintf("('skein %s --help' lists every flag)", c)
 }
 
 func newFlagSet(c string, stderr io.Writer) *flag.FlagSet {

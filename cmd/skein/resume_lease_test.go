@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skeinrun/skein/internal/testgroup"
 	"github.com/skeinrun/skein/internal/wasmbuild"
 )
 
@@ -102,7 +103,10 @@ func (w *journalWatch) finishResumed(t *testing.T) journal {
 	return j
 }
 
-func TestResumeAgainstServeSQLite(t *testing.T)   { testResumeAgainstServe(t, sqliteBackend(t)) }
+func TestResumeAgainstServeSQLite(t *testing.T) {
+	testgroup.Slow(t, "heavy-scenarios", "skein resume against a server holding the run's lease")
+	testResumeAgainstServe(t, sqliteBackend(t))
+}
 func TestResumeAgainstServePostgres(t *testing.T) { testResumeAgainstServe(t, postgresBackend(t)) }
 
 // testResumeAgainstServe: `skein resume` on the database of a running

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -9,10 +10,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	iofs "io/fs"
 	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -43,8 +46,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		fs.Usage()
 		return &exitError{code: exitUsage, err: errors.New("want exactly one MODULE.wasm")}
 	}
-	if !json.Valid([]byte(*input)) {
-		return fmt.Errorf("--input is not valid JSON: %.100q", *input)
+	if err := checkJSONFlag("--input", *input); err != nil {
+		return err
 	}
 	if *guestOut {
 		dbf.guestOutput = prefixedOutput(stderr)
@@ -57,6 +60,15 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if *id != "" {
 		// A finished run is printed as stored: no compile, no module file needed.
 		if r, err := st.Run(ctx, *id); err == nil && r.Status.Terminal() {
+			given := "" // --input, if given: compared with the run's
+			fs.Visit(func(f *flag.Flag) {
+				if f.Name == "input" {
+					given = *input
+				}
+			})
+			if err := spentID(r, *workflow, given); err != nil {
+				return err
+			}
 			if !*asJSON {
 				fmt.Fprintf(stdout, "run %s was already %s: printing the stored run, nothing executed\n", printable(r.ID), r.Status)
 			}
@@ -101,12 +113,28 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			fmt.Fprintf(stdout, "executions: %d (replayed from the journal %d times)\n", execs, execs-1)
 		}
 	}
-	return printRun(ctx, h, r.ID, *asJSON, stdout)
+	if err := printRun(ctx, h, r.ID, *asJSON, stdout); err != nil {
+		return err
+	}
+	if !*asJSON && r.Status == store.RunSuspended {
+		fmt.Fprintf(stdout, "\nrun %s is suspended: nothing in this process settles what it waits on; serve this database (%s) and settle its promises there, or continue it on other code with skein resume %s --module NEW.wasm\n",
+			printable(r.ID), dbf.serveHint(), printable(r.ID))
+	}
+	return nil
+}
+
+// serveHint is the `skein serve` command for the database of the flags.
+func (f *dbFlags) serveHint() string {
+	if *f.store != "" {
+		return "skein serve --store URL"
+	}
+	return "skein serve --db " + *f.db
 }
 
 func cmdInspect(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("inspect", stderr)
 	dbf := addDBFlags(fs, false, true)
+	dbf.orServer = true
 	sf := addServerFlags(fs)
 	asJSON := fs.Bool("json", false, "print the run as JSON")
 	pos, err := parseFlags(fs, args)
@@ -185,6 +213,37 @@ func cmdResume(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return printRun(ctx, h, pos[0], *asJSON, stdout)
 }
 
+// spentID refuses to print a run that ended as the answer to another
+// request under its id: it says that the id is spent and how to start a
+// new run. An empty workflow (the module's only one) or input (the flag
+// was not given) is not compared.
+func spentID(r store.Run, workflow, input string) error {
+	what := ""
+	switch {
+	case workflow != "" && workflow != r.Workflow:
+		what = "workflow (" + printable(r.Workflow) + ")"
+	case input != "" && !sameJSON(r.Input, []byte(input)):
+		what = fmt.Sprintf("input (%.100s)", printable(string(r.Input)))
+	default:
+		return nil
+	}
+	msg := fmt.Sprintf("run %s ended %s with another %s; a run id names one run for good: start a new run with another --id (or none, for a generated one)",
+		printable(r.ID), r.Status, what)
+	if !r.Status.Final() {
+		msg += fmt.Sprintf(", or continue this one on fixed code with skein resume %s --module NEW.wasm", printable(r.ID))
+	}
+	return errors.New(msg)
+}
+
+// sameJSON reports whether two JSON texts hold the same value.
+func sameJSON(a, b []byte) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return bytes.Equal(a, b)
+	}
+	return reflect.DeepEqual(x, y)
+}
+
 // endedError is skein resume's refusal of a completed or canceled run.
 func endedError(r store.Run) error {
 	return fmt.Errorf("run %s is %s: a completed or canceled run is final and is never resumed; nothing executed", printable(r.ID), r.Status)
@@ -208,6 +267,7 @@ type dbFlags struct {
 	store                 *string // a postgres:// URL; replaces --db
 	fs                    *flag.FlagSet
 	mustExist             bool
+	orServer              bool                       // the command reads a server too (--server): say so when the file is missing
 	limits                *limitFlags                // if set, the resource limits (limits.go)
 	guestOutput           func(run string) io.Writer // if set, host.Config.GuestOutputFor
 	// Commands that execute runs (withEvict) check a SQLite file's
@@ -231,14 +291,35 @@ func addDBFlags(fs *flag.FlagSet, withEvict, mustExist bool) *dbFlags {
 	return f
 }
 
+// checkExists fails when the SQLite file of --db does not exist, with a
+// message that says what to pass instead.
+func (f *dbFlags) checkExists() error {
+	_, err := os.Stat(*f.db)
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, iofs.ErrNotExist) {
+		return fmt.Errorf("database %s: %w", *f.db, err)
+	}
+	where := "no database " + *f.db
+	if filepath.Dir(*f.db) == "." {
+		where += " in this folder"
+	}
+	alt := ""
+	if f.orServer {
+		alt = ", or --server URL (or $SKEIN_SERVER) to read a skein server"
+	}
+	return fmt.Errorf("%s: pass --db FILE (the SQLite file that skein run or skein serve wrote), --store postgres://...%s", where, alt)
+}
+
 // openStore opens the store the flags name: the PostgreSQL database of
 // --store, or else the SQLite file of --db. It also returns a description
 // of it for logs (a URL without its password).
 func (f *dbFlags) openStore(ctx context.Context, log *slog.Logger) (store.Store, string, error) {
 	if *f.store == "" {
 		if f.mustExist {
-			if _, err := os.Stat(*f.db); err != nil {
-				return nil, "", fmt.Errorf("database %s: %w", *f.db, err)
+			if err := f.checkExists(); err != nil {
+				return nil, "", err
 			}
 		}
 		o := sqlite.Options{Durability: *f.durability, Logger: log, SkipIntegrityCheck: true}
@@ -304,7 +385,15 @@ func printRun(ctx context.Context, h *host.Host, id string, asJSON bool, w io.Wr
 		}
 		return err
 	}
-	return printView(runjson.From(r, outs), asJSON, w)
+	v := runjson.From(r, outs)
+	if v.Waiting != nil {
+		ts, err := h.Tasks(ctx, id)
+		if err != nil {
+			return err
+		}
+		v.Waiting.AddTasks(ts, time.Now())
+	}
+	return printView(v, asJSON, w)
 }
 
 // printView prints a run and its outcome table, as text or as one JSON
@@ -341,6 +430,7 @@ func printView(v runjson.View, asJSON bool, w io.Writer) error {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", printable(o.Key), printable(o.Function), printable(status), printable(val))
 		}
 		tw.Flush()
+		printWaiting(w, v.Waiting, time.Now())
 	}
 	switch store.RunStatus(v.Status) {
 	case store.RunFailed, store.RunDiverged, store.RunCanceled:

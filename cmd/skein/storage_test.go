@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skeinrun/skein/internal/testgroup"
 	"github.com/skeinrun/skein/internal/wasmbuild"
 )
 
@@ -139,6 +140,7 @@ func TestDamagedDatabase(t *testing.T) {
 // cap (SQLite's max_page_count), and with a real full disk (a small tmpfs,
 // when the test may mount one).
 func TestFullDatabase(t *testing.T) {
+	testgroup.Slow(t, "heavy-scenarios", "fills a database to its size limit and a tmpfs (about 20 s)")
 	t.Run("db-max-bytes", func(t *testing.T) {
 		dir := t.TempDir()
 		testFullDatabase(t, dir, 1, func(db string, room int64) ([]string, func() []string) {

@@ -24,6 +24,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/skeinrun/skein/internal/testgroup"
 	"github.com/skeinrun/skein/internal/wasmbuild"
 )
 
@@ -76,7 +77,7 @@ func TestUIBrowser(t *testing.T) {
 		t.Fatal("no chromium found (chromium, chromium-browser or /usr/bin/chromium) and $SKEIN_REQUIRE_BROWSER is set")
 	}
 	if chrome == "" {
-		t.Skip("no chromium found (chromium, chromium-browser or /usr/bin/chromium): `apt-get install chromium chromium-driver` (as .ci/run does) to run the browser test")
+		testgroup.Skip(t, "browser", "apt-get install chromium chromium-driver (as .ci/run does)", "no chromium found (chromium, chromium-browser or /usr/bin/chromium)")
 	}
 	const token = "ui-s3cret"
 	s := startServer(t, filepath.Join(t.TempDir(), "skein.db"), nil, "--token", token, "--worker-id", "ui-worker")
@@ -250,6 +251,19 @@ func TestUIBrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`#run-status[data-status="suspended"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`tr.op[data-key="decision"][data-status="pending"] input.settle-value`)),
 		chromedp.SendKeys(chromedp.CSS(`input.settle-value[data-key="decision"]`), `{"approved":true,"by":"ui"}`))
+	// What it waits on: the promise by its full id, with a copy button
+	// and the skein resolve line, and the deadline timer with its due time.
+	step("copy the pending promise's full id",
+		chromedp.WaitVisible(chromedp.CSS(`#waiting tr.wait-row[data-kind="promise"][data-id="appr-1.decision"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#waiting tr.wait-row[data-kind="timer"][data-key="deadline"]`)),
+		chromedp.Click(chromedp.CSS(`#waiting tr.wait-row[data-kind="promise"] .wait-id + button.copy`)),
+		chromedp.WaitVisible(chromedp.CSS(`#waiting button.copy[data-copied="appr-1.decision"]`)))
+	if v := text(`#waiting tr.wait-row[data-kind="promise"] code.resolve-line`); v != "skein resolve appr-1.decision --value 'JSON'" {
+		t.Errorf("the resolve line on the page: %q", v)
+	}
+	if v := text(`#waiting tr.wait-row[data-kind="timer"] td.time`); !strings.HasPrefix(v, "due 20") {
+		t.Errorf("the deadline timer's due time on the page: %q", v)
+	}
 	shot("approval-pending.png")
 	step("see the run complete",
 		chromedp.Click(chromedp.CSS(`button.settle[data-key="decision"]`)),

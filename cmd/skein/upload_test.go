@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skeinrun/skein/internal/testgroup"
 	"github.com/skeinrun/skein/internal/wasmbuild"
 	"github.com/skeinrun/skein/internal/wasmtest"
 )
@@ -260,6 +261,7 @@ func TestServeCompileConcurrency(t *testing.T) {
 // compiled (at the describe step) leave the compiled-module cache at
 // once, and the server's memory does not grow with each of them.
 func TestServeRejectedModulesDoNotLeak(t *testing.T) {
+	testgroup.Slow(t, "heavy-scenarios", "uploads hundreds of rejected modules and measures the server's memory (about 30 s)")
 	base, err := os.ReadFile(wasmbuild.Build(t, "./testdata/workflows/unregistered"))
 	if err != nil {
 		t.Fatal(err)
@@ -308,6 +310,7 @@ func cacheMetrics(m map[string]float64) map[string]float64 {
 // run, evicting the least recently used; a run of an evicted module
 // compiles it again and completes; the server's memory stays bounded.
 func TestServeCompiledCacheBound(t *testing.T) {
+	testgroup.Slow(t, "heavy-scenarios", "compiles many large modules past the cache bound (about 20 s)")
 	base, err := os.ReadFile(wasmbuild.Build(t, serverWorkflows))
 	if err != nil {
 		t.Fatal(err)
@@ -429,6 +432,7 @@ func TestServeModuleQuota(t *testing.T) {
 // once. Its RSS after they are done stays under largeUploadsAfter: the
 // compiled-module cache's bound (256 MiB here) and the Go heap's slack.
 func TestServeConcurrentLargeUploads(t *testing.T) {
+	testgroup.Slow(t, "heavy-scenarios", "uploads large modules concurrently and bounds the server's memory (about 120 s)")
 	base, err := os.ReadFile(wasmbuild.Build(t, serverWorkflows))
 	if err != nil {
 		t.Fatal(err)

@@ -280,7 +280,7 @@ func TestRemoteRetriesAndCancel(t *testing.T) {
 	r = s.call(t, "POST", "/v1/runs", "", map[string]any{"module": "remote", "id": "c-1", "input": json.RawMessage(`{"n":1,"name":"slow"}`)})
 	want(t, "start c-1", r, 201, "")
 	w.awaitLines(t, "START slow c-1", 1)
-	wantExit(t, s.cli(t, nil, "status", "c-1"), 0, "pending activity slow (key 1): attempt 1, held by w since")
+	wantExit(t, s.cli(t, nil, "status", "c-1"), 0, "activity slow (key 1): attempt 1, held by worker w since")
 	wantExit(t, s.cli(t, nil, "cancel", "c-1", "--reason", "changed my mind"), 0)
 	w.awaitLines(t, "END slow c-1", 1) // the activity's context ended
 	run = s.awaitStatus(t, "c-1", "", "canceled", "failed", "completed")

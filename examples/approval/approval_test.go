@@ -31,6 +31,10 @@ func TestApprovalResolvedWhileSuspended(t *testing.T) {
 			if err := e.Host.Resolve(ctx, id, json.RawMessage(`{"approved":false}`), ""); !errors.Is(err, host.ErrConflict) {
 				t.Fatalf("second resolve: %v, want ErrConflict", err)
 			}
+			// The same outcome again, before its delivery: a retry, nothing changes.
+			if err := e.Host.Resolve(ctx, id, json.RawMessage(`{"by": "ana", "approved": true}`), ""); !errors.Is(err, host.ErrAlreadySettled) {
+				t.Fatalf("the same value again: %v, want ErrAlreadySettled", err)
+			}
 			if err := e.Host.Resolve(ctx, r.ID+".nope", nil, "x"); !errors.Is(err, host.ErrNotFound) {
 				t.Fatalf("resolve of an unknown promise: %v, want ErrNotFound", err)
 			}
@@ -40,6 +44,13 @@ func TestApprovalResolvedWhileSuspended(t *testing.T) {
 			r = e.DriveNoWait(r.ID)
 			if r.Status != store.RunCompleted || string(r.Result) != `"ticket:r1 approved by ana"` {
 				t.Fatalf("run %s %s %s", r.Status, r.Result, r.Error)
+			}
+			// After its delivery too; an error instead is still a conflict.
+			if err := e.Host.Resolve(ctx, id, json.RawMessage(`{"approved":true,"by":"ana"}`), ""); !errors.Is(err, host.ErrAlreadySettled) {
+				t.Fatalf("the same value after delivery: %v, want ErrAlreadySettled", err)
+			}
+			if err := e.Host.Resolve(ctx, id, nil, "no"); !errors.Is(err, host.ErrConflict) || !strings.Contains(err.Error(), `"by":"ana"`) {
+				t.Fatalf("an error after a value: %v, want ErrConflict quoting the value", err)
 			}
 			outs := e.Verify(r)
 			if o := hosttest.Outcome(t, outs, "decision"); o.Status != store.OutcomeOK || !o.Waited {

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skeinrun/skein/internal/testgroup"
 	"github.com/skeinrun/skein/internal/wasmbuild"
 )
 
@@ -135,6 +136,7 @@ func goBuild(t *testing.T, goTool, pkg, goos, goarch, dir string) string {
 // The skein CLI and this program build without cgo for the edge and
 // desktop targets (cross-compiled, not executed).
 func TestCrossBuild(t *testing.T) {
+	testgroup.Slow(t, "cross-builds", "cross-compiles skein and examples/embed for three targets (minutes with a cold build cache)")
 	if testing.Short() {
 		t.Skip("skipped in -short mode: cross-compiles six binaries")
 	}

@@ -24,6 +24,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/skeinrun/skein/internal/testgroup"
 	"github.com/skeinrun/skein/internal/wasmbuild"
 )
 
@@ -86,7 +87,8 @@ func need(tb testing.TB, lang string, err error) {
 	if os.Getenv(RequireEnv) != "" {
 		tb.Fatalf("the %s guest toolchain is missing (%s is set): %v", lang, RequireEnv, err)
 	}
-	tb.Skipf("the %s guest toolchain is missing: %v (set %s to fail instead)", lang, err, RequireEnv)
+	testgroup.Skip(tb, "guest-toolchains", "apt-get install clang lld wasi-libc libclang-rt-14-dev-wasm32 rustc cargo libstd-rust-dev-wasm32 (as .ci/run does)",
+		fmt.Sprintf("the %s guest toolchain is missing: %v (set %s to fail instead)", lang, err, RequireEnv))
 }
 
 // HaveC reports why the C toolchain cannot build a guest, nil if it can.

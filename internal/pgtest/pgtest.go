@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/skeinrun/skein/internal/testgroup"
 )
 
 // DSN returns $SKEIN_TEST_POSTGRES, the URL of a database the tests may
@@ -24,7 +26,7 @@ func DSN(t testing.TB) string {
 		if os.Getenv("SKEIN_REQUIRE_POSTGRES") == "1" {
 			t.Fatal("SKEIN_TEST_POSTGRES is not set but SKEIN_REQUIRE_POSTGRES=1: set it to a postgres:// URL (.ci/run starts a cluster)")
 		}
-		t.Skip("SKEIN_TEST_POSTGRES is not set (a postgres:// URL of a scratch database); skipping the Postgres tests")
+		testgroup.Skip(t, "postgres", "SKEIN_TEST_POSTGRES=postgres://... of a scratch database (.ci/run starts a throwaway cluster)", "SKEIN_TEST_POSTGRES is not set")
 	}
 	return dsn
 }

@@ -150,10 +150,13 @@ func TestREADME(t *testing.T) {
 		t.Fatalf("the README's commands failed: %v\n%s", err, out)
 	}
 	for _, want := range []string{
-		`["s2:slow-result","f2:fast-result"]`, // make demo
-		"0 divergences",                       // skein check
-		"ticket:laptop approved by ana",       // skein wait
-		"ticket:chair rejected by bo",         // the curl walkthrough
+		`["s2:slow-result","f2:fast-result"]`,            // make demo
+		"0 divergences",                                  // skein check
+		"ticket:laptop approved by ana",                  // skein wait
+		"ticket:chair rejected by bo",                    // the curl walkthrough
+		"refund of 40 checked, approved by policy, paid", // skein resume onto v2
+		"skein resolve h1.approve --value 'JSON'",        // skein status of the first workflow
+		"hello ana, approved by bo",                      // the first workflow
 	} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("the README's commands did not print %q:\n%s", want, out)

@@ -19,6 +19,9 @@ type View struct {
 	Result   json.RawMessage `json:"result"` // null until the run completes
 	Error    *string         `json:"error"`  // null unless the run failed, diverged or was canceled
 	Outcomes []Outcome       `json:"outcomes"`
+	// Waiting is what the run waits on, while it has not ended (absent
+	// otherwise, or when it waits on nothing).
+	Waiting *Waiting `json:"waiting,omitempty"`
 }
 
 // Outcome is one row of the outcome table.
@@ -54,5 +57,6 @@ func From(r store.Run, outs []host.Outcome) View {
 		}
 		v.Outcomes = append(v.Outcomes, ov)
 	}
+	v.Waiting = WaitingOf(r, outs)
 	return v
 }

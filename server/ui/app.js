@@ -333,6 +333,7 @@
       parts.push(el('div', { class: 'actions' }, reason, btn));
     }
     parts.push(props);
+    if (v.waiting) parts.push(el('h2', {}, 'Waiting on'), waitingSection(v.waiting));
     parts.push(el('h2', {}, 'Lineage ', el('span', { class: 'muted', id: 'op-count' }, '(' + v.ops.length + ' records)')));
     parts.push(v.ops.length ? treeTable(r, v.ops, drafts, g, reload)
       : el('p', { class: 'muted', id: 'no-ops' }, 'No records yet.'));
@@ -465,6 +466,71 @@
       value,
       el('td', { class: 'time', title }, when),
       flags);
+  }
+
+  // waitingSection lists what a run that has not ended waits on (the
+  // "waiting" of GET /v1/runs/{id}/ops): its pending promises with their
+  // full ids (a copy button each) and the skein resolve line, its timers
+  // with their due time, its child runs, and its activities.
+  function waitingSection(w) {
+    const rows = [];
+    for (const p of w.promises || []) {
+      rows.push(el('tr', { class: 'wait-row', dataset: { kind: 'promise', key: p.key, id: p.id } },
+        el('td', {}, 'promise'),
+        el('td', {}, el('span', { class: 'mono wait-id' }, p.id), ' ', copyButton(p.id, 'copy the full id ' + p.id)),
+        el('td', {}, el('code', { class: 'resolve-line' }, p.resolve), ' ', copyButton(p.resolve, 'copy the command'))));
+    }
+    for (const t of w.timers || []) {
+      rows.push(el('tr', { class: 'wait-row', dataset: { kind: 'timer', key: t.key } },
+        el('td', {}, 'timer'), el('td', { class: 'mono' }, t.key),
+        el('td', { class: 'time', title: t.due }, 'due ' + fmtTime(t.due))));
+    }
+    for (const c of w.children || []) {
+      rows.push(el('tr', { class: 'wait-row', dataset: { kind: 'child', key: c.key } },
+        el('td', {}, 'child run'),
+        el('td', {}, el('a', { class: 'mono', href: '#/run/' + encodeURIComponent(c.run) }, c.run)),
+        el('td', {}, 'workflow ' + c.workflow)));
+    }
+    rows.push(...waitingActivityRows(w.activities || []));
+    return el('table', { id: 'waiting' },
+      el('thead', {}, el('tr', {}, el('th', {}, 'what'), el('th', {}, 'id'), el('th', {}, 'how it settles'))),
+      el('tbody', {}, rows));
+  }
+
+  // waitingActivityRows: one row per activity the run waits on (a step
+  // body or host activity call not settled yet), with its attempts.
+  function waitingActivityRows(acts) {
+    return acts.map(a => el('tr', { class: 'wait-row', dataset: { kind: a.kind, key: a.key } },
+      el('td', {}, a.kind === 'call' ? 'activity' : 'step'),
+      el('td', { class: 'mono' }, a.key + ' · ' + a.function),
+      el('td', {}, a.attempts + (a.attempts === 1 ? ' attempt' : ' attempts') + ' so far')));
+  }
+
+  // copyButton copies text to the clipboard; once copied, it says so and
+  // carries the text in data-copied.
+  function copyButton(text, title) {
+    const b = el('button', { type: 'button', class: 'copy', title }, 'copy');
+    b.addEventListener('click', async () => {
+      let ok = false;
+      try {
+        await navigator.clipboard.writeText(text);
+        ok = true;
+      } catch (_) {
+        const ta = el('textarea', { class: 'offscreen' });
+        ta.value = text;
+        document.body.append(ta);
+        ta.select();
+        try { ok = document.execCommand('copy'); } catch (_) { ok = false; }
+        ta.remove();
+      }
+      if (ok) {
+        b.dataset.copied = text;
+        b.textContent = 'copied';
+      } else {
+        showBanner('Could not copy; select the text instead: ' + text, 'error');
+      }
+    });
+    return b;
   }
 
   // leasesTable lists the workers' claims on the run, oldest first. The
