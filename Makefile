@@ -12,7 +12,7 @@ EXAMPLES := race sequence provision
 ## Ends with a summary line (tests run, skipped, failed) and every skipped
 ## group with how to enable it (internal/testsummary).
 test: vet fmt-check
-	set -o pipefail; $(GO) test -json -count=1 ./... 2>&1 | $(GO) run ./internal/testsummary
+	set -o pipefail; $(GO) test -json -count=1 -timeout 20m ./... 2>&1 | $(GO) run ./internal/testsummary
 
 ## test-all: test, with the slow groups too (SKEIN_TEST_ALL=1); .ci/run runs it
 test-all: vet fmt-check
@@ -21,7 +21,7 @@ test-all: vet fmt-check
 ## test-race: the tests of the concurrent packages under the race detector
 ## (needs cgo: a C compiler); host alone takes about 10 minutes on 2 cores
 test-race:
-	$(GO) test -race -count=1 -timeout 25m ./sched/ ./store/... ./host/ ./server/
+	$(GO) test -race -count=1 -timeout 25m ./sched/ ./store/... ./host/ ./server/ ./worker/
 
 vet:
 	$(GO) vet ./...

@@ -157,6 +157,8 @@ func TestREADME(t *testing.T) {
 		"refund of 40 checked, approved by policy, paid", // skein resume onto v2
 		"skein resolve h1.approve --value 'JSON'",        // skein status of the first workflow
 		"hello ana, approved by bo",                      // the first workflow
+		`"receipt":"rcpt-o-1.2"`,                         // the activities walkthrough
+		"charge o-1 attempt 2",                           // its worker, retrying the charge
 	} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("the README's commands did not print %q:\n%s", want, out)
