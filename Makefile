@@ -4,7 +4,7 @@ BIN     := bin
 WASMENV := GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0
 EXAMPLES := race sequence provision
 
-.PHONY: test test-race vet fmt-check demo bench bench-wasm wasm skein clean
+.PHONY: test test-race test-wasmtime vet fmt-check demo bench bench-wasm wasm skein skein-wasmtime clean
 
 ## test: vet, gofmt check, and every test (wasm modules are built inside the tests)
 test: vet fmt-check
@@ -14,6 +14,14 @@ test: vet fmt-check
 ## (needs cgo: a C compiler); host alone takes about 10 minutes on 2 cores
 test-race:
 	$(GO) test -race -count=1 -timeout 25m ./sched/ ./store/... ./host/ ./server/
+
+## test-wasmtime: the host's behavioural suite with every host on wasmtime
+## (SKEIN_TEST_ENGINE), and the engine's own tests, built with -tags
+## wasmtime (needs cgo: a C compiler; see docs/engines.md)
+test-wasmtime:
+	$(GO) vet -tags wasmtime ./host/... ./cmd/skein/ ./internal/bench/
+	$(GO) test -tags wasmtime -count=1 ./host/internal/engine/
+	SKEIN_TEST_ENGINE=wasmtime $(GO) test -tags wasmtime -count=1 -timeout 20m ./host/
 
 vet:
 	$(GO) vet ./...
@@ -27,6 +35,11 @@ fmt-check:
 skein:
 	@mkdir -p $(BIN)
 	CGO_ENABLED=0 $(GO) build -o $(BIN)/skein ./cmd/skein
+
+## skein-wasmtime: the CLI with the wasmtime engine too (cgo; --engine wasmtime)
+skein-wasmtime:
+	@mkdir -p $(BIN)
+	CGO_ENABLED=1 $(GO) build -tags wasmtime -o $(BIN)/skein-wasmtime ./cmd/skein
 
 ## wasm: the example workflow modules
 wasm:

@@ -37,7 +37,7 @@ type wtEngine struct {
 	cacheDir string // serialized modules; "" for none
 
 	mu      sync.Mutex
-	byHash  map[[32]byte]*wasmtime.Module // compiled modules, for the life of the engine
+	byHash  map[[32]byte]*wtCompiled     // compiled modules in use, by the sha256 of their bytes
 	refs    int                           // Compile and Run calls under way
 	closed  bool                          // Close was called: freed when refs drops to 0
 	running map[*interrupter]struct{}     // the interruptible guests running, for Close
@@ -56,7 +56,7 @@ func newWasmtime(ctx context.Context, cfg Config) (_ Engine, err error) {
 	wc := wasmtime.NewConfig()
 	wc.SetEpochInterruption(cfg.Interruptible)
 	wc.SetMemoryInitCOWSet(!cfg.NoMemoryImages)
-	e := &wtEngine{cfg: cfg, eng: wasmtime.NewEngineWithConfig(wc), byHash: map[[32]byte]*wasmtime.Module{}, running: map[*interrupter]struct{}{},
+	e := &wtEngine{cfg: cfg, eng: wasmtime.NewEngineWithConfig(wc), byHash: map[[32]byte]*wtCompiled{}, running: map[*interrupter]struct{}{},
 		provided: provided{hostModule: cfg.HostModule, host: map[string]FuncType{}, wasi: wasi}}
 	e.linker = wasmtime.NewLinker(e.eng)
 	if cfg.CacheDir != "" {
@@ -101,19 +101,45 @@ func wtFuncType(t FuncType) *wasmtime.FuncType {
 	return wasmtime.NewFuncType(conv(t.Params), conv(t.Results))
 }
 
-// wtModule is a module compiled by wasmtime. The engine owns the
-// compiled code (it caches it): closing a wtModule frees nothing.
-type wtModule struct {
-	m         *wasmtime.Module
-	codeBytes int
+// wtCompiled is a compiled module shared by the wtModules of the same
+// bytes: compiling a module in use again costs nothing, and its code is
+// freed when the last of them is closed (as wazero frees a compiled
+// module on Close).
+type wtCompiled struct {
+	m    *wasmtime.Module
+	refs int
 }
 
-func (m *wtModule) CodeBytes() int              { return m.codeBytes }
-func (m *wtModule) ImageBytes() int64           { return 0 } // wasmtime's images are its own
-func (m *wtModule) Close(context.Context) error { return nil }
+// wtModule is a module compiled by wasmtime.
+type wtModule struct {
+	e         *wtEngine
+	key       [32]byte
+	m         *wasmtime.Module
+	codeBytes int
+	closed    sync.Once
+}
 
-// Compile compiles wasm, or takes it from the engine's memory or from
-// the disk cache (a serialized module), and checks its imports. wasmtime
+func (m *wtModule) CodeBytes() int    { return m.codeBytes }
+func (m *wtModule) ImageBytes() int64 { return 0 } // wasmtime's memory images are part of its code
+
+// Close drops the module's reference to its compiled code.
+func (m *wtModule) Close(context.Context) error {
+	m.closed.Do(func() {
+		e := m.e
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		if c := e.byHash[m.key]; c != nil {
+			if c.refs--; c.refs == 0 {
+				delete(e.byHash, m.key)
+				c.m.Close() // wasmtime's module is reference-counted: an instance keeps its own
+			}
+		}
+	})
+	return nil
+}
+
+// Compile compiles wasm, or takes it from a module in use or from the
+// disk cache (a serialized module), and checks its imports. wasmtime
 // compiles on its own threads and cannot be stopped: workers and ctx
 // are not used (the host stops waiting at its deadline).
 func (e *wtEngine) Compile(ctx context.Context, wasm []byte, workers int) (Module, error) {
@@ -123,28 +149,33 @@ func (e *wtEngine) Compile(ctx context.Context, wasm []byte, workers int) (Modul
 	defer e.release(nil)
 	key := sha256.Sum256(wasm)
 	e.mu.Lock()
-	m := e.byHash[key]
+	var m *wasmtime.Module
+	if c := e.byHash[key]; c != nil {
+		m = c.m
+		c.refs++ // held while checked
+	}
 	e.mu.Unlock()
 	if m == nil {
 		var err error
 		if m, err = e.compile(key, wasm); err != nil {
 			return nil, err
 		}
+		e.mu.Lock()
+		if c := e.byHash[key]; c != nil { // compiled meanwhile
+			m.Close()
+			m = c.m
+			c.refs++
+		} else {
+			e.byHash[key] = &wtCompiled{m: m, refs: 1}
+		}
+		e.mu.Unlock()
 	}
+	wm := &wtModule{e: e, key: key, m: m, codeBytes: len(wasm)}
 	if err := e.checkModule(m); err != nil {
+		wm.Close(ctx)
 		return nil, err
 	}
-	e.mu.Lock()
-	if prev := e.byHash[key]; prev != nil {
-		if prev != m {
-			m.Close()
-		}
-		m = prev
-	} else {
-		e.byHash[key] = m
-	}
-	e.mu.Unlock()
-	return &wtModule{m: m, codeBytes: len(wasm)}, nil
+	return wm, nil
 }
 
 // compile compiles wasm or reads it from the disk cache, writing the
@@ -326,8 +357,8 @@ func (e *wtEngine) Close(context.Context) error {
 
 // free closes the compiled modules, the linker and the engine.
 func (e *wtEngine) free() {
-	for k, m := range e.byHash {
-		m.Close()
+	for k, c := range e.byHash {
+		c.m.Close()
 		delete(e.byHash, k)
 	}
 	if e.linker != nil {
