@@ -37,10 +37,10 @@ type wtEngine struct {
 	cacheDir string // serialized modules; "" for none
 
 	mu      sync.Mutex
-	byHash  map[[32]byte]*wtCompiled     // compiled modules in use, by the sha256 of their bytes
-	refs    int                           // Compile and Run calls under way
-	closed  bool                          // Close was called: freed when refs drops to 0
-	running map[*interrupter]struct{}     // the interruptible guests running, for Close
+	byHash  map[[32]byte]*wtCompiled  // compiled modules in use, by the sha256 of their bytes
+	refs    int                       // Compile and Run calls under way
+	closed  bool                      // Close was called: freed when refs drops to 0
+	running map[*interrupter]struct{} // the interruptible guests running, for Close
 }
 
 func newWasmtime(ctx context.Context, cfg Config) (_ Engine, err error) {
