@@ -60,7 +60,7 @@ func newWasmtime(ctx context.Context, cfg Config) (_ Engine, err error) {
 		provided: provided{hostModule: cfg.HostModule, host: map[string]FuncType{}, wasi: wasi}}
 	e.linker = wasmtime.NewLinker(e.eng)
 	if cfg.CacheDir != "" {
-		e.cacheDir = filepath.Join(cfg.CacheDir, wasmtimeVersion)
+		e.cacheDir = filepath.Join(cfg.CacheDir, wasmtimeVersion+codeVariant(cfg))
 		if err := os.MkdirAll(e.cacheDir, 0o755); err != nil {
 			e.Close(ctx)
 			return nil, fmt.Errorf("compilation cache %s: %w", cfg.CacheDir, err)
@@ -78,6 +78,20 @@ func newWasmtime(ctx context.Context, cfg Config) (_ Engine, err error) {
 		return nil, fmt.Errorf("wasi: %w", err)
 	}
 	return e, nil
+}
+
+// codeVariant names the settings that change the machine code wasmtime
+// generates, which a serialized module must have been compiled with:
+// each has a cache folder of its own.
+func codeVariant(cfg Config) string {
+	v := ""
+	if cfg.Interruptible {
+		v += "-epoch"
+	}
+	if cfg.NoMemoryImages {
+		v += "-nocow"
+	}
+	return v
 }
 
 // wtFuncType is t as wasmtime's.

@@ -7,6 +7,8 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -138,5 +140,53 @@ func testEnds(t *testing.T, e Engine) {
 		if _, err := e.Compile(ctx, wasm, 1); err == nil || !strings.HasPrefix(err.Error(), c.want) {
 			t.Errorf("%s: %v; want %q", c.name, err, c.want)
 		}
+	}
+}
+
+// TestWasmtimeDiskCache: with CacheDir, a compiled module is serialized
+// to a folder of its code variant; a new engine loads it from there, and
+// a damaged file is compiled again and replaced, not an error.
+func TestWasmtimeDiskCache(t *testing.T) {
+	dir := t.TempDir()
+	wasm, err := wasmtime.Wat2Wasm(`(module (import "env" "tick" (func (param i32) (result i32))) (func (export "_start")))`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	run := func() {
+		t.Helper()
+		e, err := New(ctx, Wasmtime, Config{HostModule: "env", CacheDir: dir, MemoryLimitPages: 2, Interruptible: true,
+			HostFuncs: []HostFunc{{Name: "tick", Type: FuncType{Params: []ValueType{I32}, Results: []ValueType{I32}},
+				Call: func(context.Context, Memory, []uint64) error { return nil }}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer e.Close(ctx)
+		m, err := e.Compile(ctx, wasm, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Run(ctx, m, wtRunConfig()); err != nil {
+			t.Fatal(err)
+		}
+		m.Close(ctx)
+	}
+	run()
+	files, _ := filepath.Glob(filepath.Join(dir, "wasmtime-go-v39.0.1-epoch", "*.cwasm"))
+	if len(files) != 1 {
+		t.Fatalf("cache files %v; want one serialized module", files)
+	}
+	info, _ := os.Stat(files[0])
+	time.Sleep(10 * time.Millisecond)
+	run() // loads it: the file is not written again
+	if again, err := os.Stat(files[0]); err != nil || !again.ModTime().Equal(info.ModTime()) {
+		t.Errorf("a new engine compiled the module again instead of loading it: %v", err)
+	}
+	if err := os.WriteFile(files[0], []byte("damaged"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run() // compiles again
+	if again, err := os.Stat(files[0]); err != nil || again.Size() != info.Size() {
+		t.Errorf("the damaged cache file was not replaced: %v, %d bytes (was %d)", err, again.Size(), info.Size())
 	}
 }
