@@ -155,6 +155,8 @@ func (e *wtEngine) Run(ctx context.Context, m Module, c RunConfig) (err error) {
 	switch {
 	case in.err != nil:
 		return in.err
+	case in.exit != nil && in.exit.Code == 0:
+		return nil // as wazero: exiting with 0 is success
 	case in.exit != nil:
 		return in.exit
 	case err == nil:

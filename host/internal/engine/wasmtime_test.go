@@ -113,6 +113,7 @@ func testEnds(t *testing.T, e Engine) {
 		{"trap", `unreachable`, "module[] function[_start] failed: wasm error: unreachable\nwasm stack trace:\n\t.$2()"},
 		{"divide", `(drop (i32.div_u (i32.const 1) (i32.const 0)))`, "module[] function[_start] failed: wasm error: integer divide by zero"},
 		{"exit", `(call $exit (i32.const 3))`, "the module exited with code 3"},
+		{"exit 0", `(call $exit (i32.const 0)) unreachable`, ""},
 		{"grow", `(if (i32.ne (memory.grow (i32.const 2)) (i32.const -1)) (then unreachable))`, ""},
 		{"ok", `(if (i32.ne (call $tick (i32.const 1)) (i32.const 1)) (then unreachable))`, ""},
 	} {
