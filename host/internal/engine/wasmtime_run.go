@@ -14,13 +14,14 @@ import (
 // wtInstance is the state of one Run, the data of its store: what the
 // host and WASI functions called by the instance need.
 type wtInstance struct {
-	ctx  context.Context
-	rc   RunConfig
-	mem  *wasmtime.Memory // the instance's exported memory, once looked up
-	view wtMemory         // the memory during a host function call
-	err  error            // the error of the host function that stopped it
-	exit *ExitError       // proc_exit's
-	args []byte           // RunConfig.Args, NUL-terminated, for args_get
+	ctx    context.Context
+	rc     RunConfig
+	mem    *wasmtime.Memory // the instance's exported memory, once looked up
+	view   wtMemory         // the memory during a host function call
+	err    error            // the error of the host function that stopped it
+	exit   *ExitError       // proc_exit's
+	args   []byte           // RunConfig.Args, NUL-terminated, for args_get
+	closed [3]bool          // stdin, stdout, stderr closed by the guest
 }
 
 // wtMemory is a linear memory as a slice, valid during one host

@@ -5,19 +5,21 @@ package engine
 import (
 	"encoding/binary"
 	"io"
+	"io/fs"
+	"path"
 	"strings"
 
 	"github.com/bytecodealliance/wasmtime-go/v39"
 )
 
 // The WASI subset on wasmtime, in Go: what wazero gives a skein guest
-// (see wazero.go's Run), with the same results. Arguments, the virtual
-// clocks, seeded randomness, stdout and stderr to the host's writers,
-// an empty stdin, an empty environment, no files (no preopened
-// directory: every path and every descriptor but 0-2 is EBADF), no
-// sockets. Every other function wazero provides is here with its
-// signature and returns EBADF for a descriptor above 2 and ENOTSUP
-// otherwise.
+// (see wazero.go's Run), with the same results (TestWASICrossEngine).
+// Arguments, the virtual clocks, seeded randomness, stdout and stderr to
+// the host's writers, an empty stdin, an empty environment, no files (no
+// preopened directory: every descriptor but stdio is EBADF), no sockets.
+// Every other function wazero provides is here with its signature and
+// wazero's answer for a guest without files: EBADF, ENOTDIR on stdio,
+// EFAULT or EPERM for a bad path, ENOSYS.
 
 // WASI errno values.
 const (
@@ -26,7 +28,10 @@ const (
 	errnoFault   = 21
 	errnoInval   = 28
 	errnoIO      = 29
+	errnoNosys   = 52
+	errnoNotdir  = 54
 	errnoNotsup  = 58
+	errnoPerm    = 63
 )
 
 // wasiFunc is a WASI function: its parameters, its errno result.
@@ -46,6 +51,7 @@ var wasiFuncs = map[string]wasiFunc{
 	"fd_read":           fdRead,
 	"fd_fdstat_get":     fdFdstatGet,
 	"fd_close":          fdClose,
+	"fd_filestat_get":   fdFilestatGet,
 	"sched_yield":       func(*wtInstance, *wtMemory, []uint64) uint32 { return errnoSuccess },
 	"poll_oneoff":       pollOneoff,
 }
@@ -82,16 +88,47 @@ func wasiTrampoline(fn wasiFunc) func(*wasmtime.Caller, []wasmtime.Val) ([]wasmt
 	}
 }
 
+// pathArg is where the path of the path_* functions that take a
+// directory descriptor first is among their parameters.
+var pathArg = map[string]int{
+	"path_open": 2, "path_filestat_get": 2, "path_filestat_set_times": 2,
+	"path_create_directory": 1, "path_remove_directory": 1, "path_unlink_file": 1, "path_readlink": 1,
+}
+
 // wasiUnsupported is a function of the filesystem or sockets: no
-// descriptor above 2 exists, and stdio supports none of them.
+// descriptor above 2 exists, and stdio supports none of them. A path
+// is checked first, as wazero does: unreadable is EFAULT, absolute or
+// escaping EPERM; stdio is not a directory (ENOTDIR).
 func wasiUnsupported(name string) wasiFunc {
-	takesFD := strings.HasPrefix(name, "fd_") || strings.HasPrefix(name, "path_") || strings.HasPrefix(name, "sock_")
-	return func(_ *wtInstance, _ *wtMemory, p []uint64) uint32 {
-		if takesFD && (len(p) == 0 || uint32(p[0]) > 2) {
+	takesFD := strings.HasPrefix(name, "fd_") || strings.HasPrefix(name, "path_")
+	at, hasPath := pathArg[name]
+	return func(in *wtInstance, m *wtMemory, p []uint64) uint32 {
+		switch {
+		case strings.HasPrefix(name, "sock_"):
+			return errnoBadf // no descriptor is a socket
+		case hasPath:
+			b, ok := m.Read(uint32(p[at]), uint32(p[at+1]))
+			if !ok {
+				return errnoFault
+			}
+			if !fs.ValidPath(path.Clean(string(b))) {
+				return errnoPerm
+			}
+			if !in.stdio(p[0]) {
+				return errnoBadf
+			}
+			return errnoNotdir
+		case takesFD && (len(p) == 0 || !in.stdio(p[0])):
 			return errnoBadf
 		}
-		return errnoNotsup
+		return errnoNosys
 	}
+}
+
+// stdio reports whether fd is stdin, stdout or stderr, not closed: the
+// only descriptors there are.
+func (in *wtInstance) stdio(fd uint64) bool {
+	return uint32(fd) <= 2 && !in.closed[uint32(fd)]
 }
 
 // procExit ends the instance with the guest's exit code.
@@ -200,15 +237,13 @@ func iovecs(m *wtMemory, iovs, n uint32) ([][]byte, bool) {
 
 func fdWrite(in *wtInstance, m *wtMemory, p []uint64) uint32 {
 	var w io.Writer
-	switch uint32(p[0]) {
-	case 1:
-		w = in.rc.Stdout
-	case 2:
-		w = in.rc.Stderr
-	case 0:
-		return errnoNotsup
-	default:
+	switch fd := uint32(p[0]); {
+	case fd == 0 || !in.stdio(p[0]):
 		return errnoBadf
+	case fd == 1:
+		w = in.rc.Stdout
+	default:
+		w = in.rc.Stderr
 	}
 	bufs, ok := iovecs(m, uint32(p[1]), uint32(p[2]))
 	if !ok {
@@ -232,38 +267,51 @@ func fdWrite(in *wtInstance, m *wtMemory, p []uint64) uint32 {
 }
 
 // fdRead reads stdin, which is empty.
-func fdRead(_ *wtInstance, m *wtMemory, p []uint64) uint32 {
-	switch uint32(p[0]) {
-	case 0:
-		if _, ok := iovecs(m, uint32(p[1]), uint32(p[2])); !ok {
-			return errnoFault
-		}
-		return writeU32s(m, uint32(p[3]), 0, uint32(p[3]), 0)
-	case 1, 2:
-		return errnoNotsup
+func fdRead(in *wtInstance, m *wtMemory, p []uint64) uint32 {
+	if uint32(p[0]) != 0 || !in.stdio(p[0]) {
+		return errnoBadf
 	}
-	return errnoBadf
+	if _, ok := iovecs(m, uint32(p[1]), uint32(p[2])); !ok {
+		return errnoFault
+	}
+	return writeU32s(m, uint32(p[3]), 0, uint32(p[3]), 0)
 }
 
-// fdFdstatGet describes stdin, stdout and stderr as wazero does: blocking
-// character devices.
-func fdFdstatGet(_ *wtInstance, m *wtMemory, p []uint64) uint32 {
-	if uint32(p[0]) > 2 {
+// fdFdstatGet describes stdin, stdout and stderr as wazero describes
+// its stdio when they are not OS files: blocking block devices with a
+// file's rights.
+func fdFdstatGet(in *wtInstance, m *wtMemory, p []uint64) uint32 {
+	if !in.stdio(p[0]) {
 		return errnoBadf
 	}
 	const fileRights = 1<<0 | 1<<1 | 1<<2 | 1<<3 | 1<<4 | 1<<5 | 1<<6 | 1<<7 | 1<<8 | 1<<21 | 1<<22 | 1<<23 | 1<<27
 	var st [24]byte
-	st[0] = 2 // character device
-	le.PutUint64(st[8:], fileRights&^(1<<2|1<<5))
+	st[0] = 1 // block device
+	le.PutUint64(st[8:], fileRights)
 	if !m.Write(uint32(p[1]), st[:]) {
 		return errnoFault
 	}
 	return errnoSuccess
 }
 
-func fdClose(_ *wtInstance, _ *wtMemory, p []uint64) uint32 {
-	if uint32(p[0]) > 2 {
+func fdClose(in *wtInstance, _ *wtMemory, p []uint64) uint32 {
+	if !in.stdio(p[0]) {
 		return errnoBadf
+	}
+	in.closed[uint32(p[0])] = true
+	return errnoSuccess
+}
+
+// fdFilestatGet describes stdio as wazero does: a block device, one link.
+func fdFilestatGet(in *wtInstance, m *wtMemory, p []uint64) uint32 {
+	if !in.stdio(p[0]) {
+		return errnoBadf
+	}
+	var st [64]byte
+	st[16] = 1 // block device
+	le.PutUint64(st[24:], 1)
+	if !m.Write(uint32(p[1]), st[:]) {
+		return errnoFault
 	}
 	return errnoSuccess
 }
@@ -314,7 +362,7 @@ func pollOneoff(in *wtInstance, m *wtMemory, p []uint64) uint32 {
 		case 1: // fd_read
 			if fd := int32(le.Uint32(arg)); fd < 0 {
 				return errnoBadf
-			} else if fd > 2 {
+			} else if !in.stdio(uint64(fd)) {
 				event(sub, errnoBadf)
 			} // stdio: blocking, never ready
 		case 2: // fd_write
@@ -322,7 +370,7 @@ func pollOneoff(in *wtInstance, m *wtMemory, p []uint64) uint32 {
 			switch {
 			case fd < 0:
 				return errnoBadf
-			case fd > 2:
+			case !in.stdio(uint64(fd)):
 				event(sub, errnoBadf)
 			default:
 				event(sub, errnoNotsup)
