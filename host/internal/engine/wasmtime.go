@@ -68,7 +68,7 @@ func newWasmtime(ctx context.Context, cfg Config) (_ Engine, err error) {
 	}
 	for _, f := range cfg.HostFuncs {
 		e.host[f.Name] = f.Type
-		if err := e.linker.FuncNew(cfg.HostModule, f.Name, wtFuncType(f.Type), hostTrampoline(f)); err != nil {
+		if err := defineFunc(e.linker, cfg.HostModule, f.Name, f.Type, hostFunc(f)); err != nil { // wasmtime_call.go
 			e.Close(ctx)
 			return nil, fmt.Errorf("host module %s: %s: %w", cfg.HostModule, f.Name, err)
 		}

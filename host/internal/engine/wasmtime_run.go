@@ -43,73 +43,6 @@ func (m *wtMemory) Write(ptr uint32, b []byte) bool {
 	return true
 }
 
-// memory returns the instance's memory as the caller sees it now; an
-// instance without one has an empty one (every access out of bounds).
-func (in *wtInstance) memory(c *wasmtime.Caller) *wtMemory {
-	if in.mem == nil {
-		if ex := c.GetExport("memory"); ex != nil {
-			in.mem = ex.Memory()
-		}
-	}
-	in.view.buf = nil
-	if in.mem != nil {
-		in.view.buf = in.mem.UnsafeData(c)
-	}
-	return &in.view
-}
-
-// errStopped is the trap a host function's error becomes; Run returns
-// the error itself.
-const errStopped = "skein: a host function ended the instance"
-
-// hostTrampoline adapts f to wasmtime: its arguments in a stack of
-// uint64 as wazero passes them, its error kept in the instance and
-// turned into a trap that ends it.
-func hostTrampoline(f HostFunc) func(*wasmtime.Caller, []wasmtime.Val) ([]wasmtime.Val, *wasmtime.Trap) {
-	results := f.Type.Results
-	n := max(len(f.Type.Params), len(results))
-	call := f.Call
-	return func(c *wasmtime.Caller, args []wasmtime.Val) ([]wasmtime.Val, *wasmtime.Trap) {
-		in := c.Data().(*wtInstance)
-		var buf [16]uint64
-		stack := buf[:0]
-		if n > len(buf) {
-			stack = make([]uint64, 0, n)
-		}
-		stack = stack[:n]
-		for i, a := range args {
-			stack[i] = valBits(a)
-		}
-		if err := call(in.ctx, in.memory(c), stack); err != nil {
-			in.err = err
-			return nil, wasmtime.NewTrap(errStopped)
-		}
-		return toVals(results, stack), nil
-	}
-}
-
-func valBits(v wasmtime.Val) uint64 {
-	if v.Kind() == wasmtime.KindI64 {
-		return uint64(v.I64())
-	}
-	return uint64(uint32(v.I32()))
-}
-
-func toVals(types []ValueType, stack []uint64) []wasmtime.Val {
-	if len(types) == 0 {
-		return nil
-	}
-	out := make([]wasmtime.Val, len(types))
-	for i, t := range types {
-		if t == I64 {
-			out[i] = wasmtime.ValI64(int64(stack[i]))
-		} else {
-			out[i] = wasmtime.ValI32(int32(uint32(stack[i])))
-		}
-	}
-	return out
-}
-
 // Run instantiates m in a store of its own and runs _start to its end.
 // A panic in wasmtime-go (it re-raises a Go panic of a host function
 // after the call) becomes an error: it never reaches the host.
@@ -145,8 +78,14 @@ func (e *wtEngine) Run(ctx context.Context, m Module, c RunConfig) (err error) {
 			err = fmt.Errorf("the engine failed: %v", p)
 		}
 	}()
+	key := storeKey(st) // how the host functions find the instance (wasmtime_call.go)
+	wtStores.Store(key, in)
+	defer wtStores.Delete(key) // before the store is closed and its key reused
 	inst, err := e.linker.Instantiate(st, wm.m)
 	if err == nil {
+		if ex := inst.GetExport(st, "memory"); ex != nil {
+			in.mem = ex.Memory()
+		}
 		start := inst.GetFunc(st, "_start")
 		if start == nil {
 			return errors.New("the module exports no _start function")

@@ -26,6 +26,9 @@ func wtTestEngine(t *testing.T, name string, interruptible bool) Engine {
 				if stack[0] == 7 {
 					return errors.New("tick 7 refused")
 				}
+				if stack[0] == 9 {
+					panic("tick 9 panicked")
+				}
 				b, ok := mem.Read(0, 4)
 				if !ok {
 					return errors.New("no memory")
@@ -121,6 +124,11 @@ func testEnds(t *testing.T, e Engine) {
 		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.HasPrefix(err.Error(), c.want)) {
 			t.Errorf("%s: %v; want %q", c.name, err, c.want)
 		}
+	}
+	// A panic in a host function fails the run on both engines; it
+	// never crosses wasmtime's C frames.
+	if err := e.Run(ctx, wtCompile(t, e, start(`(drop (call $tick (i32.const 9)))`)), wtRunConfig()); err == nil || !strings.Contains(err.Error(), "tick 9 panicked") {
+		t.Errorf("panic: %v; want an error with the panic", err)
 	}
 	var ee *ExitError
 	if err := e.Run(ctx, wtCompile(t, e, start(`(call $exit (i32.const 3))`)), wtRunConfig()); !errors.As(err, &ee) || ee.Code != 3 {

@@ -8,8 +8,6 @@ import (
 	"io/fs"
 	"path"
 	"strings"
-
-	"github.com/bytecodealliance/wasmtime-go/v39"
 )
 
 // The WASI subset on wasmtime, in Go: what wazero gives a skein guest
@@ -59,33 +57,23 @@ var wasiFuncs = map[string]wasiFunc{
 // defineWASI defines the WASI functions in the engine's linker.
 func (e *wtEngine) defineWASI() error {
 	for name, t := range e.wasi {
-		var cb func(*wasmtime.Caller, []wasmtime.Val) ([]wasmtime.Val, *wasmtime.Trap)
-		switch fn := wasiFuncs[name]; {
-		case name == "proc_exit":
-			cb = procExit
-		case fn != nil:
-			cb = wasiTrampoline(fn)
-		default:
-			cb = wasiTrampoline(wasiUnsupported(name))
+		fn := wasiFuncs[name]
+		if fn == nil {
+			fn = wasiUnsupported(name)
 		}
-		if err := e.linker.FuncNew(wasiModule, name, wtFuncType(t), cb); err != nil {
+		f := wtHostFunc{name: name, nparams: len(t.Params), results: t.Results,
+			call: func(in *wtInstance, m *wtMemory, p []uint64) bool {
+				p[0] = uint64(fn(in, m, p))
+				return true
+			}}
+		if name == "proc_exit" {
+			f.call = procExit
+		}
+		if err := defineFunc(e.linker, wasiModule, name, t, f); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// wasiTrampoline adapts fn to wasmtime.
-func wasiTrampoline(fn wasiFunc) func(*wasmtime.Caller, []wasmtime.Val) ([]wasmtime.Val, *wasmtime.Trap) {
-	return func(c *wasmtime.Caller, args []wasmtime.Val) ([]wasmtime.Val, *wasmtime.Trap) {
-		in := c.Data().(*wtInstance)
-		var buf [8]uint64
-		p := buf[:0]
-		for _, a := range args {
-			p = append(p, valBits(a))
-		}
-		return []wasmtime.Val{wasmtime.ValI32(int32(fn(in, in.memory(c), p)))}, nil
-	}
 }
 
 // pathArg is where the path of the path_* functions that take a
@@ -132,10 +120,9 @@ func (in *wtInstance) stdio(fd uint64) bool {
 }
 
 // procExit ends the instance with the guest's exit code.
-func procExit(c *wasmtime.Caller, args []wasmtime.Val) ([]wasmtime.Val, *wasmtime.Trap) {
-	in := c.Data().(*wtInstance)
-	in.exit = &ExitError{Code: uint32(args[0].I32())}
-	return nil, wasmtime.NewTrap("skein: proc_exit")
+func procExit(in *wtInstance, _ *wtMemory, p []uint64) bool {
+	in.exit = &ExitError{Code: uint32(p[0])}
+	return false
 }
 
 func argsSizesGet(in *wtInstance, m *wtMemory, p []uint64) uint32 {
