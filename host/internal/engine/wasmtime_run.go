@@ -11,12 +11,13 @@ import (
 	"github.com/bytecodealliance/wasmtime-go/v39"
 )
 
-// wtInstance is the state of one Run, the data of its store: what the
-// host and WASI functions called by the instance need.
+// wtInstance is the state of one Run, found by its store's key
+// (wtStores): what the host and WASI functions called by the instance
+// need.
 type wtInstance struct {
 	ctx    context.Context
 	rc     RunConfig
-	mem    *wasmtime.Memory // the instance's exported memory, once looked up
+	mem    *wasmtime.Memory // the instance's exported memory, if any
 	view   wtMemory         // the memory during a host function call
 	err    error            // the error of the host function that stopped it
 	exit   *ExitError       // proc_exit's
@@ -44,8 +45,8 @@ func (m *wtMemory) Write(ptr uint32, b []byte) bool {
 }
 
 // Run instantiates m in a store of its own and runs _start to its end.
-// A panic in wasmtime-go (it re-raises a Go panic of a host function
-// after the call) becomes an error: it never reaches the host.
+// A panic out of wasmtime-go becomes an error: it never reaches the
+// host.
 func (e *wtEngine) Run(ctx context.Context, m Module, c RunConfig) (err error) {
 	wm, ok := m.(*wtModule)
 	if !ok {
@@ -59,7 +60,7 @@ func (e *wtEngine) Run(ctx context.Context, m Module, c RunConfig) (err error) {
 		return errClosed
 	}
 	defer e.release(nil)
-	st := wasmtime.NewStoreWithData(e.eng, in)
+	st := wasmtime.NewStore(e.eng)
 	defer st.Close()
 	st.Limiter(int64(e.cfg.MemoryLimitPages)*65536, -1, -1, -1, -1)
 	var intr *interrupter
