@@ -5,7 +5,7 @@ SHELL   := /bin/bash
 WASMENV := GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0
 EXAMPLES := race sequence provision
 
-.PHONY: test test-all test-race vet fmt-check demo bench bench-wasm wasm skein install clean
+.PHONY: test test-all test-race test-wasmtime vet fmt-check demo bench bench-wasm wasm skein skein-wasmtime install clean
 
 ## test: vet, gofmt check, and every test but the slow groups (cross-builds,
 ## heavy scenarios: see test-all); wasm modules are built inside the tests.
@@ -23,6 +23,14 @@ test-all: vet fmt-check
 test-race:
 	$(GO) test -race -count=1 -timeout 25m ./sched/ ./store/... ./host/ ./server/ ./worker/
 
+## test-wasmtime: the host's behavioural suite with every host on wasmtime
+## (SKEIN_TEST_ENGINE), and the engine's own tests, built with -tags
+## wasmtime (needs cgo: a C compiler; see docs/engines.md)
+test-wasmtime:
+	$(GO) vet -tags wasmtime ./host/... ./cmd/skein/ ./internal/bench/
+	$(GO) test -tags wasmtime -count=1 ./host/internal/engine/
+	SKEIN_TEST_ENGINE=wasmtime $(GO) test -tags wasmtime -count=1 -timeout 20m ./host/
+
 vet:
 	$(GO) vet ./...
 	$(WASMENV) $(GO) build ./guest-sdk/... ./examples/... ./testdata/workflows/...
@@ -39,6 +47,11 @@ skein:
 ## install: the CLI, into $(go env GOPATH)/bin (put that folder on your PATH)
 install:
 	CGO_ENABLED=0 $(GO) install ./cmd/skein
+
+## skein-wasmtime: the CLI with the wasmtime engine too (cgo; --engine wasmtime)
+skein-wasmtime:
+	@mkdir -p $(BIN)
+	CGO_ENABLED=1 $(GO) build -tags wasmtime -o $(BIN)/skein-wasmtime ./cmd/skein
 
 ## wasm: the example workflow modules
 wasm:

@@ -62,6 +62,8 @@ type CheckOptions struct {
 	replayInline bool          // test only: a replay that hands every recorded value back at once ("instant promise recovery")
 	// LimitHint is Config.LimitHint for the runs of the check.
 	LimitHint func(field string) string
+	// Engine is Config.Engine for the runs of the check.
+	Engine string
 }
 
 // Check runs a workflow hermetically under o.Schedules seeded schedules
@@ -79,7 +81,7 @@ func Check(ctx context.Context, wasm []byte, o CheckOptions) (*CheckReport, erro
 	h, err := newHost(ctx, Config{Store: memory.New(), Evict: EvictNever, CacheDir: o.CacheDir,
 		DisableInterrupt: o.DisableInterrupt, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), GuestOutputFor: o.GuestOutputFor,
 		Simulation: &Simulation{Seed: o.Seed, Activities: o.Activities, StepTime: o.StepTime, ActivityTime: o.ActivityTime},
-		LimitHint:  o.LimitHint},
+		LimitHint:  o.LimitHint, Engine: o.Engine},
 		testHooks{minting: o.minting, replayInline: o.replayInline})
 	if err != nil {
 		return nil, fmt.Errorf("check: %w", err)

@@ -57,6 +57,9 @@ type testHost struct {
 var cacheDir string
 
 func TestMain(m *testing.M) {
+	// SKEIN_TEST_ENGINE=wasmtime runs the suite on wasmtime (a test binary
+	// built with -tags wasmtime; make test-wasmtime).
+	testEngine = os.Getenv("SKEIN_TEST_ENGINE")
 	d, err := os.MkdirTemp("", "skein-host-test-cache-")
 	if err != nil {
 		panic(err)

@@ -187,11 +187,20 @@ type Config struct {
 	// HTTPMaxResponseBytes bounds the body of a response of the HTTP
 	// activity. Default 1 MiB.
 	HTTPMaxResponseBytes int64
+	// Engine names the WebAssembly engine: "wazero" (pure Go, the
+	// default when empty) or "wasmtime" (Cranelift through cgo, only in
+	// a binary built with -tags wasmtime; see docs/engines.md). --engine.
+	Engine string
 }
 
 // sliceMemory gives instances Go-slice linear memory instead of reserved
 // address space (benchmarks compare the two).
 var sliceMemory bool
+
+// testEngine is the engine of the hosts whose Config names none: set
+// by the package's tests from SKEIN_TEST_ENGINE, so that the whole
+// behavioural suite runs on either engine (make test-wasmtime).
+var testEngine string
 
 // Host runs workflow modules. It is safe for concurrent use.
 type Host struct {
@@ -268,6 +277,12 @@ func newHost(ctx context.Context, cfg Config, hooks testHooks) (*Host, error) {
 	if cfg.TaskLeaseTTL <= 0 {
 		cfg.TaskLeaseTTL = DefaultTaskLeaseTTL
 	}
+	if cfg.Engine == "" {
+		cfg.Engine = testEngine
+	}
+	if err := CheckEngine(cfg.Engine); err != nil {
+		return nil, fmt.Errorf("host: %w", err)
+	}
 	if cfg.IdleThreshold == 0 {
 		cfg.IdleThreshold = time.Second
 	}
@@ -287,7 +302,7 @@ func newHost(ctx context.Context, cfg Config, hooks testHooks) (*Host, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	eng, err := engine.NewWazero(ctx, engine.Config{
+	eng, err := engine.New(ctx, cfg.Engine, engine.Config{
 		HostModule:       abi.Module,
 		HostFuncs:        engineHostFuncs(), // hostfns.go
 		CacheDir:         cfg.CacheDir,

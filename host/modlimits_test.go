@@ -234,6 +234,14 @@ func TestCompileDeadlineAndCancel(t *testing.T) {
 	if took := time.Since(start); took > 5*time.Second {
 		t.Errorf("the two deploys took %v", took)
 	}
+	// wazero stops a compilation between functions. wasmtime cannot stop
+	// one: it runs to its end on wasmtime's threads, holding its compile
+	// slot, which Close waits for (docs/engines.md); these two take 3-5 s
+	// each on 2 cores.
+	bound := 5 * time.Second
+	if testEngine == EngineWasmtime {
+		bound = 30 * time.Second
+	}
 	closed := make(chan struct{})
 	go func() {
 		h.Close(context.Background())
@@ -241,8 +249,8 @@ func TestCompileDeadlineAndCancel(t *testing.T) {
 	}()
 	select {
 	case <-closed:
-	case <-time.After(5 * time.Second):
-		t.Fatal("Close still waits for the stopped compilations after 5s")
+	case <-time.After(bound):
+		t.Fatalf("Close still waits for the stopped compilations after %s", bound)
 	}
 	if n := h.modules.running.Load(); n != 0 {
 		t.Errorf("%d compilations still hold a slot", n)
@@ -278,8 +286,12 @@ func TestCompilerPanicIsAnError(t *testing.T) {
 		10, 9, 2, 4, 0, 0x10, 1, 0x0b, 2, 0, 0x0b} // function 0 calls function 1
 	h := newTestHost(t, Config{})
 	_, err := h.compileCode(context.Background(), "bad", wasm, 0)
-	if err == nil || !strings.Contains(err.Error(), "module bad rejected: invalid WebAssembly: the compiler failed on it: runtime error: index out of range") {
-		t.Errorf("compileCode: %v", err)
+	want := "module bad rejected: invalid WebAssembly: the compiler failed on it: runtime error: index out of range"
+	if testEngine == EngineWasmtime { // wasmtime has not this bug: its validator refuses the module
+		want = "module bad rejected: invalid WebAssembly: failed to parse WebAssembly module: unknown type 7: type index out of bounds (at offset 0x12)"
+	}
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("compileCode: %v\nwant %s", err, want)
 	}
 	_, err = h.Deploy(context.Background(), "bad", wasm)
 	if err == nil || err.Error() != "module bad rejected: invalid WebAssembly: malformed function section, function 1: at byte 19: type index 7, but the module declares 1 types" {

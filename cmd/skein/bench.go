@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/skeinrun/skein/host"
 	"github.com/skeinrun/skein/internal/bench"
 	"github.com/skeinrun/skein/store/sqlite"
 )
@@ -24,6 +25,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	workload := fs.String("workload", "all", "workloads to run, comma-separated: "+strings.Join(bench.Workloads, ", ")+", or all")
 	durability := fs.String("durability", "both", "store durability: normal, strict or both")
 	interrupt := fs.String("interrupt", "on", "guest interrupt checks (host.Config.DisableInterrupt): on, off or both")
+	engines := fs.String("engine", "wazero", "engines, comma-separated: wazero, wasmtime (a binary built with -tags wasmtime), or all; each workload runs on each in turn")
 	asJSON := fs.Bool("json", false, "print one JSON object per figure")
 	module := fs.String("module", defaultBenchModule, "the bench workflow module (build it with: make bench-wasm)")
 	dir := fs.String("dir", "", "folder for the benchmark databases (default: a temporary folder, removed)")
@@ -90,6 +92,15 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	engs, err := pickList("--engine", *engines, []string{host.EngineWazero, host.EngineWasmtime}, "all")
+	if err != nil {
+		return err
+	}
+	for _, e := range engs {
+		if err := checkEngine(e); err != nil {
+			return err
+		}
+	}
 	wasm, err := os.ReadFile(*module)
 	if err != nil {
 		return fmt.Errorf("bench module: %w (build it with: make bench-wasm, or pass --module)", err)
@@ -117,30 +128,41 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	for _, w := range workloads {
 		for _, d := range durs {
 			for _, in := range intrs {
-				o := bench.Options{Module: wasm, Dir: *dir, Durability: d, DisableInterrupt: in == "off", CacheDir: cache, WorkerCommand: self, Postgres: *pgURL}
-				figs, err := bench.Run(ctx, w, o, s, progress)
-				if err != nil {
-					if ctx.Err() != nil {
-						return ctx.Err()
-					}
-					fmt.Fprintf(stderr, "skein bench: %s (durability %s, interrupt %s): %v\n", w, d, in, err)
-					failed++
-					continue
-				}
-				for _, f := range figs {
-					if *asJSON {
-						if err := enc.Encode(f); err != nil {
-							return err
+				for _, eng := range engs {
+					o := bench.Options{Module: wasm, Dir: *dir, Durability: d, DisableInterrupt: in == "off", CacheDir: cache, Engine: eng,
+						WorkerCommand: self, Postgres: *pgURL}
+					figs, err := bench.Run(ctx, w, o, s, progress)
+					if err != nil {
+						if ctx.Err() != nil {
+							return ctx.Err()
 						}
+						fmt.Fprintf(stderr, "skein bench: %s (durability %s, interrupt %s, engine %s): %v\n", w, d, in, eng, err)
+						failed++
 						continue
 					}
-					fmt.Fprintf(stdout, "%-11s %-26s %12s  durability=%s interrupt=%s\n", f.Workload, f.Metric, formatValue(f.Value), f.Durability, f.Interrupt)
+					if err := printFigures(stdout, enc, figs, *asJSON); err != nil {
+						return err
+					}
 				}
 			}
 		}
 	}
 	if failed > 0 {
 		return &exitError{code: exitFailed, err: fmt.Errorf("%d benchmark(s) failed", failed)}
+	}
+	return nil
+}
+
+// printFigures prints figures, as JSON objects or as lines.
+func printFigures(stdout io.Writer, enc *json.Encoder, figs []bench.Figure, asJSON bool) error {
+	for _, f := range figs {
+		if asJSON {
+			if err := enc.Encode(f); err != nil {
+				return err
+			}
+			continue
+		}
+		fmt.Fprintf(stdout, "%-11s %-26s %12s  durability=%s interrupt=%s engine=%s\n", f.Workload, f.Metric, formatValue(f.Value), f.Durability, f.Interrupt, f.Engine)
 	}
 	return nil
 }

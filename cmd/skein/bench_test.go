@@ -66,13 +66,14 @@ func TestBenchText(t *testing.T) {
 		t.Fatalf("exit %d\n%s%s", code, stdout.String(), stderr.String())
 	}
 	fields := strings.Fields(stdout.String())
-	if len(fields) != 5 || fields[0] != "sequential" || fields[1] != "steps_per_s" || fields[3] != "durability=strict" || fields[4] != "interrupt=off" {
-		t.Fatalf("want one line `sequential steps_per_s N durability=strict interrupt=off`, got %q", stdout.String())
+	if len(fields) != 6 || fields[0] != "sequential" || fields[1] != "steps_per_s" || fields[3] != "durability=strict" || fields[4] != "interrupt=off" || fields[5] != "engine=wazero" {
+		t.Fatalf("want one line `sequential steps_per_s N durability=strict interrupt=off engine=wazero`, got %q", stdout.String())
 	}
 	for _, args := range [][]string{
 		{"bench", "--workload", "nope"},
 		{"bench", "--durability", "fast"},
 		{"bench", "--interrupt", "maybe"},
+		{"bench", "--engine", "v8"},
 		{"bench", "extra"},
 	} {
 		stdout.Reset()

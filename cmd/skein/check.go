@@ -63,6 +63,7 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	noInterrupt := fs.Bool("no-interrupt", false, "run the guest without interrupt checks (faster; trusted modules only)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	quiet := fs.Bool("quiet", false, "no progress line on stderr")
+	eng := addEngineFlag(fs)
 	guestOut := fs.Bool("guest-output", false, guestOutputUsage)
 	acts := fakes{}
 	fs.Var(acts, "activity", "fake for an activity: NAME=JSON or NAME=error:TEXT (repeatable; others return null)")
@@ -80,6 +81,9 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *schedules < 1 || *schedule < 0 || *crashAt < 0 || (*crashAt > 0 && *schedule == 0) {
 		return &exitError{code: exitUsage, err: errors.New("--schedules must be at least 1, --schedule and --crash-at count from 1, and --crash-at needs --schedule")}
 	}
+	if err := checkEngine(*eng); err != nil {
+		return err
+	}
 	wasm, err := os.ReadFile(pos[0])
 	if err != nil {
 		return err
@@ -90,7 +94,7 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	o := host.CheckOptions{Workflow: *workflow, Input: json.RawMessage(*input), Schedules: *schedules, Seed: *seed,
 		Schedule: *schedule, CrashAt: *crashAt, Activities: acts, StepTime: *stepTime, ActivityTime: *activityTime,
-		CacheDir: cache, DisableInterrupt: *noInterrupt, LimitHint: limitflags.Flag}
+		CacheDir: cache, DisableInterrupt: *noInterrupt, LimitHint: limitflags.Flag, Engine: *eng}
 	if *guestOut {
 		o.GuestOutputFor = prefixedOutput(stderr)
 	}

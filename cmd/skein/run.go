@@ -274,6 +274,7 @@ type dbFlags struct {
 	// integrity when they open it, unless told not to, and may cap its size.
 	skipCheck *bool
 	maxBytes  *int64
+	engine    *string // host.Config.Engine (withEvict)
 }
 
 // addDBFlags adds the flags of the database; withEvict for the commands
@@ -287,6 +288,7 @@ func addDBFlags(fs *flag.FlagSet, withEvict, mustExist bool) *dbFlags {
 		f.evict = fs.String("evict", "idle", "when to drop the instance: never, idle, or always (replay at every wait; for tests)")
 		f.skipCheck = fs.Bool("skip-integrity-check", false, "open the SQLite file without checking it first (PRAGMA quick_check); a damaged file is refused otherwise")
 		f.maxBytes = fs.Int64("db-max-bytes", 0, "largest size of the SQLite file in bytes; a commit that would grow it further fails as on a full disk (0: no limit)")
+		f.engine = addEngineFlag(fs)
 	}
 	return f
 }
@@ -353,6 +355,11 @@ func (f *dbFlags) openStore(ctx context.Context, log *slog.Logger) (store.Store,
 
 // open opens the store and a host on it; close releases both.
 func (f *dbFlags) open(ctx context.Context) (h *host.Host, st store.Store, close func(), err error) {
+	if f.engine != nil {
+		if err := checkEngine(*f.engine); err != nil {
+			return nil, nil, nil, err
+		}
+	}
 	policy := host.EvictIdle
 	if f.evict != nil {
 		if policy, err = host.ParseEvict(*f.evict); err != nil {
@@ -364,6 +371,9 @@ func (f *dbFlags) open(ctx context.Context) (h *host.Host, st store.Store, close
 		return nil, nil, nil, err
 	}
 	cfg := host.Config{Store: st, Evict: policy, GuestOutputFor: f.guestOutput, LimitHint: limitflags.Flag}
+	if f.engine != nil {
+		cfg.Engine = *f.engine
+	}
 	if f.limits != nil {
 		f.limits.apply(&cfg)
 	}
@@ -449,4 +459,20 @@ func fileModuleName(ctx context.Context, st store.Store, path string, wasm []byt
 		return ""
 	}
 	return strings.TrimSuffix(filepath.Base(path), ".wasm")
+}
+
+// engineUsage is the help of --engine.
+const engineUsage = "WebAssembly engine (host.Config.Engine): wazero, or wasmtime in a binary built with -tags wasmtime (docs/engines.md)"
+
+// addEngineFlag adds --engine.
+func addEngineFlag(fs *flag.FlagSet) *string {
+	return fs.String("engine", host.EngineWazero, engineUsage)
+}
+
+// checkEngine is a usage error for an engine this binary cannot run.
+func checkEngine(name string) error {
+	if err := host.CheckEngine(name); err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
+	return nil
 }

@@ -55,6 +55,9 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *leaseTTL < 10*time.Millisecond {
 		return &exitError{code: exitUsage, err: fmt.Errorf("--lease-ttl %s: a lease must last at least 10ms", *leaseTTL)}
 	}
+	if err := checkEngine(*dbf.engine); err != nil {
+		return err
+	}
 	policy, err := host.ParseEvict(*dbf.evict)
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
@@ -80,7 +83,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	cfg := host.Config{Store: st, Evict: policy, CacheDir: *cacheDir, Logger: log, MaxModuleBytes: int(*maxModule), LimitHint: limitflags.Flag,
-		RemoteActivities: true, TaskLeaseTTL: *taskLease}
+		RemoteActivities: true, TaskLeaseTTL: *taskLease, Engine: *dbf.engine}
 	if log.Enabled(bg, slog.LevelDebug) {
 		cfg.GuestOutputFor = loggedOutput(log)
 	}

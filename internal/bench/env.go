@@ -1,7 +1,7 @@
 // Package bench holds the performance workloads of skein: the same code
 // drives them from `skein bench` and from the Go benchmarks that
 // `make bench` runs (host/workload_bench_test.go). Every workload runs
-// through the real host on wazero, against a real SQLite file, with the
+// through the real host (on wazero, or wasmtime: Options.Engine), against a real SQLite file, with the
 // workflows of testdata/workflows/bench. docs/PERFORMANCE.md describes the
 // workloads, their targets and the figures measured.
 package bench
@@ -64,6 +64,8 @@ type Options struct {
 	// remote-activities workload (RunWorker in a process of its own),
 	// given --server URL; empty: the worker runs in this process.
 	WorkerCommand []string
+	// Engine is host.Config.Engine: "wazero" (default) or "wasmtime".
+	Engine string
 }
 
 // Env is a host on a fresh SQLite file with the bench module deployed.
@@ -127,6 +129,7 @@ func (e *Env) newHost(ctx context.Context) (*host.Host, error) {
 		Store:            e.Store,
 		CacheDir:         e.o.CacheDir,
 		DisableInterrupt: e.o.DisableInterrupt,
+		Engine:           e.o.Engine,
 		Logger:           slog.New(slog.DiscardHandler),
 		GuestOutput:      io.Discard,
 		RemoteActivities: true, // bench.remote: served by a worker (activities.go)

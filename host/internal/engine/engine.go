@@ -10,6 +10,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 )
@@ -31,8 +32,14 @@ func (t ValueType) String() string {
 		return "i32"
 	case I64:
 		return "i64"
+	case 0x7d:
+		return "f32"
+	case 0x7c:
+		return "f64"
+	case 0x6f:
+		return "externref"
 	}
-	return fmt.Sprintf("valtype(0x%x)", byte(t))
+	return "unknown" // as wazero's api.ValueTypeName
 }
 
 // FuncType is a function signature.
@@ -141,3 +148,35 @@ func (e *ImportError) Error() string { return e.Reason }
 type ExitError struct{ Code uint32 }
 
 func (e *ExitError) Error() string { return fmt.Sprintf("the module exited with code %d", e.Code) }
+
+// The engines New knows.
+const (
+	Wazero   = "wazero"   // pure Go, the default
+	Wasmtime = "wasmtime" // cgo, in binaries built with -tags wasmtime
+)
+
+// ErrNoWasmtime is the error of asking for wasmtime in a binary built
+// without it (HasWasmtime is false).
+var ErrNoWasmtime = errors.New(`engine "wasmtime" is not in this binary: build skein with it: ` +
+	"`go build -tags wasmtime ./cmd/skein` (needs cgo: CGO_ENABLED=1 and a C compiler)")
+
+// New returns the engine called name: Wazero ("" too) or Wasmtime.
+// Asking for Wasmtime in a binary built without it is an error that
+// says how to build one with it.
+func New(ctx context.Context, name string, cfg Config) (Engine, error) {
+	switch name {
+	case "", Wazero:
+		return NewWazero(ctx, cfg)
+	case Wasmtime:
+		return newWasmtime(ctx, cfg)
+	}
+	return nil, fmt.Errorf("unknown engine %q (want %q or %q)", name, Wazero, Wasmtime)
+}
+
+// Name is the name of e's engine: Wazero or Wasmtime.
+func Name(e Engine) string {
+	if n, ok := e.(interface{ name() string }); ok {
+		return n.name()
+	}
+	return ""
+}

@@ -2,14 +2,29 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"strings"
-
-	"github.com/tetratelabs/wazero"
-	"github.com/tetratelabs/wazero/api"
-	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/skeinrun/skein/abi"
 )
+
+// wasiModule is the module name of the WASI functions skein provides.
+const wasiModule = "wasi_snapshot_preview1"
+
+// importedFunc is a function a module imports.
+type importedFunc struct {
+	module, name    string
+	params, results []ValueType
+}
+
+// provided is what an engine gives guests to import: the host module's
+// functions and the WASI functions, by name. Both engines check a
+// module's imports against it the same way, with the same messages.
+type provided struct {
+	hostModule string
+	host       map[string]FuncType
+	wasi       map[string]FuncType
+}
 
 // checkImports refuses a module that imports what the engine does not
 // provide, which would otherwise fail only when it is instantiated, with
@@ -18,74 +33,65 @@ import (
 // (the socket extensions). It also refuses a module that is not a skein
 // workflow module: one that imports nothing from the host module or
 // exports no _start.
-func (e *wazeroEngine) checkImports(cm wazero.CompiledModule) error {
+func (p *provided) checkImports(imports []importedFunc, exportsStart bool) error {
 	hostImports := 0
-	for _, f := range cm.ImportedFunctions() {
-		mod, name, _ := f.Import()
-		params, results := f.ParamTypes(), f.ResultTypes()
+	for _, f := range imports {
+		mod, name, params, results := f.module, f.name, f.params, f.results
 		switch mod {
-		case wasi_snapshot_preview1.ModuleName:
-			def, ok := e.wasi[name]
+		case wasiModule:
+			def, ok := p.wasi[name]
 			if !ok {
 				return &ImportError{fmt.Sprintf("it imports %s.%s, which skein does not provide (no sockets, no network; see abi/README.md §2)", mod, name)}
 			}
-			if !sameTypes(params, def.ParamTypes()) || !sameTypes(results, def.ResultTypes()) {
+			if !slices.Equal(params, def.Params) || !slices.Equal(results, def.Results) {
 				return &ImportError{fmt.Sprintf("it imports %s.%s with signature %s -> %s; WASI defines %s -> %s",
-					mod, name, typeNames(params), typeNames(results), typeNames(def.ParamTypes()), typeNames(def.ResultTypes()))}
+					mod, name, typeNames(params), typeNames(results), typeNames(def.Params), typeNames(def.Results))}
 			}
-		case e.cfg.HostModule:
-			sig, ok := e.host[name]
+		case p.hostModule:
+			sig, ok := p.host[name]
 			if !ok {
 				return &ImportError{fmt.Sprintf("it imports %s.%s, which skein ABI v%d does not provide (a module built for a newer skein?)", mod, name, abi.Version)}
 			}
-			want, wantRes := valueTypes(sig.Params), valueTypes(sig.Results)
-			if !sameTypes(params, want) || !sameTypes(results, wantRes) {
+			if !slices.Equal(params, sig.Params) || !slices.Equal(results, sig.Results) {
 				return &ImportError{fmt.Sprintf("it imports %s.%s with signature %s -> %s; skein ABI v%d defines %s -> %s",
-					mod, name, typeNames(params), typeNames(results), abi.Version, typeNames(want), typeNames(wantRes))}
+					mod, name, typeNames(params), typeNames(results), abi.Version, typeNames(sig.Params), typeNames(sig.Results))}
 			}
 			hostImports++
 		default:
-			return &ImportError{fmt.Sprintf("it imports %s.%s; skein provides only the modules %q (ABI v%d) and %q", mod, name, e.cfg.HostModule, abi.Version, wasi_snapshot_preview1.ModuleName)}
+			return &ImportError{fmt.Sprintf("it imports %s.%s; skein provides only the modules %q (ABI v%d) and %q", mod, name, p.hostModule, abi.Version, wasiModule)}
 		}
 	}
 	if hostImports == 0 {
-		return &ImportError{fmt.Sprintf("not a skein module: it imports nothing from module %q (build it with GOOS=wasip1 GOARCH=wasm against github.com/skeinrun/skein/guest-sdk/skein)", e.cfg.HostModule)}
+		return &ImportError{fmt.Sprintf("not a skein module: it imports nothing from module %q (build it with GOOS=wasip1 GOARCH=wasm against github.com/skeinrun/skein/guest-sdk/skein)", p.hostModule)}
 	}
-	if _, ok := cm.ExportedFunctions()["_start"]; !ok {
+	if !exportsStart {
 		return &ImportError{"not a skein module: it exports no _start function (build a main package, a WASI command)"}
 	}
 	return nil
 }
 
-func sameTypes(a, b []api.ValueType) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
-func typeNames(ts []api.ValueType) string {
+func typeNames(ts []ValueType) string {
 	names := make([]string, len(ts))
 	for i, t := range ts {
-		names[i] = api.ValueTypeName(t)
+		names[i] = t.String()
 	}
 	return "(" + strings.Join(names, ",") + ")"
 }
 
-// WASIFunctions lists the WASI functions the engine provides, by name.
-func WASIFunctions(e Engine) []string {
-	w, ok := e.(*wazeroEngine)
-	if !ok {
-		return nil
-	}
-	names := make([]string, 0, len(w.wasi))
-	for n := range w.wasi {
+// wasiNames lists the WASI functions provided, by name.
+func (p *provided) wasiNames() []string {
+	names := make([]string, 0, len(p.wasi))
+	for n := range p.wasi {
 		names = append(names, n)
 	}
 	return names
+}
+
+// WASIFunctions lists the WASI functions the engine provides, by name.
+func WASIFunctions(e Engine) []string {
+	w, ok := e.(interface{ wasiNames() []string })
+	if !ok {
+		return nil
+	}
+	return w.wasiNames()
 }

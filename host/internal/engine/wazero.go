@@ -16,11 +16,10 @@ import (
 // wazeroEngine is the Engine on wazero: one runtime holding WASI and
 // the host module, shared by every instance.
 type wazeroEngine struct {
-	cfg   Config
-	rt    wazero.Runtime
-	cache wazero.CompilationCache
-	wasi  map[string]api.FunctionDefinition // the WASI functions provided
-	host  map[string]FuncType               // the host module's functions
+	provided // the WASI and host functions, for the import check
+	cfg      Config
+	rt       wazero.Runtime
+	cache    wazero.CompilationCache
 }
 
 // NewWazero returns an Engine on wazero.
@@ -38,12 +37,13 @@ func NewWazero(ctx context.Context, cfg Config) (Engine, error) {
 		WithCompilationCache(cache).
 		WithMemoryLimitPages(cfg.MemoryLimitPages).
 		WithCloseOnContextDone(cfg.Interruptible)
-	e := &wazeroEngine{cfg: cfg, rt: wazero.NewRuntimeWithConfig(ctx, rc), cache: cache, host: map[string]FuncType{}}
+	e := &wazeroEngine{cfg: cfg, rt: wazero.NewRuntimeWithConfig(ctx, rc), cache: cache,
+		provided: provided{hostModule: cfg.HostModule, host: map[string]FuncType{}}}
 	if _, err := wasi_snapshot_preview1.Instantiate(ctx, e.rt); err != nil {
 		e.Close(ctx)
 		return nil, fmt.Errorf("wasi: %w", err)
 	}
-	e.wasi = e.rt.Module(wasi_snapshot_preview1.ModuleName).ExportedFunctionDefinitions()
+	e.wasi = funcTypes(e.rt.Module(wasi_snapshot_preview1.ModuleName).ExportedFunctionDefinitions())
 	if err := e.exportHostModule(ctx); err != nil {
 		e.Close(ctx)
 		return nil, fmt.Errorf("host module %s: %w", cfg.HostModule, err)
@@ -84,6 +84,34 @@ func (e *wazeroEngine) exportHostModule(ctx context.Context) error {
 	}
 	_, err := b.Instantiate(ctx)
 	return err
+}
+
+// funcTypes returns the signatures of defs.
+func funcTypes(defs map[string]api.FunctionDefinition) map[string]FuncType {
+	out := make(map[string]FuncType, len(defs))
+	for name, d := range defs {
+		out[name] = FuncType{Params: fromAPI(d.ParamTypes()), Results: fromAPI(d.ResultTypes())}
+	}
+	return out
+}
+
+func fromAPI(ts []api.ValueType) []ValueType {
+	out := make([]ValueType, len(ts))
+	for i, t := range ts {
+		out[i] = ValueType(t)
+	}
+	return out
+}
+
+// checkImports checks cm's imports (imports.go).
+func (e *wazeroEngine) checkImports(cm wazero.CompiledModule) error {
+	var imports []importedFunc
+	for _, f := range cm.ImportedFunctions() {
+		mod, name, _ := f.Import()
+		imports = append(imports, importedFunc{module: mod, name: name, params: fromAPI(f.ParamTypes()), results: fromAPI(f.ResultTypes())})
+	}
+	_, start := cm.ExportedFunctions()["_start"]
+	return e.provided.checkImports(imports, start)
 }
 
 func valueTypes(ts []ValueType) []api.ValueType {
@@ -224,3 +252,17 @@ func (e *wazeroEngine) Close(ctx context.Context) error {
 	}
 	return err
 }
+
+// wasiTypes returns the signatures of the WASI functions wazero
+// provides: the set every engine gives guests, so that a module passes
+// the import check on one engine exactly when it passes it on the other.
+func wasiTypes(ctx context.Context) (map[string]FuncType, error) {
+	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigInterpreter())
+	defer rt.Close(ctx)
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
+		return nil, fmt.Errorf("wasi: %w", err)
+	}
+	return funcTypes(rt.Module(wasi_snapshot_preview1.ModuleName).ExportedFunctionDefinitions()), nil
+}
+
+func (e *wazeroEngine) name() string { return Wazero }
