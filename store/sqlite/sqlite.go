@@ -91,11 +91,14 @@ type DB struct {
 	log      *slog.Logger
 	wdb      *sql.DB // one connection, used only by the writer goroutine (and by readers for ":memory:")
 	rdb      *sql.DB // read-only pool; the same as wdb for ":memory:"
-	stmts    stmts   // prepared on wdb
-	reqs     chan *request
-	done     chan struct{} // closed when the writer goroutine has exited
-	mu       sync.RWMutex  // guards closed against concurrent sends on reqs
-	closed   bool
+	// claimable is claimableSQL prepared on rdb: the check every claim
+	// makes before it writes (tasks.go).
+	claimable *sql.Stmt
+	stmts     stmts // prepared on wdb
+	reqs      chan *request
+	done      chan struct{} // closed when the writer goroutine has exited
+	mu        sync.RWMutex  // guards closed against concurrent sends on reqs
+	closed    bool
 
 	// Buffers reused by the writer goroutine only.
 	args          []any
@@ -192,6 +195,14 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		}
 		d.rdb = rdb
 	}
+	if d.claimable, err = d.rdb.PrepareContext(ctx, claimableSQL); err != nil {
+		d.stmts.close()
+		if d.rdb != d.wdb {
+			d.rdb.Close()
+		}
+		wdb.Close()
+		return nil, fmt.Errorf("sqlite store: open %s: prepare: %w", path, err)
+	}
 	go d.writeLoop()
 	log.Debug("sqlite store: opened", "path", path, "durability", opts.Durability)
 	return d, nil
@@ -269,7 +280,7 @@ func (d *DB) Close() error {
 	<-d.done
 
 	var errs []error
-	errs = append(errs, d.stmts.close())
+	errs = append(errs, d.stmts.close(), d.claimable.Close())
 	if d.rdb != d.wdb {
 		errs = append(errs, d.rdb.Close())
 	}

@@ -74,7 +74,7 @@ func (d *DB) ClaimTasks(ctx context.Context, c store.TaskClaim) ([]store.Task, e
 	// A claim that finds nothing (most long-poll wake-ups of a worker that
 	// is not the one to get the task) costs a read, not a write.
 	var any int
-	err = d.rdb.QueryRowContext(ctx, claimableSQL, string(names), c.Now).Scan(&any)
+	err = d.claimable.QueryRowContext(ctx, string(names), c.Now).Scan(&any)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
