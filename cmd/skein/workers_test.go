@@ -295,7 +295,6 @@ func TestRemoteRetriesAndCancel(t *testing.T) {
 	want(t, "completion of a canceled task", r, 409, "conflict")
 }
 
-
 // TestWorkerStopReleasesTasks stops a worker (SIGTERM) while it holds a
 // task: it cancels the activity, reports the attempt as stopped, and the
 // next attempt runs on another worker at once, long before the lease
