@@ -101,6 +101,22 @@ func taskRef(ref taskwire.Ref) (host.TaskRef, error) {
 	return host.TaskRef{RunID: ref.RunID, Key: ref.Key, Attempt: ref.Attempt, Worker: ref.Worker}, nil
 }
 
+// attemptRequest decodes into req a request that names an attempt at
+// *ref (a field of req) and checks it; on an error it answers the
+// request itself and reports false.
+func (a *api) attemptRequest(w http.ResponseWriter, r *http.Request, req any, ref *taskwire.Ref) (host.TaskRef, bool) {
+	if err := a.decode(w, r, req, false); err != nil {
+		a.fail(w, r, err)
+		return host.TaskRef{}, false
+	}
+	tr, err := taskRef(*ref)
+	if err != nil {
+		a.fail(w, r, err)
+		return host.TaskRef{}, false
+	}
+	return tr, true
+}
+
 // taskError maps the host's errors of a heartbeat or an end: an attempt
 // that is no longer the worker's is 409, an unknown task 404.
 func taskError(err error) error {
@@ -117,13 +133,8 @@ func taskError(err error) error {
 
 func (a *api) heartbeatTask(w http.ResponseWriter, r *http.Request) {
 	var req taskwire.HeartbeatRequest
-	if err := a.decode(w, r, &req, false); err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	ref, err := taskRef(req.Ref)
-	if err != nil {
-		a.fail(w, r, err)
+	ref, ok := a.attemptRequest(w, r, &req, &req.Ref)
+	if !ok {
 		return
 	}
 	t, err := a.h.HeartbeatTask(r.Context(), ref, req.Progress)
@@ -136,13 +147,8 @@ func (a *api) heartbeatTask(w http.ResponseWriter, r *http.Request) {
 
 func (a *api) completeTask(w http.ResponseWriter, r *http.Request) {
 	var req taskwire.CompleteRequest
-	if err := a.decode(w, r, &req, false); err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	ref, err := taskRef(req.Ref)
-	if err != nil {
-		a.fail(w, r, err)
+	ref, ok := a.attemptRequest(w, r, &req, &req.Ref)
+	if !ok {
 		return
 	}
 	if len(req.Result) == 0 {
@@ -158,13 +164,8 @@ func (a *api) completeTask(w http.ResponseWriter, r *http.Request) {
 
 func (a *api) failTask(w http.ResponseWriter, r *http.Request) {
 	var req taskwire.FailRequest
-	if err := a.decode(w, r, &req, false); err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	ref, err := taskRef(req.Ref)
-	if err != nil {
-		a.fail(w, r, err)
+	ref, ok := a.attemptRequest(w, r, &req, &req.Ref)
+	if !ok {
 		return
 	}
 	if req.Error == "" {
