@@ -119,6 +119,12 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("bench: find this program for the worker process: %w", err)
 	}
 	self := []string{exe, benchWorkerCommand}
+	if strings.HasSuffix(exe, ".test") {
+		// A Go test binary calling cmdBench: it has no bench-worker
+		// command (it would run its tests instead), so the worker runs
+		// in this process.
+		self = nil
+	}
 	progress := stderr
 	if *quiet {
 		progress = io.Discard

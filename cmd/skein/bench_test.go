@@ -88,3 +88,19 @@ func TestBenchText(t *testing.T) {
 		t.Errorf("missing module: exit %d, stderr %q", code, stderr.String())
 	}
 }
+
+// TestBenchRemoteWorkerProcess runs the remote-activities workload from
+// the real binary, whose worker is a process of its own (skein
+// bench-worker), and checks both figures.
+func TestBenchRemoteWorkerProcess(t *testing.T) {
+	r := skein(t, t.TempDir(), "bench", "--quick", "--durability", "normal", "--json", "--quiet",
+		"--workload", "remote-activities", "--module", wasmbuild.Build(t, "./testdata/workflows/bench"))
+	if r.code != 0 {
+		t.Fatalf("skein bench: %s", r)
+	}
+	for _, metric := range []string{`"metric":"seq_calls_per_s"`, `"metric":"conc_calls_per_s"`} {
+		if !strings.Contains(r.stdout, metric) {
+			t.Errorf("skein bench printed no %s:\n%s", metric, r)
+		}
+	}
+}
