@@ -302,3 +302,25 @@ func BenchmarkActivities(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkStart: one Start of a new run per op (created, not driven),
+// naming the bench module (3.5 MB) by its hash and by its name, as
+// `POST /v1/runs` does. Both read only the module's record: the two must
+// cost about the same.
+func BenchmarkStart(b *testing.B) {
+	for _, by := range []string{"hash", "name"} {
+		b.Run("by="+by, func(b *testing.B) {
+			e := openEnv(b, benchOptions(b, sqlite.DurabilityNormal, true))
+			mod := map[string]string{"hash": e.Module.Hash, "name": e.Module.Name}[by]
+			ctx := context.Background()
+			n := 0
+			for b.Loop() {
+				n++
+				id := fmt.Sprintf("start-%d", n)
+				if _, err := e.Host.Start(ctx, host.StartOptions{Module: mod, Workflow: "steps", Input: []byte(`{"n":1}`), ID: id, Seed: 1}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -23,15 +23,25 @@ func (d *DB) Module(ctx context.Context, hashOrName string) (store.Module, error
 
 // ModuleInfo returns a module by hash or name, without its bytes.
 func (d *DB) ModuleInfo(ctx context.Context, hashOrName string) (store.Module, error) {
-	return d.module(ctx, hashOrName, false)
+	m, err := scanModule(d.moduleInfo.QueryRowContext(ctx, hashOrName), false)
+	if err != nil {
+		return store.Module{}, fmt.Errorf("sqlite store: module %q: %w", hashOrName, err)
+	}
+	return m, nil
 }
 
+// moduleInfoSQL finds a module by hash, else the newest module of that
+// name, in one statement (prepared as DB.moduleInfo).
+var moduleInfoSQL = `SELECT ` + moduleColumns(false) + `
+WHERE m.hash = ?1 OR m.rowid = (SELECT rowid FROM modules WHERE ?1 <> '' AND name = ?1 ORDER BY named_seq DESC LIMIT 1)
+ORDER BY m.hash = ?1 DESC LIMIT 1`
+
 func (d *DB) module(ctx context.Context, hashOrName string, withBytes bool) (store.Module, error) {
-	cols := `SELECT ` + rowscan.ModuleColumns(withBytes) + ` FROM modules `
-	m, err := scanModule(d.rdb.QueryRowContext(ctx, cols+`WHERE hash = ?`, hashOrName), withBytes)
+	cols := `SELECT ` + moduleColumns(withBytes)
+	m, err := scanModule(d.rdb.QueryRowContext(ctx, cols+`WHERE m.hash = ?`, hashOrName), withBytes)
 	if errors.Is(err, store.ErrNotFound) && hashOrName != "" {
 		m, err = scanModule(d.rdb.QueryRowContext(ctx,
-			cols+`WHERE name = ? ORDER BY named_seq DESC LIMIT 1`, hashOrName), withBytes)
+			cols+`WHERE m.name = ? ORDER BY m.named_seq DESC LIMIT 1`, hashOrName), withBytes)
 	}
 	if err != nil {
 		return store.Module{}, fmt.Errorf("sqlite store: module %q: %w", hashOrName, err)
@@ -39,11 +49,21 @@ func (d *DB) module(ctx context.Context, hashOrName string, withBytes bool) (sto
 	return m, nil
 }
 
+// moduleColumns is the select list and FROM clause of a read of modules
+// (as m) in rowscan.Module's order. The bytes live in module_bytes and are
+// joined only when asked for (migration 8 says why).
+func moduleColumns(withBytes bool) string {
+	if withBytes {
+		return `m.hash, m.name, m.size, b.bytes, m.abi_version, m.workflows, m.created_at FROM modules m JOIN module_bytes b ON b.hash = m.hash `
+	}
+	return `m.hash, m.name, m.size, m.abi_version, m.workflows, m.created_at FROM modules m `
+}
+
 // Modules lists every module without its bytes, most recently created
 // first.
 func (d *DB) Modules(ctx context.Context) ([]store.Module, error) {
 	rows, err := d.rdb.QueryContext(ctx,
-		`SELECT `+rowscan.ModuleColumns(false)+` FROM modules ORDER BY created_at DESC, rowid DESC`)
+		`SELECT `+moduleColumns(false)+`ORDER BY m.created_at DESC, m.rowid DESC`)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store: list modules: %w", err)
 	}
@@ -62,7 +82,7 @@ func (d *DB) Modules(ctx context.Context) ([]store.Module, error) {
 	return ms, nil
 }
 
-// scanModule reads a row of rowscan.ModuleColumns(withBytes).
+// scanModule reads a row of moduleColumns(withBytes).
 func scanModule(s rowscan.Scanner, withBytes bool) (store.Module, error) {
 	return rowscan.Module(s, withBytes, sql.ErrNoRows)
 }

@@ -94,11 +94,14 @@ type DB struct {
 	// claimable is claimableSQL prepared on rdb: the check every claim
 	// makes before it writes (tasks.go).
 	claimable *sql.Stmt
-	stmts     stmts // prepared on wdb
-	reqs      chan *request
-	done      chan struct{} // closed when the writer goroutine has exited
-	mu        sync.RWMutex  // guards closed against concurrent sends on reqs
-	closed    bool
+	// moduleInfo is moduleInfoSQL prepared on rdb: the read every start
+	// of a run by module name or hash makes (read.go).
+	moduleInfo *sql.Stmt
+	stmts      stmts // prepared on wdb
+	reqs       chan *request
+	done       chan struct{} // closed when the writer goroutine has exited
+	mu         sync.RWMutex  // guards closed against concurrent sends on reqs
+	closed     bool
 
 	// Buffers reused by the writer goroutine only.
 	args          []any
@@ -195,7 +198,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		}
 		d.rdb = rdb
 	}
-	if d.claimable, err = d.rdb.PrepareContext(ctx, claimableSQL); err != nil {
+	if err = d.prepareReads(ctx); err != nil {
 		d.stmts.close()
 		if d.rdb != d.wdb {
 			d.rdb.Close()
@@ -206,6 +209,18 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	go d.writeLoop()
 	log.Debug("sqlite store: opened", "path", path, "durability", opts.Durability)
 	return d, nil
+}
+
+// prepareReads prepares the hot reads on rdb.
+func (d *DB) prepareReads(ctx context.Context) (err error) {
+	if d.claimable, err = d.rdb.PrepareContext(ctx, claimableSQL); err != nil {
+		return err
+	}
+	if d.moduleInfo, err = d.rdb.PrepareContext(ctx, moduleInfoSQL); err != nil {
+		d.claimable.Close()
+		return err
+	}
+	return nil
 }
 
 // setup checks and migrates the database of a new store: it connects
@@ -280,7 +295,7 @@ func (d *DB) Close() error {
 	<-d.done
 
 	var errs []error
-	errs = append(errs, d.stmts.close(), d.claimable.Close())
+	errs = append(errs, d.stmts.close(), d.claimable.Close(), d.moduleInfo.Close())
 	if d.rdb != d.wdb {
 		errs = append(errs, d.rdb.Close())
 	}

@@ -34,12 +34,16 @@ func (d *DB) PutModule(ctx context.Context, m store.Module) error {
 	}
 	created := nanos(m.CreatedAt, time.Now())
 	err = d.write(&request{ctx: ctx, apply: func(w *wtx) error {
+		if _, err := w.tx.ExecContext(w.ctx, `
+INSERT INTO module_bytes (hash, bytes) VALUES (?, ?) ON CONFLICT (hash) DO NOTHING`, m.Hash, bytes); err != nil {
+			return err
+		}
 		_, err := w.tx.ExecContext(w.ctx, `
-INSERT INTO modules (hash, name, bytes, abi_version, workflows, created_at, named_seq)
+INSERT INTO modules (hash, name, size, abi_version, workflows, created_at, named_seq)
 VALUES (?, ?, ?, ?, ?, ?, CASE WHEN ? = '' THEN 0 ELSE (SELECT COALESCE(MAX(named_seq), 0) + 1 FROM modules) END)
 ON CONFLICT (hash) DO UPDATE SET name = excluded.name, named_seq = excluded.named_seq
 WHERE excluded.name <> ''`,
-			m.Hash, m.Name, bytes, m.ABIVersion, string(workflows), created, m.Name)
+			m.Hash, m.Name, len(bytes), m.ABIVersion, string(workflows), created, m.Name)
 		return err
 	}})
 	if err != nil {
