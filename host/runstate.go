@@ -28,6 +28,7 @@ type runState struct {
 	activities map[string]bool   // activities in flight, by key
 	starts     []activityCall    // in-process calls to start after the next commit
 	remote     map[string]int64  // remote activity tasks issued: key -> when (unix ns; tasks.go)
+	remoteDue  *time.Timer       // nudges the run when its newest remote task stops being fresh
 	board      *taskBoard        // told when the run's tasks are committed; nil: no one
 	promises   map[string]bool   // external promises issued
 	children   map[string]string // child runs issued and not delivered: key -> child run id
@@ -75,6 +76,9 @@ func (rs *runState) close() {
 	}
 	if rs.deadline != nil {
 		rs.deadline.Stop()
+	}
+	if rs.remoteDue != nil {
+		rs.remoteDue.Stop()
 	}
 	rs.cancel()
 }

@@ -182,16 +182,7 @@ func taskRefError(what string, ref TaskRef, err error) error {
 
 // task returns the task (run, key).
 func (h *Host) task(ctx context.Context, runID, key string) (store.Task, error) {
-	ts, err := h.cfg.Store.Tasks(ctx, runID)
-	if err != nil {
-		return store.Task{}, err
-	}
-	for _, t := range ts {
-		if t.Key == key {
-			return t, nil
-		}
-	}
-	return store.Task{}, fmt.Errorf("run %q has no activity task at key %q: %w", runID, key, store.ErrNotFound)
+	return h.cfg.Store.Task(ctx, runID, key)
 }
 
 // endFailed ends a failed attempt of t by the op's retry policy: the next

@@ -35,8 +35,13 @@ func (rs *runState) queueTask(h *Host, c activityCall) {
 		t.State = store.TaskQueued
 	}
 	rs.batch.Tasks = append(rs.batch.Tasks, t)
-	// Look again once the call is no longer fresh: the run may suspend.
-	rs.bodyTimers = append(rs.bodyTimers, time.AfterFunc(h.cfg.IdleThreshold, rs.mb.nudge))
+	// Look again once the newest call is no longer fresh: the run may
+	// suspend. One timer per run, moved on by each call.
+	if rs.remoteDue == nil {
+		rs.remoteDue = time.AfterFunc(h.cfg.IdleThreshold, rs.mb.nudge)
+	} else {
+		rs.remoteDue.Reset(h.cfg.IdleThreshold)
+	}
 }
 
 // remoteFresh reports whether the run should stay active for a remote

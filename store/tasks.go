@@ -126,6 +126,8 @@ type TaskStore interface {
 	CancelTasks(ctx context.Context, runID, reason string) error
 	// Tasks returns every task of a run, in creation order.
 	Tasks(ctx context.Context, runID string) ([]Task, error)
+	// Task returns the task of a run's call at key, or ErrNotFound.
+	Task(ctx context.Context, runID, key string) (Task, error)
 	// TaskQueues counts the queued and claimed tasks of each activity
 	// name that has any, by name.
 	TaskQueues(ctx context.Context) ([]TaskQueue, error)
@@ -178,4 +180,16 @@ func (t Task) ForQueue() Task {
 	t.Attempt = max(t.Attempt, 1)
 	t.Heartbeat, t.Progress, t.LastError = 0, nil, ""
 	return t
+}
+
+// OneTask is the result of a backend's Task from its list of matching
+// tasks: the one task, or ErrNotFound for none, wrapped in what.
+func OneTask(ts []Task, err error, what string) (Task, error) {
+	switch {
+	case err != nil:
+		return Task{}, err
+	case len(ts) == 0:
+		return Task{}, fmt.Errorf("%s: %w", what, ErrNotFound)
+	}
+	return ts[0], nil
 }

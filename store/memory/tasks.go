@@ -188,6 +188,13 @@ func (s *Store) Tasks(ctx context.Context, runID string) ([]store.Task, error) {
 	return out, nil
 }
 
+// Task returns one task of a run. See store.TaskStore.
+func (s *Store) Task(ctx context.Context, runID, key string) (store.Task, error) {
+	ts, err := s.listTasks(ctx, func(t *store.Task) bool { return t.RunID == runID && t.Key == key },
+		func(a, b store.Task) int { return 0 })
+	return store.OneTask(ts, err, "memory store: task "+runID+"."+key)
+}
+
 func (s *Store) listTasks(ctx context.Context, keep func(*store.Task) bool, order func(a, b store.Task) int) ([]store.Task, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()

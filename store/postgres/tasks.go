@@ -198,6 +198,12 @@ func (d *DB) Tasks(ctx context.Context, runID string) ([]store.Task, error) {
 	return d.tasks(ctx, "tasks of "+runID, `run_id = $1 ORDER BY seq`, runID)
 }
 
+// Task returns one task of a run. See store.TaskStore.
+func (d *DB) Task(ctx context.Context, runID, key string) (store.Task, error) {
+	ts, err := d.tasks(ctx, "task "+runID+"."+key, `run_id = $1 AND key = $2`, runID, key)
+	return store.OneTask(ts, err, "postgres store: task "+runID+"."+key)
+}
+
 func (d *DB) tasks(ctx context.Context, what, where string, args ...any) ([]store.Task, error) {
 	if err := d.check(ctx); err != nil {
 		return nil, fmt.Errorf("postgres store: %s: %w", what, err)

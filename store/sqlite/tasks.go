@@ -220,6 +220,12 @@ func (d *DB) Tasks(ctx context.Context, runID string) ([]store.Task, error) {
 	return d.tasks(ctx, "tasks of "+runID, `run_id = ? ORDER BY seq`, runID)
 }
 
+// Task returns one task of a run. See store.TaskStore.
+func (d *DB) Task(ctx context.Context, runID, key string) (store.Task, error) {
+	ts, err := d.tasks(ctx, "task "+runID+"."+key, `run_id = ? AND key = ?`, runID, key)
+	return store.OneTask(ts, err, "sqlite store: task "+runID+"."+key)
+}
+
 func (d *DB) tasks(ctx context.Context, what, where string, args ...any) ([]store.Task, error) {
 	rows, err := d.rdb.QueryContext(ctx, `SELECT `+rowscan.TaskColumns+` FROM tasks WHERE `+where, args...)
 	if err != nil {

@@ -43,6 +43,7 @@ func CheckClosed(t *testing.T, s store.Store, want error) {
 		"ExpiredTasks": func() error { _, err := s.ExpiredTasks(ctx, 0, 1); return err },
 		"CancelTasks":  func() error { return s.CancelTasks(ctx, "r", "x") },
 		"Tasks":        func() error { _, err := s.Tasks(ctx, "r"); return err },
+		"Task":         func() error { _, err := s.Task(ctx, "r", "k"); return err },
 		"TaskQueues":   func() error { _, err := s.TaskQueues(ctx); return err },
 	} {
 		if err := call(); !errors.Is(err, want) {

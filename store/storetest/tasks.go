@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"sync"
 	"testing"
@@ -63,15 +64,23 @@ func mustTasks(t *testing.T, s store.Store, run string) []store.Task {
 	return got
 }
 
-// mustTask returns task (run, key) as Tasks lists it.
+// mustTask returns task (run, key) as Task returns it, and checks that
+// Tasks lists the same.
 func mustTask(t *testing.T, s store.Store, run, key string) store.Task {
 	t.Helper()
+	got, err := s.Task(t.Context(), run, key)
+	if err != nil {
+		t.Fatalf("Task(%s, %s): %v", run, key, err)
+	}
 	for _, tk := range mustTasks(t, s, run) {
 		if tk.Key == key {
-			return tk
+			if !reflect.DeepEqual(tk, got) {
+				t.Fatalf("Task(%s, %s) = %+v, but Tasks lists %+v", run, key, got, tk)
+			}
+			return got
 		}
 	}
-	t.Fatalf("Tasks(%s) has no task %s", run, key)
+	t.Fatalf("Tasks(%s) has no task %s, but Task returns %+v", run, key, got)
 	return store.Task{}
 }
 
@@ -320,6 +329,14 @@ func testTasksOrder(t *testing.T, s store.Store) {
 	}
 	if got := mustTasks(t, s, "nope"); len(got) != 0 {
 		t.Errorf("Tasks(unknown run) = %q, want none", taskIDs(got))
+	}
+	if got := mustTask(t, s, "r1", "k1"); got.Name != "sms" {
+		t.Errorf("Task(r1, k1).Name = %q, want sms", got.Name)
+	}
+	for _, ref := range [][2]string{{"r1", "k0"}, {"r2", "k1"}, {"nope", "k1"}} {
+		if got, err := s.Task(t.Context(), ref[0], ref[1]); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("Task(%s, %s) = %+v, %v; want ErrNotFound", ref[0], ref[1], got, err)
+		}
 	}
 }
 
