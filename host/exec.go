@@ -50,6 +50,7 @@ type exec struct {
 	vsleep     int64 // virtual time added by sleeps in workflow code
 	fnNames    map[string]string
 	verify     bool // Replay: deliver only recorded outcomes, issue nothing new
+	upgrade    bool // CheckUpgrade: recorded outcomes, new step bodies, nothing else (upgradefx.go)
 
 	fx effects // what the execution asks of the world (effects.go); nil when describing
 
@@ -99,7 +100,7 @@ func (x *exec) record(r sched.Record) {
 	o := toStore(r)
 	x.fx.recorded(o)
 	x.rs.batch.Outcomes = append(x.rs.batch.Outcomes, store.RunOutcome{RunID: x.rs.run.ID, Outcome: o})
-	if !x.verify {
+	if !x.verify && !x.upgrade {
 		x.h.emitRecord(x.rs.run, r)
 	}
 }

@@ -130,9 +130,15 @@ func (x *exec) durableOp(ctx context.Context, a opArgs) (abi.OpResult, error) {
 	if x.verify && res.New {
 		return abi.OpResult{}, x.schedErr(&sched.NondeterminismError{Expected: "only recorded ops", Got: fmt.Sprintf("%s %q at key %q, which the journal does not record", a.kind, a.fn, res.Key)})
 	}
+	if x.upgrade && res.New && !x.s.Replaying() {
+		return abi.OpResult{}, x.stop(stSuspended, nil) // the journal is consumed: the run would go on with new work
+	}
 	r := abi.OpResult{Promise: uint32(res.Promise), Key: res.Key, State: abi.StatePending}
 	if x.verify && res.Pending != nil {
 		return r, nil // recorded as pending: a verifying replay starts nothing
+	}
+	if x.upgrade && (a.kind == abi.OpCall || a.kind == abi.OpChild) && (res.New || res.Pending != nil) {
+		return r, nil // an upgrade check starts no activity and no child run: the op waits
 	}
 	switch {
 	case res.Settled:
