@@ -67,9 +67,16 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	guestOut := fs.Bool("guest-output", false, guestOutputUsage)
 	acts := fakes{}
 	fs.Var(acts, "activity", "fake for an activity: NAME=JSON or NAME=error:TEXT (repeatable; others return null)")
+	up := addUpgradeFlags(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
+	}
+	if err := up.onlyWithUpgrade(fs); err != nil {
+		return err
+	}
+	if *up.module != "" {
+		return cmdCheckUpgrade(ctx, fs, up, pos, checkOutput{json: *asJSON, quiet: *quiet, guest: *guestOut, noInterrupt: *noInterrupt, engine: *eng}, stdout, stderr)
 	}
 	if len(pos) != 1 {
 		fs.Usage()
