@@ -14,6 +14,9 @@
 // schedules is an id that depends on timing. Any of these fails the test,
 // with a reproduction (the flags of `skein check`). A result that depends
 // on the schedule is legitimate (skein.Select) and only logged.
+//
+// CheckUpgrade proves, before a deploy, that the live runs of a store
+// replay against a new version of the module (docs/upgrades.md).
 package skeintest
 
 import (
