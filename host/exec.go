@@ -54,9 +54,10 @@ type exec struct {
 
 	fx effects // what the execution asks of the world (effects.go); nil when describing
 
-	nextOpts map[sched.TaskID]abi.OpOptions // op_options for the task's next op
-	bodies   map[sched.PromiseID]*stepBody  // step bodies running with options
-	canceled bool                           // the cancellation was delivered and handled
+	selecting map[sched.TaskID]int           // tasks waiting in a Select, with the number of futures (for effects.observed)
+	nextOpts  map[sched.TaskID]abi.OpOptions // op_options for the task's next op
+	bodies    map[sched.PromiseID]*stepBody  // step bodies running with options
+	canceled  bool                           // the cancellation was delivered and handled
 
 	// limits (limits.go)
 	wd        watchState      // read by the watchdog (watchdog.go)

@@ -55,6 +55,7 @@ func (x *exec) op(ctx context.Context, stack []uint64) error {
 		t, p, r.Key, err = x.s.Spawn(a.tid, a.name)
 		r.Task, r.Promise = uint32(t), uint32(p)
 		if err == nil {
+			x.fx.spawned(a.tid, t)
 			err = x.taskStarted()
 		}
 	case abi.OpFork:
@@ -68,6 +69,7 @@ func (x *exec) op(ctx context.Context, stack []uint64) error {
 		t, p, r.Key, err = x.s.Branch(a.tid, binary.LittleEndian.Uint32(a.arg))
 		r.Task, r.Promise = uint32(t), uint32(p)
 		if err == nil {
+			x.fx.spawned(a.tid, t)
 			err = x.taskStarted()
 		}
 	case abi.OpStep, abi.OpCall, abi.OpSleep, abi.OpPromise, abi.OpChild:

@@ -145,3 +145,5 @@ func (f *upgradeEffects) child(context.Context, string, store.Run)            {}
 func (f *upgradeEffects) cancelChild(context.Context, string, string, string) {}
 func (f *upgradeEffects) idle(context.Context) error                          { return f.x.stop(stSuspended, nil) }
 func (f *upgradeEffects) hardCancels() bool                                   { return false }
+func (f *upgradeEffects) spawned(sched.TaskID, sched.TaskID)                  {}
+func (f *upgradeEffects) observed(sched.TaskID, sched.PromiseID, int)         {}

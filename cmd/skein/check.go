@@ -46,8 +46,10 @@ type checkJSON struct {
 	Summary     string            `json:"summary"`
 	Divergences []host.Divergence `json:"divergences"`
 	IDConflicts []host.IDConflict `json:"id_conflicts"`
-	Ends        []host.EndGroup   `json:"ends"`
-	ElapsedMS   int64             `json:"elapsed_ms"`
+	// ChoiceDependent: keys whose op differs after a recorded choice.
+	ChoiceDependent []host.ChoiceDependence `json:"choice_dependent"`
+	Ends            []host.EndGroup         `json:"ends"`
+	ElapsedMS       int64                   `json:"elapsed_ms"`
 }
 
 func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -121,7 +123,7 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *asJSON {
 		if err := encodeJSON(stdout, checkJSON{Workflow: r.Workflow, Seed: r.Seed, Schedules: r.Schedules, Replays: r.Replays, OK: r.OK(),
-			Summary: r.Summary(), Divergences: r.Divergences, IDConflicts: r.IDConflicts, Ends: r.Ends,
+			Summary: r.Summary(), Divergences: r.Divergences, IDConflicts: r.IDConflicts, ChoiceDependent: r.ChoiceDependent, Ends: r.Ends,
 			ElapsedMS: r.Elapsed.Milliseconds()}, "  "); err != nil {
 			return err
 		}
