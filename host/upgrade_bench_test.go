@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"syscall"
@@ -44,7 +45,13 @@ func BenchmarkCheckUpgrade(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	o := UpgradeOptions{Store: st, Workflow: "steps", CacheDir: cacheDir}
+	// -args -nointerrupt (a flag of the workload benchmarks) turns the
+	// guest's interrupt checks off.
+	off := false
+	if f := flag.Lookup("nointerrupt"); f != nil {
+		off = f.Value.String() == "true"
+	}
+	o := UpgradeOptions{Store: st, Workflow: "steps", CacheDir: cacheDir, DisableInterrupt: off}
 	b.ResetTimer()
 	cpu0 := cpuTime()
 	var r *UpgradeReport
