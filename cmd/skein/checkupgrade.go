@@ -32,16 +32,20 @@ func addUpgradeFlags(fs *flag.FlagSet) *upgradeFlags {
 	}
 }
 
-// onlyWithUpgrade fails when a flag of --upgrade is given without it.
+// onlyWithUpgrade fails when a flag of --upgrade is given without it,
+// or a flag of the schedules' check with it.
 func (up *upgradeFlags) onlyWithUpgrade(fs *flag.FlagSet) error {
-	if *up.module != "" {
-		return nil
-	}
 	var err error
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
 		case "db", "store", "durability", "runs", "broken-only":
-			err = &exitError{code: exitUsage, err: fmt.Errorf("--%s goes with --upgrade NEW.wasm (a check of the live runs of a store)", f.Name)}
+			if *up.module == "" {
+				err = &exitError{code: exitUsage, err: fmt.Errorf("--%s goes with --upgrade NEW.wasm (a check of the live runs of a store)", f.Name)}
+			}
+		case "input", "schedules", "seed", "schedule", "crash-at", "step-time", "activity-time", "activity":
+			if *up.module != "" {
+				err = &exitError{code: exitUsage, err: fmt.Errorf("--%s is a flag of the check of seeded schedules, not of --upgrade (which replays the stored journals)", f.Name)}
+			}
 		}
 	})
 	return err

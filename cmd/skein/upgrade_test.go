@@ -181,6 +181,7 @@ func TestCheckUpgradeBadInput(t *testing.T) {
 		{[]string{"check", "--upgrade", v2, "--db", filepath.Join(t.TempDir(), "none.db")}, exitFailed, "no database"},
 		{[]string{"check", "--upgrade", "missing.wasm", "--db", db}, exitFailed, "missing.wasm"},
 		{[]string{"check", v2, "--db", db}, exitUsage, "--db goes with --upgrade NEW.wasm"},
+		{[]string{"check", "--upgrade", v2, "--db", db, "--schedules", "5"}, exitUsage, "--schedules is a flag of the check of seeded schedules, not of --upgrade"},
 	} {
 		r := skein(t, "", tc.args...)
 		if r.code != tc.code || !strings.Contains(r.stderr, tc.want) {
