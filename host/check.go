@@ -175,6 +175,7 @@ type scheduleResult struct {
 	k           int
 	err         error // the check itself failed
 	ops         map[string]simOp
+	choices     map[string][]choice // per key: the recorded choices before its op (simchoice.go)
 	end         EndGroup
 	replays     int
 	divergences []Divergence
@@ -198,7 +199,7 @@ func (h *Host) checkSchedule(ctx context.Context, m store.Module, o CheckOptions
 		res.err = err
 		return res
 	}
-	res.ops = sim.ops
+	res.ops, res.choices = sim.ops, sim.choices
 	res.end = EndGroup{Status: final.Status, Result: string(final.Result), Error: final.Error}
 	journal, err := h.journal(ctx, id)
 	if err != nil {

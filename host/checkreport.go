@@ -23,8 +23,13 @@ type CheckReport struct {
 	// schedule did.
 	Divergences []Divergence
 	// IDConflicts lists every key that names different ops in different
-	// schedules: ids that depend on timing.
+	// schedules without a recorded choice that differs between them before
+	// the op: ids that depend on timing.
 	IDConflicts []IDConflict
+	// ChoiceDependent lists every key that names different ops in two
+	// schedules after a recorded choice (a Select) that differs between
+	// them: legitimate, since the journal records the choice.
+	ChoiceDependent []ChoiceDependence
 	// Ends groups the schedules by how the run ended; more than one group
 	// means the result depends on the schedule (legitimate with Select).
 	Ends    []EndGroup
@@ -51,6 +56,34 @@ type IDConflict struct {
 	A, B                 KeyOp
 }
 
+// ChoiceDependence is a key issued as different ops by two schedules
+// after a recorded choice that differs between them.
+type ChoiceDependence struct {
+	Key                  string
+	ScheduleA, ScheduleB int
+	A, B                 KeyOp
+	// Choice is the first recorded choice before the op that differs.
+	Choice Choice
+}
+
+// Choice is a Select whose outcome differs between two schedules: the
+// Select-th Select of the task with lineage path Task ("" is the root),
+// and the key of the future it chose in schedule A and in B (a task's
+// future is its scope key, e.g. "t2").
+type Choice struct {
+	Task   string
+	Select int
+	A, B   string
+}
+
+func (c Choice) String() string {
+	task := c.Task
+	if task == "" {
+		task = "root"
+	}
+	return fmt.Sprintf("select %d of task %s", c.Select, task)
+}
+
 // KeyOp is what a key was issued as: the op's kind and function, and the
 // lineage path of the task that issued it ("" is the root task).
 type KeyOp struct{ Kind, Function, Task string }
@@ -72,6 +105,9 @@ func (r *CheckReport) OK() bool { return len(r.Divergences) == 0 && len(r.IDConf
 // schedule-independent".
 func (r *CheckReport) Summary() string {
 	ids := "ids schedule-independent"
+	if n := len(r.ChoiceDependent); n > 0 {
+		ids = fmt.Sprintf("ids schedule-independent up to recorded choices (%d keys follow a Select)", n)
+	}
 	if n := len(r.IDConflicts); n > 0 {
 		ids = fmt.Sprintf("ids DEPEND ON THE SCHEDULE (%d keys)", n)
 	}
@@ -97,6 +133,10 @@ func (r *CheckReport) Details(w io.Writer) {
 	for _, c := range r.IDConflicts {
 		fmt.Fprintf(w, "id depends on the schedule: key %q is %s in schedule %d but %s in schedule %d\n  reproduce: --seed %d --schedule %d\n",
 			c.Key, c.A, c.ScheduleA, c.B, c.ScheduleB, r.Seed, c.ScheduleB)
+	}
+	for _, c := range r.ChoiceDependent {
+		fmt.Fprintf(w, "id follows a recorded choice: key %q is %s in schedule %d but %s in schedule %d, after %s chose %q in schedule %d and %q in schedule %d\n",
+			c.Key, c.A, c.ScheduleA, c.B, c.ScheduleB, c.Choice, c.Choice.A, c.ScheduleA, c.Choice.B, c.ScheduleB)
 	}
 	if len(r.Ends) > 1 {
 		for _, e := range r.Ends {
@@ -130,7 +170,7 @@ const checkEpoch = 1767225600 * int64(time.Second)
 func checkReport(o CheckOptions, results []scheduleResult) (*CheckReport, error) {
 	r := &CheckReport{Workflow: o.Workflow, Seed: o.Seed, Schedules: len(results)}
 	seen := map[string]int{} // key -> index in results of its first schedule
-	conflicted := map[string]bool{}
+	conflicted, followed := map[string]bool{}, map[string]bool{}
 	for i, res := range results {
 		if res.err != nil {
 			return nil, fmt.Errorf("check: schedule %d: %w", res.k, res.err)
@@ -143,11 +183,21 @@ func checkReport(o CheckOptions, results []scheduleResult) (*CheckReport, error)
 				seen[key] = i
 				continue
 			}
-			if a, b := results[j].ops[key], res.ops[key]; a != b && !conflicted[key] {
-				conflicted[key] = true
-				r.IDConflicts = append(r.IDConflicts, IDConflict{Key: key, ScheduleA: results[j].k, ScheduleB: res.k,
-					A: KeyOp(a), B: KeyOp(b)})
+			a, b := results[j].ops[key], res.ops[key]
+			if a == b || conflicted[key] {
+				continue
 			}
+			if c, ok := firstDifferentChoice(results[j].choices[key], res.choices[key]); ok {
+				if !followed[key] {
+					followed[key] = true
+					r.ChoiceDependent = append(r.ChoiceDependent, ChoiceDependence{Key: key, ScheduleA: results[j].k, ScheduleB: res.k,
+						A: KeyOp(a), B: KeyOp(b), Choice: c})
+				}
+				continue
+			}
+			conflicted[key] = true
+			r.IDConflicts = append(r.IDConflicts, IDConflict{Key: key, ScheduleA: results[j].k, ScheduleB: res.k,
+				A: KeyOp(a), B: KeyOp(b)})
 		}
 		r.addEnd(res.k, res.end)
 	}

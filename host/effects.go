@@ -67,6 +67,11 @@ type effects interface {
 	// hardCancels reports whether a cancellation the workflow does not
 	// take in time stops the execution (CancelGrace).
 	hardCancels() bool
+	// spawned is told that task parent started task child (spawn or
+	// branch); observed that task tid learned that promise p settled
+	// first of the n it waited on (n > 1: a choice made by Select).
+	spawned(parent, child sched.TaskID)
+	observed(tid sched.TaskID, p sched.PromiseID, n int)
 }
 
 // liveWorld is the real world: wall-clock timers, activities on their
@@ -100,6 +105,8 @@ func (liveEffects) bodyStarted(string, int)                     {}
 func (liveEffects) bodyNow() int64                              { return time.Now().UnixNano() }
 func (liveEffects) bodyRand(b []byte)                           { rand.Read(b) }
 func (liveEffects) hardCancels() bool                           { return true }
+func (liveEffects) spawned(sched.TaskID, sched.TaskID)          {}
+func (liveEffects) observed(sched.TaskID, sched.PromiseID, int) {}
 func (liveEffects) prepareChild(*store.Run)                     {}
 func (f liveEffects) armTimer(key string, d int64)              { f.x.rs.armTimer(key, d) }
 

@@ -50,12 +50,14 @@ type exec struct {
 	vsleep     int64 // virtual time added by sleeps in workflow code
 	fnNames    map[string]string
 	verify     bool // Replay: deliver only recorded outcomes, issue nothing new
+	upgrade    bool // CheckUpgrade: recorded outcomes, new step bodies, nothing else (upgradefx.go)
 
 	fx effects // what the execution asks of the world (effects.go); nil when describing
 
-	nextOpts map[sched.TaskID]abi.OpOptions // op_options for the task's next op
-	bodies   map[sched.PromiseID]*stepBody  // step bodies running with options
-	canceled bool                           // the cancellation was delivered and handled
+	selecting map[sched.TaskID]int           // tasks waiting in a Select, with the number of futures (for effects.observed)
+	nextOpts  map[sched.TaskID]abi.OpOptions // op_options for the task's next op
+	bodies    map[sched.PromiseID]*stepBody  // step bodies running with options
+	canceled  bool                           // the cancellation was delivered and handled
 
 	// limits (limits.go)
 	wd        watchState      // read by the watchdog (watchdog.go)
@@ -99,7 +101,7 @@ func (x *exec) record(r sched.Record) {
 	o := toStore(r)
 	x.fx.recorded(o)
 	x.rs.batch.Outcomes = append(x.rs.batch.Outcomes, store.RunOutcome{RunID: x.rs.run.ID, Outcome: o})
-	if !x.verify {
+	if !x.verify && !x.upgrade {
 		x.h.emitRecord(x.rs.run, r)
 	}
 }

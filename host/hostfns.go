@@ -186,6 +186,11 @@ func (x *exec) next(ctx context.Context, stack []uint64) error {
 		r.Kind = abi.ResumeWake
 		r.Promise = uint32(d.Promise)
 		r.Outcome = toABI(d.Outcome)
+		if d.Promise != 0 {
+			n := max(x.selecting[d.Task], 1)
+			delete(x.selecting, d.Task)
+			x.fx.observed(d.Task, d.Promise, n)
+		}
 	}
 	x.out = abi.AppendResume(x.out[:0], r)
 	return x.replyTo(stack, 0, x.out)
@@ -196,6 +201,9 @@ func (x *exec) await(ctx context.Context, stack []uint64) error {
 	out, ok, err := x.s.Await(tid, p)
 	if err != nil {
 		return x.schedErr(err)
+	}
+	if ok {
+		x.fx.observed(tid, p, 1)
 	}
 	x.out = abi.AppendWait(x.out[:0], abi.Wait{Ready: ok, Outcome: toABI(out)})
 	return x.replyTo(stack, 2, x.out)
@@ -218,6 +226,15 @@ func (x *exec) selectFn(ctx context.Context, stack []uint64) error {
 	i, out, ok, err := x.s.Select(tid, ids)
 	if err != nil {
 		return x.schedErr(err)
+	}
+	switch {
+	case ok:
+		x.fx.observed(tid, ids[i], len(ids))
+	case len(ids) > 1:
+		if x.selecting == nil {
+			x.selecting = map[sched.TaskID]int{}
+		}
+		x.selecting[tid] = len(ids) // the choice is made when a promise wakes the task (next)
 	}
 	x.out = abi.AppendWait(x.out[:0], abi.Wait{Ready: ok, Index: uint32(i), Outcome: toABI(out)})
 	return x.replyTo(stack, 3, x.out)

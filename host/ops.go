@@ -55,6 +55,7 @@ func (x *exec) op(ctx context.Context, stack []uint64) error {
 		t, p, r.Key, err = x.s.Spawn(a.tid, a.name)
 		r.Task, r.Promise = uint32(t), uint32(p)
 		if err == nil {
+			x.fx.spawned(a.tid, t)
 			err = x.taskStarted()
 		}
 	case abi.OpFork:
@@ -68,6 +69,7 @@ func (x *exec) op(ctx context.Context, stack []uint64) error {
 		t, p, r.Key, err = x.s.Branch(a.tid, binary.LittleEndian.Uint32(a.arg))
 		r.Task, r.Promise = uint32(t), uint32(p)
 		if err == nil {
+			x.fx.spawned(a.tid, t)
 			err = x.taskStarted()
 		}
 	case abi.OpStep, abi.OpCall, abi.OpSleep, abi.OpPromise, abi.OpChild:
@@ -130,9 +132,15 @@ func (x *exec) durableOp(ctx context.Context, a opArgs) (abi.OpResult, error) {
 	if x.verify && res.New {
 		return abi.OpResult{}, x.schedErr(&sched.NondeterminismError{Expected: "only recorded ops", Got: fmt.Sprintf("%s %q at key %q, which the journal does not record", a.kind, a.fn, res.Key)})
 	}
+	if x.upgrade && res.New && !x.s.Replaying() {
+		return abi.OpResult{}, x.stop(stSuspended, nil) // the journal is consumed: the run would go on with new work
+	}
 	r := abi.OpResult{Promise: uint32(res.Promise), Key: res.Key, State: abi.StatePending}
 	if x.verify && res.Pending != nil {
 		return r, nil // recorded as pending: a verifying replay starts nothing
+	}
+	if x.upgrade && (a.kind == abi.OpCall || a.kind == abi.OpChild) && (res.New || res.Pending != nil) {
+		return r, nil // an upgrade check starts no activity and no child run: the op waits
 	}
 	switch {
 	case res.Settled:

@@ -68,6 +68,9 @@ type simRun struct {
 	ends  map[string]int64
 	log   []simRecord
 	ops   map[string]simOp
+	// choices holds, per key, the recorded choices that could have shaped
+	// the op when it was first issued (simchoice.go).
+	choices map[string][]choice
 }
 
 type simEvent struct {
@@ -121,7 +124,7 @@ func (s *simulator) drop(id string) {
 }
 
 func newSimRun(seed uint64, clock int64) *simRun {
-	return &simRun{seed: seed, clock: clock, ends: map[string]int64{}, ops: map[string]simOp{}}
+	return &simRun{seed: seed, clock: clock, ends: map[string]int64{}, ops: map[string]simOp{}, choices: map[string][]choice{}}
 }
 
 // mix hashes a seed with a label into a new seed.
@@ -189,10 +192,13 @@ func (r *simRun) fire(mb *mailbox) bool {
 	return true
 }
 
-// noteOp remembers what a key was issued as.
-func (r *simRun) noteOp(key string, op simOp) {
+// noteOp remembers what a key was issued as, and after which choices.
+func (r *simRun) noteOp(key string, op simOp, cs []choice) {
 	if _, ok := r.ops[key]; !ok {
 		r.ops[key] = op
+		if len(cs) > 0 {
+			r.choices[key] = cs
+		}
 	}
 }
 

@@ -40,6 +40,8 @@ type simEffects struct {
 	sim *simRun
 	cfg Simulation
 
+	choices choices // the choices that shaped each task (simchoice.go)
+
 	waits  map[string]int           // waits issued per step body attempt
 	rands  map[string]*rand.ChaCha8 // real_rand streams per step body attempt
 	starts map[string]int64         // clock when each step body attempt started in this execution
@@ -48,7 +50,11 @@ type simEffects struct {
 func (f *simEffects) now() int64               { return f.sim.clock }
 func (f *simEffects) recorded(o store.Outcome) { f.sim.log = append(f.sim.log, simRecord{out: o}) }
 func (f *simEffects) issued(key, kind, fn string, tid sched.TaskID) {
-	f.sim.noteOp(key, simOp{Kind: kind, Function: fn, Task: f.x.s.TaskPath(tid)})
+	f.sim.noteOp(key, simOp{Kind: kind, Function: fn, Task: f.x.s.TaskPath(tid)}, f.choices.of(tid))
+}
+func (f *simEffects) spawned(parent, child sched.TaskID) { f.choices.spawned(parent, child) }
+func (f *simEffects) observed(tid sched.TaskID, p sched.PromiseID, n int) {
+	f.choices.observed(f.x.s, tid, p, n)
 }
 func (f *simEffects) hardCancels() bool { return false }
 

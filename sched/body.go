@@ -92,6 +92,19 @@ func (s *Sched) Issued(key string) bool {
 	return ok
 }
 
+// PromiseOf returns the key of a promise (a durable op's key, or the
+// scope key of a task for its join) and, for a task's join, the task.
+func (s *Sched) PromiseOf(id PromiseID) (key string, joins TaskID) {
+	if id == 0 || int(id) > len(s.promises) {
+		return "", 0
+	}
+	p := s.promises[id-1]
+	if p.kind == "task" {
+		return p.key, p.owner
+	}
+	return p.key, 0
+}
+
 // Settled lists the durable outcomes delivered so far, in settle order.
 func (s *Sched) Settled() []Record {
 	out := make([]Record, 0, len(s.order))

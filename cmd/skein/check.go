@@ -46,8 +46,10 @@ type checkJSON struct {
 	Summary     string            `json:"summary"`
 	Divergences []host.Divergence `json:"divergences"`
 	IDConflicts []host.IDConflict `json:"id_conflicts"`
-	Ends        []host.EndGroup   `json:"ends"`
-	ElapsedMS   int64             `json:"elapsed_ms"`
+	// ChoiceDependent: keys whose op differs after a recorded choice.
+	ChoiceDependent []host.ChoiceDependence `json:"choice_dependent"`
+	Ends            []host.EndGroup         `json:"ends"`
+	ElapsedMS       int64                   `json:"elapsed_ms"`
 }
 
 func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -67,9 +69,16 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	guestOut := fs.Bool("guest-output", false, guestOutputUsage)
 	acts := fakes{}
 	fs.Var(acts, "activity", "fake for an activity: NAME=JSON or NAME=error:TEXT (repeatable; others return null)")
+	up := addUpgradeFlags(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
+	}
+	if err := up.onlyWithUpgrade(fs); err != nil {
+		return err
+	}
+	if *up.module != "" {
+		return cmdCheckUpgrade(ctx, fs, up, pos, checkOutput{json: *asJSON, quiet: *quiet, guest: *guestOut, noInterrupt: *noInterrupt, engine: *eng}, stdout, stderr)
 	}
 	if len(pos) != 1 {
 		fs.Usage()
@@ -114,7 +123,7 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *asJSON {
 		if err := encodeJSON(stdout, checkJSON{Workflow: r.Workflow, Seed: r.Seed, Schedules: r.Schedules, Replays: r.Replays, OK: r.OK(),
-			Summary: r.Summary(), Divergences: r.Divergences, IDConflicts: r.IDConflicts, Ends: r.Ends,
+			Summary: r.Summary(), Divergences: r.Divergences, IDConflicts: r.IDConflicts, ChoiceDependent: r.ChoiceDependent, Ends: r.Ends,
 			ElapsedMS: r.Elapsed.Milliseconds()}, "  "); err != nil {
 			return err
 		}

@@ -68,8 +68,8 @@ func init() {
 			"cancel a run on a server", cmdCancel},
 		{"new", "skein new NAME [--skein-dir PATH]",
 			"write a workflow module skeleton in NAME/: go.mod (replacing skein with a local checkout), main.go, main_test.go, Makefile", cmdNew},
-		{"check", "skein check MODULE.wasm [--workflow W] [--input JSON] [--schedules N] [--seed S] [--schedule K --crash-at T] [--activity NAME=JSON] [--json]",
-			"prove hermetically that a workflow replays exactly from every crash point and that its ids do not depend on timing", cmdCheck},
+		{"check", "skein check MODULE.wasm [--workflow W] [--input JSON] [--schedules N] [--seed S] [--schedule K --crash-at T] [--activity NAME=JSON] [--json]\n       skein check --upgrade NEW.wasm [--db FILE | --store URL] [--workflow W] [--runs suspended,running] [--broken-only] [--json]",
+			"prove hermetically that a workflow replays exactly from every crash point and that its ids do not depend on timing; with --upgrade, that every live run replays against a new module", cmdCheck},
 		{"bench", "skein bench [--workload NAME[,NAME]] [--durability normal|strict|both] [--interrupt on|off|both] [--json] [--module bin/bench.wasm] [--quick]",
 			"run the performance workloads through the real host and print one line per figure (docs/PERFORMANCE.md)", cmdBench},
 	}

@@ -62,3 +62,18 @@ func TestDeterminism(t *testing.T) {
 		})
 	}
 }
+
+// Before deploying version 2: every run of version 1 waiting for a person
+// replays against it (the check is recorded, the promise is left).
+func TestUpgradeCheck(t *testing.T) {
+	e := hosttest.New(t, "./examples/refund/v1", host.EvictIdle)
+	for _, amount := range []string{`{"amount":40}`, `{"amount":400}`} {
+		if r := e.Drive(e.Start("refund", amount).ID); r.Status != store.RunSuspended {
+			t.Fatalf("v1: status %s (%s), want suspended on the promise approve", r.Status, r.Error)
+		}
+	}
+	r := skeintest.CheckUpgrade(t, e.Store, wasmbuild.Build(t, "./examples/refund/v2"), skeintest.UpgradeOptions{Workflow: "refund"})
+	if len(r.Runs) != 2 || !r.OK() {
+		t.Fatalf("%s", r.Summary())
+	}
+}

@@ -1,0 +1,98 @@
+package host
+
+import (
+	"slices"
+
+	"github.com/skeinrun/skein/sched"
+)
+
+// A recorded choice is what a task learned from a Select: which of its
+// futures settled first. The journal records it (the settlement order), so
+// a replay makes the same choice; but two schedules may choose
+// differently, and what a task does after a choice may legitimately
+// differ between them. The simulation notes, for each op, the choices
+// that could have shaped it: those its task made before issuing it, those
+// its parent had made when it started the task, and those of every task
+// whose end it awaited. The checker compares two schedules' ops at a key
+// only when these agree (checkreport.go).
+
+// choice is the n-th Select of a task (by lineage path) and the key of the
+// promise it chose.
+type choice struct {
+	Task   string
+	Select int
+	Chose  string
+}
+
+// choices is the per-execution state of the simulation's choice
+// tracking: each task's choices so far, and its count of Selects.
+type choices struct {
+	hist    map[sched.TaskID][]choice
+	selects map[sched.TaskID]int
+}
+
+// of returns the choices that shaped task tid so far.
+func (c *choices) of(tid sched.TaskID) []choice { return c.hist[tid] }
+
+// spawned gives a new task its parent's choices.
+func (c *choices) spawned(parent, child sched.TaskID) {
+	if h := c.hist[parent]; len(h) > 0 {
+		c.set(child, h)
+	}
+}
+
+// observed notes that task tid learned that p settled first of n futures:
+// a choice when n > 1; and, when p is a task's end, that task's choices.
+func (c *choices) observed(s *sched.Sched, tid sched.TaskID, p sched.PromiseID, n int) {
+	key, joins := s.PromiseOf(p)
+	h := c.hist[tid]
+	grown := false
+	if joins != 0 {
+		for _, ch := range c.hist[joins] {
+			if !slices.Contains(h, ch) {
+				if !grown {
+					h, grown = slices.Clone(h), true
+				}
+				h = append(h, ch)
+			}
+		}
+	}
+	if n > 1 {
+		if c.selects == nil {
+			c.selects = map[sched.TaskID]int{}
+		}
+		c.selects[tid]++
+		if !grown {
+			h, grown = slices.Clone(h), true
+		}
+		h = append(h, choice{Task: s.TaskPath(tid), Select: c.selects[tid], Chose: key})
+	}
+	if grown {
+		c.set(tid, h)
+	}
+}
+
+// set replaces a task's choices (slices are shared between tasks, and
+// never appended to in place).
+func (c *choices) set(tid sched.TaskID, h []choice) {
+	if c.hist == nil {
+		c.hist = map[sched.TaskID][]choice{}
+	}
+	c.hist[tid] = slices.Clip(h)
+}
+
+// firstDifferentChoice returns the first choice (in a's order) that both
+// histories made, differently: a Select both schedules ran before the
+// op, with different outcomes. A choice only one of them made before the
+// op does not count: up to the first differing choice both ran the same
+// code, so one made a Select the other had not made yet only by timing.
+func firstDifferentChoice(a, b []choice) (Choice, bool) {
+	for _, ca := range a {
+		for _, cb := range b {
+			if ca.Task == cb.Task && ca.Select == cb.Select && ca.Chose != cb.Chose {
+				return Choice{Task: ca.Task, Select: ca.Select, A: ca.Chose, B: cb.Chose}, true
+			}
+		}
+	}
+	return Choice{}, false
+}

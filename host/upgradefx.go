@@ -1,0 +1,149 @@
+package host
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/skeinrun/skein/sched"
+	"github.com/skeinrun/skein/store"
+)
+
+// replayUpgrade replays run (its ModuleHash already the new module's)
+// from its journal outs in one execution of cm, as a resume would, and
+// fills in res with what it met. It returns an error only when the
+// replay was interrupted (ctx).
+func (h *Host) replayUpgrade(ctx context.Context, cm *cachedModule, run store.Run, outs []store.Outcome, res *UpgradeRun) error {
+	w := &upgradeWorld{recorded: make(map[string]bool, len(outs)), clock: run.StartTime}
+	recs := make([]sched.Record, len(outs))
+	for i, o := range outs {
+		recs[i] = fromStore(o)
+		w.recorded[o.Key] = true
+		w.clock = max(w.clock, o.VTime)
+	}
+	rs := newRunState(run, DriveOptions{})
+	defer rs.close()
+	rs.world = w
+	x := newExec(h, rs, recs)
+	x.upgrade = true
+	h.instantiate(ctx, cm, x)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	switch x.state {
+	case stSuspended:
+		res.End = "continues"
+	case stDone:
+		res.End = "completes"
+		if o, skipped := skippedWork(outs, x.s); skipped && w.first != nil {
+			res.Break, res.Key, res.Recorded, res.New = BreakSkipped, o.Key, o.Function, w.first.fn
+			res.Error = fmt.Sprintf("the journal records %s %q at key %q, which the new code never reaches: it issues %s %q at key %q, a key the journal does not record, and ends without it (positional keys shifted; the recorded work would be done again under new keys)",
+				o.Kind, o.Function, o.Key, w.first.kind, w.first.fn, w.first.key)
+			res.End = ""
+		}
+	case stDiverged:
+		classifyDivergence(x.failure, outs, res)
+	default:
+		res.Break, res.Error = BreakFailure, fmt.Sprint(x.failure)
+	}
+	return nil
+}
+
+// skippedWork returns the first positional settled record (in settle
+// order) that the execution never issued.
+func skippedWork(outs []store.Outcome, s *sched.Sched) (store.Outcome, bool) {
+	for _, o := range outs {
+		if o.Status == store.OutcomePending || strings.HasPrefix(o.Key, "!") || sched.Named(o.Key) {
+			continue
+		}
+		if !s.Issued(o.Key) {
+			return o, true
+		}
+	}
+	return store.Outcome{}, false
+}
+
+// classifyDivergence fills in res from a CodeMismatchError or a
+// NondeterminismError.
+func classifyDivergence(err error, outs []store.Outcome, res *UpgradeRun) {
+	res.Error = err.Error()
+	var cm *CodeMismatchError
+	var nd *NondeterminismError
+	switch {
+	case errors.As(err, &cm):
+		res.Break, res.Key, res.Recorded, res.New = BreakCodeMismatch, cm.Key, cm.Recorded, cm.Got
+	case errors.As(err, &nd):
+		res.Break, res.New = BreakNondeterminism, nd.Got
+		for _, o := range outs {
+			if o.Seq == nd.Seq && o.Status != store.OutcomePending {
+				res.Key, res.Recorded = o.Key, o.Function
+				break
+			}
+		}
+	default:
+		res.Break = BreakFailure
+	}
+}
+
+// upgradeWorld is the world of a run replayed by CheckUpgrade: recorded
+// outcomes only. A new step body runs in the sandbox and settles at once
+// (as on a resume; its body waits never end); a new activity call, timer,
+// promise or child op starts nothing and never settles. The execution
+// ends at its first live idle point, or at its first new op once the
+// journal is consumed: from there the run would go on with new work.
+type upgradeWorld struct {
+	recorded map[string]bool // the journal's keys
+	clock    int64           // the latest virtual time of the journal
+	first    *newOp          // the first op the new code issued that the journal does not record
+}
+
+type newOp struct{ key, kind, fn string }
+
+func (w *upgradeWorld) effects(x *exec) effects           { return &upgradeEffects{x: x, w: w} }
+func (w *upgradeWorld) armDeadline(*Host, *runState) bool { return true }
+func (w *upgradeWorld) settlesParent() bool               { return false }
+
+// upgradeEffects are the effects of an execution replayed by
+// CheckUpgrade (upgradeWorld): none.
+type upgradeEffects struct {
+	x    *exec
+	w    *upgradeWorld
+	rand *rand.ChaCha8
+}
+
+func (f *upgradeEffects) now() int64             { return f.w.clock }
+func (f *upgradeEffects) recorded(store.Outcome) {}
+func (f *upgradeEffects) issued(key, kind, fn string, _ sched.TaskID) {
+	if f.w.first == nil && !f.w.recorded[key] {
+		f.w.first = &newOp{key: key, kind: kind, fn: fn}
+	}
+}
+func (f *upgradeEffects) bodyStarted(string, int) {}
+func (f *upgradeEffects) bodyNow() int64          { return f.w.clock }
+func (f *upgradeEffects) bodyRand(b []byte) {
+	if f.rand == nil {
+		var seed [32]byte
+		binary.LittleEndian.PutUint64(seed[:], f.x.rs.run.Seed)
+		copy(seed[8:], "skein-upgrade-check")
+		f.rand = rand.NewChaCha8(seed)
+	}
+	f.rand.Read(b)
+}
+func (f *upgradeEffects) bodyWait(sched.TaskID, time.Duration, string) {}
+func (f *upgradeEffects) backoff(*stepBody, string, int) time.Duration { return 0 }
+func (f *upgradeEffects) stepEnded(sched.TaskID, sched.PromiseID, sched.Outcome) (bool, error) {
+	return false, nil
+}
+func (f *upgradeEffects) armTimer(string, int64)                              {}
+func (f *upgradeEffects) call(activityCall) error                             { return nil }
+func (f *upgradeEffects) prepareChild(*store.Run)                             {}
+func (f *upgradeEffects) child(context.Context, string, store.Run)            {}
+func (f *upgradeEffects) cancelChild(context.Context, string, string, string) {}
+func (f *upgradeEffects) idle(context.Context) error                          { return f.x.stop(stSuspended, nil) }
+func (f *upgradeEffects) hardCancels() bool                                   { return false }
+func (f *upgradeEffects) spawned(sched.TaskID, sched.TaskID)                  {}
+func (f *upgradeEffects) observed(sched.TaskID, sched.PromiseID, int)         {}

@@ -1,0 +1,57 @@
+package skeintest
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/skeinrun/skein/host"
+	"github.com/skeinrun/skein/store"
+)
+
+// UpgradeOptions tune CheckUpgrade; the zero value checks the suspended
+// and running runs of every workflow the new module registers.
+type UpgradeOptions struct {
+	// Workflow limits the check to the runs of one workflow.
+	Workflow string
+	// Statuses are the statuses of the runs checked; default suspended
+	// and running.
+	Statuses []store.RunStatus
+}
+
+// CheckUpgrade replays every live run in st against the module at
+// newWasmPath (host.CheckUpgrade) and fails t, listing each run that
+// would break with its key, recorded function and new function. It
+// returns the report for further assertions.
+//
+//	skeintest.CheckUpgrade(t, st, "order-v2.wasm", skeintest.UpgradeOptions{Workflow: "order"})
+func CheckUpgrade(t testing.TB, st store.Store, newWasmPath string, o UpgradeOptions) *host.UpgradeReport {
+	t.Helper()
+	wasm, err := os.ReadFile(newWasmPath)
+	if err != nil {
+		t.Fatalf("skeintest: %v", err)
+	}
+	cache := ""
+	if dir, err := os.UserCacheDir(); err == nil {
+		cache = filepath.Join(dir, "skein-wazero")
+	}
+	ctx := context.Background()
+	if d, ok := t.(interface{ Context() context.Context }); ok {
+		ctx = d.Context()
+	}
+	r, err := host.CheckUpgrade(ctx, wasm, host.UpgradeOptions{Store: st, Workflow: o.Workflow, Statuses: o.Statuses, CacheDir: cache})
+	if err != nil {
+		t.Fatalf("skeintest: %v", err)
+	}
+	if !r.OK() {
+		var details strings.Builder
+		r.Details(&details, true)
+		t.Errorf("skeintest: %s\n%s", r.Summary(), details.String())
+		return r
+	}
+	t.Logf("skeintest: %s (%s)", r.Summary(), r.Elapsed.Round(time.Millisecond))
+	return r
+}
