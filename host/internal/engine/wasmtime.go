@@ -135,7 +135,7 @@ type wtModule struct {
 
 func (m *wtModule) CodeBytes() int    { return m.codeBytes }
 func (m *wtModule) ImageBytes() int64 { return 0 } // wasmtime's memory images are part of its code
-func (m *wtModule) Snapshotted() bool  { return false }
+func (m *wtModule) Snapshotted() bool { return false }
 
 // Close drops the module's reference to its compiled code.
 func (m *wtModule) Close(context.Context) error {
