@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"sync"
-
 )
 
 // Schedules that record the same log (the same ops, in the same order,
@@ -72,4 +71,3 @@ func logPrint(log []simRecord, end EndGroup) [32]byte {
 	}
 	return [32]byte(h.Sum(nil))
 }
-
