@@ -39,31 +39,48 @@ func memoryModes(b *testing.B, fn func(b *testing.B)) {
 
 // BenchmarkInstantiate instantiates the bench module (compiled and cached)
 // in describe mode per op: wazero's instantiation, the Go runtime's start
-// and package initialisation, up to the guest's third host call, where
-// the host ends it. This is the guest's share of a run's activation.
+// and package initialisation (a command, or a reactor with snapshots off)
+// or the restore of the snapshot (a reactor), up to the guest's third
+// host call, where the host ends it. This is the guest's share of a
+// run's activation.
 func BenchmarkInstantiate(b *testing.B) {
 	memoryModes(b, func(b *testing.B) {
-		for _, interrupt := range []bool{true, false} {
-			b.Run(fmt.Sprintf("interrupt=%v", interrupt), func(b *testing.B) {
-				h := newTestHost(b, Config{DisableInterrupt: !interrupt})
-				wasm, err := os.ReadFile(wasmbuild.Build(b, "./testdata/workflows/bench"))
-				if err != nil {
-					b.Fatal(err)
-				}
-				ctx := context.Background()
-				cm, _, err := h.compile(ctx, "bench", wasm, 0)
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer h.release(cm)
-				for b.Loop() {
-					x := newDescribeExec(h.Host)
-					h.instantiate(ctx, cm, x)
-					if !x.described {
-						b.Fatal("the module did not reach its invocation", x.failure)
-					}
-				}
-			})
+		for _, c := range []struct {
+			build  string
+			noSnap bool
+		}{{"command", false}, {"reactor", true}, {"reactor+snapshot", false}} {
+			for _, interrupt := range []bool{true, false} {
+				b.Run(fmt.Sprintf("build=%s/interrupt=%v", c.build, interrupt), func(b *testing.B) {
+					benchInstantiate(b, c.build != "command", Config{DisableInterrupt: !interrupt, DisableSnapshots: c.noSnap})
+				})
+			}
 		}
 	})
+}
+
+// benchInstantiate runs BenchmarkInstantiate on the bench module built
+// as a command or a reactor, on a host with cfg.
+func benchInstantiate(b *testing.B, reactor bool, cfg Config) {
+	h := newTestHost(b, cfg)
+	build := wasmbuild.Build
+	if reactor {
+		build = wasmbuild.BuildReactor
+	}
+	wasm, err := os.ReadFile(build(b, "./testdata/workflows/bench"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	cm, _, err := h.compile(ctx, "bench", wasm, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer h.release(cm)
+	for b.Loop() {
+		x := newDescribeExec(h.Host)
+		h.instantiate(ctx, cm, x)
+		if !x.described {
+			b.Fatal("the module did not reach its invocation", x.failure)
+		}
+	}
 }

@@ -146,6 +146,7 @@ func (o *CheckOptions) setDefaults() error {
 // returns their results in the order of ks.
 func (h *Host) checkSchedules(ctx context.Context, m store.Module, o CheckOptions, ks []int) []scheduleResult {
 	results := make([]scheduleResult, len(ks))
+	shares := &replayShares{byLog: map[[32]byte]*sharedReplays{}}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	done := 0
@@ -153,7 +154,7 @@ func (h *Host) checkSchedules(ctx context.Context, m store.Module, o CheckOption
 	for range min(o.Parallelism, len(ks)) {
 		wg.Go(func() {
 			for i := range next {
-				results[i] = h.checkSchedule(ctx, m, o, ks[i])
+				results[i] = h.checkSchedule(ctx, m, o, ks[i], shares)
 				if o.Progress != nil {
 					mu.Lock()
 					done++
@@ -177,12 +178,14 @@ type scheduleResult struct {
 	ops         map[string]simOp
 	choices     map[string][]choice // per key: the recorded choices before its op (simchoice.go)
 	end         EndGroup
-	replays     int
+	replays     int // crash points checked
+	shared      int // of them, covered by another schedule's replays (checkshare.go)
 	divergences []Divergence
 }
 
-// checkSchedule runs schedule k, then replays it from every crash point.
-func (h *Host) checkSchedule(ctx context.Context, m store.Module, o CheckOptions, k int) scheduleResult {
+// checkSchedule runs schedule k, then replays it from every crash point,
+// unless a schedule that recorded the same log does (checkshare.go).
+func (h *Host) checkSchedule(ctx context.Context, m store.Module, o CheckOptions, k int, shares *replayShares) scheduleResult {
 	res := scheduleResult{k: k}
 	seed := mix(o.Seed, fmt.Sprintf("schedule:%d", k))
 	id := fmt.Sprintf("s%d", k)
@@ -206,6 +209,26 @@ func (h *Host) checkSchedule(ctx context.Context, m store.Module, o CheckOptions
 		res.err = err
 		return res
 	}
+	sh, owner := shares.claim(logPrint(sim.log, res.end), k)
+	if !owner {
+		select {
+		case <-sh.done:
+			res.replays, res.shared, res.err = sh.replays, sh.replays, sh.err
+		case <-ctx.Done():
+			res.err = ctx.Err()
+		}
+		return res
+	}
+	res = h.crashReplays(ctx, o, res, final, sim, journal)
+	sh.finish(res)
+	return res
+}
+
+// crashReplays replays schedule res.k's run from every crash point of its
+// journal (or only o.CrashAt) and adds what it found to res.
+func (h *Host) crashReplays(ctx context.Context, o CheckOptions, res scheduleResult, final store.Run, sim *simRun, journal []store.Outcome) scheduleResult {
+	k := res.k
+	var err error
 	for c := 1; c <= len(journal)+1; c++ {
 		if o.CrashAt > 0 && c != o.CrashAt {
 			continue

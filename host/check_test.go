@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"flag"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -96,6 +97,23 @@ func TestCheckScheduleDependentResult(t *testing.T) {
 	r = check(t, "./testdata/workflows/timing", CheckOptions{Workflow: "shared", Schedules: 40})
 	if !r.OK() || len(r.Ends) != 2 {
 		t.Fatalf("want replay-exact, ids independent, two orders:\n%s", details(r))
+	}
+}
+
+// A sequential workflow records the same journal under every schedule:
+// the check replays the crash points of one and shares them with the
+// others, and still checks every crash point of every schedule.
+func TestCheckSharesReplays(t *testing.T) {
+	const n, schedules = 50, 40
+	r := check(t, "./testdata/workflows/bench", CheckOptions{Workflow: "steps", Input: []byte(`{"n":50}`), Schedules: schedules})
+	if !r.OK() || len(r.Ends) != 1 {
+		t.Fatalf("%s", details(r))
+	}
+	if want := schedules * (n + 1); r.Replays != want || r.Shared != want-(n+1) {
+		t.Errorf("%d replays, %d shared; want %d checked, all but one schedule's %d shared", r.Replays, r.Shared, want, n+1)
+	}
+	if !strings.Contains(r.Summary(), fmt.Sprintf("(%d shared by schedules that recorded the same journal)", r.Shared)) {
+		t.Errorf("summary %q does not say what was shared", r.Summary())
 	}
 }
 

@@ -15,10 +15,15 @@ type CheckReport struct {
 	Workflow  string
 	Seed      uint64
 	Schedules int
-	// Replays counts the executions replayed from a journal: one from
-	// every crash point of every schedule (a journal of n settlements has
-	// n+1: before each settlement, and after the last).
+	// Replays counts the crash points checked: one replay from every
+	// crash point of every schedule (a journal of n settlements has n+1:
+	// before each settlement, and after the last).
 	Replays int
+	// Shared counts the crash points of Replays that were not replayed
+	// again because an earlier schedule recorded the same log and ended
+	// the same way: its replays start from the same records, and their
+	// findings are reported once, under that schedule.
+	Shared int
 	// Divergences lists every replay that did not go on exactly as its
 	// schedule did.
 	Divergences []Divergence
@@ -115,8 +120,12 @@ func (r *CheckReport) Summary() string {
 	if len(r.Ends) > 1 {
 		res = fmt.Sprintf("result depends on the schedule (%d different ends)", len(r.Ends))
 	}
-	return fmt.Sprintf("%s: %d schedules, %d replays, %d divergences, %s, %s",
-		r.Workflow, r.Schedules, r.Replays, len(r.Divergences), ids, res)
+	shared := ""
+	if r.Shared > 0 {
+		shared = fmt.Sprintf(" (%d shared by schedules that recorded the same journal)", r.Shared)
+	}
+	return fmt.Sprintf("%s: %d schedules, %d replays%s, %d divergences, %s, %s",
+		r.Workflow, r.Schedules, r.Replays, shared, len(r.Divergences), ids, res)
 }
 
 // Details writes every failure with what reproduces it (the flags of
@@ -176,6 +185,7 @@ func checkReport(o CheckOptions, results []scheduleResult) (*CheckReport, error)
 			return nil, fmt.Errorf("check: schedule %d: %w", res.k, res.err)
 		}
 		r.Replays += res.replays
+		r.Shared += res.shared
 		r.Divergences = append(r.Divergences, res.divergences...)
 		for _, key := range slices.Sorted(maps.Keys(res.ops)) {
 			j, ok := seen[key]

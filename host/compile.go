@@ -98,9 +98,16 @@ type compileResult struct {
 func (h *Host) compileError(label string, err error) error {
 	var inv *engine.InvalidError
 	var imp *engine.ImportError
+	var init *engine.InitTimeoutError
 	switch {
 	case err == nil:
 		return nil
+	case errors.As(err, &init) && h.cfg.MaxRunWithoutYield <= 0:
+		return &ModuleError{Module: label, Reason: init.Error(), Err: err}
+	case errors.As(err, &init):
+		// As the watchdog says it of a command's start-up (watchdog.go).
+		le := h.cfg.limitError(fmt.Sprintf("workflow code ran %s without yielding to the host", init.Limit), "MaxRunWithoutYield", init.Limit.String())
+		return &ModuleError{Module: label, Reason: le.Error(), Err: le}
 	case errors.As(err, &inv):
 		if inv.Stack != "" {
 			h.log.Error("the engine panicked compiling a module", "module", label, "panic", inv.Err, "stack", inv.Stack)

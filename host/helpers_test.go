@@ -91,6 +91,9 @@ func newTestHostHooks(t testing.TB, cfg Config, hooks testHooks) *testHost {
 	if os.Getenv("SKEIN_NO_MEM_IMAGES") != "" { // benchmarks compare (docs/PERFORMANCE.md)
 		cfg.DisableMemoryImages = true
 	}
+	if os.Getenv("SKEIN_NO_SNAPSHOTS") != "" { // the suite without snapshots (make test-reactor)
+		cfg.DisableSnapshots = true
+	}
 	if cfg.LimitHint == nil {
 		cfg.LimitHint = limitflags.Flag // as the CLI: its messages are the ones asserted
 	}

@@ -152,6 +152,11 @@ type Config struct {
 	// module's initial memory (Linux): instances copy its data segments
 	// instead. For comparisons; see docs/PERFORMANCE.md.
 	DisableMemoryImages bool
+	// DisableSnapshots runs a reactor module's start-up (_initialize) in
+	// every instance instead of starting instances from the module's
+	// state after one run of it (abi/README.md, "Start-up and
+	// snapshots"). Modules built as commands always run their start-up.
+	DisableSnapshots bool
 
 	// Simulation, if set, runs every workflow in virtual time only, with
 	// timing decided by a seed (see Simulation). For checks and tests.
@@ -309,6 +314,8 @@ func newHost(ctx context.Context, cfg Config, hooks testHooks) (*Host, error) {
 		MemoryLimitPages: cfg.MemoryLimitPages,
 		Interruptible:    !cfg.DisableInterrupt,
 		NoMemoryImages:   cfg.DisableMemoryImages,
+		NoSnapshots:      cfg.DisableSnapshots,
+		InitTimeout:      cfg.MaxRunWithoutYield,
 		SliceMemory:      sliceMemory,
 	})
 	if err != nil {

@@ -129,6 +129,13 @@ func TestModuleValidation(t *testing.T) {
 		}
 		return b
 	}
+	reactor := func(pkg string) []byte {
+		b, err := os.ReadFile(wasmbuild.BuildReactor(t, pkg))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
 	for _, tc := range []struct {
 		name string
 		wasm []byte
@@ -138,6 +145,9 @@ func TestModuleValidation(t *testing.T) {
 		{"wasisock", read("./testdata/workflows/hostile/wasisock"), "module wasisock rejected: it imports wasi_snapshot_preview1.sock_open, which skein does not provide (no sockets, no network; see abi/README.md §2)"},
 		{"noworkflows", read("./testdata/workflows/hostile/noworkflows"), "module noworkflows rejected: it registers no workflows (call skein.Register before skein.Main)"},
 		{"initloop", read("./testdata/workflows/hostile/initloop"), "module initloop rejected: workflow code ran 300ms without yielding to the host (limit Config.MaxRunWithoutYield = 300ms; --max-run-without-yield)"},
+		{"initspin", read("./testdata/workflows/hostile/initspin"), "module initspin rejected: workflow code ran 300ms without yielding to the host (limit Config.MaxRunWithoutYield = 300ms; --max-run-without-yield)"},
+		{"initspin-reactor", reactor("./testdata/workflows/hostile/initspin"), "module initspin-reactor rejected: workflow code ran 300ms without yielding to the host (limit Config.MaxRunWithoutYield = 300ms; --max-run-without-yield)"},
+		{"noentry-reactor", reactor("./testdata/workflows/hostile/noentry"), "module noentry-reactor rejected: not a skein module: it exports no _start function (a WASI command: build a main package), nor _initialize and skein_main (a reactor: build a main package with -buildmode=c-shared)"},
 		{"version2", []byte("\x00asm\x02\x00\x00\x00"), "module version2 rejected: unsupported WebAssembly binary version [2 0 0 0] (want 1)"},
 		{"huge", append([]byte("\x00asm\x01\x00\x00\x00"), make([]byte, DefaultMaxModuleBytes)...), "module huge rejected: the module is 67108872 bytes (limit Config.MaxModuleBytes = 67108864 bytes (64 MiB); --max-module-bytes)"},
 	} {

@@ -126,8 +126,11 @@ func crashAfter(t *testing.T, h *testHost, r store.Run, journal []store.Outcome,
 }
 
 // What workflow code sees of time, randomness and map order is the same
-// live and on replay, and differs for another run seed; the filesystem
-// and the environment are empty.
+// live and on replay; the filesystem and the environment are empty.
+// crypto/rand differs for another run seed. math/rand and map order come
+// from the seed the Go runtime reads as it starts: per run for a command
+// module, per module for a reactor started from its snapshot
+// (abi/README.md, "Start-up and snapshots").
 func TestSandboxDeterminism(t *testing.T) {
 	h := newTestHost(t, Config{Evict: EvictAlways})
 	m := h.deploy(t, "./testdata/workflows/probe")
@@ -167,9 +170,29 @@ func TestSandboxDeterminism(t *testing.T) {
 		}
 		return ""
 	}
-	for _, p := range []string{"rand=", "map="} {
-		if line(results[7], p) == line(results[8], p) {
-			t.Errorf("%s is the same for two run seeds: %s", p, line(results[7], p))
+	perModule := snapshotted(t, h, m.Hash)
+	for _, p := range []string{"rand=", "map=", "crypto="} {
+		same := line(results[7], p) == line(results[8], p)
+		switch {
+		case p == "crypto=" || !perModule:
+			if same {
+				t.Errorf("%s is the same for two run seeds: %s", p, line(results[7], p))
+			}
+		case !same:
+			t.Errorf("%s differs between two runs of a snapshotted module: %s, %s", p, line(results[7], p), line(results[8], p))
 		}
 	}
+}
+
+// snapshotted reports whether instances of the compiled module hash start
+// from its snapshot (a reactor built with SKEIN_TEST_BUILDMODE=c-shared,
+// on an engine and system that take snapshots).
+func snapshotted(t *testing.T, h *testHost, hash string) bool {
+	t.Helper()
+	cm, err := h.compiledModule(context.Background(), hash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.release(cm)
+	return cm.mod.Snapshotted()
 }

@@ -42,6 +42,7 @@ type checkJSON struct {
 	Seed        uint64            `json:"seed"`
 	Schedules   int               `json:"schedules"`
 	Replays     int               `json:"replays"`
+	Shared      int               `json:"shared"`
 	OK          bool              `json:"ok"`
 	Summary     string            `json:"summary"`
 	Divergences []host.Divergence `json:"divergences"`
@@ -122,7 +123,7 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	if *asJSON {
-		if err := encodeJSON(stdout, checkJSON{Workflow: r.Workflow, Seed: r.Seed, Schedules: r.Schedules, Replays: r.Replays, OK: r.OK(),
+		if err := encodeJSON(stdout, checkJSON{Workflow: r.Workflow, Seed: r.Seed, Schedules: r.Schedules, Replays: r.Replays, Shared: r.Shared, OK: r.OK(),
 			Summary: r.Summary(), Divergences: r.Divergences, IDConflicts: r.IDConflicts, ChoiceDependent: r.ChoiceDependent, Ends: r.Ends,
 			ElapsedMS: r.Elapsed.Milliseconds()}, "  "); err != nil {
 			return err

@@ -31,7 +31,9 @@ func Root() string {
 
 // Build builds the package at pkg (a path relative to the module root,
 // such as "./examples/race") with GOOS=wasip1 GOARCH=wasm and returns the
-// path of the .wasm file.
+// path of the .wasm file. With SKEIN_TEST_BUILDMODE=c-shared in the
+// environment it builds reactor modules (abi/README.md, "Start-up and
+// snapshots"): the test suites run on them as on commands.
 func Build(tb testing.TB, pkg string) string {
 	tb.Helper()
 	p, err := BuildErr(pkg)
@@ -43,9 +45,25 @@ func Build(tb testing.TB, pkg string) string {
 
 // BuildErr is Build without a testing.TB.
 func BuildErr(pkg string) (string, error) {
+	return build(pkg, os.Getenv("SKEIN_TEST_BUILDMODE"))
+}
+
+// BuildReactor builds pkg as a reactor module (-buildmode=c-shared)
+// whatever SKEIN_TEST_BUILDMODE says.
+func BuildReactor(tb testing.TB, pkg string) string {
+	tb.Helper()
+	p, err := build(pkg, "c-shared")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}
+
+// build builds pkg with -buildmode=mode ("" for the default, a command).
+func build(pkg, mode string) (string, error) {
 	mu.Lock()
 	defer mu.Unlock()
-	if p, ok := built[pkg]; ok {
+	if p, ok := built[pkg+"\x00"+mode]; ok {
 		return p, nil
 	}
 	if dir == "" {
@@ -59,12 +77,16 @@ func BuildErr(pkg string) (string, error) {
 		}
 		dir = d
 	}
-	sum := sha256.Sum256([]byte(Root() + "\x00" + pkg))
+	sum := sha256.Sum256([]byte(Root() + "\x00" + pkg + "\x00" + mode))
 	out := filepath.Join(dir, strings.Trim(filepath.Base(pkg), ".")+"-"+hex.EncodeToString(sum[:6])+".wasm")
 	// Build to a private file, then rename: test processes running in
 	// parallel may build the same package (builds are reproducible).
 	tmp := fmt.Sprintf("%s.%d.tmp", out, os.Getpid())
-	cmd := exec.Command("go", "build", "-o", tmp, pkg)
+	args := []string{"build", "-o", tmp}
+	if mode != "" {
+		args = append(args, "-buildmode="+mode)
+	}
+	cmd := exec.Command("go", append(args, pkg)...)
 	cmd.Dir = Root()
 	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
 	if msg, err := cmd.CombinedOutput(); err != nil {
@@ -73,6 +95,6 @@ func BuildErr(pkg string) (string, error) {
 	if err := os.Rename(tmp, out); err != nil {
 		return "", err
 	}
-	built[pkg] = out
+	built[pkg+"\x00"+mode] = out
 	return out, nil
 }

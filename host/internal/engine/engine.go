@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 )
 
 // ValueType is a WebAssembly value type in a host function's signature,
@@ -85,6 +86,13 @@ type Config struct {
 	// NoMemoryImages turns off the copy-on-write images of a module's
 	// initial memory: instances copy its (merged) data segments instead.
 	NoMemoryImages bool
+	// NoSnapshots runs a reactor module's _initialize in every instance
+	// instead of starting instances from its state after one run of it
+	// (reactor.go).
+	NoSnapshots bool
+	// InitTimeout bounds the run of a reactor's _initialize that takes
+	// its snapshot (Interruptible engines only); 0 means 10 s.
+	InitTimeout time.Duration
 	// SliceMemory gives instances a Go slice as linear memory, grown by
 	// copying, instead of reserved address space (for comparisons).
 	SliceMemory bool
@@ -115,6 +123,9 @@ type Module interface {
 	// it has none): what it keeps in memory besides machine code.
 	CodeBytes() int
 	ImageBytes() int64
+	// Snapshotted reports whether instances start from a snapshot of
+	// the module after its start-up (a reactor module; reactor.go).
+	Snapshotted() bool
 	Close(ctx context.Context) error
 }
 
@@ -143,6 +154,14 @@ func (e *InvalidError) Unwrap() error { return e.Err }
 type ImportError struct{ Reason string }
 
 func (e *ImportError) Error() string { return e.Reason }
+
+// InitTimeoutError reports a reactor module whose _initialize did not
+// finish within Config.InitTimeout.
+type InitTimeoutError struct{ Limit time.Duration }
+
+func (e *InitTimeoutError) Error() string {
+	return fmt.Sprintf("its start-up (_initialize) did not finish within %s", e.Limit)
+}
 
 // ExitError reports a guest that exited (WASI proc_exit) with Code.
 type ExitError struct{ Code uint32 }

@@ -31,9 +31,9 @@ type provided struct {
 // a linker message: a function of another module, a host function of
 // another ABI version or signature, a WASI function skein leaves out
 // (the socket extensions). It also refuses a module that is not a skein
-// workflow module: one that imports nothing from the host module or
-// exports no _start.
-func (p *provided) checkImports(imports []importedFunc, exportsStart bool) error {
+// workflow module: one that imports nothing from the host module or has
+// no entry (entry: it exports _start, or _initialize and skein_main).
+func (p *provided) checkImports(imports []importedFunc, entry bool) error {
 	hostImports := 0
 	for _, f := range imports {
 		mod, name, params, results := f.module, f.name, f.params, f.results
@@ -64,8 +64,8 @@ func (p *provided) checkImports(imports []importedFunc, exportsStart bool) error
 	if hostImports == 0 {
 		return &ImportError{fmt.Sprintf("not a skein module: it imports nothing from module %q (build it with GOOS=wasip1 GOARCH=wasm against github.com/skeinrun/skein/guest-sdk/skein)", p.hostModule)}
 	}
-	if !exportsStart {
-		return &ImportError{"not a skein module: it exports no _start function (build a main package, a WASI command)"}
+	if !entry {
+		return &ImportError{"not a skein module: it exports no _start function (a WASI command: build a main package), nor _initialize and skein_main (a reactor: build a main package with -buildmode=c-shared)"}
 	}
 	return nil
 }
@@ -85,6 +85,12 @@ func (p *provided) wasiNames() []string {
 		names = append(names, n)
 	}
 	return names
+}
+
+// hasEntry reports whether a module's exported functions include an
+// entry: _start, or _initialize and skein_main (reactor.go).
+func hasEntry(exported func(name string) bool) bool {
+	return exported("_start") || (exported(ReactorInit) && exported(ReactorEntry))
 }
 
 // WASIFunctions lists the WASI functions the engine provides, by name.

@@ -53,21 +53,16 @@ func activeData(wasm []byte) (sections []wasmSection, dataIndex int, segs []data
 		return nil, 0, nil, false, errors.New("short module")
 	}
 	dataIndex = -1
-	for i := 8; i < len(wasm); {
-		id := wasm[i]
-		size, n := uvarint(wasm[i+1:])
-		if n <= 0 || uint64(len(wasm)-i-1-n) < size {
-			return nil, 0, nil, false, errors.New("bad section")
-		}
-		i += 1 + n
-		sections = append(sections, wasmSection{id: id, content: wasm[i : i+int(size)]})
-		switch id {
+	if sections, err = sectionsOf(wasm); err != nil {
+		return nil, 0, nil, false, err
+	}
+	for i, s := range sections {
+		switch s.id {
 		case 11:
-			dataIndex = len(sections) - 1
+			dataIndex = i
 		case 12:
 			return nil, 0, nil, false, nil // a data count section: bulk-memory code may name segments by index
 		}
-		i += int(size)
 	}
 	if dataIndex < 0 {
 		return nil, 0, nil, false, nil
@@ -85,6 +80,25 @@ func activeData(wasm []byte) (sections []wasmSection, dataIndex int, segs []data
 		}
 	}
 	return sections, dataIndex, segs, true, nil
+}
+
+// sectionsOf splits a module into its sections.
+func sectionsOf(wasm []byte) ([]wasmSection, error) {
+	if len(wasm) < 8 {
+		return nil, errors.New("short module")
+	}
+	var sections []wasmSection
+	for i := 8; i < len(wasm); {
+		id := wasm[i]
+		size, n := uvarint(wasm[i+1:])
+		if n <= 0 || uint64(len(wasm)-i-1-n) < size {
+			return nil, errors.New("bad section")
+		}
+		i += 1 + n
+		sections = append(sections, wasmSection{id: id, content: wasm[i : i+int(size)]})
+		i += int(size)
+	}
+	return sections, nil
 }
 
 // assemble writes a module from its sections, with the data section's

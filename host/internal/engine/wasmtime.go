@@ -135,6 +135,7 @@ type wtModule struct {
 
 func (m *wtModule) CodeBytes() int    { return m.codeBytes }
 func (m *wtModule) ImageBytes() int64 { return 0 } // wasmtime's memory images are part of its code
+func (m *wtModule) Snapshotted() bool { return false }
 
 // Close drops the module's reference to its compiled code.
 func (m *wtModule) Close(context.Context) error {
@@ -257,18 +258,18 @@ func (e *wtEngine) checkModule(m *wasmtime.Module) error {
 		}
 		imports = append(imports, importedFunc{module: it.Module(), name: name, params: fromWT(ft.Params()), results: fromWT(ft.Results())})
 	}
-	start := false
+	funcs := map[string]bool{}
 	for _, ex := range m.Exports() {
 		switch t := ex.Type(); {
-		case ex.Name() == "_start" && t.FuncType() != nil:
-			start = true
+		case t.FuncType() != nil:
+			funcs[ex.Name()] = true
 		case t.MemoryType() != nil:
 			if err := e.checkMemory(t.MemoryType()); err != nil {
 				return err
 			}
 		}
 	}
-	return e.provided.checkImports(imports, start)
+	return e.provided.checkImports(imports, hasEntry(func(name string) bool { return funcs[name] }))
 }
 
 // checkMemory refuses a memory whose minimum (or declared maximum) is

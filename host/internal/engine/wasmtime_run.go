@@ -87,11 +87,7 @@ func (e *wtEngine) Run(ctx context.Context, m Module, c RunConfig) (err error) {
 		if ex := inst.GetExport(st, "memory"); ex != nil {
 			in.mem = ex.Memory()
 		}
-		start := inst.GetFunc(st, "_start")
-		if start == nil {
-			return errors.New("the module exports no _start function")
-		}
-		_, err = start.Call(st)
+		err = callEntry(st, inst)
 	}
 	switch {
 	case in.err != nil:
@@ -183,4 +179,22 @@ func errorText(err error) string {
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(s, "\n")
 	return s
+}
+
+// callEntry runs an instance: _start of a command, or _initialize then
+// skein_main of a reactor (reactor.go; wasmtime takes no snapshots yet).
+func callEntry(st *wasmtime.Store, inst *wasmtime.Instance) error {
+	if start := inst.GetFunc(st, "_start"); start != nil {
+		_, err := start.Call(st)
+		return err
+	}
+	init, entry := inst.GetFunc(st, ReactorInit), inst.GetFunc(st, ReactorEntry)
+	if init == nil || entry == nil {
+		return errors.New("the module exports no _start function")
+	}
+	if _, err := init.Call(st); err != nil {
+		return err
+	}
+	_, err := entry.Call(st)
+	return err
 }

@@ -110,8 +110,8 @@ func (e *wazeroEngine) checkImports(cm wazero.CompiledModule) error {
 		mod, name, _ := f.Import()
 		imports = append(imports, importedFunc{module: mod, name: name, params: fromAPI(f.ParamTypes()), results: fromAPI(f.ResultTypes())})
 	}
-	_, start := cm.ExportedFunctions()["_start"]
-	return e.provided.checkImports(imports, start)
+	fns := cm.ExportedFunctions()
+	return e.provided.checkImports(imports, hasEntry(func(name string) bool { _, ok := fns[name]; return ok }))
 }
 
 func valueTypes(ts []ValueType) []api.ValueType {
@@ -142,9 +142,13 @@ type wazeroModule struct {
 	cm        wazero.CompiledModule
 	img       *memImage
 	codeBytes int
+	reactor   bool      // exports _initialize and skein_main (reactor.go)
+	snap      *snapshot // the reactor's state after _initialize; nil: run it per instance
 }
 
 func (m *wazeroModule) CodeBytes() int { return m.codeBytes }
+
+func (m *wazeroModule) Snapshotted() bool { return m.snap != nil }
 
 func (m *wazeroModule) ImageBytes() int64 {
 	if m.img == nil {
@@ -166,6 +170,7 @@ func (m *wazeroModule) Close(ctx context.Context) error {
 // cannot be, its data segments are merged so that instantiation copies
 // them in a few calls (wasmdata.go).
 func (e *wazeroEngine) Compile(ctx context.Context, wasm []byte, workers int) (Module, error) {
+	wasm, shape := e.prepareReactor(wasm)
 	var code []byte
 	var img *memImage
 	if !e.cfg.NoMemoryImages {
@@ -178,7 +183,7 @@ func (e *wazeroEngine) Compile(ctx context.Context, wasm []byte, workers int) (M
 	if code == nil {
 		code = mergeDataSegments(wasm)
 	}
-	m := &wazeroModule{img: img, codeBytes: len(code)}
+	m := &wazeroModule{img: img, codeBytes: len(code), reactor: shape.reactor}
 	if workers > 1 {
 		ctx = experimental.WithCompilationWorkers(ctx, workers)
 	}
@@ -193,6 +198,12 @@ func (e *wazeroEngine) Compile(ctx context.Context, wasm []byte, workers int) (M
 	if err := e.checkImports(cm); err != nil {
 		m.Close(context.WithoutCancel(ctx))
 		return nil, err
+	}
+	if m.reactor && img != nil && !e.cfg.NoSnapshots {
+		if err := e.snapshot(ctx, m, shape); err != nil {
+			m.Close(context.WithoutCancel(ctx))
+			return nil, err
+		}
 	}
 	return m, nil
 }
@@ -220,17 +231,13 @@ func (e *wazeroEngine) Run(ctx context.Context, m Module, c RunConfig) error {
 	}
 	s := &stopped{}
 	ctx = withMemory(context.WithValue(ctx, instanceKey{}, s), wm.img, e.cfg.SliceMemory)
-	cfg := wazero.NewModuleConfig().
-		WithName("").
-		WithArgs(c.Args...).
-		WithStdout(c.Stdout).
-		WithStderr(c.Stderr).
-		WithWalltime(c.Walltime, 1).
-		WithNanotime(c.Nanotime, 1).
-		WithNanosleep(c.Nanosleep).
-		WithOsyield(func() {}).
-		WithRandSource(c.Rand)
-	mod, err := e.rt.InstantiateModule(ctx, wm.cm, cfg)
+	var mod api.Module
+	var err error
+	if wm.reactor {
+		mod, err = e.runReactor(ctx, wm, moduleConfig(c))
+	} else {
+		mod, err = e.rt.InstantiateModule(ctx, wm.cm, moduleConfig(c))
+	}
 	if mod != nil {
 		mod.Close(ctx)
 	}
@@ -242,6 +249,20 @@ func (e *wazeroEngine) Run(ctx context.Context, m Module, c RunConfig) error {
 		return &ExitError{Code: ee.ExitCode()}
 	}
 	return err
+}
+
+// moduleConfig is the configuration of an instance that sees c.
+func moduleConfig(c RunConfig) wazero.ModuleConfig {
+	return wazero.NewModuleConfig().
+		WithName("").
+		WithArgs(c.Args...).
+		WithStdout(c.Stdout).
+		WithStderr(c.Stderr).
+		WithWalltime(c.Walltime, 1).
+		WithNanotime(c.Nanotime, 1).
+		WithNanosleep(c.Nanosleep).
+		WithOsyield(func() {}).
+		WithRandSource(c.Rand)
 }
 
 // Close closes the runtime and its compilation cache.

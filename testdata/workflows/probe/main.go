@@ -3,6 +3,7 @@
 package main
 
 import (
+	crand "crypto/rand"
 	"errors"
 	"fmt"
 	"math/rand"
@@ -63,6 +64,9 @@ func sandbox(ctx *skein.Context, _ struct{}) (string, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "now=%d\n", time.Now().UnixNano())
 	fmt.Fprintf(&b, "rand=%d,%d,%d\n", rand.Int63(), rand.Int63(), rand.Intn(1000))
+	var c [8]byte
+	crand.Read(c[:])
+	fmt.Fprintf(&b, "crypto=%x\n", c)
 	m := map[string]int{}
 	for i := 0; i < 20; i++ {
 		m[fmt.Sprint("k", i)] = i

@@ -1,0 +1,142 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+)
+
+// defaultInitTimeout bounds a reactor module's _initialize when the
+// engine takes its snapshot and Config.InitTimeout is 0.
+const defaultInitTimeout = 10 * time.Second
+
+// prepareReactor returns wasm ready to compile and the module's shape:
+// a reactor to be snapshotted gets exports for its globals.
+func (e *wazeroEngine) prepareReactor(wasm []byte) ([]byte, reactorShape) {
+	sections, err := sectionsOf(wasm)
+	if err != nil {
+		return wasm, reactorShape{} // the compiler reports what is wrong
+	}
+	s, err := shapeOf(sections)
+	if err != nil || !s.reactor || e.cfg.NoSnapshots {
+		return wasm, s
+	}
+	return assemble(wasm, exportGlobals(sections, s), -1, nil), s
+}
+
+// snapshot runs the reactor's _initialize once in the world of initWorld
+// and captures its mutable globals and linear memory. The memory becomes
+// m's image, replacing the image of its data segments.
+func (e *wazeroEngine) snapshot(ctx context.Context, m *wazeroModule, s reactorShape) error {
+	limit := e.cfg.InitTimeout
+	if limit <= 0 {
+		limit = defaultInitTimeout
+	}
+	ictx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	var stderr strings.Builder
+	st := &stopped{}
+	ictx = withMemory(context.WithValue(ictx, instanceKey{}, st), m.img, e.cfg.SliceMemory)
+	mod, err := e.rt.InstantiateModule(ictx, m.cm, moduleConfig(initWorld(&limitedWriter{w: &stderr, n: 4096})).WithStartFunctions(ReactorInit))
+	if st.err != nil {
+		err = st.err
+	}
+	if err != nil {
+		if mod != nil {
+			mod.Close(ctx)
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if errors.Is(ictx.Err(), context.DeadlineExceeded) {
+			return &InitTimeoutError{Limit: limit}
+		}
+		return &InvalidError{Err: fmt.Errorf("its start-up (%s) failed: %w%s", ReactorInit, err, tail(stderr.String()))}
+	}
+	defer mod.Close(ctx)
+	snap := &snapshot{globals: map[string]uint64{}}
+	for g := s.first; g < s.first+s.globals; g++ {
+		name := fmt.Sprintf("%s%d", globalExportPrefix, g)
+		if mg, ok := mod.ExportedGlobal(name).(api.MutableGlobal); ok {
+			snap.globals[name] = mg.Get()
+		}
+	}
+	mem := mod.Memory()
+	if mem == nil {
+		return &InvalidError{Err: errors.New("a reactor module must define its linear memory")}
+	}
+	data, _ := mem.Read(0, mem.Size())
+	img, err := newMemImage(append([]byte(nil), data...))
+	if err != nil {
+		return nil // no snapshot where images cannot be made: instances run _initialize
+	}
+	snap.pages, snap.img = mem.Size()/65536, img
+	if m.img != nil {
+		m.img.close()
+	}
+	m.img, m.snap = img, snap
+	return nil
+}
+
+// runReactor instantiates a reactor module and calls its entry: from the
+// snapshot when m has one, else after running _initialize.
+func (e *wazeroEngine) runReactor(ctx context.Context, m *wazeroModule, cfg wazero.ModuleConfig) (api.Module, error) {
+	start := []string{ReactorInit}
+	if m.snap != nil {
+		start = nil
+	}
+	mod, err := e.rt.InstantiateModule(ctx, m.cm, cfg.WithStartFunctions(start...))
+	if err != nil {
+		return mod, err
+	}
+	if m.snap != nil {
+		if err := restore(mod, m.snap); err != nil {
+			return mod, err
+		}
+	}
+	_, err = mod.ExportedFunction(ReactorEntry).Call(ctx)
+	return mod, err
+}
+
+// restore gives a new instance the snapshot's globals and memory size
+// (its memory already maps the snapshot's image).
+func restore(mod api.Module, s *snapshot) error {
+	for name, v := range s.globals {
+		mod.ExportedGlobal(name).(api.MutableGlobal).Set(v)
+	}
+	mem := mod.Memory()
+	if cur := mem.Size() / 65536; cur < s.pages {
+		if _, ok := mem.Grow(s.pages - cur); !ok {
+			return fmt.Errorf("the module's initialised memory (%d pages of 64 KiB) exceeds the memory limit", s.pages)
+		}
+	}
+	return nil
+}
+
+// limitedWriter keeps the first n bytes written to it.
+type limitedWriter struct {
+	w interface{ WriteString(string) (int, error) }
+	n int
+}
+
+func (l *limitedWriter) Write(p []byte) (int, error) {
+	if l.n > 0 {
+		k := min(l.n, len(p))
+		l.w.WriteString(string(p[:k]))
+		l.n -= k
+	}
+	return len(p), nil
+}
+
+// tail formats what a failed start-up wrote to stderr, if anything.
+func tail(stderr string) string {
+	if stderr = strings.TrimSpace(stderr); stderr == "" {
+		return ""
+	}
+	return "; it wrote: " + stderr
+}

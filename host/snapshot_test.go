@@ -1,0 +1,84 @@
+package host
+
+import (
+	"context"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/skeinrun/skein/internal/wasmbuild"
+	"github.com/skeinrun/skein/store"
+)
+
+// lockedBuffer is a guest output that tests read while runs write.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// A reactor module's instances start from its snapshot: its package
+// initialisation runs once, when the host compiles it, in the world of
+// module start-up (the Unix epoch), and never in a run's executions.
+// With DisableSnapshots every execution runs it, at the run's time. The
+// result is the same live and on replay either way.
+func TestReactorSnapshot(t *testing.T) {
+	wasm, err := os.ReadFile(wasmbuild.BuildReactor(t, "./testdata/workflows/reactor"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	canSnapshot := testEngine != "wasmtime" && runtime.GOOS == "linux" && os.Getenv("SKEIN_NO_SNAPSHOTS") == ""
+	for _, disable := range []bool{false, true} {
+		out := &lockedBuffer{}
+		h := newTestHost(t, Config{Evict: EvictAlways, DisableSnapshots: disable, GuestOutput: out})
+		ctx := context.Background()
+		m, err := h.Deploy(ctx, "reactor", wasm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		snap := snapshotted(t, h, m.Hash)
+		if want := canSnapshot && !disable; snap != want {
+			t.Fatalf("DisableSnapshots=%v: Snapshotted() = %v, want %v", disable, snap, want)
+		}
+		before := strings.Count(out.String(), "package initialised")
+		r, err := h.Start(ctx, StartOptions{Module: m.Hash, Workflow: "twice", ID: "reactor-run"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err = h.Drive(ctx, r.ID, DriveOptions{WaitTimers: true})
+		if err != nil || r.Status != store.RunCompleted {
+			t.Fatalf("drive: %v %s %s", err, r.Status, r.Error)
+		}
+		execs := h.c.execs[r.ID]
+		if execs < 2 {
+			t.Fatalf("no replay happened (%d executions)", execs)
+		}
+		inits := strings.Count(out.String(), "package initialised") - before
+		var got []string
+		mustJSON(t, r.Result, &got)
+		epoch := len(got) == 3 && got[0] == "1970-01-01T00:00:00Z"
+		switch {
+		case snap && (inits != 0 || !epoch):
+			t.Errorf("snapshot: %d executions ran the start-up, want none; started %q, want the epoch", inits, got)
+		case !snap && (inits != execs || epoch):
+			t.Errorf("no snapshot: %d of %d executions ran the start-up, want all; started %q, want the run's time", inits, execs, got)
+		}
+		rr, err := h.Replay(ctx, r.ID)
+		if err != nil || string(rr.Result) != string(r.Result) {
+			t.Errorf("replay = %s, %v; live %s", rr.Result, err, r.Result)
+		}
+	}
+}

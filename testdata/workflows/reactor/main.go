@@ -1,0 +1,39 @@
+// Command reactor is a workflow module whose package initialisation
+// prints a line, so that a test can see whether an instance ran the
+// module's start-up or started from its snapshot.
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/skeinrun/skein/guest-sdk/skein"
+)
+
+// started is the virtual time at which the package was initialised.
+var started = time.Now()
+
+func init() { fmt.Println("package initialised") }
+
+// twice: a step, a durable sleep (the run is evicted and replayed from
+// the top), and a second step; it returns when the package was
+// initialised and what the steps returned.
+func twice(ctx *skein.Context, _ struct{}) ([]string, error) {
+	a, err := skein.Step(ctx, "a", func(*skein.StepContext) (string, error) { return "a", nil })
+	if err != nil {
+		return nil, err
+	}
+	if _, err := skein.Sleep(ctx, time.Millisecond).Get(ctx); err != nil {
+		return nil, err
+	}
+	b, err := skein.Step(ctx, "b", func(*skein.StepContext) (string, error) { return "b", nil })
+	if err != nil {
+		return nil, err
+	}
+	return []string{started.UTC().Format(time.RFC3339), a, b}, nil
+}
+
+func main() {
+	skein.Register("twice", twice)
+	skein.Main()
+}
