@@ -78,6 +78,9 @@ type RunOps struct {
 	// Waiting is what the run waits on (runjson.WaitingOf), while it has
 	// not ended.
 	Waiting *runjson.Waiting `json:"waiting,omitempty"`
+	// Drops are the idle points where the run's instance was dropped and
+	// replayed (timeline.go), in journal order.
+	Drops []Drop `json:"drops"`
 }
 
 // Op is one journal record of a run, in settle order (pending last).
@@ -96,6 +99,13 @@ type Op struct {
 	Deadline *string         `json:"deadline"` // a timer's deadline, RFC 3339
 	Updated  string          `json:"updated_at"`
 	Child    *string         `json:"child,omitempty"` // the child run's id, for a child op
+	// The timeline (timeline.go): when the op was first issued and when
+	// its settlement was recorded (RFC 3339, null when not known), the
+	// time between in milliseconds, and its recorded attempts.
+	Started    *string  `json:"started_at"`
+	Settled    *string  `json:"settled_at"`
+	DurationMS *float64 `json:"duration_ms"`
+	Tries      []Try    `json:"attempt_log,omitempty"`
 }
 
 // ops: GET /v1/runs/{id}/ops.
@@ -108,6 +118,11 @@ func (a *api) ops(w http.ResponseWriter, r *http.Request) {
 	if !a.addTasks(w, r, v.Waiting) {
 		return
 	}
+	tries, drops, ok := a.attemptsOf(w, r)
+	if !ok {
+		return
+	}
+	v.Drops = drops
 	for _, o := range outs {
 		op := Op{Key: o.Key, Kind: o.Kind, Function: o.Function, Status: string(o.Status), Attempts: o.Attempts,
 			Seq: o.Seq, Waited: o.Waited, Orphaned: o.Orphaned, VTime: timeText(o.VTime), Deadline: timeText(o.Deadline),
@@ -119,6 +134,7 @@ func (a *api) ops(w http.ResponseWriter, r *http.Request) {
 			e := o.Error
 			op.Error = &e
 		}
+		opTimes(&op, o, tries[o.Key])
 		if o.Kind == "child" {
 			c := host.ChildRunID(run.ID, o.Key)
 			op.Child = &c
