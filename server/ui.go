@@ -3,6 +3,7 @@ package server
 import (
 	"embed"
 	"encoding/json"
+	"errors"
 	"io/fs"
 	"net/http"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/skeinrun/skein/host"
 	"github.com/skeinrun/skein/internal/runjson"
+	"github.com/skeinrun/skein/store"
 )
 
 // The web UI: static files embedded in the binary (server/ui/), served
@@ -81,6 +83,9 @@ type RunOps struct {
 	// Drops are the idle points where the run's instance was dropped and
 	// replayed (timeline.go), in journal order.
 	Drops []Drop `json:"drops"`
+	// ModuleName is the name the run's module was deployed under (empty
+	// for an unnamed or deleted module).
+	ModuleName string `json:"module_name"`
 }
 
 // Op is one journal record of a run, in settle order (pending last).
@@ -123,6 +128,12 @@ func (a *api) ops(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v.Drops = drops
+	if m, err := a.h.Module(r.Context(), run.ModuleHash); err == nil {
+		v.ModuleName = m.Name
+	} else if !errors.Is(err, store.ErrNotFound) {
+		a.fail(w, r, err)
+		return
+	}
 	for _, o := range outs {
 		op := Op{Key: o.Key, Kind: o.Kind, Function: o.Function, Status: string(o.Status), Attempts: o.Attempts,
 			Seq: o.Seq, Waited: o.Waited, Orphaned: o.Orphaned, VTime: timeText(o.VTime), Deadline: timeText(o.Deadline),

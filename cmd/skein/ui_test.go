@@ -134,6 +134,7 @@ func TestUIBrowser(t *testing.T) {
 		}
 	}()
 
+	grantClipboard(t, bctx)
 	dir := artifactDir(t)
 	shot := func(name string) {
 		t.Helper()
@@ -243,6 +244,10 @@ func TestUIBrowser(t *testing.T) {
 	if n := eval("worker", `Array.from(document.querySelectorAll('#run-worker')).map(e => e.textContent)`); len(n) != 0 {
 		t.Errorf("the ended race shows a worker %q", n)
 	}
+	checkRaceTimeline(t, bctx)
+	if v := text("#run-module"); !strings.HasPrefix(v, "race · ") {
+		t.Errorf("the race's module shows %q; want its name and hash", v)
+	}
 	shot("race.png")
 
 	// Settle the approval's promise from its run page.
@@ -264,6 +269,11 @@ func TestUIBrowser(t *testing.T) {
 	if v := text(`#waiting tr.wait-row[data-kind="timer"] td.time`); !strings.HasPrefix(v, "due 20") {
 		t.Errorf("the deadline timer's due time on the page: %q", v)
 	}
+	if v := text(`#waiting tr.wait-row[data-kind="promise"] .wait-id`); v != "appr-1.decision" {
+		t.Errorf("the pending promise's id on the page: %q, want the full id appr-1.decision", v)
+	}
+	checkClipboard(t, bctx, "appr-1.decision")
+	checkPendingTimeline(t, bctx)
 	shot("approval-pending.png")
 	step("see the run complete",
 		chromedp.Click(chromedp.CSS(`button.settle[data-key="decision"]`)),
@@ -275,6 +285,7 @@ func TestUIBrowser(t *testing.T) {
 	if v := text(`tr.op[data-key="decision"] td.value`); v != `{"approved":true,"by":"ui"}` {
 		t.Errorf("the settled promise shows %q", v)
 	}
+	checkSettledTimeline(t, bctx)
 	shot("approval.png")
 	if r := s.getRun(t, "appr-1", token); r.Status != "completed" || string(r.Result) != `"ticket:r1 approved by ui"` {
 		t.Errorf("appr-1 through the API: %s %s (%s)", r.Status, r.Result, r.Error)
