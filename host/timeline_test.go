@@ -49,12 +49,15 @@ func checkAttempts(t *testing.T, what string, atts []store.Attempt, op store.Out
 	}
 }
 
+// The tests here set no compile deadline (CompileTimeout -1): under -race
+// on a loaded machine a first compile can take minutes.
+
 // A step that fails twice and then succeeds has three attempts recorded,
 // the first two with their errors, one after the other within the op's
 // start and settlement, evicted or not.
 func TestTimelineStepAttempts(t *testing.T) {
 	for _, evict := range []Evict{EvictNever, EvictAlways} {
-		h := newTestHost(t, Config{Evict: evict})
+		h := newTestHost(t, Config{Evict: evict, CompileTimeout: -1})
 		m := h.deploy(t, featuresPkg)
 		r := startRun(t, h, m, "retrystep", `{"fail":2,"error":"flaky","max":5}`, 0)
 		r = drive(t, h, r.ID, DriveOptions{WaitTimers: true})
@@ -69,7 +72,7 @@ func TestTimelineStepAttempts(t *testing.T) {
 // An activity call that fails twice and then succeeds has three attempts
 // recorded, with the errors of the first two.
 func TestTimelineCallAttempts(t *testing.T) {
-	h := newTestHost(t, Config{})
+	h := newTestHost(t, Config{CompileTimeout: -1})
 	m := h.deploy(t, featuresPkg)
 	var calls atomic.Int32
 	h.RegisterActivity("flaky", func(ctx context.Context, in []byte) ([]byte, error) {
@@ -89,7 +92,7 @@ func TestTimelineCallAttempts(t *testing.T) {
 // A run evicted at an idle point records the drop and the replay; the
 // replay does not move the start of the op the first execution issued.
 func TestTimelineIdleDrop(t *testing.T) {
-	h := newTestHost(t, Config{Evict: EvictAlways})
+	h := newTestHost(t, Config{Evict: EvictAlways, CompileTimeout: -1})
 	m := h.deploy(t, featuresPkg)
 	r := startRun(t, h, m, "sleeper", `30`, 0)
 	r = drive(t, h, r.ID, DriveOptions{WaitTimers: true})
