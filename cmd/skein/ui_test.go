@@ -189,6 +189,10 @@ func TestUIBrowser(t *testing.T) {
 	if got := eval("runs", rows); !slices.Equal(got, []string{"appr-1", "appr-2", "race-1"}) {
 		t.Errorf("runs list %q", got)
 	}
+	mods := eval("modules in the runs list", `Array.from(document.querySelectorAll('tr.run-row td.module')).map(c => c.textContent)`)
+	if len(mods) != 3 || !strings.HasPrefix(mods[0], "approval · ") || !strings.HasPrefix(mods[2], "race · ") {
+		t.Errorf("the runs list shows the modules %q; want each by name and hash", mods)
+	}
 	shot("runs.png")
 	step("filter the completed runs",
 		chromedp.Click(chromedp.CSS(`button.filter[data-status="completed"]`)),

@@ -223,11 +223,14 @@
         runs = l.runs;
         next = l.next_cursor;
       }
+      // The modules' names, to show each run's module by name and hash.
+      const names = {};
+      for (const m of (await api('GET', '/v1/modules')).modules) names[m.hash] = m.name;
       if (g !== gen) return;
-      const sig = JSON.stringify([runs, next]);
+      const sig = JSON.stringify([runs, next, names]);
       if (sig !== last) {
         last = sig;
-        box.replaceChildren(runsTable(runs, q, status), pager(cursor, next, status));
+        box.replaceChildren(runsTable(runs, q, status, names), pager(cursor, next, status));
       }
       schedule(g, load, REFRESH_LIST_MS);
     };
@@ -243,7 +246,7 @@
     return cps.join('') + String.fromCodePoint(last) + '\u{10FFFF}';
   }
 
-  function runsTable(runs, q, status) {
+  function runsTable(runs, q, status, names) {
     if (runs.length === 0) {
       const what = (status ? status + ' ' : '') + 'runs' + (q ? ' matching ' + JSON.stringify(q) : '');
       return el('p', { class: 'muted', id: 'no-runs' }, 'No ' + what + '.');
@@ -254,7 +257,7 @@
         el('td', { class: 'mono' }, el('a', { href: '#/run/' + encodeURIComponent(r.id), class: 'run-link' }, r.id)),
         el('td', {}, r.workflow),
         el('td', {}, badge(r.status), r.cancel_reason && !TERMINAL.has(r.status) ? el('span', { class: 'tag', title: r.cancel_reason }, 'cancel requested') : null),
-        el('td', { class: 'mono', title: r.module }, shortHash(r.module)),
+        el('td', { class: 'mono module', title: r.module }, (names[r.module] ? names[r.module] + ' · ' : '') + shortHash(r.module)),
         el('td', { class: 'mono' }, r.parent ? el('a', { href: '#/run/' + encodeURIComponent(r.parent) }, r.parent) : ''),
         el('td', { class: 'time' }, fmtTime(r.created_at)),
         el('td', { class: 'time' }, fmtTime(r.updated_at))))));

@@ -126,7 +126,7 @@
         el('div', { class: 'tl-dur' }, fmtDur(gb - ga))));
       for (const o of list) rows.push(opRow(o, h, t0, width, endOf(o), bands(), terminal));
     }
-    return el('div', { id: 'timeline', role: 'list', 'aria-label': 'timeline of the run\'s ops', dataset: { t0: String(t0), t1: String(t0 + width) } }, rows);
+    return el('div', { id: 'timeline', 'aria-label': 'timeline of the run\'s ops', dataset: { t0: String(t0), t1: String(t0 + width) } }, rows);
   }
 
   // opRow is one op's bar, with its attempts inside it.
@@ -163,7 +163,7 @@
     span(bar, start, end, t0, width);
     const failed = tries.filter((a) => a.error);
     const durText = open ? 'pending · ' + fmtDur(dur) + ' so far' : pending ? 'never settled (the run ended)' : fmtDur(dur);
-    return el('div', { class: 'tl-row tl-op', role: 'listitem', dataset: { key: o.key, status: o.status } },
+    return el('div', { class: 'tl-row tl-op', dataset: { key: o.key, status: o.status } },
       el('div', { class: 'tl-label mono', title: o.key + ' · ' + o.function }, o.key, ' ', el('span', { class: 'muted' }, o.function)),
       el('div', { class: 'tl-track' }, bands, bar),
       el('div', { class: 'tl-dur' }, el('span', { class: 'tl-dur-text' }, durText),
