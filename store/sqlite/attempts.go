@@ -20,7 +20,7 @@ func upsertAttempts(w *wtx, attempts []store.RunAttempt) error {
 	for i := range attempts {
 		ra := &attempts[i]
 		a := &ra.Attempt
-		if _, err := w.tx.ExecContext(w.ctx, upsertAttemptSQL, ra.RunID, a.Key, a.N, a.Start, a.End, a.Error); err != nil {
+		if _, err := w.stmt(sqlUpsertAttempt).ExecContext(w.ctx, ra.RunID, a.Key, a.N, a.Start, a.End, a.Error); err != nil {
 			return fmt.Errorf("attempt %s/%s#%d: %w", ra.RunID, a.Key, a.N, err)
 		}
 	}

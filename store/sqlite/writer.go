@@ -92,6 +92,7 @@ const (
 	sqlRetryTask
 	sqlEndTask
 	sqlInsertSettlement
+	sqlUpsertAttempt
 	nNamedSQL
 )
 
@@ -106,6 +107,7 @@ var namedSQL = [nNamedSQL]string{
 	sqlRetryTask:        retryTaskSQL,
 	sqlEndTask:          endTaskSQL,
 	sqlInsertSettlement: insertSettlementSQL,
+	sqlUpsertAttempt:    upsertAttemptSQL,
 }
 
 // stmts are the statements prepared once on the write connection.
