@@ -295,6 +295,17 @@ func TestUIBrowser(t *testing.T) {
 		t.Errorf("appr-1 through the API: %s %s (%s)", r.Status, r.Result, r.Error)
 	}
 
+	// A step that failed twice before it succeeded: three attempts in its bar.
+	deployExample(t, s, token, "./testdata/workflows/features")
+	want(t, "start retry-1", s.call(t, "POST", "/v1/runs", token, map[string]any{"module": "features", "workflow": "retrystep", "id": "retry-1",
+		"input": map[string]any{"fail": 2, "error": "flaky", "max": 5}}), 201, "")
+	s.awaitStatus(t, "retry-1", token, "completed")
+	step("open the retried step's run",
+		chromedp.Navigate(s.url+"/#/run/retry-1"),
+		chromedp.WaitVisible(chromedp.CSS(`#timeline .tl-bar[data-key="1"] .tl-try[data-n="3"]`)))
+	checkRetryTimeline(t, bctx)
+	shot("retry.png")
+
 	// Cancel the other approval from its page.
 	step("cancel a run",
 		chromedp.Navigate(s.url+"/#/run/appr-2"),

@@ -152,3 +152,36 @@ func checkClipboard(t *testing.T, bctx context.Context, want string) {
 		t.Errorf("the clipboard holds %q after the copy; want the full id %q", got, want)
 	}
 }
+
+// checkRetryTimeline: the bar of a step that failed twice, then succeeded
+// holds its three attempts, the first two failed, and the row lists their
+// errors.
+func checkRetryTimeline(t *testing.T, bctx context.Context) {
+	t.Helper()
+	type try struct {
+		N     string  `json:"n"`
+		Error string  `json:"error"`
+		Dur   float64 `json:"dur"`
+	}
+	tries, err := chromedp.Run(bctx, chromedp.Evaluate[[]try](`Array.from(document.querySelectorAll('#timeline .tl-bar[data-key="1"] .tl-try')).map(e =>
+		({n: e.dataset.n, error: e.dataset.error, dur: Number(e.dataset.durationMs)}))`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"flaky (attempt 1)", "flaky (attempt 2)", ""}
+	if len(tries) != len(want) {
+		t.Fatalf("the retried step's attempts on the timeline: %+v; want 3", tries)
+	}
+	for i, tr := range tries {
+		if tr.N != string(rune('1'+i)) || tr.Error != want[i] || tr.Dur < 0 {
+			t.Errorf("attempt %d on the timeline: %+v; want error %q", i+1, tr, want[i])
+		}
+	}
+	errs, err := chromedp.Run(bctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('#timeline .tl-op[data-key="1"] .tl-error')).map(e => e.textContent)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(errs) != 2 || errs[0] != "#1 flaky (attempt 1)" || errs[1] != "#2 flaky (attempt 2)" {
+		t.Errorf("the errors listed for the retried step: %q", errs)
+	}
+}

@@ -144,7 +144,7 @@
     }
     if (o.error) title += '\nerror: ' + o.error;
     const bar = el('div', {
-      class: 'tl-bar status-' + o.status + (open ? ' open' : pending ? ' unsettled' : ''), title,
+      class: 'tl-bar status-' + o.status + (open ? ' open' : pending ? ' unsettled' : '') + (tries.length ? ' has-tries' : ''), title,
       dataset: { key: o.key, status: o.status, start: String(start), end: pending ? '' : String(end), durationMs: String(dur), open: open ? 'true' : 'false' },
     }, tries.map((a) => {
       const as = ms(a.started_at);
