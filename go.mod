@@ -3,6 +3,7 @@ module github.com/skeinrun/skein
 go 1.26.0
 
 require (
+	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/tetratelabs/wazero v1.12.0
@@ -12,7 +13,6 @@ require (
 
 require (
 	github.com/bytecodealliance/wasmtime-go/v39 v39.0.1 // indirect
-	github.com/chromedp/cdproto v0.159.0 // indirect
 	github.com/dustin/go-humanize v1.1.0 // indirect
 	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	github.com/google/uuid v1.6.0 // indirect

@@ -63,6 +63,10 @@ type Outcome struct {
 	// (the code changed since). Kept, never deleted.
 	Orphaned  bool
 	UpdatedAt time.Time
+	// StartedAt is when the op was first issued and SettledAt when its
+	// settlement was recorded, by the host's wall clock (zero when not
+	// known): the timeline's data, never replayed (store.Outcome).
+	StartedAt, SettledAt time.Time
 }
 
 // outcomeView is a stored outcome as an Outcome.
@@ -74,6 +78,12 @@ func outcomeView(o store.Outcome) Outcome {
 	}
 	if o.Deadline != 0 {
 		v.Deadline = time.Unix(0, o.Deadline)
+	}
+	if o.StartedAt != 0 {
+		v.StartedAt = time.Unix(0, o.StartedAt)
+	}
+	if o.SettledAt != 0 {
+		v.SettledAt = time.Unix(0, o.SettledAt)
 	}
 	return v
 }

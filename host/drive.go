@@ -166,6 +166,7 @@ func (h *Host) drive(ctx context.Context, rs *runState) (store.Run, error) {
 		switch x.state {
 		case stEvicted:
 			h.metrics.evictReplay.Add(1)
+			rs.dropped(x.lastSeq)
 			continue
 		case stSuspended:
 			next, err := h.suspended(ctx, rs, x, outs)
@@ -230,6 +231,9 @@ func (h *Host) execute(ctx context.Context, rs *runState, cm *cachedModule) (*ex
 	for i, o := range outs {
 		recs[i] = fromStore(o)
 	}
+	if len(recs) > 0 {
+		rs.replaying(outs)
+	}
 	rs.mb.restale()
 	if h.hooks.onExec != nil {
 		h.hooks.onExec(runID)
@@ -253,6 +257,7 @@ func (h *Host) suspended(ctx context.Context, rs *runState, x *exec, outs []stor
 	runID := rs.run.ID
 	rs.run.Status = store.RunSuspended
 	markOrphans(rs, outs, x.s)
+	rs.dropped(x.lastSeq)
 	if err := h.commitRun(ctx, rs); err != nil {
 		return nil, err
 	}

@@ -58,6 +58,8 @@ type exec struct {
 	nextOpts  map[sched.TaskID]abi.OpOptions // op_options for the task's next op
 	bodies    map[sched.PromiseID]*stepBody  // step bodies running with options
 	canceled  bool                           // the cancellation was delivered and handled
+	opStarts  map[string]int64               // ops this execution issued first: key -> wall-clock start (timeline.go)
+	lastSeq   int64                          // the highest settle sequence in the journal so far
 
 	// limits (limits.go)
 	wd        watchState      // read by the watchdog (watchdog.go)
@@ -80,7 +82,7 @@ func newDescribeExec(h *Host) *exec {
 }
 
 func newExec(h *Host, rs *runState, recorded []sched.Record) *exec {
-	x := &exec{h: h, rs: rs, fnNames: map[string]string{}}
+	x := &exec{h: h, rs: rs, fnNames: map[string]string{}, lastSeq: maxSeq(recorded)}
 	x.fx = rs.world.effects(x)
 	x.s = sched.New(sched.Options{
 		Now:          x.fx.now,
@@ -99,6 +101,7 @@ func (x *exec) record(r sched.Record) {
 	x.newRecords++
 	x.h.metrics.opsRecorded.Add(1)
 	o := toStore(r)
+	x.stamp(&o, r)
 	x.fx.recorded(o)
 	x.rs.batch.Outcomes = append(x.rs.batch.Outcomes, store.RunOutcome{RunID: x.rs.run.ID, Outcome: o})
 	if !x.verify && !x.upgrade {

@@ -129,6 +129,9 @@ func (x *exec) durableOp(ctx context.Context, a opArgs) (abi.OpResult, error) {
 		return abi.OpResult{}, err
 	}
 	x.fx.issued(res.Key, a.kind.String(), a.fn, a.tid)
+	if res.New {
+		x.opIssued(res.Key)
+	}
 	if x.verify && res.New {
 		return abi.OpResult{}, x.schedErr(&sched.NondeterminismError{Expected: "only recorded ops", Got: fmt.Sprintf("%s %q at key %q, which the journal does not record", a.kind, a.fn, res.Key)})
 	}
@@ -173,6 +176,7 @@ func (x *exec) startBody(res sched.OpResult, opts abi.OpOptions, hasOpts bool) {
 			x.bodies = map[sched.PromiseID]*stepBody{}
 		}
 		x.bodies[res.Promise] = &stepBody{opts: opts, start: time.Now()}
+		x.bodyAttempt(res.Key, res.Attempts, time.Now().UnixNano(), 0, "")
 	}
 	x.fx.bodyStarted(res.Key, res.Attempts)
 	if hook := x.h.hooks.onBody; hook != nil {

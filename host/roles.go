@@ -25,6 +25,9 @@ type Client interface {
 	Module(ctx context.Context, ref string) (store.Module, error)
 	Modules(ctx context.Context) ([]store.Module, error)
 	LeaseHistory(ctx context.Context, id string) ([]store.LeaseRecord, error)
+	// Attempts returns the run's recorded attempts and instance drops,
+	// for the timeline (timeline.go).
+	Attempts(ctx context.Context, runID string) ([]store.Attempt, error)
 	Subscribe(o SubscribeOptions) *Subscription
 	WriteMetrics(ctx context.Context, w io.Writer) error
 	NewLimitError(what, limit, value string) *LimitError

@@ -52,7 +52,8 @@ type runState struct {
 	lease *store.Lease
 
 	mu        sync.Mutex
-	childLive map[string]bool // child runs this run drives in this process
+	childLive map[string]bool    // child runs this run drives in this process
+	late      []store.RunAttempt // attempts of activity calls, for the next flush (timeline.go)
 }
 
 func newRunState(run store.Run, opts DriveOptions) *runState {
@@ -153,11 +154,17 @@ func (rs *runState) runAttempts(st store.Store, c activityCall) ([]byte, int, er
 	if c.resumed && maxAttempts > 0 && c.attempt > maxAttempts {
 		return nil, c.attempt - 1, fmt.Errorf("activity %q: attempt %d of %d was interrupted (the process stopped); no attempts left", c.name, c.attempt-1, maxAttempts)
 	}
+	var prev store.Attempt // the attempt before, failed (timeline.go)
 	for attempt := c.attempt; ; attempt++ {
+		start := time.Now().UnixNano()
 		if attempt > c.attempt || c.resumed {
 			// Record the attempt before it runs: a restart continues from it.
 			o := store.Outcome{Key: c.key, Kind: "call", Function: c.name, Status: store.OutcomePending, Attempts: attempt}
-			b := store.Batch{Outcomes: []store.RunOutcome{{RunID: rs.run.ID, Outcome: o}}, Fence: rs.lease}
+			b := store.Batch{Outcomes: []store.RunOutcome{{RunID: rs.run.ID, Outcome: o}}, Fence: rs.lease,
+				Attempts: []store.RunAttempt{{RunID: rs.run.ID, Attempt: store.Attempt{Key: c.key, N: attempt, Start: start}}}}
+			if prev.N > 0 {
+				b.Attempts = append(b.Attempts, store.RunAttempt{RunID: rs.run.ID, Attempt: prev})
+			}
 			if err := st.Commit(rs.actx, b); err != nil {
 				return nil, attempt, fmt.Errorf("activity %q: record attempt %d: %w", c.name, attempt, err)
 			}
@@ -175,9 +182,18 @@ func (rs *runState) runAttempts(st store.Store, c activityCall) ([]byte, int, er
 		if errors.Is(err, context.DeadlineExceeded) && rs.actx.Err() == nil {
 			err = fmt.Errorf("activity %q timed out after %s (attempt %d)", c.name, time.Duration(c.opts.Timeout), attempt)
 		}
+		end := time.Now().UnixNano()
 		if err == nil || !retryable(c.opts, err, attempt) {
+			if attempt > c.attempt || c.resumed {
+				a := store.Attempt{Key: c.key, N: attempt, End: end}
+				if err != nil {
+					a.Error = err.Error()
+				}
+				rs.lateAttempt(a)
+			}
 			return out, attempt, err
 		}
+		prev = store.Attempt{Key: c.key, N: attempt, Start: start, End: end, Error: err.Error()}
 		t := time.NewTimer(backoff(c.opts, attempt))
 		select {
 		case <-t.C:
@@ -301,7 +317,8 @@ func (rs *runState) flush(ctx context.Context, st store.Store) error {
 	if err := rs.wait(); err != nil {
 		return err
 	}
-	if len(rs.batch.Outcomes) == 0 && len(rs.batch.Runs) == 0 && len(rs.batch.Tasks) == 0 {
+	rs.takeLate()
+	if len(rs.batch.Outcomes) == 0 && len(rs.batch.Runs) == 0 && len(rs.batch.Tasks) == 0 && len(rs.batch.Attempts) == 0 {
 		return nil
 	}
 	rs.batch.Fence = rs.lease
@@ -318,6 +335,7 @@ func (rs *runState) flush(ctx context.Context, st store.Store) error {
 	rs.batch.Runs = rs.batch.Runs[:0]
 	rs.batch.Settlements = nil
 	rs.batch.Tasks = nil
+	rs.batch.Attempts = nil
 	rs.batch.Release = false
 	return nil
 }
@@ -331,7 +349,8 @@ func (rs *runState) flushAsync(h *Host) error {
 	if err := rs.wait(); err != nil {
 		return err
 	}
-	if len(rs.batch.Outcomes) == 0 && len(rs.batch.Runs) == 0 && len(rs.batch.Tasks) == 0 {
+	rs.takeLate()
+	if len(rs.batch.Outcomes) == 0 && len(rs.batch.Runs) == 0 && len(rs.batch.Tasks) == 0 && len(rs.batch.Attempts) == 0 {
 		return nil
 	}
 	b := rs.batch

@@ -37,6 +37,7 @@ func (x *exec) stepDone(ctx context.Context, stack []uint64) error {
 		if t := time.Duration(b.opts.Timeout); t > 0 && time.Since(b.start) > t {
 			out = sched.Outcome{Err: fmt.Sprintf("step timed out: its body ran %s, longer than its timeout of %s", time.Since(b.start).Round(time.Millisecond), t)}
 		}
+		x.bodyAttempt(x.s.BodyKey(tid), x.s.Attempts(p), 0, time.Now().UnixNano(), out.Err)
 		if !out.OK && !fatal && retryable(b.opts, errors.New(out.Err), x.s.Attempts(p)) {
 			stack[0] = uint64(abi.StepRetry)
 			return x.retryStep(ctx, tid, p, b)
@@ -75,7 +76,10 @@ func (x *exec) retryStep(ctx context.Context, tid sched.TaskID, p sched.PromiseI
 	}
 	key := x.s.BodyKey(tid)
 	x.fx.bodyStarted(key, attempt)
-	x.fx.bodyWait(tid, x.fx.backoff(b, key, attempt), "backoff")
+	wait := x.fx.backoff(b, key, attempt)
+	x.fx.bodyWait(tid, wait, "backoff")
+	// The next attempt starts once its backoff has passed.
+	x.bodyAttempt(key, attempt, time.Now().Add(wait).UnixNano(), 0, "")
 	if err := x.flush(ctx); err != nil {
 		return err
 	}

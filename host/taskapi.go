@@ -137,11 +137,21 @@ func (h *Host) CompleteTask(ctx context.Context, ref TaskRef, value json.RawMess
 	if len(value) > h.cfg.MaxPayloadBytes {
 		return fmt.Errorf("complete %s: %w: %w", ref, h.payloadError("the activity result", len(value)), ErrInvalid)
 	}
+	var t store.Task // a retried call's task, for its attempt's claim (timeline.go)
+	if ref.Attempt > 1 {
+		var err error
+		if t, err = h.task(ctx, ref.RunID, ref.Key); err != nil {
+			return taskRefError("complete", ref, err)
+		}
+	}
 	set := &store.Settlement{Status: store.OutcomeOK, Value: value, Attempts: ref.Attempt, CreatedAt: time.Now()}
 	err := h.cfg.Store.EndTask(ctx, store.TaskEnd{RunID: ref.RunID, Key: ref.Key, Attempt: ref.Attempt, Owner: ref.Worker,
-		Now: time.Now().UnixNano(), Settle: set})
+		Now: set.CreatedAt.UnixNano(), Settle: set})
 	if err != nil {
 		return taskRefError("complete", ref, err)
+	}
+	if ref.Attempt > 1 {
+		h.taskAttempt(ctx, t, ref.Attempt, set.CreatedAt, "")
 	}
 	h.metrics.tasksCompleted.Add(1)
 	h.settled(ref.RunID, ref.Key, set)
@@ -203,6 +213,7 @@ func (h *Host) endFailed(ctx context.Context, t store.Task, attempt int, owner, 
 	if err := h.cfg.Store.EndTask(ctx, e); err != nil {
 		return false, err
 	}
+	h.taskAttempt(ctx, t, attempt, now, msg)
 	if retry {
 		h.tasks.notify()
 		return true, nil

@@ -290,9 +290,10 @@ func TestParseProm(t *testing.T) {
 func TestUIFiles(t *testing.T) {
 	ta := newTestAPI(t, Options{Token: "tok"})
 	for path, want := range map[string]string{
-		"/":             "text/html",
-		"/ui/app.js":    "text/javascript",
-		"/ui/style.css": "text/css",
+		"/":               "text/html",
+		"/ui/app.js":      "text/javascript",
+		"/ui/timeline.js": "text/javascript",
+		"/ui/style.css":   "text/css",
 	} {
 		code, ct, body := ta.get(path, "")
 		if code != 200 || !strings.HasPrefix(ct, want) || body == "" {
@@ -300,7 +301,7 @@ func TestUIFiles(t *testing.T) {
 		}
 	}
 	_, _, page := ta.get("/", "")
-	for _, w := range []string{`src="/ui/app.js"`, `href="/ui/style.css"`, `id="main"`} {
+	for _, w := range []string{`src="/ui/app.js"`, `src="/ui/timeline.js"`, `href="/ui/style.css"`, `id="main"`} {
 		if !strings.Contains(page, w) {
 			t.Errorf("index.html lacks %s", w)
 		}

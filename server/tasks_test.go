@@ -134,6 +134,7 @@ func TestWorkersInProcess(t *testing.T) {
 				t.Errorf("run %s op %s: %d attempts, want %d", id, o.Key, o.Attempts, wantAttempts)
 			}
 		}
+		checkTimelineJSON(t, srv.URL, id, id[0] == 'f')
 	}
 	var metrics strings.Builder
 	if err := h.WriteMetrics(ctx, &metrics); err != nil {

@@ -3,6 +3,7 @@ package server
 import (
 	"embed"
 	"encoding/json"
+	"errors"
 	"io/fs"
 	"net/http"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/skeinrun/skein/host"
 	"github.com/skeinrun/skein/internal/runjson"
+	"github.com/skeinrun/skein/store"
 )
 
 // The web UI: static files embedded in the binary (server/ui/), served
@@ -78,6 +80,12 @@ type RunOps struct {
 	// Waiting is what the run waits on (runjson.WaitingOf), while it has
 	// not ended.
 	Waiting *runjson.Waiting `json:"waiting,omitempty"`
+	// Drops are the idle points where the run's instance was dropped and
+	// replayed (timeline.go), in journal order.
+	Drops []Drop `json:"drops"`
+	// ModuleName is the name the run's module was deployed under (empty
+	// for an unnamed or deleted module).
+	ModuleName string `json:"module_name"`
 }
 
 // Op is one journal record of a run, in settle order (pending last).
@@ -96,6 +104,13 @@ type Op struct {
 	Deadline *string         `json:"deadline"` // a timer's deadline, RFC 3339
 	Updated  string          `json:"updated_at"`
 	Child    *string         `json:"child,omitempty"` // the child run's id, for a child op
+	// The timeline (timeline.go): when the op was first issued and when
+	// its settlement was recorded (RFC 3339, null when not known), the
+	// time between in milliseconds, and its recorded attempts.
+	Started    *string  `json:"started_at"`
+	Settled    *string  `json:"settled_at"`
+	DurationMS *float64 `json:"duration_ms"`
+	Tries      []Try    `json:"attempt_log,omitempty"`
 }
 
 // ops: GET /v1/runs/{id}/ops.
@@ -106,6 +121,17 @@ func (a *api) ops(w http.ResponseWriter, r *http.Request) {
 	}
 	v := RunOps{Run: runJSON(run), Ops: make([]Op, 0, len(outs)), Waiting: runjson.WaitingOf(run, outs)}
 	if !a.addTasks(w, r, v.Waiting) {
+		return
+	}
+	tries, drops, ok := a.attemptsOf(w, r)
+	if !ok {
+		return
+	}
+	v.Drops = drops
+	if m, err := a.h.Module(r.Context(), run.ModuleHash); err == nil {
+		v.ModuleName = m.Name
+	} else if !errors.Is(err, store.ErrNotFound) {
+		a.fail(w, r, err)
 		return
 	}
 	for _, o := range outs {
@@ -119,6 +145,7 @@ func (a *api) ops(w http.ResponseWriter, r *http.Request) {
 			e := o.Error
 			op.Error = &e
 		}
+		opTimes(&op, o, tries[o.Key])
 		if o.Kind == "child" {
 			c := host.ChildRunID(run.ID, o.Key)
 			op.Child = &c

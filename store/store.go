@@ -228,6 +228,41 @@ type Outcome struct {
 	// this key (the code changed, or a step was renamed). Kept, never deleted.
 	Orphaned  bool
 	UpdatedAt time.Time
+	// StartedAt and SettledAt are when the op was first issued and when
+	// its settlement was recorded, unix ns by the host's wall clock; 0
+	// when not known (an op recorded before these were kept, a pending
+	// op's SettledAt). They are observability data for the timeline
+	// (docs/ui.md): never replayed, never given to the guest. A write
+	// keeps the non-zero value stored: a replay that writes the record
+	// again does not move them.
+	StartedAt int64
+	SettledAt int64
+}
+
+// IdleKey is the Attempt key of a run's instance drops: the attempt
+// numbered N is the idle point where an execution's instance was dropped
+// (evicted or suspended) with N settled records in the journal (Start),
+// until the execution that replayed it started (End). It is not a
+// lineage key, so it never collides with an op.
+const IdleKey = "!idle"
+
+// Attempt is one attempt of an op: an execution of a step body under a
+// retry policy or timeout, or of an activity call, with its start, end
+// and error (unix ns by the host's wall clock; 0 when not known). Like
+// Outcome.StartedAt it is observability data, never replayed. A write
+// keeps a non-zero Start or End and a non-empty Error stored already.
+type Attempt struct {
+	Key   string // the op's lineage key, or IdleKey
+	N     int    // 1 for the first attempt
+	Start int64
+	End   int64  // 0 while the attempt runs
+	Error string // the attempt's error; empty when it succeeded or runs
+}
+
+// RunAttempt is an attempt upsert for one run.
+type RunAttempt struct {
+	RunID   string
+	Attempt Attempt
 }
 
 // Batch is a set of writes applied atomically, after every batch committed
@@ -260,6 +295,9 @@ type Batch struct {
 	// starts queued, its Owner and lease fields ignored. Heartbeat,
 	// Progress and LastError are ignored.
 	Tasks []Task
+	// Attempts are upserts of op attempts by (run, key, N), with the
+	// keep-what-is-known rule of Attempt.
+	Attempts []RunAttempt
 	// Fence, when set, makes the batch conditional on the lease: Commit
 	// checks in the same transaction that run Fence.RunID is still held
 	// with Fence.Token by Fence.Owner, and otherwise fails with
@@ -300,6 +338,11 @@ func (b *Batch) CheckFenceWrites() error {
 	for i := range b.Tasks {
 		if id := b.Tasks[i].RunID; id != f.RunID {
 			return fmt.Errorf("fenced batch for run %s queues a task of run %s", f.RunID, id)
+		}
+	}
+	for i := range b.Attempts {
+		if id := b.Attempts[i].RunID; id != f.RunID {
+			return fmt.Errorf("fenced batch for run %s writes an attempt of run %s", f.RunID, id)
 		}
 	}
 	return nil
@@ -388,6 +431,9 @@ type Store interface {
 	// Outcomes returns every outcome of a run: settled ones in settle
 	// order, then pending ones by key.
 	Outcomes(ctx context.Context, runID string) ([]Outcome, error)
+	// Attempts returns every attempt of a run (Batch.Attempts), by key,
+	// then N. An unknown run has none (no error).
+	Attempts(ctx context.Context, runID string) ([]Attempt, error)
 
 	// ClaimRun claims run id for owner whatever its status, if its lease
 	// is free or expired (LeaseExpiry <= now), as ClaimRuns claims a due

@@ -134,6 +134,7 @@ func TestUIBrowser(t *testing.T) {
 		}
 	}()
 
+	grantClipboard(t, bctx)
 	dir := artifactDir(t)
 	shot := func(name string) {
 		t.Helper()
@@ -187,6 +188,10 @@ func TestUIBrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`tr.run-row[data-run="appr-2"]`)))
 	if got := eval("runs", rows); !slices.Equal(got, []string{"appr-1", "appr-2", "race-1"}) {
 		t.Errorf("runs list %q", got)
+	}
+	mods := eval("modules in the runs list", `Array.from(document.querySelectorAll('tr.run-row td.module')).map(c => c.textContent)`)
+	if len(mods) != 3 || !strings.HasPrefix(mods[0], "approval · ") || !strings.HasPrefix(mods[2], "race · ") {
+		t.Errorf("the runs list shows the modules %q; want each by name and hash", mods)
 	}
 	shot("runs.png")
 	step("filter the completed runs",
@@ -243,6 +248,10 @@ func TestUIBrowser(t *testing.T) {
 	if n := eval("worker", `Array.from(document.querySelectorAll('#run-worker')).map(e => e.textContent)`); len(n) != 0 {
 		t.Errorf("the ended race shows a worker %q", n)
 	}
+	checkRaceTimeline(t, bctx)
+	if v := text("#run-module"); !strings.HasPrefix(v, "race · ") {
+		t.Errorf("the race's module shows %q; want its name and hash", v)
+	}
 	shot("race.png")
 
 	// Settle the approval's promise from its run page.
@@ -264,6 +273,11 @@ func TestUIBrowser(t *testing.T) {
 	if v := text(`#waiting tr.wait-row[data-kind="timer"] td.time`); !strings.HasPrefix(v, "due 20") {
 		t.Errorf("the deadline timer's due time on the page: %q", v)
 	}
+	if v := text(`#waiting tr.wait-row[data-kind="promise"] .wait-id`); v != "appr-1.decision" {
+		t.Errorf("the pending promise's id on the page: %q, want the full id appr-1.decision", v)
+	}
+	checkClipboard(t, bctx, "appr-1.decision")
+	checkPendingTimeline(t, bctx)
 	shot("approval-pending.png")
 	step("see the run complete",
 		chromedp.Click(chromedp.CSS(`button.settle[data-key="decision"]`)),
@@ -275,10 +289,22 @@ func TestUIBrowser(t *testing.T) {
 	if v := text(`tr.op[data-key="decision"] td.value`); v != `{"approved":true,"by":"ui"}` {
 		t.Errorf("the settled promise shows %q", v)
 	}
+	checkSettledTimeline(t, bctx)
 	shot("approval.png")
 	if r := s.getRun(t, "appr-1", token); r.Status != "completed" || string(r.Result) != `"ticket:r1 approved by ui"` {
 		t.Errorf("appr-1 through the API: %s %s (%s)", r.Status, r.Result, r.Error)
 	}
+
+	// A step that failed twice before it succeeded: three attempts in its bar.
+	deployExample(t, s, token, "./testdata/workflows/features")
+	want(t, "start retry-1", s.call(t, "POST", "/v1/runs", token, map[string]any{"module": "features", "workflow": "retrystep", "id": "retry-1",
+		"input": map[string]any{"fail": 2, "error": "flaky", "max": 5}}), 201, "")
+	s.awaitStatus(t, "retry-1", token, "completed")
+	step("open the retried step's run",
+		chromedp.Navigate(s.url+"/#/run/retry-1"),
+		chromedp.WaitVisible(chromedp.CSS(`#timeline .tl-bar[data-key="1"] .tl-try[data-n="3"]`)))
+	checkRetryTimeline(t, bctx)
+	shot("retry.png")
 
 	// Cancel the other approval from its page.
 	step("cancel a run",

@@ -223,11 +223,14 @@
         runs = l.runs;
         next = l.next_cursor;
       }
+      // The modules' names, to show each run's module by name and hash.
+      const names = {};
+      for (const m of (await api('GET', '/v1/modules')).modules) names[m.hash] = m.name;
       if (g !== gen) return;
-      const sig = JSON.stringify([runs, next]);
+      const sig = JSON.stringify([runs, next, names]);
       if (sig !== last) {
         last = sig;
-        box.replaceChildren(runsTable(runs, q, status), pager(cursor, next, status));
+        box.replaceChildren(runsTable(runs, q, status, names), pager(cursor, next, status));
       }
       schedule(g, load, REFRESH_LIST_MS);
     };
@@ -243,7 +246,7 @@
     return cps.join('') + String.fromCodePoint(last) + '\u{10FFFF}';
   }
 
-  function runsTable(runs, q, status) {
+  function runsTable(runs, q, status, names) {
     if (runs.length === 0) {
       const what = (status ? status + ' ' : '') + 'runs' + (q ? ' matching ' + JSON.stringify(q) : '');
       return el('p', { class: 'muted', id: 'no-runs' }, 'No ' + what + '.');
@@ -254,7 +257,7 @@
         el('td', { class: 'mono' }, el('a', { href: '#/run/' + encodeURIComponent(r.id), class: 'run-link' }, r.id)),
         el('td', {}, r.workflow),
         el('td', {}, badge(r.status), r.cancel_reason && !TERMINAL.has(r.status) ? el('span', { class: 'tag', title: r.cancel_reason }, 'cancel requested') : null),
-        el('td', { class: 'mono', title: r.module }, shortHash(r.module)),
+        el('td', { class: 'mono module', title: r.module }, (names[r.module] ? names[r.module] + ' · ' : '') + shortHash(r.module)),
         el('td', { class: 'mono' }, r.parent ? el('a', { href: '#/run/' + encodeURIComponent(r.parent) }, r.parent) : ''),
         el('td', { class: 'time' }, fmtTime(r.created_at)),
         el('td', { class: 'time' }, fmtTime(r.updated_at))))));
@@ -283,6 +286,10 @@
       if (sig !== last) {
         last = sig;
         renderRun(v, drafts, g, load);
+      } else if (!TERMINAL.has(v.run.status)) {
+        // Pending ops' bars grow while the run waits.
+        const tl = main.querySelector('#timeline');
+        if (tl) tl.replaceWith(timeline(v));
       }
       // A run's last commit releases its worker's lease too, so an ended
       // run's page shows its final leases.
@@ -300,7 +307,8 @@
 
     const props = el('dl', { class: 'props', id: 'run-props' },
       el('dt', {}, 'workflow'), el('dd', { id: 'run-workflow' }, r.workflow),
-      el('dt', {}, 'module'), el('dd', { class: 'mono', title: r.module }, el('a', { href: '#/modules' }, shortHash(r.module))),
+      el('dt', {}, 'module'), el('dd', { class: 'mono', title: r.module, id: 'run-module', dataset: { hash: r.module, name: v.module_name || '' } },
+        el('a', { href: '#/modules' }, (v.module_name ? v.module_name + ' · ' : '') + shortHash(r.module))),
       r.parent ? [el('dt', {}, 'parent'), el('dd', { class: 'mono' }, el('a', { href: '#/run/' + encodeURIComponent(r.parent), id: 'run-parent' }, r.parent))] : null,
       el('dt', {}, 'created'), el('dd', { class: 'time' }, fmtTime(r.created_at)),
       el('dt', {}, 'updated'), el('dd', { class: 'time' }, fmtTime(r.updated_at)),
@@ -334,6 +342,7 @@
     }
     parts.push(props);
     if (v.waiting) parts.push(el('h2', {}, 'Waiting on'), waitingSection(v.waiting));
+    parts.push(el('h2', {}, 'Timeline'), timeline(v));
     parts.push(el('h2', {}, 'Lineage ', el('span', { class: 'muted', id: 'op-count' }, '(' + v.ops.length + ' records)')));
     parts.push(v.ops.length ? treeTable(r, v.ops, drafts, g, reload)
       : el('p', { class: 'muted', id: 'no-ops' }, 'No records yet.'));
@@ -352,6 +361,11 @@
         try { inp.setSelectionRange(sel[0], sel[1]); } catch (_) { /* not a text input */ }
       }
     }
+  }
+
+  // timeline is the run's waterfall (timeline.js).
+  function timeline(v) {
+    return window.skeinTimeline(v, { el, fmtTime }, TERMINAL.has(v.run.status));
   }
 
   // buildTree turns the records into a tree of key segments: "t2.1" sits

@@ -59,6 +59,7 @@ type runRec struct {
 	outcomes    map[string]store.Outcome    // by key; nil until the first
 	settlements map[string]store.Settlement // by key; nil until the first
 	leases      []store.LeaseRecord         // lease history, by token
+	attempts    map[attemptID]store.Attempt // op attempts (attempts.go); nil until the first
 }
 
 var _ store.Store = (*Store)(nil)
@@ -431,6 +432,11 @@ func (s *Store) Commit(ctx context.Context, b store.Batch) error {
 			return fmt.Errorf("memory store: commit: queue task %s.%s: run %w", t.RunID, t.Key, store.ErrNotFound)
 		}
 	}
+	for i := range b.Attempts {
+		if a := &b.Attempts[i]; s.runs[a.RunID] == nil {
+			return fmt.Errorf("memory store: commit: attempt %s/%s#%d: run %w", a.RunID, a.Attempt.Key, a.Attempt.N, store.ErrNotFound)
+		}
+	}
 	if err := s.checkWriteOnce(&b); err != nil {
 		return fmt.Errorf("memory store: commit: %w", err)
 	}
@@ -457,6 +463,10 @@ func (s *Store) Commit(ctx context.Context, b store.Batch) error {
 	for i := range b.Tasks {
 		s.tasks.queue(b.Tasks[i], now)
 	}
+	for i := range b.Attempts {
+		a := &b.Attempts[i]
+		s.runs[a.RunID].upsertAttempt(a.Attempt)
+	}
 	if b.Release {
 		s.release(s.runs[b.Fence.RunID], now.UnixNano())
 	}
@@ -464,7 +474,8 @@ func (s *Store) Commit(ctx context.Context, b store.Batch) error {
 }
 
 // upsert stores a copy of o at o.Key, unless o is pending and the stored
-// outcome is settled. It keeps the higher Attempts of the two. A zero
+// outcome is settled. It keeps the higher Attempts of the two, and the
+// StartedAt and SettledAt stored when they are not zero. A zero
 // o.UpdatedAt becomes now.
 func (rec *runRec) upsert(o store.Outcome, now time.Time) {
 	old, exists := rec.outcomes[o.Key]
@@ -473,6 +484,8 @@ func (rec *runRec) upsert(o store.Outcome, now time.Time) {
 			return
 		}
 		o.Attempts = max(o.Attempts, old.Attempts)
+		o.StartedAt = cmp.Or(old.StartedAt, o.StartedAt)
+		o.SettledAt = cmp.Or(old.SettledAt, o.SettledAt)
 	}
 	if rec.outcomes == nil {
 		rec.outcomes = make(map[string]store.Outcome)

@@ -174,6 +174,23 @@ CREATE INDEX tasks_run_tag ON tasks (run_id, tag);
 CREATE TABLE task_clock (id INTEGER PRIMARY KEY CHECK (id = 1), v BIGINT NOT NULL);
 INSERT INTO task_clock (id, v) VALUES (1, 0);
 `,
+	// 6: the timeline (docs/ui.md; store/sqlite's migration 9): when each op was first issued and
+	// when its settlement was recorded, and each attempt of an op (and
+	// each instance drop, at key '!idle'), by the host's wall clock;
+	// observability data, never replayed.
+	`
+ALTER TABLE outcomes ADD COLUMN started_at BIGINT NOT NULL DEFAULT 0; -- unix ns; 0 = not known
+ALTER TABLE outcomes ADD COLUMN settled_at BIGINT NOT NULL DEFAULT 0; -- unix ns; 0 = pending or not known
+CREATE TABLE attempts (
+	run_id     TEXT COLLATE "C" NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+	key        TEXT COLLATE "C" NOT NULL,
+	n          BIGINT NOT NULL,
+	started_at BIGINT NOT NULL DEFAULT 0, -- unix ns; 0 = not known
+	ended_at   BIGINT NOT NULL DEFAULT 0, -- unix ns; 0 = running or not known
+	error      TEXT NOT NULL DEFAULT '',
+	PRIMARY KEY (run_id, key, n)
+);
+`,
 }
 
 // writeOnceState is the SQLSTATE the write-once triggers raise (class SK:

@@ -90,10 +90,11 @@ ON CONFLICT (id) DO NOTHING`,
 // upsertOutcomeSQL upserts one outcome row. A key appearing twice in a
 // batch is written twice, in order, so the last row wins; but a pending
 // row never replaces a settled one (an activity's attempt counter written
-// late must not undo its outcome), and attempts never go down.
+// late must not undo its outcome), attempts never go down, and a non-zero
+// started_at or settled_at stays.
 const upsertOutcomeSQL = `
-INSERT INTO outcomes (run_id, key, kind, function, status, value, error, attempts, seq, waited, idle, wake_order, vtime, deadline, orphaned, updated_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+INSERT INTO outcomes (run_id, key, kind, function, status, value, error, attempts, seq, waited, idle, wake_order, vtime, deadline, orphaned, updated_at, started_at, settled_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
 ON CONFLICT (run_id, key) DO UPDATE SET
 	kind = excluded.kind,
 	function = excluded.function,
@@ -108,7 +109,9 @@ ON CONFLICT (run_id, key) DO UPDATE SET
 	vtime = excluded.vtime,
 	deadline = excluded.deadline,
 	orphaned = excluded.orphaned,
-	updated_at = excluded.updated_at
+	updated_at = excluded.updated_at,
+	started_at = CASE WHEN outcomes.started_at <> 0 THEN outcomes.started_at ELSE excluded.started_at END,
+	settled_at = CASE WHEN outcomes.settled_at <> 0 THEN outcomes.settled_at ELSE excluded.settled_at END
 WHERE excluded.status <> 'pending' OR outcomes.status = 'pending'`
 
 // updateRunSQL writes every mutable field of a run.
@@ -128,7 +131,7 @@ VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (run_id, key) DO NOTHING`
 // pipeline starts with a statement that locks its run's row and checks
 // the lease (see lockLeaseSQL); a lost lease rolls the batch back.
 func (d *DB) Commit(ctx context.Context, b store.Batch) error {
-	if len(b.Outcomes) == 0 && len(b.Runs) == 0 && len(b.Settlements) == 0 && len(b.Tasks) == 0 && b.Fence == nil {
+	if len(b.Outcomes) == 0 && len(b.Runs) == 0 && len(b.Settlements) == 0 && len(b.Tasks) == 0 && len(b.Attempts) == 0 && b.Fence == nil {
 		if d.closed.Load() {
 			return fmt.Errorf("postgres store: commit: %w", ErrClosed)
 		}
@@ -148,7 +151,7 @@ func (d *DB) Commit(ctx context.Context, b store.Batch) error {
 			o := &ro.Outcome
 			pb.Queue(upsertOutcomeSQL, ro.RunID, o.Key, o.Kind, o.Function, string(o.Status), o.Value, o.Error,
 				int64(o.Attempts), o.Seq, o.Waited, o.Idle, int64(o.WakeOrder), o.VTime, o.Deadline, o.Orphaned,
-				nanosOr(o.UpdatedAt, now))
+				nanosOr(o.UpdatedAt, now), o.StartedAt, o.SettledAt)
 		}
 		for i := range b.Runs {
 			r := &b.Runs[i]
@@ -159,6 +162,7 @@ func (d *DB) Commit(ctx context.Context, b store.Batch) error {
 			pb.Queue(insertSettlementSQL, st.RunID, st.Key, string(st.Status), st.Value, st.Error, int64(st.Attempts), nanosOr(st.CreatedAt, now))
 		}
 		queueTasks(&pb, b.Tasks, now)
+		queueAttempts(&pb, b.Attempts)
 		if b.Release {
 			f := b.Fence
 			pb.Queue(releaseLeaseSQL, f.RunID, f.Owner, f.Token, time.Now().UnixNano())
@@ -217,6 +221,9 @@ func readBatch(br pgx.BatchResults, b *store.Batch, touched []touchedRun) error 
 			t := &b.Tasks[i]
 			return fmt.Errorf("queue task %s.%s: %w", t.RunID, t.Key, err)
 		}
+	}
+	if err := readAttempts(br, b.Attempts); err != nil {
+		return err
 	}
 	if b.Release {
 		// The fence's lock holds the run's row: the release finds the lease.

@@ -175,6 +175,23 @@ ALTER TABLE modules ADD COLUMN size INTEGER NOT NULL DEFAULT 0;
 UPDATE modules SET size = length(bytes);
 ALTER TABLE modules DROP COLUMN bytes;
 `,
+	// 9: the timeline (docs/ui.md): when each op was first issued and
+	// when its settlement was recorded, and each attempt of an op (and
+	// each instance drop, at key '!idle'), by the host's wall clock;
+	// observability data, never replayed.
+	`
+ALTER TABLE outcomes ADD COLUMN started_at INTEGER NOT NULL DEFAULT 0; -- unix ns; 0 = not known
+ALTER TABLE outcomes ADD COLUMN settled_at INTEGER NOT NULL DEFAULT 0; -- unix ns; 0 = pending or not known
+CREATE TABLE attempts (
+	run_id     TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+	key        TEXT NOT NULL,
+	n          INTEGER NOT NULL,
+	started_at INTEGER NOT NULL DEFAULT 0, -- unix ns; 0 = not known
+	ended_at   INTEGER NOT NULL DEFAULT 0, -- unix ns; 0 = running or not known
+	error      TEXT NOT NULL DEFAULT '',
+	PRIMARY KEY (run_id, key, n)
+);
+`,
 }
 
 // SchemaTooNewError is returned by Open when the database's schema version

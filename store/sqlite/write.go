@@ -110,7 +110,7 @@ ON CONFLICT (id) DO NOTHING`,
 // store.ErrImmutable (wrapped; triggers of schema migration 6 enforce it:
 // see store.Batch).
 func (d *DB) Commit(ctx context.Context, b store.Batch) error {
-	if len(b.Outcomes) == 0 && len(b.Runs) == 0 && len(b.Settlements) == 0 && len(b.Tasks) == 0 && b.Fence == nil {
+	if len(b.Outcomes) == 0 && len(b.Runs) == 0 && len(b.Settlements) == 0 && len(b.Tasks) == 0 && len(b.Attempts) == 0 && b.Fence == nil {
 		d.mu.RLock()
 		closed := d.closed
 		d.mu.RUnlock()
@@ -128,7 +128,7 @@ func (d *DB) Commit(ctx context.Context, b store.Batch) error {
 
 // applyBatch writes the outcomes and run updates of one batch (or of
 // several merged) inside the writer's transaction.
-func applyBatch(w *wtx, outs []store.RunOutcome, runs []store.Run, sets []store.Settlement, tasks []store.Task) error {
+func applyBatch(w *wtx, outs []store.RunOutcome, runs []store.Run, sets []store.Settlement, tasks []store.Task, attempts []store.RunAttempt) error {
 	now := time.Now().UnixNano()
 	touched := w.touched[:0]
 	for i := range outs {
@@ -190,6 +190,9 @@ func applyBatch(w *wtx, outs []store.RunOutcome, runs []store.Run, sets []store.
 		}
 	}
 	if err := queueTasks(w, tasks, now); err != nil {
+		return err
+	}
+	if err := upsertAttempts(w, attempts); err != nil {
 		return err
 	}
 	// What waits for each run the batch touched, after all its writes.
@@ -296,7 +299,7 @@ func appendOutcomeArgs(args []any, ro *store.RunOutcome, now int64) []any {
 	}
 	return append(args,
 		ro.RunID, o.Key, o.Kind, o.Function, string(o.Status), o.Value, o.Error,
-		int64(o.Attempts), o.Seq, waited, o.Idle, int64(o.WakeOrder), o.VTime, o.Deadline, orphaned, updated)
+		int64(o.Attempts), o.Seq, waited, o.Idle, int64(o.WakeOrder), o.VTime, o.Deadline, orphaned, updated, o.StartedAt, o.SettledAt)
 }
 
 // nanos returns t as unix ns, or now when t is zero.

@@ -26,7 +26,7 @@ func (r *request) run(w *wtx) error {
 		if err := checkFence(w, r.batch); err != nil {
 			return err
 		}
-		if err := applyBatch(w, r.batch.Outcomes, r.batch.Runs, r.batch.Settlements, r.batch.Tasks); err != nil {
+		if err := applyBatch(w, r.batch.Outcomes, r.batch.Runs, r.batch.Settlements, r.batch.Tasks, r.batch.Attempts); err != nil {
 			return err
 		}
 		if r.batch.Release {
@@ -42,16 +42,17 @@ func (r *request) run(w *wtx) error {
 const outcomeChunk = 32
 
 // outcomeParams is the number of parameters of one outcome row.
-const outcomeParams = 16
+const outcomeParams = 18
 
 // upsertOutcomesSQL returns the upsert of n outcome rows. A key appearing
 // twice is written twice, in order, so the last row wins; but a pending
 // row never replaces a settled one (an activity's attempt counter written
-// late must not undo its outcome), and attempts never go down.
+// late must not undo its outcome), attempts never go down, and a non-zero
+// started_at or settled_at stays.
 func upsertOutcomesSQL(n int) string {
 	row := "(" + strings.Repeat("?, ", outcomeParams-1) + "?)"
 	return `
-INSERT INTO outcomes (run_id, key, kind, function, status, value, error, attempts, seq, waited, idle, wake_order, vtime, deadline, orphaned, updated_at)
+INSERT INTO outcomes (run_id, key, kind, function, status, value, error, attempts, seq, waited, idle, wake_order, vtime, deadline, orphaned, updated_at, started_at, settled_at)
 VALUES ` + strings.Repeat(row+", ", n-1) + row + `
 ON CONFLICT (run_id, key) DO UPDATE SET
 	kind = excluded.kind,
@@ -67,7 +68,9 @@ ON CONFLICT (run_id, key) DO UPDATE SET
 	vtime = excluded.vtime,
 	deadline = excluded.deadline,
 	orphaned = excluded.orphaned,
-	updated_at = excluded.updated_at
+	updated_at = excluded.updated_at,
+	started_at = CASE WHEN outcomes.started_at <> 0 THEN outcomes.started_at ELSE excluded.started_at END,
+	settled_at = CASE WHEN outcomes.settled_at <> 0 THEN outcomes.settled_at ELSE excluded.settled_at END
 WHERE excluded.status <> 'pending' OR outcomes.status = 'pending'`
 }
 
@@ -89,6 +92,7 @@ const (
 	sqlRetryTask
 	sqlEndTask
 	sqlInsertSettlement
+	sqlUpsertAttempt
 	nNamedSQL
 )
 
@@ -103,6 +107,7 @@ var namedSQL = [nNamedSQL]string{
 	sqlRetryTask:        retryTaskSQL,
 	sqlEndTask:          endTaskSQL,
 	sqlInsertSettlement: insertSettlementSQL,
+	sqlUpsertAttempt:    upsertAttemptSQL,
 }
 
 // stmts are the statements prepared once on the write connection.
@@ -312,11 +317,12 @@ func (d *DB) applyMerged(reqs []*request) error {
 	outs, runs := d.mergeOutcomes[:0], d.mergeRuns[:0]
 	var sets []store.Settlement
 	var tasks []store.Task
+	var attempts []store.RunAttempt
 	flush := func() error {
-		err := applyBatch(w, outs, runs, sets, tasks)
+		err := applyBatch(w, outs, runs, sets, tasks, attempts)
 		clear(outs)
 		clear(runs)
-		outs, runs, sets, tasks = outs[:0], runs[:0], sets[:0], tasks[:0]
+		outs, runs, sets, tasks, attempts = outs[:0], runs[:0], sets[:0], tasks[:0], attempts[:0]
 		return err
 	}
 	for _, r := range reqs {
@@ -338,6 +344,7 @@ func (d *DB) applyMerged(reqs []*request) error {
 			runs = append(runs, r.batch.Runs...)
 			sets = append(sets, r.batch.Settlements...)
 			tasks = append(tasks, r.batch.Tasks...)
+			attempts = append(attempts, r.batch.Attempts...)
 			continue
 		}
 		if err := flush(); err != nil {

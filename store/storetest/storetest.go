@@ -44,6 +44,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"DueRunsCreatedCanceled", testDueRunsCreatedCanceled},
 		{"SettleRacesSuspend", testSettleRacesSuspend},
 		{"PendingNeverReplacesSettled", testPendingNeverReplacesSettled},
+		{"Timeline", testTimeline},
 		{"LeaseClaimDueOnly", testLeaseClaimDueOnly},
 		{"LeaseClaimConcurrent", testLeaseClaimConcurrent},
 		{"LeaseExpiredReclaim", testLeaseExpiredReclaim},

@@ -1,0 +1,127 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/skeinrun/skein/sched"
+	"github.com/skeinrun/skein/store"
+)
+
+// The timeline's data (docs/ui.md): when each op was first issued and when
+// its settlement was recorded (store.Outcome.StartedAt, SettledAt), the
+// attempts of steps under a retry policy or timeout and of retried
+// activity calls, and the idle points where the run's instance was dropped
+// and replayed (store.Attempt). All of it comes from the host's wall
+// clock and goes to the store only: the guest never sees it, a replay
+// never reads it, and it takes no part in a run's identity.
+
+// opIssued notes the wall-clock time of an op this execution issues for
+// the first time (not a replayed one); its records carry it.
+func (x *exec) opIssued(key string) {
+	if x.verify {
+		return
+	}
+	if x.opStarts == nil {
+		x.opStarts = map[string]int64{}
+	}
+	x.opStarts[key] = time.Now().UnixNano()
+}
+
+// stamp sets the timeline times of a record this execution makes: its
+// op's start, when this execution issued it, and its settlement's time.
+func (x *exec) stamp(o *store.Outcome, r sched.Record) {
+	if r.Seq > x.lastSeq {
+		x.lastSeq = r.Seq
+	}
+	o.StartedAt = x.opStarts[r.Key]
+	if !r.Pending {
+		o.SettledAt = time.Now().UnixNano()
+		delete(x.opStarts, r.Key)
+	}
+}
+
+// bodyAttempt queues the start or the end of an attempt of a step body
+// under a retry policy or timeout.
+func (x *exec) bodyAttempt(key string, n int, start, end int64, err string) {
+	if !x.verify && x.rs != nil {
+		x.rs.attempt(key, n, start, end, err)
+	}
+}
+
+// attempt queues an attempt of the op at key for the next commit: its
+// start (end 0) or its end with its error (start 0); the store keeps
+// what it knows already of the other.
+func (rs *runState) attempt(key string, n int, start, end int64, err string) {
+	rs.batch.Attempts = append(rs.batch.Attempts, store.RunAttempt{RunID: rs.run.ID,
+		Attempt: store.Attempt{Key: key, N: n, Start: start, End: end, Error: err}})
+}
+
+// lateAttempt queues an attempt from an activity's goroutine; the next
+// flush takes it.
+func (rs *runState) lateAttempt(a store.Attempt) {
+	rs.mu.Lock()
+	rs.late = append(rs.late, store.RunAttempt{RunID: rs.run.ID, Attempt: a})
+	rs.mu.Unlock()
+}
+
+// takeLate moves the attempts of activity goroutines into the batch.
+func (rs *runState) takeLate() {
+	rs.mu.Lock()
+	rs.batch.Attempts = append(rs.batch.Attempts, rs.late...)
+	rs.late = nil
+	rs.mu.Unlock()
+}
+
+// dropped records that the run's instance is dropped now (evicted or
+// suspended) with lastSeq settled records in its journal.
+func (rs *runState) dropped(lastSeq int64) {
+	rs.attempt(store.IdleKey, int(lastSeq), time.Now().UnixNano(), 0, "")
+}
+
+// replaying records that an execution starts now by replaying the
+// journal outs: the end of the drop recorded at its last settled record.
+func (rs *runState) replaying(outs []store.Outcome) {
+	var last int64
+	for i := range outs {
+		last = max(last, outs[i].Seq)
+	}
+	rs.attempt(store.IdleKey, int(last), 0, time.Now().UnixNano(), "")
+}
+
+// maxSeq is the highest settle sequence of recs.
+func maxSeq(recs []sched.Record) int64 {
+	var m int64
+	for i := range recs {
+		m = max(m, recs[i].Seq)
+	}
+	return m
+}
+
+// Attempts returns the recorded attempts of a run's ops, and its instance
+// drops at store.IdleKey (store.Store.Attempts), for the timeline.
+func (h *Host) Attempts(ctx context.Context, runID string) ([]store.Attempt, error) {
+	as, err := h.cfg.Store.Attempts(ctx, runID)
+	if err != nil {
+		return nil, fmt.Errorf("attempts of run %s: %w", runID, err)
+	}
+	return as, nil
+}
+
+// taskAttempt records the end of attempt n of the remote activity task t
+// (ended now with msg, "" when it succeeded), from its claim: a remote
+// call's attempts, as runAttempts records an in-process call's. It is
+// called for failed attempts and for the success of a retried call only,
+// so a call that succeeds at once costs no write. A failure to record it
+// is logged: the timeline misses the attempt, the run is unaffected.
+func (h *Host) taskAttempt(ctx context.Context, t store.Task, n int, now time.Time, msg string) {
+	a := store.Attempt{Key: t.Key, N: n, End: now.UnixNano(), Error: msg}
+	if t.Attempt == n {
+		a.Start = t.ClaimedAt
+	}
+	b := store.Batch{Attempts: []store.RunAttempt{{RunID: t.RunID, Attempt: a}}}
+	if err := h.cfg.Store.Commit(context.WithoutCancel(ctx), b); err != nil {
+		h.log.Warn("activity tasks: record an attempt for the timeline", "run", t.RunID, "key", t.Key, "attempt", n, "err", err)
+	}
+}
