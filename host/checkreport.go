@@ -27,8 +27,14 @@ type CheckReport struct {
 	IDConflicts []IDConflict
 	// Ends groups the schedules by how the run ended; more than one group
 	// means the result depends on the schedule (legitimate with Select).
-	Ends    []EndGroup
-	Elapsed time.Duration
+	Ends []EndGroup
+	// Chain is the runs the first schedule ran: the run, then each
+	// successor it continued as (one entry for a run that does not
+	// continue). LongestJournal is the most settled outcomes of any run
+	// of any schedule.
+	Chain          []ChainRun
+	LongestJournal int
+	Elapsed        time.Duration
 }
 
 // Divergence is a replay that departed from its schedule's journal.
@@ -42,6 +48,9 @@ type Divergence struct {
 	// Key is the first key that differs ("" when the difference is the
 	// run's end); Expected and Got describe it.
 	Key, Expected, Got string
+	// Run is the successor the replay was of, in a schedule whose run
+	// continued as new ("" for the schedule's first run).
+	Run string
 }
 
 // IDConflict is a key issued as different ops by two schedules.
@@ -79,8 +88,12 @@ func (r *CheckReport) Summary() string {
 	if len(r.Ends) > 1 {
 		res = fmt.Sprintf("result depends on the schedule (%d different ends)", len(r.Ends))
 	}
-	return fmt.Sprintf("%s: %d schedules, %d replays, %d divergences, %s, %s",
-		r.Workflow, r.Schedules, r.Replays, len(r.Divergences), ids, res)
+	chain := ""
+	if n := len(r.Chain); n > 1 {
+		chain = fmt.Sprintf(", a chain of %d runs continued as new (longest journal %d)", n, r.LongestJournal)
+	}
+	return fmt.Sprintf("%s: %d schedules, %d replays, %d divergences, %s, %s%s",
+		r.Workflow, r.Schedules, r.Replays, len(r.Divergences), ids, res, chain)
 }
 
 // Details writes every failure with what reproduces it (the flags of
@@ -88,6 +101,9 @@ func (r *CheckReport) Summary() string {
 func (r *CheckReport) Details(w io.Writer) {
 	for _, d := range r.Divergences {
 		fmt.Fprintf(w, "divergence: schedule %d, crash at %d", d.Schedule, d.CrashAt)
+		if d.Run != "" {
+			fmt.Fprintf(w, ", run %s", d.Run)
+		}
 		if d.Key != "" {
 			fmt.Fprintf(w, ", key %q", d.Key)
 		}
@@ -136,6 +152,12 @@ func checkReport(o CheckOptions, results []scheduleResult) (*CheckReport, error)
 			return nil, fmt.Errorf("check: schedule %d: %w", res.k, res.err)
 		}
 		r.Replays += res.replays
+		if i == 0 {
+			r.Chain = res.chain
+		}
+		for _, c := range res.chain {
+			r.LongestJournal = max(r.LongestJournal, c.Journal)
+		}
 		r.Divergences = append(r.Divergences, res.divergences...)
 		for _, key := range slices.Sorted(maps.Keys(res.ops)) {
 			j, ok := seen[key]
