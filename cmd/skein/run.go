@@ -96,8 +96,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	execs := 0
-	r, err = h.Drive(ctx, r.ID, host.DriveOptions{WaitTimers: true, OnExecution: func() { execs++ },
-		LeaseWait: *leaseWait, OnLeaseWait: leaseWaitNote(stderr, *leaseWait)})
+	r, err = driveChain(ctx, h, r.ID, host.DriveOptions{WaitTimers: true, OnExecution: func() { execs++ },
+		LeaseWait: *leaseWait, OnLeaseWait: leaseWaitNote(stderr, *leaseWait)}, *asJSON, stdout)
 	if err != nil && !host.IsDivergence(err) {
 		return err
 	}
@@ -121,6 +121,21 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			printable(r.ID), dbf.serveHint(), printable(r.ID))
 	}
 	return nil
+}
+
+// driveChain drives run id and, while the run it drove continues as new
+// (skein.ContinueAsNew), its successor: `skein run` runs the workflow to
+// its end, whichever run of the chain that is. It returns the last run.
+func driveChain(ctx context.Context, h *host.Host, id string, o host.DriveOptions, asJSON bool, stdout io.Writer) (store.Run, error) {
+	r, err := h.Drive(ctx, id, o)
+	for err == nil && r.Status == store.RunContinued {
+		next := host.ContinuedRunID(r.ID)
+		if !asJSON {
+			fmt.Fprintf(stdout, "run %s continued as new as run %s\n", printable(r.ID), printable(next))
+		}
+		r, err = h.Drive(ctx, next, o)
+	}
+	return r, err
 }
 
 // serveHint is the `skein serve` command for the database of the flags.
@@ -246,6 +261,9 @@ func sameJSON(a, b []byte) bool {
 
 // endedError is skein resume's refusal of a completed or canceled run.
 func endedError(r store.Run) error {
+	if r.Status == store.RunContinued {
+		return fmt.Errorf("run %s is continued: it continued as new as run %s and is never resumed; nothing executed", printable(r.ID), printable(host.ContinuedRunID(r.ID)))
+	}
 	return fmt.Errorf("run %s is %s: a completed or canceled run is final and is never resumed; nothing executed", printable(r.ID), r.Status)
 }
 
@@ -422,6 +440,7 @@ func printView(v runjson.View, asJSON bool, w io.Writer) error {
 		if v.Error != nil {
 			fmt.Fprintf(w, "error: %s\n", printable(*v.Error))
 		}
+		printChain(w, v.ContinuedFrom, v.ContinuedAs)
 		fmt.Fprintln(w)
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "KEY\tFUNCTION\tSTATUS\tVALUE")
@@ -447,6 +466,16 @@ func printView(v runjson.View, asJSON bool, w io.Writer) error {
 		return &exitError{code: exitFailed, err: fmt.Errorf("run %s %s", printable(v.Run), v.Status)}
 	}
 	return nil
+}
+
+// printChain prints the runs a run continued from and as, if any.
+func printChain(w io.Writer, from, as string) {
+	if from != "" {
+		fmt.Fprintf(w, "continued from: %s\n", printable(from))
+	}
+	if as != "" {
+		fmt.Fprintf(w, "continued as: %s\n", printable(as))
+	}
 }
 
 // fileModuleName is the name `skein run` and `skein resume` deploy the
