@@ -22,15 +22,15 @@ const DefaultCheckContinues = 100
 // ChainRun is one run of the chain a checked schedule ran: the first run,
 // then each successor it continued as.
 type ChainRun struct {
-	ID      string // the run's id in the check ("s1", "s1~2", …)
-	Status  store.RunStatus
-	Input   string // JSON
-	Result  string // JSON; for a continued run, its successor's input
-	Error   string
-	Journal int // settled outcomes in its journal
+	ID      string          `json:"id"` // the run's id in the check ("s1", "s1~2", …)
+	Status  store.RunStatus `json:"status"`
+	Input   string          `json:"input"`  // JSON
+	Result  string          `json:"result"` // JSON; for a continued run, its successor's input
+	Error   string          `json:"error,omitempty"`
+	Journal int             `json:"journal"` // settled outcomes in its journal
 	// Start is the virtual time the run started at: for a successor,
 	// where its predecessor's clock stood when it continued.
-	Start time.Time
+	Start time.Time `json:"start"`
 }
 
 func chainRun(r store.Run, input []byte, journal int) ChainRun {
