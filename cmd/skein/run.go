@@ -123,21 +123,6 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	return nil
 }
 
-// driveChain drives run id and, while the run it drove continues as new
-// (skein.ContinueAsNew), its successor: `skein run` runs the workflow to
-// its end, whichever run of the chain that is. It returns the last run.
-func driveChain(ctx context.Context, h *host.Host, id string, o host.DriveOptions, asJSON bool, stdout io.Writer) (store.Run, error) {
-	r, err := h.Drive(ctx, id, o)
-	for err == nil && r.Status == store.RunContinued {
-		next := host.ContinuedRunID(r.ID)
-		if !asJSON {
-			fmt.Fprintf(stdout, "run %s continued as new as run %s\n", printable(r.ID), printable(next))
-		}
-		r, err = h.Drive(ctx, next, o)
-	}
-	return r, err
-}
-
 // serveHint is the `skein serve` command for the database of the flags.
 func (f *dbFlags) serveHint() string {
 	if *f.store != "" {
@@ -466,16 +451,6 @@ func printView(v runjson.View, asJSON bool, w io.Writer) error {
 		return &exitError{code: exitFailed, err: fmt.Errorf("run %s %s", printable(v.Run), v.Status)}
 	}
 	return nil
-}
-
-// printChain prints the runs a run continued from and as, if any.
-func printChain(w io.Writer, from, as string) {
-	if from != "" {
-		fmt.Fprintf(w, "continued from: %s\n", printable(from))
-	}
-	if as != "" {
-		fmt.Fprintf(w, "continued as: %s\n", printable(as))
-	}
 }
 
 // fileModuleName is the name `skein run` and `skein resume` deploy the
