@@ -31,8 +31,9 @@ const (
 	FnRealNow    = "real_now"
 	FnRealRand   = "real_rand"
 	FnOutcomes   = "outcomes"
-	FnOpOptions  = "op_options" // options (retry, timeout) for the task's next op
-	FnCanceled   = "canceled"   // the run's cancellation reason, if delivered
+	FnOpOptions  = "op_options"      // options (retry, timeout) for the task's next op
+	FnCanceled   = "canceled"        // the run's cancellation reason, if delivered
+	FnContinue   = "continue_as_new" // end the run as continued; its successor starts with the input given
 )
 
 // OpKind is the kind of a durable operation (the kind argument of FnOp).

@@ -87,6 +87,7 @@ SKEIN_IMPORT("real_rand") void skein_real_rand(uint8_t *buf, uint32_t len);
 SKEIN_IMPORT("outcomes") uint32_t skein_outcomes(uint8_t *buf, uint32_t cap);
 SKEIN_IMPORT("op_options") void skein_op_options(uint32_t task, const uint8_t *msg, uint32_t len);
 SKEIN_IMPORT("canceled") uint32_t skein_canceled(uint8_t *buf, uint32_t cap);
+SKEIN_IMPORT("continue_as_new") void skein_continue_as_new(uint32_t task, const uint8_t *input, uint32_t len);
 
 /*
  * Messages (README §9). The decoders read a message in place: the bytes

@@ -45,9 +45,12 @@ var (
 // next idle point, now if it is active in this process, else when a
 // worker (Work) or a Drive picks the run up.
 func (h *Host) Resolve(ctx context.Context, fullID string, value json.RawMessage, errMsg string) error {
-	runID, key, err := h.splitFullID(ctx, fullID)
+	runID, key, status, err := h.splitFullID(ctx, fullID)
 	if err != nil {
 		return fmt.Errorf("resolve %q: %w", fullID, err)
+	}
+	if status == store.RunContinued {
+		return fmt.Errorf("resolve %s: %w", fullID, &ContinuedError{RunID: runID, Successor: ContinuedRunID(runID)})
 	}
 	set := store.Settlement{RunID: runID, Key: key, Status: store.OutcomeOK, Value: value, CreatedAt: time.Now()}
 	c := sched.Completion{Key: key, Outcome: sched.Outcome{OK: true, Value: value}}
@@ -260,22 +263,22 @@ func (c *claimOutage) report(log *slog.Logger, err error) {
 
 // splitFullID splits "{run}.{key}" into a stored run's id and the key. A
 // child run's id has dots too ({parent}.{key}), so the longest prefix that
-// names a run wins.
-func (h *Host) splitFullID(ctx context.Context, fullID string) (string, string, error) {
+// names a run wins. It returns the run's status too.
+func (h *Host) splitFullID(ctx context.Context, fullID string) (string, string, store.RunStatus, error) {
 	for i := strings.LastIndexByte(fullID, '.'); i > 0; i = strings.LastIndexByte(fullID[:i], '.') {
 		runID, key := fullID[:i], fullID[i+1:]
 		if key == "" {
 			break
 		}
-		_, err := h.cfg.Store.Run(ctx, runID)
+		r, err := h.cfg.Store.Run(ctx, runID)
 		if err == nil {
-			return runID, key, nil
+			return runID, key, r.Status, nil
 		}
 		if !errors.Is(err, store.ErrNotFound) {
-			return "", "", err
+			return "", "", "", err
 		}
 	}
-	return "", "", fmt.Errorf("no run has a promise with this id (a promise id is {run}.{key}): %w", ErrNotFound)
+	return "", "", "", fmt.Errorf("no run has a promise with this id (a promise id is {run}.{key}): %w", ErrNotFound)
 }
 
 func (h *Host) isActive(runID string) bool {

@@ -54,6 +54,10 @@ type CheckOptions struct {
 	// execution, as host.Config.GuestOutputFor (run is the id of the
 	// schedule's run, or of a replay from one of its crash points).
 	GuestOutputFor func(run string) io.Writer
+	// MaxContinues is how many successors of a run that continues as new
+	// (skein.ContinueAsNew) each schedule follows and checks; default
+	// DefaultCheckContinues.
+	MaxContinues int
 	// Progress, if set, is called after each schedule with the number
 	// checked so far and the total.
 	Progress func(done, total int)
@@ -127,6 +131,9 @@ func (o *CheckOptions) setDefaults() error {
 	if o.Seed == 0 {
 		o.Seed = 1
 	}
+	if o.MaxContinues <= 0 {
+		o.MaxContinues = DefaultCheckContinues
+	}
 	if o.Parallelism <= 0 {
 		o.Parallelism = runtime.GOMAXPROCS(0)
 	}
@@ -174,7 +181,8 @@ func (h *Host) checkSchedules(ctx context.Context, m store.Module, o CheckOption
 
 type scheduleResult struct {
 	k           int
-	err         error // the check itself failed
+	chain       []ChainRun // the run, then each successor it continued as (checkchain.go)
+	err         error      // the check itself failed
 	ops         map[string]simOp
 	choices     map[string][]choice // per key: the recorded choices before its op (simchoice.go)
 	end         EndGroup
@@ -209,48 +217,13 @@ func (h *Host) checkSchedule(ctx context.Context, m store.Module, o CheckOptions
 		res.err = err
 		return res
 	}
-	sh, owner := shares.claim(logPrint(sim.log, res.end), k)
-	if !owner {
-		select {
-		case <-sh.done:
-			res.replays, res.shared, res.err = sh.replays, sh.replays, sh.err
-		case <-ctx.Done():
-			res.err = ctx.Err()
-		}
+	res.chain = append(res.chain, chainRun(final, run.Input, len(journal)))
+	if err := h.sharedCrashReplays(ctx, o, &res, final, sim, journal, shares); err != nil {
+		res.err = err
 		return res
 	}
-	res = h.crashReplays(ctx, o, res, final, sim, journal)
-	sh.finish(res)
-	return res
-}
-
-// crashReplays replays schedule res.k's run from every crash point of its
-// journal (or only o.CrashAt) and adds what it found to res.
-func (h *Host) crashReplays(ctx context.Context, o CheckOptions, res scheduleResult, final store.Run, sim *simRun, journal []store.Outcome) scheduleResult {
-	k := res.k
-	var err error
-	for c := 1; c <= len(journal)+1; c++ {
-		if o.CrashAt > 0 && c != o.CrashAt {
-			continue
-		}
-		res.replays++
-		var d *Divergence
-		if c > len(journal) {
-			// After the last tick: the whole journal, replayed without
-			// running anything.
-			d = h.verifyReplay(ctx, final, c)
-		} else if d, err = h.crashReplay(ctx, final, sim, journal, c); err != nil {
-			res.err = err
-			return res
-		}
-		if d != nil {
-			d.Schedule = k
-			res.divergences = append(res.divergences, *d)
-		}
-		if ctx.Err() != nil {
-			res.err = ctx.Err()
-			return res
-		}
+	if final.Status == store.RunContinued {
+		h.checkChain(ctx, o, &res, final, seed)
 	}
 	return res
 }

@@ -37,8 +37,14 @@ type CheckReport struct {
 	ChoiceDependent []ChoiceDependence
 	// Ends groups the schedules by how the run ended; more than one group
 	// means the result depends on the schedule (legitimate with Select).
-	Ends    []EndGroup
-	Elapsed time.Duration
+	Ends []EndGroup
+	// Chain is the runs the first schedule ran: the run, then each
+	// successor it continued as (one entry for a run that does not
+	// continue). LongestJournal is the most settled outcomes of any run
+	// of any schedule.
+	Chain          []ChainRun
+	LongestJournal int
+	Elapsed        time.Duration
 }
 
 // Divergence is a replay that departed from its schedule's journal.
@@ -52,6 +58,9 @@ type Divergence struct {
 	// Key is the first key that differs ("" when the difference is the
 	// run's end); Expected and Got describe it.
 	Key, Expected, Got string
+	// Run is the successor the replay was of, in a schedule whose run
+	// continued as new ("" for the schedule's first run).
+	Run string
 }
 
 // IDConflict is a key issued as different ops by two schedules.
@@ -124,8 +133,12 @@ func (r *CheckReport) Summary() string {
 	if r.Shared > 0 {
 		shared = fmt.Sprintf(" (%d shared by schedules that recorded the same journal)", r.Shared)
 	}
-	return fmt.Sprintf("%s: %d schedules, %d replays%s, %d divergences, %s, %s",
-		r.Workflow, r.Schedules, r.Replays, shared, len(r.Divergences), ids, res)
+	chain := ""
+	if n := len(r.Chain); n > 1 {
+		chain = fmt.Sprintf(", a chain of %d runs continued as new (longest journal %d)", n, r.LongestJournal)
+	}
+	return fmt.Sprintf("%s: %d schedules, %d replays%s, %d divergences, %s, %s%s",
+		r.Workflow, r.Schedules, r.Replays, shared, len(r.Divergences), ids, res, chain)
 }
 
 // Details writes every failure with what reproduces it (the flags of
@@ -133,6 +146,9 @@ func (r *CheckReport) Summary() string {
 func (r *CheckReport) Details(w io.Writer) {
 	for _, d := range r.Divergences {
 		fmt.Fprintf(w, "divergence: schedule %d, crash at %d", d.Schedule, d.CrashAt)
+		if d.Run != "" {
+			fmt.Fprintf(w, ", run %s", d.Run)
+		}
 		if d.Key != "" {
 			fmt.Fprintf(w, ", key %q", d.Key)
 		}
@@ -186,6 +202,12 @@ func checkReport(o CheckOptions, results []scheduleResult) (*CheckReport, error)
 		}
 		r.Replays += res.replays
 		r.Shared += res.shared
+		if i == 0 {
+			r.Chain = res.chain
+		}
+		for _, c := range res.chain {
+			r.LongestJournal = max(r.LongestJournal, c.Journal)
+		}
 		r.Divergences = append(r.Divergences, res.divergences...)
 		for _, key := range slices.Sorted(maps.Keys(res.ops)) {
 			j, ok := seen[key]

@@ -1,9 +1,12 @@
 package host
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"sync"
+
+	"github.com/skeinrun/skein/store"
 )
 
 // Schedules that record the same log (the same ops, in the same order,
@@ -20,14 +23,13 @@ type replayShares struct {
 	shared int // crash points covered by another schedule's replays
 }
 
-// sharedReplays are the replays of one log, done by schedule k; done is
-// closed when they are.
+// sharedReplays are the replays of one log, done by schedule k (which
+// reports what they found); done is closed when they are.
 type sharedReplays struct {
-	done        chan struct{}
-	k           int
-	replays     int
-	divergences []Divergence
-	err         error
+	done    chan struct{}
+	k       int
+	replays int
+	err     error
 }
 
 // claim returns the replays of the log fp and whether the caller owns
@@ -45,9 +47,30 @@ func (s *replayShares) claim(fp [32]byte, k int) (*sharedReplays, bool) {
 }
 
 // finish publishes the owner's replays.
-func (sh *sharedReplays) finish(res scheduleResult) {
-	sh.replays, sh.divergences, sh.err = res.replays, res.divergences, res.err
+func (sh *sharedReplays) finish(replays int, err error) {
+	sh.replays, sh.err = replays, err
 	close(sh.done)
+}
+
+// sharedCrashReplays replays the run final from its crash points
+// (replayCrashes), unless a schedule that recorded the same log does:
+// then it waits for those replays and counts them as shared.
+func (h *Host) sharedCrashReplays(ctx context.Context, o CheckOptions, res *scheduleResult, final store.Run, sim *simRun, journal []store.Outcome, shares *replayShares) error {
+	sh, owner := shares.claim(logPrint(sim.log, res.end), res.k)
+	if !owner {
+		select {
+		case <-sh.done:
+			res.replays += sh.replays
+			res.shared += sh.replays
+			return sh.err
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	before := res.replays
+	err := h.replayCrashes(ctx, o, res, final, sim, journal)
+	sh.finish(res.replays-before, err)
+	return err
 }
 
 // logPrint is the fingerprint of what a schedule recorded and how its run

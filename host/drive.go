@@ -307,6 +307,10 @@ func (h *Host) endStatus(ctx context.Context, rs *runState, x *exec) error {
 			if x.result.OK {
 				rs.run.Result = x.result.Value
 			}
+		case x.continued != nil:
+			// The successor is created in the commit that ends the run.
+			rs.run.Status, rs.run.Result = store.RunContinued, x.continued
+			rs.batch.Creates = append(rs.batch.Creates, h.successor(rs, x, x.continued))
 		case x.result.OK:
 			rs.run.Status, rs.run.Result = store.RunCompleted, x.result.Value
 		default:
@@ -369,6 +373,9 @@ func (h *Host) finish(ctx context.Context, rs *runState) error {
 	h.logEnded(rs.run)
 	if toParent != nil && !h.deliver(rs.run.Parent, *toParent) {
 		h.signal()
+	}
+	if rs.run.Status == store.RunContinued {
+		h.signal() // a worker (Work) starts the successor
 	}
 	return nil
 }

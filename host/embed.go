@@ -169,6 +169,9 @@ const (
 	EventFailed    EventKind = "failed"
 	EventCanceled  EventKind = "canceled"
 	EventDiverged  EventKind = "diverged"
+	// EventContinued: the run continued as new (Event.Result is its
+	// successor's input; the successor is ContinuedRunID(Event.RunID)).
+	EventContinued EventKind = "continued"
 )
 
 // Event is something that happened to a run in this host. Its byte slices
@@ -345,6 +348,8 @@ func (h *Host) runEnded(r store.Run) {
 		ev = runEvent(EventCanceled, r)
 	case store.RunDiverged:
 		ev = runEvent(EventDiverged, r)
+	case store.RunContinued:
+		ev = runEvent(EventContinued, r)
 	default:
 		ev = runEvent(EventFailed, r)
 	}

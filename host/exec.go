@@ -67,6 +67,12 @@ type exec struct {
 	ops       int             // ops issued, against Config.MaxOps
 	liveTasks int             // tasks started and not done (the root excluded), against Config.MaxTasks
 	childOps  int             // child ops issued, against Config.MaxChildren
+	// journalOps counts durable ops issued (replayed ones included),
+	// against Config.MaxJournalOps (continue.go).
+	journalOps int
+	// continued is the successor's input once the run continued as new
+	// (continue_as_new); nil otherwise.
+	continued []byte
 }
 
 // stepBody is a step body running under a retry policy or timeout.

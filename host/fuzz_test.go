@@ -100,7 +100,7 @@ func fuzzCall(t *testing.T, ctx context.Context, x *exec, mem *fakeMemory, name 
 // fuzzCallOrder numbers the host functions for FuzzHostCalls.
 var fuzzCallOrder = []string{abi.FnHello, abi.FnWorkflows, abi.FnInvocation, abi.FnTake, abi.FnNext, abi.FnOp,
 	abi.FnStepDone, abi.FnAwait, abi.FnSelect, abi.FnTaskDone, abi.FnBodySleep, abi.FnRealNow, abi.FnRealRand,
-	abi.FnOutcomes, abi.FnOpOptions, abi.FnCanceled}
+	abi.FnOutcomes, abi.FnOpOptions, abi.FnCanceled, abi.FnContinue}
 
 func fuzzIndex(name string) byte {
 	for i, n := range fuzzCallOrder {

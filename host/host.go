@@ -101,6 +101,11 @@ type Config struct {
 	// MaxOps caps the durable ops one execution of a run issues, replayed
 	// ones included (so, the ops of the whole run). Default 1,000,000.
 	MaxOps int
+	// MaxJournalOps caps the durable ops (steps, calls, sleeps, promises,
+	// child runs) of one run's journal: a run past it fails with an error
+	// that suggests skein.ContinueAsNew, which starts a successor run with
+	// an empty journal. Default 50,000.
+	MaxJournalOps int
 	// MaxTasks caps the tasks (skein.Go, parallel branches) of a run alive
 	// at once. Default 10,000.
 	MaxTasks int

@@ -52,6 +52,9 @@ func (c *Config) setLimitDefaults() {
 	if c.MaxOps <= 0 {
 		c.MaxOps = DefaultMaxOps
 	}
+	if c.MaxJournalOps <= 0 {
+		c.MaxJournalOps = DefaultMaxJournalOps
+	}
 	if c.MaxTasks <= 0 {
 		c.MaxTasks = DefaultMaxTasks
 	}

@@ -40,7 +40,7 @@ type metrics struct {
 
 // metricStatuses are the run statuses, in the order metrics print them.
 var metricStatuses = [...]store.RunStatus{store.RunPending, store.RunRunning, store.RunSuspended,
-	store.RunCompleted, store.RunFailed, store.RunDiverged, store.RunCanceled}
+	store.RunCompleted, store.RunFailed, store.RunDiverged, store.RunCanceled, store.RunContinued}
 
 // runsCountCap bounds how many runs of one status a scrape counts: the
 // store is read runsCountPage at a time, and a store with more runs than

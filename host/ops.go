@@ -95,6 +95,9 @@ func (x *exec) countOp(a opArgs) error {
 	if err := x.countOps(); err != nil {
 		return err
 	}
+	if err := x.countJournal(a.kind); err != nil {
+		return err
+	}
 	if a.kind == abi.OpChild {
 		if err := x.countChild(); err != nil {
 			return err

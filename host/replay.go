@@ -57,6 +57,9 @@ func (h *Host) Replay(ctx context.Context, runID string) (ReplayResult, error) {
 	h.instantiate(ctx, cm, x)
 	switch x.state {
 	case stDone:
+		if x.continued != nil {
+			return ReplayResult{Status: store.RunContinued, Result: x.continued}, nil
+		}
 		if x.result.OK {
 			return ReplayResult{Status: store.RunCompleted, Result: x.result.Value}, nil
 		}

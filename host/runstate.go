@@ -333,6 +333,7 @@ func (rs *runState) flush(ctx context.Context, st store.Store) error {
 	}
 	rs.batch.Outcomes = rs.batch.Outcomes[:0]
 	rs.batch.Runs = rs.batch.Runs[:0]
+	rs.batch.Creates = nil
 	rs.batch.Settlements = nil
 	rs.batch.Tasks = nil
 	rs.batch.Attempts = nil

@@ -107,7 +107,7 @@ func (a *api) runs(w http.ResponseWriter, r *http.Request) {
 }
 
 var runStatuses = []store.RunStatus{store.RunPending, store.RunRunning, store.RunSuspended,
-	store.RunCompleted, store.RunFailed, store.RunDiverged, store.RunCanceled}
+	store.RunCompleted, store.RunFailed, store.RunDiverged, store.RunCanceled, store.RunContinued}
 
 func joinStatuses() string {
 	s := make([]string, len(runStatuses))

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/skeinrun/skein/host"
 	"github.com/skeinrun/skein/store"
 )
 
@@ -34,6 +35,11 @@ type Run struct {
 	Result   json.RawMessage `json:"result"` // null until completed
 	Error    string          `json:"error,omitempty"`
 	Parent   string          `json:"parent,omitempty"` // the parent run of a child workflow
+	// ContinuedFrom is the run this one continued (skein.ContinueAsNew;
+	// ids "{root}~N", docs/api.md), ContinuedAs the run this one continued
+	// as (status continued; its result is that run's input).
+	ContinuedFrom string `json:"continued_from,omitempty"`
+	ContinuedAs   string `json:"continued_as,omitempty"`
 	// CancelReason is set once a cancellation was requested.
 	CancelReason string    `json:"cancel_reason,omitempty"`
 	CreatedAt    time.Time `json:"created_at"`
@@ -162,6 +168,10 @@ func runJSON(r store.Run) Run {
 	}
 	if len(r.Result) > 0 {
 		v.Result = json.RawMessage(r.Result)
+	}
+	v.ContinuedFrom = host.ContinuedFromID(r.ID)
+	if r.Status == store.RunContinued {
+		v.ContinuedAs = host.ContinuedRunID(r.ID)
 	}
 	if r.LeaseOwner != "" {
 		v.Worker = r.LeaseOwner

@@ -141,11 +141,14 @@ const (
 	RunFailed    RunStatus = "failed"
 	RunDiverged  RunStatus = "diverged" // replay found a code change or nondeterminism; records kept
 	RunCanceled  RunStatus = "canceled"
+	// RunContinued: the run ended by continuing as new (skein.ContinueAsNew);
+	// its successor, created in the same commit, carries on the workflow.
+	RunContinued RunStatus = "continued"
 )
 
 // Terminal reports whether the status is final.
 func (s RunStatus) Terminal() bool {
-	return s == RunCompleted || s == RunFailed || s == RunCanceled
+	return s == RunCompleted || s == RunFailed || s == RunCanceled || s == RunContinued
 }
 
 // Run is one execution of one workflow of one module with one input.
@@ -276,12 +279,19 @@ type RunAttempt struct {
 //     journal), Orphaned, Waited, Idle, WakeOrder, VTime, Deadline,
 //     Attempts (never down) and UpdatedAt. A pending outcome written over
 //     a settled one is skipped, as before (a late attempt counter).
-//   - a completed or canceled run keeps its Status, Result, Error and
+//   - a completed, canceled or continued run keeps its Status, Result, Error and
 //     ModuleHash for good (an update that leaves them as they are is
 //     allowed). A failed or diverged run may be updated: Host.Resume
 //     points it at new code and executes it again, and its settled
 //     outcomes stay as they are.
 type Batch struct {
+	// Creates are runs to insert, each as CreateRun stores it (ForCreate),
+	// before the batch's other writes: a run that continues as new creates
+	// its successor in the commit that ends it. A run whose id exists
+	// already fails the batch with ErrConflict (wrapped, naming the id),
+	// and nothing of it is applied. Creates may be of runs other than the
+	// fenced one.
+	Creates  []Run
 	Outcomes []RunOutcome // upserts by (run, key)
 	Runs     []Run        // updates of existing runs: every mutable field (ModuleHash, Status, Result, Error, WakeAt) is written
 	// Settlements are delivered to other runs (a child's result to its

@@ -22,9 +22,15 @@ func RunImmutableError(old Run) error {
 }
 
 // Final reports whether a run's status, result, error and module are
-// final: it completed or was canceled. (A failed or diverged run may be
-// resumed onto new code.)
-func (s RunStatus) Final() bool { return s == RunCompleted || s == RunCanceled }
+// final: it completed, was canceled or continued as new. (A failed or
+// diverged run may be resumed onto new code.)
+func (s RunStatus) Final() bool { return s == RunCompleted || s == RunCanceled || s == RunContinued }
+
+// CreateConflictError is the error of a Batch that creates run id when a
+// run with that id exists: it wraps ErrConflict.
+func CreateConflictError(id string) error {
+	return fmt.Errorf("create run %s: a run with this id exists: %w", id, ErrConflict)
+}
 
 // ChangesSettled reports whether writing o over the stored outcome old
 // changes what is write-once: old is settled and o is settled too (a

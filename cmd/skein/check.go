@@ -50,7 +50,11 @@ type checkJSON struct {
 	// ChoiceDependent: keys whose op differs after a recorded choice.
 	ChoiceDependent []host.ChoiceDependence `json:"choice_dependent"`
 	Ends            []host.EndGroup         `json:"ends"`
-	ElapsedMS       int64                   `json:"elapsed_ms"`
+	// Chain is the runs the first schedule ran when its run continued as
+	// new (absent otherwise); LongestJournal the longest of their journals.
+	Chain          []host.ChainRun `json:"chain,omitempty"`
+	LongestJournal int             `json:"longest_journal"`
+	ElapsedMS      int64           `json:"elapsed_ms"`
 }
 
 func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -123,9 +127,13 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	if *asJSON {
-		if err := encodeJSON(stdout, checkJSON{Workflow: r.Workflow, Seed: r.Seed, Schedules: r.Schedules, Replays: r.Replays, Shared: r.Shared, OK: r.OK(),
+		j := checkJSON{Workflow: r.Workflow, Seed: r.Seed, Schedules: r.Schedules, Replays: r.Replays, Shared: r.Shared, OK: r.OK(),
 			Summary: r.Summary(), Divergences: r.Divergences, IDConflicts: r.IDConflicts, ChoiceDependent: r.ChoiceDependent, Ends: r.Ends,
-			ElapsedMS: r.Elapsed.Milliseconds()}, "  "); err != nil {
+			LongestJournal: r.LongestJournal, ElapsedMS: r.Elapsed.Milliseconds()}
+		if len(r.Chain) > 1 {
+			j.Chain = r.Chain
+		}
+		if err := encodeJSON(stdout, j, "  "); err != nil {
 			return err
 		}
 	} else {

@@ -32,6 +32,38 @@ func TestCheckExamples(t *testing.T) {
 	}
 }
 
+// skein check follows a workflow that continues as new: 40 monthly
+// cycles of examples/subscription in virtual time are a chain of 4 runs,
+// none with a journal of more than 24 records, the state carried from
+// each to the next.
+func TestCheckSubscription(t *testing.T) {
+	wasm := wasmbuild.Build(t, "./examples/subscription")
+	r := skein(t, "", "check", wasm, "--input", `{"customer":"c-42","plan_cents":1200,"cycles":40}`, "--schedules", "3", "--json")
+	var rep struct {
+		OK             bool   `json:"ok"`
+		Summary        string `json:"summary"`
+		LongestJournal int    `json:"longest_journal"`
+		Chain          []struct {
+			ID, Status, Input, Result string
+			Journal                   int
+		} `json:"chain"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || r.code != 0 {
+		t.Fatalf("%v\n%s", err, r)
+	}
+	var ids []string
+	for _, c := range rep.Chain {
+		ids = append(ids, c.ID+" "+c.Status)
+	}
+	if want := []string{"s1 continued", "s1~2 continued", "s1~3 continued", "s1~4 completed"}; !rep.OK || strings.Join(ids, ",") != strings.Join(want, ",") ||
+		rep.LongestJournal != 24 || !strings.Contains(rep.Summary, "a chain of 4 runs continued as new (longest journal 24)") {
+		t.Fatalf("report: ok %v, chain %q, longest journal %d, summary %q; want %q, 24\n%s", rep.OK, ids, rep.LongestJournal, rep.Summary, want, r)
+	}
+	if last := rep.Chain[3]; !strings.Contains(last.Input, `"cycle":36`) || !strings.Contains(last.Result, `"cycle":40,"billed_cents":48000,"last_invoice":"c-42-40"`) || last.Journal != 8 {
+		t.Errorf("last run of the chain: %+v, want cycles 36 to 40, 48000 billed, 8 records", last)
+	}
+}
+
 func TestCheckJSONAndReproduction(t *testing.T) {
 	wasm := wasmbuild.Build(t, "./testdata/workflows/timing")
 	r := skein(t, "", "check", wasm, "--workflow", "first", "--schedules", "30", "--seed", "5", "--json")

@@ -105,6 +105,9 @@ type runJSON struct {
 	Error    *string         `json:"error"`
 	Outcomes []outcomeJSON   `json:"outcomes"`
 	Waiting  json.RawMessage `json:"waiting"` // what a run that has not ended waits on
+	// The chain of a run that continued as new (omitted otherwise).
+	ContinuedFrom string `json:"continued_from"`
+	ContinuedAs   string `json:"continued_as"`
 }
 
 type outcomeJSON struct {

@@ -175,6 +175,7 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if r.Parent != "" {
 			fmt.Fprintf(stdout, "parent: %s\n", printable(r.Parent))
 		}
+		printChain(stdout, r.ContinuedFrom, r.ContinuedAs)
 		if r.CancelReason != "" && !runEnded(r.Status) {
 			fmt.Fprintf(stdout, "cancel requested: %s\n", printable(r.CancelReason))
 		}
@@ -214,6 +215,7 @@ func cmdWait(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	quiet := fs.Bool("quiet", false, "no progress line on stderr")
 	asJSON := fs.Bool("json", false, "print the run and its outcomes as JSON instead of the result")
 	issued := fs.String("issued", "", "wait only until the run has issued the op at this key (a promise to settle, say), then exit 0")
+	follow := fs.Bool("follow", false, "when the run continues as new, wait for its successor, and so on to the end of the chain")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -268,6 +270,10 @@ func cmdWait(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			p.done()
 			return nil
 		}
+		if err == nil && *follow && v.ContinuedAs != "" {
+			id = v.ContinuedAs // the successor, created with the run's end
+			continue
+		}
 		if err == nil && runEnded(v.Status) {
 			if *issued != "" {
 				p.done()
@@ -292,6 +298,9 @@ func cmdWait(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 	} else if v.Status == string(store.RunCompleted) {
 		fmt.Fprintf(stdout, "%s\n", printable(string(orNull(v.Result))))
+	} else if v.ContinuedAs != "" {
+		fmt.Fprintf(stderr, "run %s continued as new as run %s: wait for it with skein wait %s (or --follow)\n",
+			printable(v.Run), printable(v.ContinuedAs), printable(v.ContinuedAs))
 	}
 	msg := ""
 	if v.Error != nil {

@@ -16,6 +16,7 @@ type limitFlags struct {
 	execCPU      *time.Duration
 	payload      *int
 	ops          *int
+	journalOps   *int
 	tasks        *int
 	childDepth   *int
 	children     *int
@@ -32,6 +33,7 @@ func addLimitFlags(fs *flag.FlagSet, withModule bool) *limitFlags {
 		execCPU:      fs.Duration("max-execution-cpu", host.DefaultMaxExecutionCPU, "longest one execution of a run may spend running (not waiting); negative: no limit"),
 		payload:      fs.Int("max-payload-bytes", host.DefaultMaxPayloadBytes, "largest input, step value, result or promise value"),
 		ops:          fs.Int("max-ops", host.DefaultMaxOps, "most durable ops per run"),
+		journalOps:   fs.Int("max-journal-ops", host.DefaultMaxJournalOps, "most durable ops in one run's journal (a workflow that loops for long continues as new: skein.ContinueAsNew)"),
 		tasks:        fs.Int("max-tasks", host.DefaultMaxTasks, "most live tasks (skein.Go, parallel branches) per run"),
 		childDepth:   fs.Int("max-child-depth", host.DefaultMaxChildDepth, "deepest tree of child runs (a started run is depth 0)"),
 		children:     fs.Int("max-children", host.DefaultMaxChildren, "most child runs one run starts"),
@@ -54,6 +56,7 @@ func (l *limitFlags) apply(cfg *host.Config) {
 	cfg.MaxExecutionCPU = *l.execCPU
 	cfg.MaxPayloadBytes = *l.payload
 	cfg.MaxOps = *l.ops
+	cfg.MaxJournalOps = *l.journalOps
 	cfg.MaxTasks = *l.tasks
 	cfg.MaxChildDepth = *l.childDepth
 	cfg.MaxChildren = *l.children

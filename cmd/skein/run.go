@@ -96,8 +96,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	execs := 0
-	r, err = h.Drive(ctx, r.ID, host.DriveOptions{WaitTimers: true, OnExecution: func() { execs++ },
-		LeaseWait: *leaseWait, OnLeaseWait: leaseWaitNote(stderr, *leaseWait)})
+	r, err = driveChain(ctx, h, r.ID, host.DriveOptions{WaitTimers: true, OnExecution: func() { execs++ },
+		LeaseWait: *leaseWait, OnLeaseWait: leaseWaitNote(stderr, *leaseWait)}, *asJSON, stdout)
 	if err != nil && !host.IsDivergence(err) {
 		return err
 	}
@@ -246,6 +246,9 @@ func sameJSON(a, b []byte) bool {
 
 // endedError is skein resume's refusal of a completed or canceled run.
 func endedError(r store.Run) error {
+	if r.Status == store.RunContinued {
+		return fmt.Errorf("run %s is continued: it continued as new as run %s and is never resumed; nothing executed", printable(r.ID), printable(host.ContinuedRunID(r.ID)))
+	}
 	return fmt.Errorf("run %s is %s: a completed or canceled run is final and is never resumed; nothing executed", printable(r.ID), r.Status)
 }
 
@@ -422,6 +425,7 @@ func printView(v runjson.View, asJSON bool, w io.Writer) error {
 		if v.Error != nil {
 			fmt.Fprintf(w, "error: %s\n", printable(*v.Error))
 		}
+		printChain(w, v.ContinuedFrom, v.ContinuedAs)
 		fmt.Fprintln(w)
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "KEY\tFUNCTION\tSTATUS\tVALUE")

@@ -287,10 +287,13 @@ type apiRun struct {
 	Error        string          `json:"error"`
 	Parent       string          `json:"parent"`
 	CancelReason string          `json:"cancel_reason"`
-	CreatedAt    string          `json:"created_at"`
-	UpdatedAt    string          `json:"updated_at"`
-	Worker       string          `json:"worker"`       // omitted when no worker holds the run
-	LeaseExpiry  string          `json:"lease_expiry"` // likewise
+	// The chain of a run that continued as new (omitted otherwise).
+	ContinuedFrom string `json:"continued_from"`
+	ContinuedAs   string `json:"continued_as"`
+	CreatedAt     string `json:"created_at"`
+	UpdatedAt     string `json:"updated_at"`
+	Worker        string `json:"worker"`       // omitted when no worker holds the run
+	LeaseExpiry   string `json:"lease_expiry"` // likewise
 }
 
 func decodeJSON[T any](t *testing.T, what string, data []byte) T {

@@ -14,6 +14,7 @@ var flags = map[string]string{
 	"MaxExecutionCPU":       "--max-execution-cpu",
 	"MaxPayloadBytes":       "--max-payload-bytes",
 	"MaxOps":                "--max-ops",
+	"MaxJournalOps":         "--max-journal-ops",
 	"MaxTasks":              "--max-tasks",
 	"MaxChildDepth":         "--max-child-depth",
 	"MaxChildren":           "--max-children",

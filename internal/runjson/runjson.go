@@ -16,9 +16,13 @@ type View struct {
 	Run      string          `json:"run"`
 	Workflow string          `json:"workflow"`
 	Status   string          `json:"status"`
-	Result   json.RawMessage `json:"result"` // null until the run completes
+	Result   json.RawMessage `json:"result"` // null until the run completes; a continued run's is its successor's input
 	Error    *string         `json:"error"`  // null unless the run failed, diverged or was canceled
-	Outcomes []Outcome       `json:"outcomes"`
+	// ContinuedFrom is the run this one continued (skein.ContinueAsNew),
+	// ContinuedAs the run this one continued as; each absent otherwise.
+	ContinuedFrom string    `json:"continued_from,omitempty"`
+	ContinuedAs   string    `json:"continued_as,omitempty"`
+	Outcomes      []Outcome `json:"outcomes"`
 	// Waiting is what the run waits on, while it has not ended (absent
 	// otherwise, or when it waits on nothing).
 	Waiting *Waiting `json:"waiting,omitempty"`
@@ -38,7 +42,11 @@ type Outcome struct {
 // From builds the view of a run and its outcomes (host.Inspect; in the
 // order given: settle order, pending last).
 func From(r store.Run, outs []host.Outcome) View {
-	v := View{Run: r.ID, Workflow: r.Workflow, Status: string(r.Status), Outcomes: []Outcome{}}
+	v := View{Run: r.ID, Workflow: r.Workflow, Status: string(r.Status), Outcomes: []Outcome{},
+		ContinuedFrom: host.ContinuedFromID(r.ID)}
+	if r.Status == store.RunContinued {
+		v.ContinuedAs = host.ContinuedRunID(r.ID)
+	}
 	if len(r.Result) > 0 {
 		v.Result = json.RawMessage(r.Result)
 	}

@@ -8,8 +8,8 @@
 
 (() => {
   const TOKEN_KEY = 'skein-token';
-  const STATUSES = ['pending', 'running', 'suspended', 'completed', 'failed', 'diverged', 'canceled'];
-  const TERMINAL = new Set(['completed', 'failed', 'canceled']);
+  const STATUSES = ['pending', 'running', 'suspended', 'completed', 'failed', 'diverged', 'canceled', 'continued'];
+  const TERMINAL = new Set(['completed', 'failed', 'canceled', 'continued']);
   const REFRESH_RUN_MS = 1000;
   const REFRESH_LIST_MS = 2000;
 
@@ -310,6 +310,8 @@
       el('dt', {}, 'module'), el('dd', { class: 'mono', title: r.module, id: 'run-module', dataset: { hash: r.module, name: v.module_name || '' } },
         el('a', { href: '#/modules' }, (v.module_name ? v.module_name + ' · ' : '') + shortHash(r.module))),
       r.parent ? [el('dt', {}, 'parent'), el('dd', { class: 'mono' }, el('a', { href: '#/run/' + encodeURIComponent(r.parent), id: 'run-parent' }, r.parent))] : null,
+      r.continued_from ? [el('dt', {}, 'continued from'), el('dd', { class: 'mono' }, el('a', { href: '#/run/' + encodeURIComponent(r.continued_from), id: 'run-continued-from' }, r.continued_from))] : null,
+      r.continued_as ? [el('dt', {}, 'continued as'), el('dd', { class: 'mono' }, el('a', { href: '#/run/' + encodeURIComponent(r.continued_as), id: 'run-continued-as' }, r.continued_as))] : null,
       el('dt', {}, 'created'), el('dd', { class: 'time' }, fmtTime(r.created_at)),
       el('dt', {}, 'updated'), el('dd', { class: 'time' }, fmtTime(r.updated_at)),
       r.worker ? [el('dt', {}, 'worker'), el('dd', {},
@@ -317,7 +319,7 @@
         el('span', { class: 'muted', title: 'lease expiry ' + r.lease_expiry }, ' · lease until ' + fmtTime(r.lease_expiry)))] : null,
       r.cancel_reason ? [el('dt', {}, 'cancel requested'), el('dd', { id: 'run-cancel-reason' }, r.cancel_reason)] : null,
       el('dt', {}, 'input'), el('dd', {}, jsonBlock(r.input, 'run-input')),
-      el('dt', {}, 'result'), el('dd', {}, jsonBlock(r.result, 'run-result')));
+      el('dt', {}, r.continued_as ? 'result (the input of ' + r.continued_as + ')' : 'result'), el('dd', {}, jsonBlock(r.result, 'run-result')));
 
     const parts = [
       el('h1', {}, 'Run ', el('span', { class: 'mono', id: 'run-id' }, r.id), ' ',

@@ -187,10 +187,32 @@ func (s *Store) CreateRun(ctx context.Context, r store.Run) (store.Run, bool, er
 	if rec := s.runs[r.ID]; rec != nil {
 		return copyRun(rec.run), false, nil
 	}
+	s.insertRun(r)
+	return copyRun(r), true, nil
+}
+
+// insertRun adds the new run r. The caller holds mu.
+func (s *Store) insertRun(r store.Run) {
 	s.runs[r.ID] = &runRec{run: copyRun(r)}
 	i, _ := slices.BinarySearch(s.ids, r.ID)
 	s.ids = slices.Insert(s.ids, i, r.ID)
-	return copyRun(r), true, nil
+}
+
+// checkCreates fails when a run of cs exists already, or when cs names
+// one id twice, and returns the ids cs creates. The caller holds mu.
+func (s *Store) checkCreates(cs []store.Run) (map[string]bool, error) {
+	ids := map[string]bool{}
+	for i := range cs {
+		id := cs[i].ID
+		if id == "" {
+			return nil, errors.New("create run: empty id")
+		}
+		if s.runs[id] != nil || ids[id] {
+			return nil, store.CreateConflictError(id)
+		}
+		ids[id] = true
+	}
+	return ids, nil
 }
 
 // Run returns the run with the given id, or store.ErrNotFound (wrapped).
@@ -407,28 +429,33 @@ func (s *Store) Commit(ctx context.Context, b store.Batch) error {
 	if err := s.check(ctx); err != nil {
 		return fmt.Errorf("memory store: commit: %w", err)
 	}
-	// Check every write first: a batch never creates a run, so once these
-	// pass, nothing below can fail.
+	// Check every write first (the runs it creates count as existing):
+	// once these pass, nothing below can fail.
 	if err := s.checkFence(&b); err != nil {
 		return fmt.Errorf("memory store: commit: %w", err)
 	}
+	creates, err := s.checkCreates(b.Creates)
+	if err != nil {
+		return fmt.Errorf("memory store: commit: %w", err)
+	}
+	exists := func(id string) bool { return s.runs[id] != nil || creates[id] }
 	for i := range b.Outcomes {
-		if ro := &b.Outcomes[i]; s.runs[ro.RunID] == nil {
+		if ro := &b.Outcomes[i]; !exists(ro.RunID) {
 			return fmt.Errorf("memory store: commit: upsert outcome %s/%s: run %w", ro.RunID, ro.Outcome.Key, store.ErrNotFound)
 		}
 	}
 	for i := range b.Runs {
-		if id := b.Runs[i].ID; s.runs[id] == nil {
+		if id := b.Runs[i].ID; !exists(id) {
 			return fmt.Errorf("memory store: commit: update run %s: %w", id, store.ErrNotFound)
 		}
 	}
 	for i := range b.Settlements {
-		if st := &b.Settlements[i]; s.runs[st.RunID] == nil {
+		if st := &b.Settlements[i]; !exists(st.RunID) {
 			return fmt.Errorf("memory store: commit: settlement %s/%s: run %w", st.RunID, st.Key, store.ErrNotFound)
 		}
 	}
 	for i := range b.Tasks {
-		if t := &b.Tasks[i]; s.runs[t.RunID] == nil {
+		if t := &b.Tasks[i]; !exists(t.RunID) {
 			return fmt.Errorf("memory store: commit: queue task %s.%s: run %w", t.RunID, t.Key, store.ErrNotFound)
 		}
 	}
@@ -442,6 +469,9 @@ func (s *Store) Commit(ctx context.Context, b store.Batch) error {
 	}
 
 	now := time.Now().Round(0)
+	for i := range b.Creates {
+		s.insertRun(b.Creates[i].ForCreate(now))
+	}
 	for i := range b.Outcomes {
 		ro := &b.Outcomes[i]
 		s.runs[ro.RunID].upsert(ro.Outcome, now)

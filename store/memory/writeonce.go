@@ -18,8 +18,8 @@ func (s *Store) checkWriteOnce(b *store.Batch) error {
 		ro := &b.Outcomes[i]
 		k := runKey{ro.RunID, ro.Outcome.Key}
 		old, ok := seen[k]
-		if !ok {
-			old, ok = s.runs[ro.RunID].outcomes[k.key]
+		if rec := s.runs[ro.RunID]; !ok && rec != nil { // nil: a run b creates
+			old, ok = rec.outcomes[k.key]
 		}
 		if ok && store.ChangesSettled(old, ro.Outcome) {
 			return store.OutcomeImmutableError(ro.RunID, old)
@@ -32,8 +32,8 @@ func (s *Store) checkWriteOnce(b *store.Batch) error {
 	for i := range b.Runs {
 		u := &b.Runs[i]
 		old, ok := runs[u.ID]
-		if !ok {
-			old = s.runs[u.ID].run
+		if rec := s.runs[u.ID]; !ok && rec != nil { // nil: a run b creates
+			old = rec.run
 		}
 		if store.ChangesFinal(old, *u) {
 			return store.RunImmutableError(old)

@@ -191,6 +191,17 @@ CREATE TABLE attempts (
 	PRIMARY KEY (run_id, key, n)
 );
 `,
+	// 7: continue-as-new (store/sqlite's migration 10): a run that
+	// continued (status 'continued') is write-once like a completed or
+	// canceled one (store.RunStatus.Final).
+	`
+DROP TRIGGER runs_write_once ON runs;
+CREATE TRIGGER runs_write_once BEFORE UPDATE OF module_hash, status, result, error ON runs FOR EACH ROW
+WHEN (OLD.status IN ('completed', 'canceled', 'continued') AND (NEW.status IS DISTINCT FROM OLD.status
+	OR coalesce(NEW.result, ''::bytea) IS DISTINCT FROM coalesce(OLD.result, ''::bytea)
+	OR NEW.error IS DISTINCT FROM OLD.error OR NEW.module_hash IS DISTINCT FROM OLD.module_hash))
+EXECUTE FUNCTION skein_run_write_once();
+`,
 }
 
 // writeOnceState is the SQLSTATE the write-once triggers raise (class SK:

@@ -61,12 +61,7 @@ func (d *DB) CreateRun(ctx context.Context, r store.Run) (store.Run, bool, error
 	var stored store.Run
 	var created bool
 	err := d.inTx(ctx, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `
-INSERT INTO runs (id, module_hash, workflow, input, status, result, error, seed, parent, start_time, wake_at, deadline, cancel, created_at, updated_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
-ON CONFLICT (id) DO NOTHING`,
-			r.ID, r.ModuleHash, r.Workflow, r.Input, string(r.Status), r.Result, r.Error,
-			int64(r.Seed), r.Parent, r.StartTime, r.WakeAt, r.Deadline, r.Cancel, r.CreatedAt.UnixNano(), r.UpdatedAt.UnixNano())
+		tag, err := tx.Exec(ctx, insertRunSQL, insertRunArgs(&r)...)
 		if err != nil {
 			return err
 		}
@@ -85,6 +80,18 @@ ON CONFLICT (id) DO NOTHING`,
 		return store.Run{}, false, fmt.Errorf("postgres store: create run %s: %w", r.ID, err)
 	}
 	return stored, created, nil
+}
+
+// insertRunSQL inserts a run unless one exists with its id.
+const insertRunSQL = `
+INSERT INTO runs (id, module_hash, workflow, input, status, result, error, seed, parent, start_time, wake_at, deadline, cancel, created_at, updated_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+ON CONFLICT (id) DO NOTHING`
+
+// insertRunArgs are insertRunSQL's parameters for r (as ForCreate left it).
+func insertRunArgs(r *store.Run) []any {
+	return []any{r.ID, r.ModuleHash, r.Workflow, r.Input, string(r.Status), r.Result, r.Error,
+		int64(r.Seed), r.Parent, r.StartTime, r.WakeAt, r.Deadline, r.Cancel, r.CreatedAt.UnixNano(), r.UpdatedAt.UnixNano()}
 }
 
 // upsertOutcomeSQL upserts one outcome row. A key appearing twice in a
@@ -131,7 +138,7 @@ VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (run_id, key) DO NOTHING`
 // pipeline starts with a statement that locks its run's row and checks
 // the lease (see lockLeaseSQL); a lost lease rolls the batch back.
 func (d *DB) Commit(ctx context.Context, b store.Batch) error {
-	if len(b.Outcomes) == 0 && len(b.Runs) == 0 && len(b.Settlements) == 0 && len(b.Tasks) == 0 && len(b.Attempts) == 0 && b.Fence == nil {
+	if len(b.Creates) == 0 && len(b.Outcomes) == 0 && len(b.Runs) == 0 && len(b.Settlements) == 0 && len(b.Tasks) == 0 && len(b.Attempts) == 0 && b.Fence == nil {
 		if d.closed.Load() {
 			return fmt.Errorf("postgres store: commit: %w", ErrClosed)
 		}
@@ -140,11 +147,20 @@ func (d *DB) Commit(ctx context.Context, b store.Batch) error {
 	if err := b.CheckFenceWrites(); err != nil {
 		return fmt.Errorf("postgres store: commit: %w", err)
 	}
+	for i := range b.Creates {
+		if b.Creates[i].ID == "" {
+			return errors.New("postgres store: commit: create run: empty id")
+		}
+	}
 	err := d.inTx(ctx, func(tx pgx.Tx) error {
 		now := time.Now().UnixNano()
 		var pb pgx.Batch
 		if f := b.Fence; f != nil {
 			pb.Queue(lockLeaseSQL, f.RunID, f.Owner, f.Token)
+		}
+		for i := range b.Creates {
+			r := b.Creates[i].ForCreate(time.Unix(0, now))
+			pb.Queue(insertRunSQL, insertRunArgs(&r)...)
 		}
 		for i := range b.Outcomes {
 			ro := &b.Outcomes[i]
@@ -195,6 +211,15 @@ func (d *DB) Commit(ctx context.Context, b store.Batch) error {
 
 // readBatch reads the results of the statements Commit queued for b.
 func readBatch(br pgx.BatchResults, b *store.Batch, touched []touchedRun) error {
+	for i := range b.Creates {
+		tag, err := br.Exec()
+		if err != nil {
+			return fmt.Errorf("create run %s: %w", b.Creates[i].ID, err)
+		}
+		if tag.RowsAffected() == 0 {
+			return store.CreateConflictError(b.Creates[i].ID)
+		}
+	}
 	for i := range b.Outcomes {
 		if _, err := br.Exec(); err != nil {
 			ro := &b.Outcomes[i]
@@ -334,8 +359,8 @@ func (d *DB) RequestCancel(ctx context.Context, runID, reason string) (store.Run
 	var r store.Run
 	err := d.inTx(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `UPDATE runs SET cancel = $1, updated_at = $2
-WHERE id = $3 AND cancel = '' AND status NOT IN ($4, $5, $6)`, reason, time.Now().UnixNano(), runID,
-			string(store.RunCompleted), string(store.RunFailed), string(store.RunCanceled)); err != nil {
+WHERE id = $3 AND cancel = '' AND status NOT IN ($4, $5, $6, $7)`, reason, time.Now().UnixNano(), runID,
+			string(store.RunCompleted), string(store.RunFailed), string(store.RunCanceled), string(store.RunContinued)); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, waitingSQL, runID); err != nil {

@@ -192,6 +192,18 @@ CREATE TABLE attempts (
 	PRIMARY KEY (run_id, key, n)
 );
 `,
+	// 10: continue-as-new: a run that continued (status 'continued') is
+	// write-once like a completed or canceled one (store.RunStatus.Final).
+	`
+DROP TRIGGER runs_write_once;
+CREATE TRIGGER runs_write_once BEFORE UPDATE OF module_hash, status, result, error ON runs
+WHEN OLD.status IN ('completed', 'canceled', 'continued') AND (NEW.status IS NOT OLD.status
+	OR coalesce(NEW.result, x'') IS NOT coalesce(OLD.result, x'') OR NEW.error IS NOT OLD.error
+	OR NEW.module_hash IS NOT OLD.module_hash)
+BEGIN
+	SELECT RAISE(ABORT, '` + writeOnceMark + `run ' || OLD.id || ' is ' || OLD.status || ': its status, result, error and module cannot change');
+END;
+`,
 }
 
 // SchemaTooNewError is returned by Open when the database's schema version

@@ -65,20 +65,11 @@ func (d *DB) CreateRun(ctx context.Context, r store.Run) (store.Run, bool, error
 	var stored store.Run
 	var created bool
 	err := d.write(&request{ctx: ctx, apply: func(w *wtx) error {
-		res, err := w.tx.ExecContext(w.ctx, `
-INSERT INTO runs (id, module_hash, workflow, input, status, result, error, seed, parent, start_time, wake_at, deadline, cancel, created_at, updated_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT (id) DO NOTHING`,
-			r.ID, r.ModuleHash, r.Workflow, r.Input, string(r.Status), r.Result, r.Error,
-			int64(r.Seed), r.Parent, r.StartTime, r.WakeAt, r.Deadline, r.Cancel, r.CreatedAt.UnixNano(), r.UpdatedAt.UnixNano())
-		if err != nil {
+		var err error
+		if created, err = insertRun(w, &r); err != nil {
 			return err
 		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return err
-		}
-		if created = n == 1; created {
+		if created {
 			stored = r
 			if r.Status == store.RunSuspended && r.Cancel != "" {
 				// Created with a cancellation waiting to be delivered.
@@ -93,6 +84,42 @@ ON CONFLICT (id) DO NOTHING`,
 		return store.Run{}, false, fmt.Errorf("sqlite store: create run %s: %w", r.ID, err)
 	}
 	return stored, created, nil
+}
+
+const insertRunSQL = `
+INSERT INTO runs (id, module_hash, workflow, input, status, result, error, seed, parent, start_time, wake_at, deadline, cancel, created_at, updated_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (id) DO NOTHING`
+
+// insertRun inserts r (as ForCreate left it) unless a run with its id
+// exists, and reports whether it did.
+func insertRun(w *wtx, r *store.Run) (bool, error) {
+	res, err := w.tx.ExecContext(w.ctx, insertRunSQL,
+		r.ID, r.ModuleHash, r.Workflow, r.Input, string(r.Status), r.Result, r.Error,
+		int64(r.Seed), r.Parent, r.StartTime, r.WakeAt, r.Deadline, r.Cancel, r.CreatedAt.UnixNano(), r.UpdatedAt.UnixNano())
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// createRuns inserts the runs a batch creates; one that exists fails it.
+func createRuns(w *wtx, creates []store.Run, now int64) error {
+	for i := range creates {
+		r := creates[i].ForCreate(time.Unix(0, now))
+		if r.ID == "" {
+			return errors.New("create run: empty id")
+		}
+		created, err := insertRun(w, &r)
+		if err != nil {
+			return fmt.Errorf("create run %s: %w", r.ID, err)
+		}
+		if !created {
+			return store.CreateConflictError(r.ID)
+		}
+	}
+	return nil
 }
 
 // Commit applies b atomically, after every write queued before it, and
@@ -110,7 +137,7 @@ ON CONFLICT (id) DO NOTHING`,
 // store.ErrImmutable (wrapped; triggers of schema migration 6 enforce it:
 // see store.Batch).
 func (d *DB) Commit(ctx context.Context, b store.Batch) error {
-	if len(b.Outcomes) == 0 && len(b.Runs) == 0 && len(b.Settlements) == 0 && len(b.Tasks) == 0 && len(b.Attempts) == 0 && b.Fence == nil {
+	if len(b.Creates) == 0 && len(b.Outcomes) == 0 && len(b.Runs) == 0 && len(b.Settlements) == 0 && len(b.Tasks) == 0 && len(b.Attempts) == 0 && b.Fence == nil {
 		d.mu.RLock()
 		closed := d.closed
 		d.mu.RUnlock()
@@ -126,10 +153,14 @@ func (d *DB) Commit(ctx context.Context, b store.Batch) error {
 	return nil
 }
 
-// applyBatch writes the outcomes and run updates of one batch (or of
-// several merged) inside the writer's transaction.
-func applyBatch(w *wtx, outs []store.RunOutcome, runs []store.Run, sets []store.Settlement, tasks []store.Task, attempts []store.RunAttempt) error {
+// applyBatch writes the created runs, outcomes, run updates, settlements,
+// tasks and attempts of one batch (or of several merged) inside the
+// writer's transaction.
+func applyBatch(w *wtx, creates []store.Run, outs []store.RunOutcome, runs []store.Run, sets []store.Settlement, tasks []store.Task, attempts []store.RunAttempt) error {
 	now := time.Now().UnixNano()
+	if err := createRuns(w, creates, now); err != nil {
+		return err
+	}
 	touched := w.touched[:0]
 	for i := range outs {
 		touched = append(touched, outs[i].RunID)
@@ -265,8 +296,8 @@ func (d *DB) RequestCancel(ctx context.Context, runID, reason string) (store.Run
 	var r store.Run
 	err := d.write(&request{ctx: ctx, apply: func(w *wtx) error {
 		if _, err := w.tx.ExecContext(w.ctx, `UPDATE runs SET cancel = ?, updated_at = ?
-WHERE id = ? AND cancel = '' AND status NOT IN (?, ?, ?)`, reason, time.Now().UnixNano(), runID,
-			string(store.RunCompleted), string(store.RunFailed), string(store.RunCanceled)); err != nil {
+WHERE id = ? AND cancel = '' AND status NOT IN (?, ?, ?, ?)`, reason, time.Now().UnixNano(), runID,
+			string(store.RunCompleted), string(store.RunFailed), string(store.RunCanceled), string(store.RunContinued)); err != nil {
 			return err
 		}
 		if err := updateWaiting(w, runID); err != nil {

@@ -26,7 +26,7 @@ func (r *request) run(w *wtx) error {
 		if err := checkFence(w, r.batch); err != nil {
 			return err
 		}
-		if err := applyBatch(w, r.batch.Outcomes, r.batch.Runs, r.batch.Settlements, r.batch.Tasks, r.batch.Attempts); err != nil {
+		if err := applyBatch(w, r.batch.Creates, r.batch.Outcomes, r.batch.Runs, r.batch.Settlements, r.batch.Tasks, r.batch.Attempts); err != nil {
 			return err
 		}
 		if r.batch.Release {
@@ -305,8 +305,9 @@ func (d *DB) applyGroup(group []*request) {
 // applyMerged applies the requests in one transaction, merging each run of
 // consecutive Commit batches into one batch so that their outcome rows
 // share multi-row statements. Merging keeps the order of writes within
-// each table, which is all that matters: a batch writes outcomes and
-// updates runs but never creates a run, and other writes (CreateRun,
+// each table, which is all that matters: a batch's runs are created
+// before any outcome or run update of the merge is written (a batch
+// writes nothing else to a run it creates), and other writes (CreateRun,
 // PutModule) end a merge. It fails as a whole if any request fails.
 func (d *DB) applyMerged(reqs []*request) error {
 	w, err := d.begin()
@@ -315,14 +316,15 @@ func (d *DB) applyMerged(reqs []*request) error {
 	}
 	defer w.tx.Rollback()
 	outs, runs := d.mergeOutcomes[:0], d.mergeRuns[:0]
+	var creates []store.Run
 	var sets []store.Settlement
 	var tasks []store.Task
 	var attempts []store.RunAttempt
 	flush := func() error {
-		err := applyBatch(w, outs, runs, sets, tasks, attempts)
+		err := applyBatch(w, creates, outs, runs, sets, tasks, attempts)
 		clear(outs)
 		clear(runs)
-		outs, runs, sets, tasks, attempts = outs[:0], runs[:0], sets[:0], tasks[:0], attempts[:0]
+		creates, outs, runs, sets, tasks, attempts = creates[:0], outs[:0], runs[:0], sets[:0], tasks[:0], attempts[:0]
 		return err
 	}
 	for _, r := range reqs {
@@ -340,6 +342,7 @@ func (d *DB) applyMerged(reqs []*request) error {
 					return err
 				}
 			}
+			creates = append(creates, r.batch.Creates...)
 			outs = append(outs, r.batch.Outcomes...)
 			runs = append(runs, r.batch.Runs...)
 			sets = append(sets, r.batch.Settlements...)

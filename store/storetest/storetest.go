@@ -73,6 +73,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ExpiredTasksOrder", testExpiredTasksOrder},
 		{"TaskCancel", testTaskCancel},
 		{"TaskEndRacesSuspend", testTaskEndRacesSuspend},
+		{"ContinueAtomic", testContinueAtomic},
 		{"Close", testClose},
 	}
 	for _, tc := range tests {

@@ -1,0 +1,115 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/skeinrun/skein/store"
+)
+
+// A checked run that continues as new (skein.ContinueAsNew) is followed:
+// its successor is driven in the same simulation, its virtual clock going
+// on from where the run ended, and is checked like the first run (crash
+// replays, ids); and so on along the chain, up to
+// CheckOptions.MaxContinues successors. The schedule's end is the end of
+// the last run followed.
+
+// DefaultCheckContinues is CheckOptions.MaxContinues's default.
+const DefaultCheckContinues = 100
+
+// ChainRun is one run of the chain a checked schedule ran: the first run,
+// then each successor it continued as.
+type ChainRun struct {
+	ID      string          `json:"id"` // the run's id in the check ("s1", "s1~2", …)
+	Status  store.RunStatus `json:"status"`
+	Input   string          `json:"input"`  // JSON
+	Result  string          `json:"result"` // JSON; for a continued run, its successor's input
+	Error   string          `json:"error,omitempty"`
+	Journal int             `json:"journal"` // settled outcomes in its journal
+	// Start is the virtual time the run started at: for a successor,
+	// where its predecessor's clock stood when it continued.
+	Start time.Time `json:"start"`
+}
+
+func chainRun(r store.Run, input []byte, journal int) ChainRun {
+	return ChainRun{ID: r.ID, Status: r.Status, Input: string(input), Result: string(r.Result), Error: r.Error,
+		Journal: journal, Start: time.Unix(0, r.StartTime).UTC()}
+}
+
+// replayCrashes replays the run final from every crash point of its
+// journal (or only o.CrashAt), and the whole journal after the last, and
+// adds what departed to res.
+func (h *Host) replayCrashes(ctx context.Context, o CheckOptions, res *scheduleResult, final store.Run, sim *simRun, journal []store.Outcome) error {
+	for c := 1; c <= len(journal)+1; c++ {
+		if o.CrashAt > 0 && c != o.CrashAt {
+			continue
+		}
+		res.replays++
+		var d *Divergence
+		if c > len(journal) {
+			// After the last tick: the whole journal, replayed without
+			// running anything.
+			d = h.verifyReplay(ctx, final, c)
+		} else {
+			var err error
+			if d, err = h.crashReplay(ctx, final, sim, journal, c); err != nil {
+				return err
+			}
+		}
+		if d != nil {
+			d.Schedule = res.k
+			if len(res.chain) > 1 {
+				d.Run = final.ID
+			}
+			res.divergences = append(res.divergences, *d)
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// checkChain follows the successors of prev, a run that continued as new,
+// and checks each; res.end becomes the end of the last one.
+func (h *Host) checkChain(ctx context.Context, o CheckOptions, res *scheduleResult, prev store.Run, seed uint64) {
+	for n := 1; prev.Status == store.RunContinued && n <= o.MaxContinues; n++ {
+		id := ContinuedRunID(prev.ID)
+		next, err := h.checkSuccessor(ctx, o, res, id, mix(seed, id))
+		if err != nil {
+			res.err = fmt.Errorf("successor %s of %s: %w", id, prev.ID, err)
+			return
+		}
+		prev = next
+	}
+	res.end = EndGroup{Status: prev.Status, Result: string(prev.Result), Error: prev.Error}
+}
+
+// checkSuccessor drives the successor id (created by its predecessor's
+// end) in a simulation of its own from its start time, records its ops
+// under its position in the chain, and replays it from every crash point.
+func (h *Host) checkSuccessor(ctx context.Context, o CheckOptions, res *scheduleResult, id string, seed uint64) (store.Run, error) {
+	run, err := h.cfg.Store.Run(ctx, id)
+	if err != nil {
+		return store.Run{}, err
+	}
+	sim := newSimRun(seed, run.StartTime)
+	h.sim.preset(id, sim)
+	defer h.sim.drop(id)
+	final, err := h.Drive(ctx, id, DriveOptions{})
+	if err != nil && !IsDivergence(err) {
+		return final, err
+	}
+	pos := id[strings.LastIndexByte(id, '~'):]
+	for key, op := range sim.ops {
+		res.ops[pos+":"+key] = op
+	}
+	journal, err := h.journal(ctx, id)
+	if err != nil {
+		return final, err
+	}
+	res.chain = append(res.chain, chainRun(final, run.Input, len(journal)))
+	return final, h.replayCrashes(ctx, o, res, final, sim, journal)
+}

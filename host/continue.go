@@ -1,0 +1,141 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/skeinrun/skein/abi"
+	"github.com/skeinrun/skein/sched"
+	"github.com/skeinrun/skein/store"
+)
+
+// Continue-as-new (skein.ContinueAsNew, abi.FnContinue): a run ends with
+// status continued, and its successor (same module and workflow, the
+// input given, an empty journal) is created in the same store commit.
+
+// DefaultMaxJournalOps is Config.MaxJournalOps's default.
+const DefaultMaxJournalOps = 50_000
+
+// ContinuedRunID returns the id of the run that run id continues as:
+// "{id}~2" for a run whose id has no "~N" suffix, else the suffix counted
+// up ("sub~2" continues as "sub~3"). Run ids a caller gives cannot hold
+// '~', so a successor's id never collides with one.
+func ContinuedRunID(id string) string {
+	root, n := chainPos(id)
+	return root + "~" + strconv.Itoa(n+1)
+}
+
+// ContinuedFromID returns the id of the run that run id continued from
+// by the scheme of ContinuedRunID ("sub~2" from "sub", "sub~3" from
+// "sub~2"), or "" for an id without a "~N" suffix (N >= 2).
+func ContinuedFromID(id string) string {
+	root, n := chainPos(id)
+	switch {
+	case n < 2:
+		return ""
+	case n == 2:
+		return root
+	}
+	return root + "~" + strconv.Itoa(n-1)
+}
+
+// chainPos splits a run id into the chain's first run and its position
+// in the chain (1 for the first).
+func chainPos(id string) (string, int) {
+	i := strings.LastIndexByte(id, '~')
+	if i < 0 {
+		return id, 1
+	}
+	n, err := strconv.Atoi(id[i+1:])
+	if err != nil || n < 2 || strconv.Itoa(n) != id[i+1:] {
+		return id, 1
+	}
+	return id[:i], n
+}
+
+// ContinuedError is Resolve's error for a promise of a run that has
+// continued as new: the run will never run again, so nothing would
+// receive the settlement. Promise ids belong to one run of a chain; the
+// successor issues promises of its own. It wraps ErrTerminal (the HTTP
+// API answers 409).
+type ContinuedError struct {
+	RunID     string // the run that continued
+	Successor string // the run it continued as
+}
+
+func (e *ContinuedError) Error() string {
+	return fmt.Sprintf("run %s has continued as new as run %s: its promises can no longer be settled (settle the successor's own promise instead)", e.RunID, e.Successor)
+}
+
+// Unwrap returns ErrTerminal.
+func (e *ContinuedError) Unwrap() error { return ErrTerminal }
+
+// continueAsNew is the host function continue_as_new(task, ptr, len): the
+// run ends as continued, its successor starting with the input given.
+func (x *exec) continueAsNew(ctx context.Context, stack []uint64) error {
+	tid := sched.TaskID(u32(stack, 0))
+	if tid == 0 || tid != x.s.Current() {
+		return x.fail("continue_as_new: task %d is not the running task", tid)
+	}
+	if x.s.CurrentInBody() {
+		return x.fail("continue_as_new inside a step body: a step body cannot end the run")
+	}
+	data, err := x.read(u32(stack, 1), u32(stack, 2))
+	if err != nil {
+		return err
+	}
+	if err := x.checkPayload("the input of the continued run", len(data)); err != nil {
+		return err
+	}
+	if p := x.rs.run.Parent; p != "" {
+		return x.fail("continue_as_new in child run %s: a child run cannot continue as new (its parent %s awaits its end); continue the top-level run instead", x.rs.run.ID, p)
+	}
+	if len(data) == 0 {
+		data = []byte("null")
+	}
+	x.continued = bytes.Clone(data)
+	return x.stop(stDone, nil)
+}
+
+// successor is the run that rs's run continues as, with input: the same
+// module and workflow, a new seed, starting at the run's virtual time (or
+// now, if later, outside a simulation).
+func (h *Host) successor(rs *runState, x *exec, input []byte) store.Run {
+	start := x.s.VNow() + x.vsleep
+	if h.sim == nil {
+		start = max(start, time.Now().UnixNano())
+	}
+	return store.Run{ID: ContinuedRunID(rs.run.ID), ModuleHash: rs.run.ModuleHash, Workflow: rs.run.Workflow,
+		Input: input, Seed: mixSeed(rs.run.Seed), StartTime: start, Status: store.RunPending}
+}
+
+// mixSeed derives a successor's seed from its predecessor's: a pure
+// function, so a chain is the same in every simulation of it.
+func mixSeed(seed uint64) uint64 {
+	seed += 0x9e3779b97f4a7c15
+	z := seed
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return (z ^ (z >> 31)) | 1
+}
+
+// countJournal counts a durable op against Config.MaxJournalOps: a run
+// whose journal passes it without continuing as new fails.
+func (x *exec) countJournal(kind abi.OpKind) error {
+	switch kind {
+	case abi.OpStep, abi.OpCall, abi.OpSleep, abi.OpPromise, abi.OpChild:
+	default:
+		return nil
+	}
+	x.journalOps++
+	if lim := x.h.cfg.MaxJournalOps; x.journalOps > lim {
+		return x.stop(stFailed, x.h.cfg.limitError(
+			fmt.Sprintf("the run's journal passed %d durable ops without continuing as new; a workflow that loops for long should call skein.ContinueAsNew every so many iterations, carrying its state in the input", lim),
+			"MaxJournalOps", fmt.Sprint(lim)))
+	}
+	return nil
+}
