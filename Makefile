@@ -19,9 +19,11 @@ test-all: vet fmt-check
 	set -o pipefail; SKEIN_TEST_ALL=1 $(GO) test -json -count=1 -timeout 20m ./... 2>&1 | $(GO) run ./internal/testsummary
 
 ## test-race: the tests of the concurrent packages under the race detector
-## (needs cgo: a C compiler); host alone takes about 10 minutes on 2 cores
+## (needs cgo: a C compiler), on Go modules built as reactors, which start
+## from snapshots (SKEIN_TEST_BUILDMODE; abi/README.md §1.1): test-all runs
+## the same tests on commands. host alone takes about 10 minutes on 2 cores
 test-race:
-	$(GO) test -race -count=1 -timeout 25m ./sched/ ./store/... ./host/ ./server/ ./worker/
+	SKEIN_TEST_BUILDMODE=c-shared $(GO) test -race -count=1 -timeout 25m ./sched/ ./store/... ./host/ ./server/ ./worker/
 
 ## test-wasmtime: the host's behavioural suite with every host on wasmtime
 ## (SKEIN_TEST_ENGINE), and the engine's own tests, built with -tags
