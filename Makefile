@@ -55,10 +55,10 @@ skein-wasmtime:
 	@mkdir -p $(BIN)
 	CGO_ENABLED=1 $(GO) build -tags wasmtime -o $(BIN)/skein-wasmtime ./cmd/skein
 
-## wasm: the example workflow modules
+## wasm: the example workflow modules, built as reactors (abi/README.md §1.1)
 wasm:
 	@mkdir -p $(BIN)
-	@for e in $(EXAMPLES); do $(WASMENV) $(GO) build -o $(BIN)/$$e.wasm ./examples/$$e || exit 1; done
+	@for e in $(EXAMPLES); do $(WASMENV) $(GO) build -buildmode=c-shared -o $(BIN)/$$e.wasm ./examples/$$e || exit 1; done
 
 ## demo: run the reference race live, then with a replay at every wait
 demo: skein wasm
@@ -78,7 +78,7 @@ bench:
 ## bench-wasm: the workflow module that `skein bench` runs (bin/bench.wasm)
 bench-wasm:
 	@mkdir -p $(BIN)
-	$(WASMENV) $(GO) build -o $(BIN)/bench.wasm ./testdata/workflows/bench
+	$(WASMENV) $(GO) build -buildmode=c-shared -o $(BIN)/bench.wasm ./testdata/workflows/bench
 
 clean:
 	rm -rf $(BIN)
