@@ -174,6 +174,22 @@ CREATE INDEX tasks_run_tag ON tasks (run_id, tag);
 CREATE TABLE task_clock (id INTEGER PRIMARY KEY CHECK (id = 1), v BIGINT NOT NULL);
 INSERT INTO task_clock (id, v) VALUES (1, 0);
 `,
+	// N: schedules and webhooks (store.ScheduleStore): each row holds
+	// its record as JSON; a schedule's version makes its updates
+	// conditional.
+	`
+CREATE TABLE schedules (
+	name       TEXT COLLATE "C" PRIMARY KEY,
+	doc        BYTEA NOT NULL,   -- store.Schedule as JSON
+	version    BIGINT NOT NULL,  -- bumped by each update
+	created_at BIGINT NOT NULL   -- unix ns
+);
+CREATE TABLE hooks (
+	name       TEXT COLLATE "C" PRIMARY KEY,
+	doc        BYTEA NOT NULL,   -- store.Hook as JSON
+	created_at BIGINT NOT NULL   -- unix ns
+);
+`,
 }
 
 // writeOnceState is the SQLSTATE the write-once triggers raise (class SK:

@@ -161,6 +161,22 @@ CREATE INDEX tasks_run_tag ON tasks (run_id, tag);
 CREATE TABLE task_clock (id INTEGER PRIMARY KEY CHECK (id = 1), v INTEGER NOT NULL);
 INSERT INTO task_clock (id, v) VALUES (1, 0);
 `,
+	// N: schedules and webhooks (store.ScheduleStore): each row holds
+	// its record as JSON; a schedule's version makes its updates
+	// conditional.
+	`
+CREATE TABLE schedules (
+	name       TEXT PRIMARY KEY,
+	doc        BLOB NOT NULL,    -- store.Schedule as JSON
+	version    INTEGER NOT NULL, -- bumped by each update
+	created_at INTEGER NOT NULL  -- unix ns
+);
+CREATE TABLE hooks (
+	name       TEXT PRIMARY KEY,
+	doc        BLOB NOT NULL,    -- store.Hook as JSON
+	created_at INTEGER NOT NULL  -- unix ns
+);
+`,
 }
 
 // SchemaTooNewError is returned by Open when the database's schema version

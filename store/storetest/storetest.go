@@ -72,6 +72,9 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ExpiredTasksOrder", testExpiredTasksOrder},
 		{"TaskCancel", testTaskCancel},
 		{"TaskEndRacesSuspend", testTaskEndRacesSuspend},
+		{"Schedules", testSchedules},
+		{"ScheduleUpdateConcurrent", testScheduleUpdateConcurrent},
+		{"Hooks", testHooks},
 		{"Close", testClose},
 	}
 	for _, tc := range tests {
