@@ -54,7 +54,13 @@ func scheduleRuns(t *testing.T, s *skeinServer, name string) []slotRun {
 // getSchedule reads a schedule through the API.
 func getSchedule(t *testing.T, s *skeinServer, name string) server.Schedule {
 	t.Helper()
-	r := s.call(t, "GET", "/v1/schedules/"+name, "", nil)
+	return getScheduleToken(t, s, name, "")
+}
+
+// getScheduleToken is getSchedule with a token.
+func getScheduleToken(t *testing.T, s *skeinServer, name, token string) server.Schedule {
+	t.Helper()
+	r := s.call(t, "GET", "/v1/schedules/"+name, token, nil)
 	if r.status != 200 {
 		t.Fatalf("GET schedule %s: %s", name, r)
 	}
