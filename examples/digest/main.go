@@ -3,7 +3,8 @@
 // ranks them in another, and renders the digest. Each step's result is
 // recorded, so a digest that crashes half way resumes without gathering
 // again, and its run id (sched:{schedule}@{slot}) makes each day's
-// digest start exactly once.
+// digest start exactly once. A webhook may start it too, with the input
+// as the request's JSON body.
 //
 //	skein schedule create daily-digest --cron '0 7 * * *' --timezone Europe/Paris \
 //	    --module digest --workflow digest --input '{"feed":"releases","top":3}'
@@ -21,6 +22,9 @@ import (
 type input struct {
 	Feed string `json:"feed"`
 	Top  int    `json:"top"` // entries in the digest; default 3
+	// JSON is set when a webhook started the run: the request's body
+	// (docs/schedules.md), which holds the feed and top instead.
+	JSON *input `json:"json"`
 }
 
 type entry struct {
@@ -49,6 +53,9 @@ func gather(feed string, day time.Time) []entry {
 }
 
 func run(ctx *skein.Context, in input) (digest, error) {
+	if in.JSON != nil { // started by a webhook: the body is the input
+		in = *in.JSON
+	}
 	if in.Top <= 0 {
 		in.Top = 3
 	}
