@@ -22,65 +22,64 @@ func workFor(t *testing.T, h *testHost) {
 
 // TestScheduleOverlap: with a run that waits for a promise, skip starts
 // nothing more and counts the slots; buffer-one keeps one slot and starts
-// it once the run ends.
+// it once the run ends. Both schedules run on one host (one compilation).
 func TestScheduleOverlap(t *testing.T) {
-	for _, policy := range []store.Overlap{store.OverlapSkip, store.OverlapBufferOne} {
-		t.Run(string(policy), func(t *testing.T) {
-			t.Parallel()
-			h := newTestHost(t, Config{})
-			h.deploy(t, "./testdata/workflows/features")
-			ctx := context.Background()
-			if _, err := h.CreateSchedule(ctx, ScheduleOptions{Name: "w", Cron: "* * * * * *", Module: "features", Workflow: "waiter", Overlap: policy}); err != nil {
-				t.Fatal(err)
-			}
-			workFor(t, h)
-			time.Sleep(3500 * time.Millisecond)
-			sc, err := h.Schedule(ctx, "w")
+	h := newTestHost(t, Config{})
+	h.deploy(t, "./testdata/workflows/features")
+	ctx := context.Background()
+	policies := []store.Overlap{store.OverlapSkip, store.OverlapBufferOne}
+	for _, p := range policies {
+		if _, err := h.CreateSchedule(ctx, ScheduleOptions{Name: string(p), Cron: "* * * * * *", Module: "features", Workflow: "waiter", Overlap: p}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	workFor(t, h)
+	time.Sleep(3500 * time.Millisecond)
+	before := map[store.Overlap]ScheduleInfo{}
+	for _, p := range policies {
+		sc, err := h.Schedule(ctx, string(p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sc.Fired != 1 || sc.Overlapped < 1 || sc.LastStatus != store.RunSuspended {
+			t.Fatalf("%s after 3 slots: fired %d, overlapped %d, last %s %s; want 1, >= 1, suspended", p, sc.Fired, sc.Overlapped, sc.LastRun, sc.LastStatus)
+		}
+		if p == store.OverlapSkip && (sc.Buffered != 0 || sc.Overlapped < 2) {
+			t.Fatalf("skip: buffered %d, overlapped %d; want 0 and >= 2", sc.Buffered, sc.Overlapped)
+		}
+		if p == store.OverlapBufferOne && sc.Buffered == 0 {
+			t.Fatalf("buffer-one: no slot buffered")
+		}
+		if err := h.Resolve(ctx, sc.LastRun+".ok", json.RawMessage(`"go"`), ""); err != nil {
+			t.Fatal(err)
+		}
+		if r, err := h.Await(ctx, sc.LastRun); err != nil || r.Status != store.RunCompleted {
+			t.Fatalf("run %s: %v %v", sc.LastRun, r.Status, err)
+		}
+		before[p] = sc
+	}
+	// The scheduler's next look (within a second) starts the next slot.
+	after := map[store.Overlap]ScheduleInfo{}
+	for _, p := range policies {
+		for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			sc, err := h.Schedule(ctx, string(p))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if sc.Fired != 1 || sc.Overlapped < 1 || sc.LastStatus != store.RunSuspended {
-				t.Fatalf("after 3 slots: fired %d, overlapped %d, last %s %s; want 1, >= 1, suspended", sc.Fired, sc.Overlapped, sc.LastRun, sc.LastStatus)
+			if after[p] = sc; sc.LastRun != before[p].LastRun || time.Now().After(deadline) {
+				break
 			}
-			if policy == store.OverlapSkip && (sc.Buffered != 0 || sc.Overlapped < 2) {
-				t.Fatalf("skip: buffered %d, overlapped %d; want 0 and >= 2", sc.Buffered, sc.Overlapped)
-			}
-			if policy == store.OverlapBufferOne && sc.Buffered == 0 {
-				t.Fatalf("buffer-one: no slot buffered")
-			}
-			first := sc.LastRun
-			if err := h.Resolve(ctx, first+".ok", json.RawMessage(`"go"`), ""); err != nil {
-				t.Fatal(err)
-			}
-			if r, err := h.Await(ctx, first); err != nil || r.Status != store.RunCompleted {
-				t.Fatalf("run %s: %v %v", first, r.Status, err)
-			}
-			ended := time.Now()
-			// The scheduler's next look (within a second) starts the
-			// buffered slot.
-			var after ScheduleInfo
-			for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-				var err error
-				if after, err = h.Schedule(ctx, "w"); err != nil {
-					t.Fatal(err)
-				}
-				if after.LastRun != first || time.Now().After(deadline) {
-					break
-				}
-			}
-			switch policy {
-			case store.OverlapBufferOne:
-				want := ScheduleRunID("w", time.Unix(0, sc.Buffered))
-				// (and, that run waiting too, a later slot may be buffered in turn)
-				if after.LastRun != want || after.Fired != 2 || (after.Buffered != 0 && after.Buffered <= sc.Buffered) {
-					t.Fatalf("buffer-one after the run ended: last %s, buffered %d, fired %d; want the buffered slot %s started", after.LastRun, after.Buffered, after.Fired, want)
-				}
-			case store.OverlapSkip: // the next slot after the run ended starts; the skipped ones never do
-				if after.Fired != 2 || after.LastRun == first || time.Unix(0, after.LastFired).Before(ended.Truncate(time.Second)) {
-					t.Fatalf("skip after the run ended at %s: fired %d, last run %s; want 2 and a slot after the end", ended, after.Fired, after.LastRun)
-				}
-			}
-		})
+		}
+	}
+	// buffer-one starts the buffered slot (and, that run waiting too, a
+	// later slot may be buffered in turn).
+	b, a := before[store.OverlapBufferOne], after[store.OverlapBufferOne]
+	if want := ScheduleRunID("buffer-one", time.Unix(0, b.Buffered)); a.LastRun != want || a.Fired != 2 || (a.Buffered != 0 && a.Buffered <= b.Buffered) {
+		t.Errorf("buffer-one after the run ended: last %s, buffered %d, fired %d; want the buffered slot %s started", a.LastRun, a.Buffered, a.Fired, want)
+	}
+	// skip starts the next slot after the run ended; the skipped ones never.
+	if a, b := after[store.OverlapSkip], before[store.OverlapSkip]; a.Fired != 2 || a.LastFired <= b.LastSlot {
+		t.Errorf("skip after the run ended: fired %d, last run %s; want 2, a slot after those skipped (up to %s)", a.Fired, a.LastRun, time.Unix(0, b.LastSlot).UTC())
 	}
 }
 

@@ -38,7 +38,7 @@ const (
 func (h *Host) runSchedules(ctx context.Context) {
 	t := time.NewTimer(0)
 	defer t.Stop()
-	var outage claimOutage
+	var failing time.Time // when the last failure was logged
 	for {
 		select {
 		case <-ctx.Done():
@@ -49,7 +49,10 @@ func (h *Host) runSchedules(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		outage.report(h.log, err)
+		if err != nil && time.Since(failing) >= time.Minute { // one line a minute while the store is out
+			h.log.Error("scheduler: cannot read the schedules; trying again every second", "err", err)
+			failing = time.Now()
+		}
 		wait := schedulePoll
 		if !next.IsZero() {
 			wait = min(wait, time.Until(next))
@@ -93,7 +96,7 @@ func (h *Host) driveSchedule(ctx context.Context, sc store.Schedule, now time.Ti
 		if sc.Paused {
 			return time.Time{}, nil
 		}
-		busy, err := h.lastSlotBusy(ctx, sc)
+		busy, err := h.lastSlotBusy(ctx, sc, needsStatus(sc, spec, loc, now))
 		if err != nil {
 			return time.Time{}, err
 		}
@@ -165,11 +168,33 @@ func stepSchedule(sc store.Schedule, spec cron.Schedule, loc *time.Location, now
 	return u, 0, time.Time{}
 }
 
-// lastSlotBusy reports whether the run of sc's latest started slot has
-// not ended. A started slot without its run (its worker died between
-// the decision and the start) gets its run now.
-func (h *Host) lastSlotBusy(ctx context.Context, sc store.Schedule) (bool, error) {
+// needsStatus reports whether the next step of sc depends on whether the
+// run of its latest started slot has ended: a slot is buffered, or one is
+// due under an overlap policy other than allow.
+func needsStatus(sc store.Schedule, spec cron.Schedule, loc *time.Location, now time.Time) bool {
 	if sc.LastFired == 0 {
+		return false
+	}
+	if sc.Buffered != 0 {
+		return true
+	}
+	slot := spec.Next(time.Unix(0, sc.LastSlot).In(loc))
+	return sc.Overlap != store.OverlapAllow && !slot.IsZero() && !slot.After(now)
+}
+
+// lastSlotBusy reports whether the run of sc's latest started slot has
+// not ended (when need is false it may answer false without reading it).
+// A started slot without its run (its worker died between the decision
+// and the start) gets its run now; a slot whose run was seen is
+// remembered, so that a look at a schedule with nothing due reads no run.
+func (h *Host) lastSlotBusy(ctx context.Context, sc store.Schedule, need bool) (bool, error) {
+	if sc.LastFired == 0 {
+		return false, nil
+	}
+	h.mu.Lock()
+	seen := h.slotRuns[sc.Name] == sc.LastFired
+	h.mu.Unlock()
+	if seen && !need {
 		return false, nil
 	}
 	r, err := h.cfg.Store.Run(ctx, ScheduleRunID(sc.Name, time.Unix(0, sc.LastFired)))
@@ -179,6 +204,12 @@ func (h *Host) lastSlotBusy(ctx context.Context, sc store.Schedule) (bool, error
 	if err != nil {
 		return false, err
 	}
+	h.mu.Lock()
+	if h.slotRuns == nil {
+		h.slotRuns = map[string]int64{}
+	}
+	h.slotRuns[sc.Name] = sc.LastFired
+	h.mu.Unlock()
 	return !r.Status.Terminal(), nil
 }
 
