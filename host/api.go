@@ -155,6 +155,9 @@ const DefaultLeaseTTL = 10 * time.Second
 // stops driving it. The runs of a worker that died are claimed by another
 // one when their leases expire.
 //
+// Work also starts the runs of due schedule slots (scheduler.go; any
+// number of workers may share the schedules of a store).
+//
 // When ctx ends Work stops taking runs, lets the ones in progress go on
 // for Grace, interrupts the rest (they stay durable and resume on the
 // next start, or on another worker at once: their leases are released)
@@ -191,6 +194,9 @@ func (h *Host) Work(ctx context.Context, o WorkOptions) error {
 	poll := time.NewTicker(o.Poll)
 	defer poll.Stop()
 	var outage claimOutage
+	scheduled := make(chan struct{})
+	go func() { defer close(scheduled); h.runSchedules(ctx) }() // scheduler.go
+	defer func() { <-scheduled }()
 	for ctx.Err() == nil {
 		// Only this loop takes slots, so claiming no more runs than are
 		// free never blocks below, and no lease is held by a run waiting

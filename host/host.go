@@ -231,6 +231,9 @@ type Host struct {
 	// failures counts, for each run whose drives by Work failed in a
 	// row, the failures (retry.go).
 	failures map[string]int
+	// slotRuns holds, for each schedule, the latest started slot whose
+	// run this host has seen stored (scheduler.go).
+	slotRuns map[string]int64
 	owner    string        // names this host in the leases Drive takes
 	wake     chan struct{} // signals Work: new work may be due
 	sim      *simulator    // Config.Simulation

@@ -37,6 +37,19 @@ type Client interface {
 	CompleteTask(ctx context.Context, ref TaskRef, value json.RawMessage) error
 	FailTask(ctx context.Context, ref TaskRef, msg string, nonRetryable bool) (bool, error)
 	Tasks(ctx context.Context, runID string) ([]store.Task, error)
+	// Schedules (schedule.go) and webhooks (hooks.go).
+	CreateSchedule(ctx context.Context, o ScheduleOptions) (ScheduleInfo, error)
+	Schedule(ctx context.Context, name string) (ScheduleInfo, error)
+	Schedules(ctx context.Context) ([]ScheduleInfo, error)
+	PauseSchedule(ctx context.Context, name string) (ScheduleInfo, error)
+	ResumeSchedule(ctx context.Context, name string) (ScheduleInfo, error)
+	DeleteSchedule(ctx context.Context, name string) error
+	TriggerSchedule(ctx context.Context, name string) (store.Run, error)
+	CreateHook(ctx context.Context, o HookOptions) (store.Hook, error)
+	Hook(ctx context.Context, name string) (store.Hook, error)
+	Hooks(ctx context.Context) ([]store.Hook, error)
+	DeleteHook(ctx context.Context, name string) error
+	Deliver(ctx context.Context, name string, d Delivery) (store.Run, bool, error)
 }
 
 // Worker is the worker role of a Host: what executes runs, with the

@@ -24,12 +24,13 @@ import (
 //     reach the API: 421.
 //  2. Origin: a request a browser sends from a page of another origin is
 //     refused, whatever its method: 403. The UI is same-origin.
-//  3. Token: with a token, every request but the UI's static files needs
-//     it: 401.
+//  3. Token: with a token, every request but the UI's static files and
+//     webhook deliveries (which check their own signature) needs it: 401.
 //  4. Content-Type: a write (POST) must say its body is JSON, or for a
 //     module upload WebAssembly (application/wasm or
 //     application/octet-stream): 415. A web page can send text/plain or a
-//     form to any server without asking it first, but not these.
+//     form to any server without asking it first, but not these. A
+//     webhook delivery takes any body: the hook's workflow reads it.
 //
 // The first three answers close the connection, so a client refused
 // before it is known cannot keep one open.
@@ -39,7 +40,8 @@ import (
 // answer may take. A new kind of route (a long poll, say) is a new class
 // with its own Options field.
 type routeClass struct {
-	bodyTypes []string
+	bodyTypes []string // nil: any
+	public    bool     // no token needed (a webhook delivery checks its own signature)
 	timeout   func(o *Options) time.Duration
 	limit     string // the timeout's flag and Options field, for messages
 }
@@ -53,6 +55,11 @@ var (
 	uploadRoute = routeClass{bodyTypes: []string{"application/wasm", "application/octet-stream"},
 		timeout: func(o *Options) time.Duration { return o.UploadTimeout },
 		limit:   "--upload-timeout, server.Options.UploadTimeout"}
+	// hookRoute is a webhook delivery: any body, no API token (a hook
+	// with a secret checks the delivery's signature instead).
+	hookRoute = routeClass{public: true,
+		timeout: func(o *Options) time.Duration { return o.RequestTimeout },
+		limit:   "--request-timeout, server.Options.RequestTimeout"}
 )
 
 // answerGrace is how long past its route's deadline a request has to
@@ -131,7 +138,7 @@ func (a *api) guard(mux *http.ServeMux) http.Handler {
 				"cross-origin request refused: Origin %q is not this server (%s); only the server's own web UI may call the API from a browser", o, r.Host))
 			return
 		}
-		if a.o.Token != "" && !isUI(r) {
+		if a.o.Token != "" && !isUI(r) && !a.public(mux, r) {
 			got := sha256.Sum256([]byte(r.Header.Get("Authorization")))
 			if subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="skein"`)
@@ -151,6 +158,12 @@ func (a *api) guard(mux *http.ServeMux) http.Handler {
 	})
 }
 
+// public reports whether r is for a route that needs no token.
+func (a *api) public(mux *http.ServeMux, r *http.Request) bool {
+	_, pattern := mux.Handler(r)
+	return a.routes[pattern].public
+}
+
 // refuse answers an error and closes the connection after it.
 func refuse(w http.ResponseWriter, status int, code, msg string) {
 	w.Header().Set("Connection", "close")
@@ -160,12 +173,12 @@ func refuse(w http.ResponseWriter, status int, code, msg string) {
 // checkBodyType checks the Content-Type of a write against its route's.
 func (a *api) checkBodyType(mux *http.ServeMux, r *http.Request) error {
 	switch r.Method {
-	case http.MethodGet, http.MethodHead, http.MethodOptions:
+	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodDelete: // no body read
 		return nil
 	}
 	_, pattern := mux.Handler(r)
 	c, ok := a.routes[pattern]
-	if !ok { // no such endpoint: the mux answers 404 or 405
+	if !ok || c.bodyTypes == nil { // no such endpoint (the mux answers 404 or 405), or any body
 		return nil
 	}
 	ct := r.Header.Get("Content-Type")

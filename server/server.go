@@ -49,6 +49,10 @@ type Options struct {
 	// MaxClaimWait caps how long a worker's claim of activity tasks
 	// waits for one (its "wait_ms"); default DefaultMaxClaimWait.
 	MaxClaimWait time.Duration
+	// MaxHookBodyBytes caps the body of a webhook delivery
+	// (POST /v1/hooks/{name}); default DefaultMaxHookBodyBytes. Larger
+	// bodies get 413.
+	MaxHookBodyBytes int64
 	// Stop, when it ends, ends the claims waiting for tasks (they answer
 	// with none), so that a shutdown need not wait for them. Default:
 	// never.
@@ -87,6 +91,9 @@ func New(h host.Client, o Options) http.Handler {
 	if o.MaxRequestBytes <= 0 {
 		o.MaxRequestBytes = DefaultMaxRequestBytes
 	}
+	if o.MaxHookBodyBytes <= 0 {
+		o.MaxHookBodyBytes = DefaultMaxHookBodyBytes
+	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
@@ -116,7 +123,8 @@ func New(h host.Client, o Options) http.Handler {
 	a.handle(mux, "GET /v1/runs/{id}/ops", apiRoute, a.ops)
 	a.handle(mux, "GET /v1/runs/{id}/leases", apiRoute, a.leases)
 	a.handle(mux, "GET /metrics", apiRoute, a.metrics)
-	a.routeTasks(mux) // tasks.go
+	a.routeTasks(mux)     // tasks.go
+	a.routeSchedules(mux) // schedules.go
 	// The web UI (ui.go): index.html at /, the other files under /ui/.
 	ui := uiHandler()
 	a.handle(mux, "GET /{$}", apiRoute, ui.ServeHTTP)
@@ -124,7 +132,7 @@ func New(h host.Client, o Options) http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		// The path may name an endpoint that takes another method.
 		var allow []string
-		for _, m := range []string{http.MethodGet, http.MethodPost} {
+		for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodDelete} {
 			r2 := r.Clone(r.Context())
 			r2.Method = m
 			if _, p := mux.Handler(r2); m != r.Method && p != "/" && p != "" {

@@ -476,6 +476,7 @@ type Store interface {
 	LeaseHistory(ctx context.Context, runID string) ([]LeaseRecord, error)
 
 	TaskStore
+	ScheduleStore
 
 	// Close flushes pending writes and releases resources.
 	Close() error

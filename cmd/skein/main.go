@@ -3,7 +3,7 @@
 //	skein run MODULE.wasm [--workflow NAME] [--input JSON] [--id RUN] [--db FILE] [--evict never|idle|always] [--json]
 //	skein inspect RUN [--db FILE | --server URL] [--json]
 //	skein serve [--db FILE] [--addr 127.0.0.1:7070] [--token TOKEN]
-//	skein deploy|start|status|wait|resolve|cancel ... [--server URL] [--token TOKEN]
+//	skein deploy|start|status|wait|resolve|cancel|schedule|hook ... [--server URL] [--token TOKEN]
 //	skein check MODULE.wasm [--workflow W] [--input JSON] [--schedules N] [--seed S] [--json]
 //	skein bench [--workload NAME] [--durability normal|strict|both] [--json]
 //	skein new NAME [--skein-dir PATH]
@@ -66,6 +66,10 @@ func init() {
 			"settle an external promise (id {run}.{key}) on a server", cmdResolve},
 		{"cancel", "skein cancel RUN [--reason TEXT] [--server URL] [--json]",
 			"cancel a run on a server", cmdCancel},
+		{"schedule", "skein schedule create NAME --cron EXPR --module M [--workflow W] [--input JSON] [--overlap skip|buffer-one|allow] [--catchup D] [--timezone TZ] | list | pause|resume|delete|trigger NAME [--server URL] [--json]",
+			"start runs of a workflow on a cron schedule, on a server (docs/schedules.md)", cmdSchedule},
+		{"hook", "skein hook create NAME --module M [--workflow W] [--secret-env VAR] | list | delete NAME [--server URL] [--json]",
+			"bind a webhook, POST /v1/hooks/NAME, to a workflow on a server (docs/schedules.md)", cmdHook},
 		{"new", "skein new NAME [--skein-dir PATH]",
 			"write a workflow module skeleton in NAME/: go.mod (replacing skein with a local checkout), main.go, main_test.go, Makefile", cmdNew},
 		{"check", "skein check MODULE.wasm [--workflow W] [--input JSON] [--schedules N] [--seed S] [--schedule K --crash-at T] [--activity NAME=JSON] [--json]\n       skein check --upgrade NEW.wasm [--db FILE | --store URL] [--workflow W] [--runs suspended,running] [--broken-only] [--json]",

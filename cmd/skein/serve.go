@@ -26,6 +26,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	token := fs.String("token", "", "require 'Authorization: Bearer TOKEN' on every request (default $SKEIN_TOKEN)")
 	cacheDir := fs.String("cache-dir", "", "keep compiled modules in this folder across restarts")
 	maxModule := fs.Int64("max-module-bytes", server.DefaultMaxModuleBytes, "largest module upload accepted")
+	maxHookBody := fs.Int64("max-hook-body-bytes", server.DefaultMaxHookBodyBytes, "largest webhook delivery body accepted (POST /v1/hooks/NAME); larger ones get 413")
 	limits := addLimitFlags(fs, false)
 	concurrency := fs.Int("concurrency", 0, "most runs executed at once (default 8*GOMAXPROCS)")
 	grace := fs.Duration("grace", 10*time.Second, "on shutdown, how long running executions may go on before they are interrupted (they resume on the next start)")
@@ -48,6 +49,9 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *token == "" {
 		*token = os.Getenv("SKEIN_TOKEN")
+	}
+	if *maxHookBody <= 0 {
+		return &exitError{code: exitUsage, err: fmt.Errorf("--max-hook-body-bytes %d: want a positive number of bytes", *maxHookBody)}
 	}
 	if *taskLease < 10*time.Millisecond {
 		return &exitError{code: exitUsage, err: fmt.Errorf("--task-lease %s: a task's lease must last at least 10ms", *taskLease)}
@@ -116,7 +120,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 	workCtx, stopWork := context.WithCancel(bg)
 	defer stopWork()
-	so := server.Options{Token: *token, MaxModuleBytes: *maxModule, Logger: log, MaxClaimWait: *maxClaimWait, Stop: workCtx}
+	so := server.Options{Token: *token, MaxModuleBytes: *maxModule, Logger: log, MaxClaimWait: *maxClaimWait, Stop: workCtx, MaxHookBodyBytes: *maxHookBody}
 	nf.options(&so, allowed)
 	srv := nf.httpServer(server.New(h, so), log)
 	served := make(chan error, 1)

@@ -159,6 +159,7 @@ func TestREADME(t *testing.T) {
 		"hello ana, approved by bo",                      // the first workflow
 		`"receipt":"rcpt-o-1.2"`,                         // the activities walkthrough
 		"charge o-1 attempt 2",                           // its worker, retrying the charge
+		"security digest for",                            // the webhook walkthrough
 	} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("the README's commands did not print %q:\n%s", want, out)

@@ -678,7 +678,54 @@
     main.replaceChildren(...parts);
   }
 
-  // ---- routing: #/runs?status=&q=&cursor=, #/run/ID, #/modules ----
+  // The schedules page: each schedule's next slots, latest run and
+  // counts, with pause, resume and trigger; then the webhooks. It
+  // refreshes every 2 s.
+  async function schedulesPage(g) {
+    const [l, hl] = await Promise.all([api('GET', '/v1/schedules'), api('GET', '/v1/hooks')]);
+    if (g !== gen) return;
+    const act = (name, verb) => guard(g, async () => {
+      const r = await api('POST', '/v1/schedules/' + encodeURIComponent(name) + '/' + verb, '{}');
+      if (verb === 'trigger') { location.hash = '#/run/' + encodeURIComponent(r.id); return; }
+      await schedulesPage(g);
+    });
+    const parts = [el('h1', {}, 'Schedules')];
+    if (l.schedules.length === 0) {
+      parts.push(el('p', { class: 'muted', id: 'no-schedules' }, "No schedules. Create one with skein schedule create NAME --cron '0 7 * * *' --module M (docs/schedules.md)."));
+    } else {
+      parts.push(el('table', { id: 'schedules' },
+        el('thead', {}, el('tr', {}, ['Name', 'Cron', 'Workflow', 'State', 'Next', 'Last run', 'Fired', 'Missed', 'Overlapped', ''].map((h) => el('th', {}, h)))),
+        el('tbody', {}, l.schedules.map((sc) => el('tr', { class: 'schedule-row', dataset: { schedule: sc.name, paused: String(sc.paused) } },
+          el('td', { class: 'mono' }, sc.name),
+          el('td', { class: 'mono' }, sc.cron + ' (' + sc.timezone + ')'),
+          el('td', {}, sc.module + ' / ' + sc.workflow),
+          el('td', {}, sc.paused ? el('span', { class: 'tag' }, 'paused') : 'active', sc.buffered ? el('span', { class: 'tag', title: fmtTime(sc.buffered) }, '1 buffered') : null),
+          el('td', { class: 'time next' }, sc.next.map((t) => el('div', {}, fmtTime(t)))),
+          el('td', { class: 'mono' }, sc.last_run ? [el('a', { href: '#/run/' + encodeURIComponent(sc.last_run), class: 'run-link' }, sc.last_run), ' ', badge(sc.last_status || 'missing')] : ''),
+          el('td', { class: 'fired' }, String(sc.fired)),
+          el('td', { class: 'missed' }, String(sc.missed)),
+          el('td', { class: 'overlapped' }, String(sc.overlapped)),
+          el('td', {},
+            el('button', { type: 'button', class: 'pause', onclick: () => act(sc.name, sc.paused ? 'resume' : 'pause') }, sc.paused ? 'Resume' : 'Pause'), ' ',
+            el('button', { type: 'button', class: 'trigger', title: 'start a run now', onclick: () => act(sc.name, 'trigger') }, 'Run now')))))));
+    }
+    parts.push(el('h2', {}, 'Webhooks'));
+    if (hl.hooks.length === 0) {
+      parts.push(el('p', { class: 'muted', id: 'no-hooks' }, 'No webhooks. Create one with skein hook create NAME --module M (docs/schedules.md).'));
+    } else {
+      parts.push(el('table', { id: 'hooks' },
+        el('thead', {}, el('tr', {}, ['Name', 'Endpoint', 'Workflow', 'Signature'].map((h) => el('th', {}, h)))),
+        el('tbody', {}, hl.hooks.map((h) => el('tr', { class: 'hook-row', dataset: { hook: h.name } },
+          el('td', { class: 'mono' }, h.name),
+          el('td', { class: 'mono' }, 'POST ' + h.url),
+          el('td', {}, h.module + ' / ' + h.workflow),
+          el('td', {}, h.secret_env ? 'HMAC-SHA256, secret in $' + h.secret_env : 'none'))))));
+    }
+    main.replaceChildren(...parts);
+    schedule(g, () => schedulesPage(g), 2000);
+  }
+
+  // ---- routing: #/runs?status=&q=&cursor=, #/run/ID, #/modules, #/schedules ----
 
   function route() {
     gen++;
@@ -690,14 +737,18 @@
     const path = i < 0 ? h : h.slice(0, i);
     const query = new URLSearchParams(i < 0 ? '' : h.slice(i + 1));
     const parts = path.split('/').map((s) => { try { return decodeURIComponent(s); } catch (_) { return s; } });
-    const page = parts[0] === 'run' && parts[1] ? 'run' : parts[0] === 'modules' ? 'modules' : 'runs';
-    document.getElementById('nav-runs').classList.toggle('current', page !== 'modules');
+    const page = parts[0] === 'run' && parts[1] ? 'run' : parts[0] === 'modules' ? 'modules' : parts[0] === 'schedules' ? 'schedules' : 'runs';
+    document.getElementById('nav-runs').classList.toggle('current', page === 'runs' || page === 'run');
     document.getElementById('nav-modules').classList.toggle('current', page === 'modules');
+    document.getElementById('nav-schedules').classList.toggle('current', page === 'schedules');
     document.body.dataset.page = page;
     const g = gen;
     if (page === 'run') {
       document.title = parts.slice(1).join('/') + ' · skein';
       guard(g, () => runPage(parts.slice(1).join('/'), g));
+    } else if (page === 'schedules') {
+      document.title = 'schedules · skein';
+      guard(g, () => schedulesPage(g));
     } else if (page === 'modules') {
       document.title = 'modules · skein';
       guard(g, () => modulesPage(g));

@@ -44,6 +44,7 @@ type Store struct {
 	runs     map[string]*runRec    // by ID
 	ids      []string              // the keys of runs, sorted
 	tasks    taskQueue             // activity tasks (tasks.go)
+	sched    scheduleMaps          // schedules and hooks (schedules.go)
 }
 
 // moduleRec is a stored module.

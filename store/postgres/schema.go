@@ -202,6 +202,23 @@ WHEN (OLD.status IN ('completed', 'canceled', 'continued') AND (NEW.status IS DI
 	OR NEW.error IS DISTINCT FROM OLD.error OR NEW.module_hash IS DISTINCT FROM OLD.module_hash))
 EXECUTE FUNCTION skein_run_write_once();
 `,
+	// 8: schedules and webhooks (store/sqlite's migration 11;
+	// store.ScheduleStore): each row holds
+	// its record as JSON; a schedule's version makes its updates
+	// conditional.
+	`
+CREATE TABLE schedules (
+	name       TEXT COLLATE "C" PRIMARY KEY,
+	doc        BYTEA NOT NULL,   -- store.Schedule as JSON
+	version    BIGINT NOT NULL,  -- bumped by each update
+	created_at BIGINT NOT NULL   -- unix ns
+);
+CREATE TABLE hooks (
+	name       TEXT COLLATE "C" PRIMARY KEY,
+	doc        BYTEA NOT NULL,   -- store.Hook as JSON
+	created_at BIGINT NOT NULL   -- unix ns
+);
+`,
 }
 
 // writeOnceState is the SQLSTATE the write-once triggers raise (class SK:

@@ -204,6 +204,22 @@ BEGIN
 	SELECT RAISE(ABORT, '` + writeOnceMark + `run ' || OLD.id || ' is ' || OLD.status || ': its status, result, error and module cannot change');
 END;
 `,
+	// 11: schedules and webhooks (store.ScheduleStore): each row holds
+	// its record as JSON; a schedule's version makes its updates
+	// conditional.
+	`
+CREATE TABLE schedules (
+	name       TEXT PRIMARY KEY,
+	doc        BLOB NOT NULL,    -- store.Schedule as JSON
+	version    INTEGER NOT NULL, -- bumped by each update
+	created_at INTEGER NOT NULL  -- unix ns
+);
+CREATE TABLE hooks (
+	name       TEXT PRIMARY KEY,
+	doc        BLOB NOT NULL,    -- store.Hook as JSON
+	created_at INTEGER NOT NULL  -- unix ns
+);
+`,
 }
 
 // SchemaTooNewError is returned by Open when the database's schema version

@@ -74,6 +74,9 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"TaskCancel", testTaskCancel},
 		{"TaskEndRacesSuspend", testTaskEndRacesSuspend},
 		{"ContinueAtomic", testContinueAtomic},
+		{"Schedules", testSchedules},
+		{"ScheduleUpdateConcurrent", testScheduleUpdateConcurrent},
+		{"Hooks", testHooks},
 		{"Close", testClose},
 	}
 	for _, tc := range tests {

@@ -1,0 +1,127 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/skeinrun/skein/store"
+)
+
+// workFor runs h's workers (and scheduler) in the background until the
+// test ends.
+func workFor(t *testing.T, h *testHost) {
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); h.Work(ctx, WorkOptions{Poll: 50 * time.Millisecond, Grace: time.Second}) }()
+	t.Cleanup(func() { stop(); <-done })
+}
+
+// TestScheduleOverlap: with a run that waits for a promise, skip starts
+// nothing more and counts the slots; buffer-one keeps one slot and starts
+// it once the run ends. Both schedules run on one host (one compilation).
+func TestScheduleOverlap(t *testing.T) {
+	h := newTestHost(t, Config{})
+	h.deploy(t, "./testdata/workflows/features")
+	ctx := context.Background()
+	policies := []store.Overlap{store.OverlapSkip, store.OverlapBufferOne}
+	for _, p := range policies {
+		if _, err := h.CreateSchedule(ctx, ScheduleOptions{Name: string(p), Cron: "* * * * * *", Module: "features", Workflow: "waiter", Overlap: p}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	workFor(t, h)
+	time.Sleep(3500 * time.Millisecond)
+	before := map[store.Overlap]ScheduleInfo{}
+	for _, p := range policies {
+		sc, err := h.Schedule(ctx, string(p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sc.Fired != 1 || sc.Overlapped < 1 || sc.LastStatus != store.RunSuspended {
+			t.Fatalf("%s after 3 slots: fired %d, overlapped %d, last %s %s; want 1, >= 1, suspended", p, sc.Fired, sc.Overlapped, sc.LastRun, sc.LastStatus)
+		}
+		if p == store.OverlapSkip && (sc.Buffered != 0 || sc.Overlapped < 2) {
+			t.Fatalf("skip: buffered %d, overlapped %d; want 0 and >= 2", sc.Buffered, sc.Overlapped)
+		}
+		if p == store.OverlapBufferOne && sc.Buffered == 0 {
+			t.Fatalf("buffer-one: no slot buffered")
+		}
+		if err := h.Resolve(ctx, sc.LastRun+".ok", json.RawMessage(`"go"`), ""); err != nil {
+			t.Fatal(err)
+		}
+		if r, err := h.Await(ctx, sc.LastRun); err != nil || r.Status != store.RunCompleted {
+			t.Fatalf("run %s: %v %v", sc.LastRun, r.Status, err)
+		}
+		before[p] = sc
+	}
+	// The scheduler's next look (within a second) starts the next slot.
+	after := map[store.Overlap]ScheduleInfo{}
+	for _, p := range policies {
+		for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			sc, err := h.Schedule(ctx, string(p))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if after[p] = sc; sc.LastRun != before[p].LastRun || time.Now().After(deadline) {
+				break
+			}
+		}
+	}
+	// buffer-one starts the buffered slot (and, that run waiting too, a
+	// later slot may be buffered in turn).
+	b, a := before[store.OverlapBufferOne], after[store.OverlapBufferOne]
+	if want := ScheduleRunID("buffer-one", time.Unix(0, b.Buffered)); a.LastRun != want || a.Fired != 2 || (a.Buffered != 0 && a.Buffered <= b.Buffered) {
+		t.Errorf("buffer-one after the run ended: last %s, buffered %d, fired %d; want the buffered slot %s started", a.LastRun, a.Buffered, a.Fired, want)
+	}
+	// skip starts the next slot after the run ended; the skipped ones never.
+	if a, b := after[store.OverlapSkip], before[store.OverlapSkip]; a.Fired != 2 || a.LastFired <= b.LastSlot {
+		t.Errorf("skip after the run ended: fired %d, last run %s; want 2, a slot after those skipped (up to %s)", a.Fired, a.LastRun, time.Unix(0, b.LastSlot).UTC())
+	}
+}
+
+// TestScheduleBadInput: each rule broken gets an error naming the input.
+func TestScheduleBadInput(t *testing.T) {
+	h := newTestHost(t, Config{})
+	h.deploy(t, "./testdata/workflows/features")
+	ctx := context.Background()
+	ok := ScheduleOptions{Name: "s", Cron: "0 7 * * *", Module: "features", Workflow: "waiter"}
+	for _, c := range []struct {
+		edit func(o *ScheduleOptions)
+		want string
+	}{
+		{func(o *ScheduleOptions) { o.Name = "a b" }, `schedule name "a b" has " " at byte 1`},
+		{func(o *ScheduleOptions) { o.Name = "" }, `schedule name "": want 1 to 64 characters`},
+		{func(o *ScheduleOptions) { o.Cron = "61 * * * *" }, `cron "61 * * * *": `},
+		{func(o *ScheduleOptions) { o.Cron = "* * *" }, `want 5 fields`},
+		{func(o *ScheduleOptions) { o.Timezone = "Mars/Olympus" }, `timezone "Mars/Olympus"`},
+		{func(o *ScheduleOptions) { o.Overlap = "queue" }, `overlap "queue": want skip, buffer-one or allow`},
+		{func(o *ScheduleOptions) { o.Catchup = -time.Second }, `catch-up window -1s is negative`},
+		{func(o *ScheduleOptions) { o.Workflow = "nope" }, `has no workflow "nope"`},
+		{func(o *ScheduleOptions) { o.Input = json.RawMessage(`{`) }, `input is not valid JSON`},
+	} {
+		o := ok
+		c.edit(&o)
+		_, err := h.CreateSchedule(ctx, o)
+		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: err = %v; want ErrInvalid naming %q", o, err, c.want)
+		}
+	}
+	o := ok
+	o.Module = "missing"
+	if _, err := h.CreateSchedule(ctx, o); !errors.Is(err, ErrNotFound) {
+		t.Errorf("unknown module: err = %v, want ErrNotFound", err)
+	}
+	if _, err := h.CreateSchedule(ctx, ok); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.CreateSchedule(ctx, ok); !errors.Is(err, ErrConflict) {
+		t.Errorf("a second schedule s: err = %v, want ErrConflict", err)
+	}
+	if s, err := h.Schedules(ctx); err != nil || len(s) != 1 {
+		t.Errorf("Schedules = %d, %v; want the one valid schedule", len(s), err)
+	}
+}

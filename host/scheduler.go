@@ -1,0 +1,234 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/robfig/cron/v3"
+
+	"github.com/skeinrun/skein/store"
+)
+
+// The scheduler: a loop that Work runs beside its workers. Each worker
+// computes the due slots of every schedule from what is stored, decides
+// what each slot does (start, skip, buffer), records that decision with a
+// conditional update of the schedule (store.UpdateSchedule: one worker
+// wins each step, the others reread), and only then creates the slot's
+// run, whose id is derived from the schedule and the slot
+// (ScheduleRunID). A worker that dies between the two leaves a schedule
+// whose latest started slot has no run: the next step of any worker
+// creates it. A run id is created once, so a slot starts one run however
+// many workers fire it.
+
+// schedulePoll bounds how long the scheduler sleeps between looks at the
+// stored schedules (schedules created, paused or advanced elsewhere).
+const schedulePoll = time.Second
+
+// Bounds on the work of one look at one schedule: the steps taken
+// (slots started, skipped or buffered) and the slots counted as missed
+// in one step. What is left is done at the next look, at once.
+const (
+	maxScheduleSteps = 100
+	maxMissedPerStep = 10_000
+)
+
+// runSchedules starts the runs of due schedule slots until ctx ends.
+func (h *Host) runSchedules(ctx context.Context) {
+	t := time.NewTimer(0)
+	defer t.Stop()
+	var failing time.Time // when the last failure was logged
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		next, err := h.scheduleTick(ctx, time.Now())
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil && time.Since(failing) >= time.Minute { // one line a minute while the store is out
+			h.log.Error("scheduler: cannot read the schedules; trying again every second", "err", err)
+			failing = time.Now()
+		}
+		wait := schedulePoll
+		if !next.IsZero() {
+			wait = min(wait, time.Until(next))
+		}
+		t.Reset(max(wait, 0))
+	}
+}
+
+// scheduleTick handles the due slots of every schedule and returns the
+// earliest next slot (zero: none known).
+func (h *Host) scheduleTick(ctx context.Context, now time.Time) (time.Time, error) {
+	scs, err := h.cfg.Store.Schedules(ctx)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("scheduler: list schedules: %w", err)
+	}
+	var earliest time.Time
+	for _, sc := range scs {
+		next, err := h.driveSchedule(ctx, sc, now)
+		if err != nil {
+			if ctx.Err() != nil {
+				return earliest, nil
+			}
+			h.log.Warn("scheduler: schedule step failed; it is tried again", "schedule", sc.Name, "err", err)
+			continue
+		}
+		if !next.IsZero() && (earliest.IsZero() || next.Before(earliest)) {
+			earliest = next
+		}
+	}
+	return earliest, nil
+}
+
+// driveSchedule takes the steps of one schedule that are due at now and
+// returns when its next slot is due (now if steps are left).
+func (h *Host) driveSchedule(ctx context.Context, sc store.Schedule, now time.Time) (time.Time, error) {
+	spec, loc, err := parseSpec(sc.Cron, sc.Timezone)
+	if err != nil {
+		return time.Time{}, err // stored schedules were checked; a time zone database may differ
+	}
+	for range maxScheduleSteps {
+		if sc.Paused {
+			return time.Time{}, nil
+		}
+		busy, err := h.lastSlotBusy(ctx, sc, needsStatus(sc, spec, loc, now))
+		if err != nil {
+			return time.Time{}, err
+		}
+		u, fire, next := stepSchedule(sc, spec, loc, now, busy)
+		if !next.IsZero() {
+			return next, nil
+		}
+		stored, err := h.cfg.Store.UpdateSchedule(ctx, u)
+		if errors.Is(err, store.ErrConflict) { // another worker took this step
+			if sc, err = h.cfg.Store.Schedule(ctx, sc.Name); errors.Is(err, store.ErrNotFound) {
+				return time.Time{}, nil
+			}
+			if err != nil {
+				return time.Time{}, err
+			}
+			continue
+		}
+		if errors.Is(err, store.ErrNotFound) { // deleted
+			return time.Time{}, nil
+		}
+		if err != nil {
+			return time.Time{}, err
+		}
+		sc = stored
+		if fire != 0 {
+			if _, err := h.fireSlot(ctx, sc, fire); err != nil {
+				return time.Time{}, err
+			}
+		}
+	}
+	return now, nil
+}
+
+// stepSchedule decides the next step of sc at now: the schedule updated
+// and the slot to start (0: none); or, when no step is due, the time of
+// the next slot. busy says the run of the latest started slot has not
+// ended.
+func stepSchedule(sc store.Schedule, spec cron.Schedule, loc *time.Location, now time.Time, busy bool) (u store.Schedule, fire int64, next time.Time) {
+	u = sc
+	if sc.Buffered != 0 && !busy {
+		u.LastFired, u.Buffered, u.Fired = sc.Buffered, 0, sc.Fired+1
+		return u, u.LastFired, time.Time{}
+	}
+	slot := spec.Next(time.Unix(0, sc.LastSlot).In(loc))
+	if slot.IsZero() { // a spec that never fires (Feb 30)
+		return sc, 0, now.Add(24 * time.Hour)
+	}
+	if slot.After(now) {
+		return sc, 0, slot
+	}
+	if now.Sub(slot) > sc.Catchup {
+		for n := 0; n < maxMissedPerStep && !slot.IsZero() && now.Sub(slot) > sc.Catchup; n++ {
+			u.Missed++
+			u.LastSlot = slot.UnixNano()
+			slot = spec.Next(slot)
+		}
+		return u, 0, time.Time{}
+	}
+	u.LastSlot = slot.UnixNano()
+	switch {
+	case !busy || sc.Overlap == store.OverlapAllow:
+		u.LastFired, u.Fired = u.LastSlot, sc.Fired+1
+		return u, u.LastFired, time.Time{}
+	case sc.Overlap == store.OverlapBufferOne && sc.Buffered == 0:
+		u.Buffered = u.LastSlot
+	default:
+		u.Overlapped++
+	}
+	return u, 0, time.Time{}
+}
+
+// needsStatus reports whether the next step of sc depends on whether the
+// run of its latest started slot has ended: a slot is buffered, or one is
+// due under an overlap policy other than allow.
+func needsStatus(sc store.Schedule, spec cron.Schedule, loc *time.Location, now time.Time) bool {
+	if sc.LastFired == 0 {
+		return false
+	}
+	if sc.Buffered != 0 {
+		return true
+	}
+	slot := spec.Next(time.Unix(0, sc.LastSlot).In(loc))
+	return sc.Overlap != store.OverlapAllow && !slot.IsZero() && !slot.After(now)
+}
+
+// lastSlotBusy reports whether the run of sc's latest started slot has
+// not ended (when need is false it may answer false without reading it).
+// A started slot without its run (its worker died between the decision
+// and the start) gets its run now; a slot whose run was seen is
+// remembered, so that a look at a schedule with nothing due reads no run.
+func (h *Host) lastSlotBusy(ctx context.Context, sc store.Schedule, need bool) (bool, error) {
+	if sc.LastFired == 0 {
+		return false, nil
+	}
+	h.mu.Lock()
+	seen := h.slotRuns[sc.Name] == sc.LastFired
+	h.mu.Unlock()
+	if seen && !need {
+		return false, nil
+	}
+	r, err := h.cfg.Store.Run(ctx, ScheduleRunID(sc.Name, time.Unix(0, sc.LastFired)))
+	if errors.Is(err, store.ErrNotFound) {
+		r, err = h.fireSlot(ctx, sc, sc.LastFired)
+	}
+	if err != nil {
+		return false, err
+	}
+	h.mu.Lock()
+	if h.slotRuns == nil {
+		h.slotRuns = map[string]int64{}
+	}
+	h.slotRuns[sc.Name] = sc.LastFired
+	h.mu.Unlock()
+	return !r.Status.Terminal(), nil
+}
+
+// fireSlot creates the run of a schedule's slot, unless it exists. The
+// run's virtual time starts at the slot (skein.Now in the workflow).
+func (h *Host) fireSlot(ctx context.Context, sc store.Schedule, slot int64) (store.Run, error) {
+	at := time.Unix(0, slot)
+	id := ScheduleRunID(sc.Name, at)
+	m, err := h.moduleInfo(ctx, sc.Module)
+	if err != nil {
+		return store.Run{}, fmt.Errorf("schedule %s: start %s: module %q: %w", sc.Name, id, sc.Module, err)
+	}
+	r, created, err := h.newRun(ctx, store.Run{ID: id, ModuleHash: m.Hash, Workflow: sc.Workflow, Input: sc.Input, StartTime: slot})
+	if err != nil {
+		return store.Run{}, fmt.Errorf("schedule %s: start %s: %w", sc.Name, id, err)
+	}
+	if created {
+		h.log.Info("scheduler: started the run of a slot", "schedule", sc.Name, "run", id, "slot", at.UTC())
+		h.signal()
+	}
+	return r, nil
+}

@@ -1,0 +1,288 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/skeinrun/skein/host"
+	"github.com/skeinrun/skein/store"
+)
+
+// Schedules and webhooks (docs/api.md, docs/schedules.md).
+
+// DefaultMaxHookBodyBytes is the default of Options.MaxHookBodyBytes.
+const DefaultMaxHookBodyBytes = 1 << 20
+
+// ScheduleRequest is the body of POST /v1/schedules.
+type ScheduleRequest struct {
+	Name     string          `json:"name"`
+	Cron     string          `json:"cron"`
+	Timezone string          `json:"timezone,omitempty"`
+	Module   string          `json:"module"`
+	Workflow string          `json:"workflow,omitempty"`
+	Input    json.RawMessage `json:"input,omitempty"`
+	Overlap  string          `json:"overlap,omitempty"` // skip (default), buffer-one, allow
+	Catchup  string          `json:"catchup,omitempty"` // a duration such as "1h"; default 1m
+}
+
+// Schedule is a schedule as the API shows it.
+type Schedule struct {
+	Name     string          `json:"name"`
+	Cron     string          `json:"cron"`
+	Timezone string          `json:"timezone"`
+	Module   string          `json:"module"`
+	Workflow string          `json:"workflow"`
+	Input    json.RawMessage `json:"input"`
+	Overlap  string          `json:"overlap"`
+	Catchup  string          `json:"catchup"`
+	Paused   bool            `json:"paused"`
+	// Next are the next slots (up to 3; none while paused).
+	Next []time.Time `json:"next"`
+	// LastRun is the run of the latest started slot, LastStatus its
+	// status; both omitted before the first.
+	LastRun    string `json:"last_run,omitempty"`
+	LastStatus string `json:"last_status,omitempty"`
+	// Fired counts the slots started; Missed the slots skipped because
+	// they were older than the catch-up window; Overlapped the slots
+	// skipped by the overlap policy; Buffered is the slot kept by
+	// buffer-one, if any.
+	Fired      int64      `json:"fired"`
+	Missed     int64      `json:"missed"`
+	Overlapped int64      `json:"overlapped"`
+	Buffered   *time.Time `json:"buffered,omitempty"`
+	CreatedAt  time.Time  `json:"created_at"`
+}
+
+// ScheduleList answers GET /v1/schedules.
+type ScheduleList struct {
+	Schedules []Schedule `json:"schedules"`
+}
+
+// HookRequest is the body of POST /v1/hooks.
+type HookRequest struct {
+	Name      string `json:"name"`
+	Module    string `json:"module"`
+	Workflow  string `json:"workflow,omitempty"`
+	SecretEnv string `json:"secret_env,omitempty"`
+}
+
+// Hook is a webhook as the API shows it.
+type Hook struct {
+	Name      string    `json:"name"`
+	Module    string    `json:"module"`
+	Workflow  string    `json:"workflow"`
+	SecretEnv string    `json:"secret_env,omitempty"`
+	URL       string    `json:"url"` // the delivery endpoint's path
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// HookList answers GET /v1/hooks.
+type HookList struct {
+	Hooks []Hook `json:"hooks"`
+}
+
+func scheduleJSON(s host.ScheduleInfo) Schedule {
+	v := Schedule{Name: s.Name, Cron: s.Cron, Timezone: s.Timezone, Module: s.Module, Workflow: s.Workflow,
+		Input: json.RawMessage(s.Input), Overlap: string(s.Overlap), Catchup: s.Catchup.String(), Paused: s.Paused,
+		Next: []time.Time{}, LastRun: s.LastRun, LastStatus: string(s.LastStatus),
+		Fired: s.Fired, Missed: s.Missed, Overlapped: s.Overlapped, Buffered: unixTimeOf(s.Buffered), CreatedAt: s.CreatedAt.UTC()}
+	if v.Timezone == "" {
+		v.Timezone = "UTC"
+	}
+	for _, t := range s.Next {
+		v.Next = append(v.Next, t.UTC())
+	}
+	return v
+}
+
+func hookJSON(h store.Hook) Hook {
+	return Hook{Name: h.Name, Module: h.Module, Workflow: h.Workflow, SecretEnv: h.SecretEnv, URL: "/v1/hooks/" + h.Name, CreatedAt: h.CreatedAt.UTC()}
+}
+
+// routeSchedules registers the endpoints of this file.
+func (a *api) routeSchedules(mux *http.ServeMux) {
+	a.handle(mux, "POST /v1/schedules", apiRoute, a.createSchedule)
+	a.handle(mux, "GET /v1/schedules", apiRoute, a.schedules)
+	a.handle(mux, "GET /v1/schedules/{name}", apiRoute, a.schedule)
+	a.handle(mux, "DELETE /v1/schedules/{name}", apiRoute, a.deleteSchedule)
+	a.handle(mux, "POST /v1/schedules/{name}/pause", apiRoute, a.editSchedule(a.h.PauseSchedule))
+	a.handle(mux, "POST /v1/schedules/{name}/resume", apiRoute, a.editSchedule(a.h.ResumeSchedule))
+	a.handle(mux, "POST /v1/schedules/{name}/trigger", apiRoute, a.triggerSchedule)
+	a.handle(mux, "POST /v1/hooks", apiRoute, a.createHook)
+	a.handle(mux, "GET /v1/hooks", apiRoute, a.hooks)
+	a.handle(mux, "GET /v1/hooks/{name}", apiRoute, a.hook)
+	a.handle(mux, "DELETE /v1/hooks/{name}", apiRoute, a.deleteHook)
+	a.handle(mux, "POST /v1/hooks/{name}", hookRoute, a.deliver)
+}
+
+// failNamed answers err, turning the host's kinds of bad input into 400
+// and an unknown name into 404.
+func (a *api) failNamed(w http.ResponseWriter, r *http.Request, what string, err error) {
+	switch {
+	case errors.Is(err, host.ErrInvalid):
+		err = badRequest("%v", err)
+	case errors.Is(err, store.ErrNotFound) && r.PathValue("name") != "":
+		err = notFound("no %s %q", what, r.PathValue("name"))
+	case errors.Is(err, store.ErrConflict):
+		err = &requestError{status: http.StatusConflict, code: CodeConflict, msg: fmt.Sprintf("a %s of that name exists: %v", what, err)}
+	}
+	a.fail(w, r, err)
+}
+
+func (a *api) createSchedule(w http.ResponseWriter, r *http.Request) {
+	var req ScheduleRequest
+	if err := a.decode(w, r, &req, false); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	o := host.ScheduleOptions{Name: req.Name, Cron: req.Cron, Timezone: req.Timezone, Module: req.Module, Workflow: req.Workflow,
+		Input: req.Input, Overlap: store.Overlap(req.Overlap)}
+	if req.Catchup != "" {
+		d, err := time.ParseDuration(req.Catchup)
+		if err != nil || d <= 0 {
+			a.fail(w, r, badRequest(`"catchup" %q is not a positive duration such as "10m" or "24h"`, req.Catchup))
+			return
+		}
+		o.Catchup = d
+	}
+	sc, err := a.h.CreateSchedule(r.Context(), o)
+	if err != nil {
+		a.failNamed(w, r, "schedule", err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, scheduleJSON(sc))
+}
+
+func (a *api) schedules(w http.ResponseWriter, r *http.Request) {
+	scs, err := a.h.Schedules(r.Context())
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	l := ScheduleList{Schedules: make([]Schedule, 0, len(scs))}
+	for _, sc := range scs {
+		l.Schedules = append(l.Schedules, scheduleJSON(sc))
+	}
+	writeJSON(w, http.StatusOK, l)
+}
+
+func (a *api) schedule(w http.ResponseWriter, r *http.Request) {
+	sc, err := a.h.Schedule(r.Context(), r.PathValue("name"))
+	if err != nil {
+		a.failNamed(w, r, "schedule", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, scheduleJSON(sc))
+}
+
+func (a *api) deleteSchedule(w http.ResponseWriter, r *http.Request) {
+	if err := a.h.DeleteSchedule(r.Context(), r.PathValue("name")); err != nil {
+		a.failNamed(w, r, "schedule", err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (a *api) editSchedule(edit func(ctx context.Context, name string) (host.ScheduleInfo, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		sc, err := edit(r.Context(), r.PathValue("name"))
+		if err != nil {
+			a.failNamed(w, r, "schedule", err)
+			return
+		}
+		writeJSON(w, http.StatusOK, scheduleJSON(sc))
+	}
+}
+
+func (a *api) triggerSchedule(w http.ResponseWriter, r *http.Request) {
+	run, err := a.h.TriggerSchedule(r.Context(), r.PathValue("name"))
+	if err != nil {
+		a.failNamed(w, r, "schedule", err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, runJSON(run))
+}
+
+func (a *api) createHook(w http.ResponseWriter, r *http.Request) {
+	var req HookRequest
+	if err := a.decode(w, r, &req, false); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	hk, err := a.h.CreateHook(r.Context(), host.HookOptions{Name: req.Name, Module: req.Module, Workflow: req.Workflow, SecretEnv: req.SecretEnv})
+	if err != nil {
+		a.failNamed(w, r, "hook", err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, hookJSON(hk))
+}
+
+func (a *api) hooks(w http.ResponseWriter, r *http.Request) {
+	hks, err := a.h.Hooks(r.Context())
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	l := HookList{Hooks: make([]Hook, 0, len(hks))}
+	for _, hk := range hks {
+		l.Hooks = append(l.Hooks, hookJSON(hk))
+	}
+	writeJSON(w, http.StatusOK, l)
+}
+
+func (a *api) hook(w http.ResponseWriter, r *http.Request) {
+	hk, err := a.h.Hook(r.Context(), r.PathValue("name"))
+	if err != nil {
+		a.failNamed(w, r, "hook", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, hookJSON(hk))
+}
+
+func (a *api) deleteHook(w http.ResponseWriter, r *http.Request) {
+	if err := a.h.DeleteHook(r.Context(), r.PathValue("name")); err != nil {
+		a.failNamed(w, r, "hook", err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// deliver: POST /v1/hooks/{name}, without the API token. The body is
+// read whole (up to Options.MaxHookBodyBytes) and its signature checked
+// before anything is stored.
+func (a *api) deliver(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, a.o.MaxHookBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			err = &requestError{status: http.StatusRequestEntityTooLarge, code: CodeTooLarge,
+				msg: fmt.Sprintf("hook delivery body is larger than the limit of %d bytes (server.Options.MaxHookBodyBytes; --max-hook-body-bytes)", mbe.Limit)}
+		}
+		a.fail(w, r, err)
+		return
+	}
+	d := host.Delivery{Method: r.Method, Path: r.URL.Path, Query: r.URL.Query(), Header: r.Header, Body: body}
+	run, created, err := a.h.Deliver(r.Context(), r.PathValue("name"), d)
+	switch {
+	case errors.Is(err, host.ErrSignature):
+		refuse(w, http.StatusUnauthorized, CodeUnauthorized, err.Error())
+		return
+	case errors.Is(err, host.ErrHookSecret):
+		a.log.Error("skein api: hook delivery refused: its secret is not set", "hook", r.PathValue("name"), "err", err)
+		writeError(w, http.StatusServiceUnavailable, CodeUnavailable, err.Error())
+		return
+	case err != nil:
+		a.failNamed(w, r, "hook", err)
+		return
+	}
+	status := http.StatusCreated
+	if !created {
+		status = http.StatusOK
+	}
+	writeJSON(w, status, runJSON(run))
+}
