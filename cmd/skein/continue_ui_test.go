@@ -2,14 +2,12 @@ package main
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/skeinrun/skein/internal/testgroup"
 	"github.com/skeinrun/skein/internal/wasmbuild"
 )
 
@@ -17,13 +15,7 @@ import (
 // that continued as new: it links to its successor, whose page links
 // back; the runs list filters by status continued.
 func TestContinueAsNewUI(t *testing.T) {
-	chrome := findChromium()
-	if chrome == "" && os.Getenv("SKEIN_REQUIRE_BROWSER") != "" {
-		t.Fatal("no chromium found and $SKEIN_REQUIRE_BROWSER is set")
-	}
-	if chrome == "" {
-		testgroup.Skip(t, "browser", "apt-get install chromium chromium-driver (as .ci/run does)", "no chromium found")
-	}
+	chrome := needChromium(t)
 	s := startServer(t, filepath.Join(t.TempDir(), "skein.db"), nil)
 	defer s.stop(t)
 	wantExit(t, s.cli(t, nil, "deploy", wasmbuild.Build(t, continueWorkflows), "--name", "cont"), 0)

@@ -2,28 +2,19 @@ package main
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
-
-	"github.com/skeinrun/skein/internal/testgroup"
 )
 
 // TestUISchedules opens the schedules page of a live server in headless
 // Chromium: a one-second schedule with its next slots, its latest run and
 // its counts, paused and triggered from the page; a hook and its endpoint.
 func TestUISchedules(t *testing.T) {
-	chrome := findChromium()
-	if chrome == "" && os.Getenv("SKEIN_REQUIRE_BROWSER") != "" {
-		t.Fatal("no chromium found (chromium, chromium-browser or /usr/bin/chromium) and $SKEIN_REQUIRE_BROWSER is set")
-	}
-	if chrome == "" {
-		testgroup.Skip(t, "browser", "apt-get install chromium chromium-driver (as .ci/run does)", "no chromium found (chromium, chromium-browser or /usr/bin/chromium)")
-	}
+	chrome := needChromium(t)
 	const token = "ui-s3cret"
 	s := startServer(t, filepath.Join(t.TempDir(), "skein.db"), nil, "--token", token)
 	deployExample(t, s, token, "./examples/digest")

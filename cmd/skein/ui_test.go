@@ -29,6 +29,21 @@ import (
 )
 
 // findChromium returns the path of a Chromium binary, or "".
+// needChromium returns the path of Chromium for a browser test, or skips
+// the test (group "browser") when there is none, unless
+// $SKEIN_REQUIRE_BROWSER is set, which makes it fail.
+func needChromium(t *testing.T) string {
+	t.Helper()
+	chrome := findChromium()
+	if chrome == "" && os.Getenv("SKEIN_REQUIRE_BROWSER") != "" {
+		t.Fatal("no chromium found (chromium, chromium-browser or /usr/bin/chromium) and $SKEIN_REQUIRE_BROWSER is set")
+	}
+	if chrome == "" {
+		testgroup.Skip(t, "browser", "apt-get install chromium chromium-driver (as .ci/run does)", "no chromium found (chromium, chromium-browser or /usr/bin/chromium)")
+	}
+	return chrome
+}
+
 func findChromium() string {
 	for _, name := range []string{"chromium", "chromium-browser"} {
 		if p, err := exec.LookPath(name); err == nil {
@@ -72,13 +87,7 @@ func deployExample(t *testing.T, s *skeinServer, token, pkg string) {
 // run's lineage tree, a pending promise settled from its run page until
 // the run completes, a run canceled from its page, the modules page.
 func TestUIBrowser(t *testing.T) {
-	chrome := findChromium()
-	if chrome == "" && os.Getenv("SKEIN_REQUIRE_BROWSER") != "" {
-		t.Fatal("no chromium found (chromium, chromium-browser or /usr/bin/chromium) and $SKEIN_REQUIRE_BROWSER is set")
-	}
-	if chrome == "" {
-		testgroup.Skip(t, "browser", "apt-get install chromium chromium-driver (as .ci/run does)", "no chromium found (chromium, chromium-browser or /usr/bin/chromium)")
-	}
+	chrome := needChromium(t)
 	const token = "ui-s3cret"
 	s := startServer(t, filepath.Join(t.TempDir(), "skein.db"), nil, "--token", token, "--worker-id", "ui-worker")
 	deployExample(t, s, token, "./examples/race")
