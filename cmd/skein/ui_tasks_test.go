@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,13 +15,7 @@ import (
 // worker holds: the page lists the task with its worker and state, and
 // the previous attempt's error of a call that is being retried.
 func TestUIActivityTasks(t *testing.T) {
-	chrome := findChromium()
-	if chrome == "" && os.Getenv("SKEIN_REQUIRE_BROWSER") != "" {
-		t.Fatal("no chromium found and $SKEIN_REQUIRE_BROWSER is set")
-	}
-	if chrome == "" {
-		t.Skip("no chromium found: `apt-get install chromium` (as .ci/run does) to run the browser test")
-	}
+	chrome := needChromium(t)
 	s := startServer(t, filepath.Join(t.TempDir(), "ui.db"), nil)
 	startRemote(t, s, "", `{"n":1,"name":"slow"}`, "ui-slow")
 	want(t, "start ui-fail", s.call(t, "POST", "/v1/runs", "", map[string]any{"module": "remote", "id": "ui-fail",
