@@ -33,6 +33,10 @@ const (
 	FnOutcomes   = "outcomes"
 	FnOpOptions  = "op_options" // options (retry, timeout) for the task's next op
 	FnCanceled   = "canceled"   // the run's cancellation reason, if delivered
+	// FnInputSchema gives the JSON Schema of a workflow's input, between
+	// FnWorkflows and FnInvocation (optional; the host checks a run's
+	// input against it at start).
+	FnInputSchema = "input_schema"
 )
 
 // OpKind is the kind of a durable operation (the kind argument of FnOp).
@@ -43,7 +47,7 @@ const (
 	OpStep    OpKind = 1 // guest body, memoized
 	OpCall    OpKind = 2 // host activity
 	OpSleep   OpKind = 3 // durable timer; arg: 8-byte little-endian duration in ns
-	OpPromise OpKind = 4 // durable promise settled from outside
+	OpPromise OpKind = 4 // durable promise settled from outside; arg: the JSON Schema of its value, or empty for none
 	OpChild   OpKind = 5 // child workflow; fn: workflow name; arg: input JSON
 	OpSpawn   OpKind = 6 // spawn a task (skein.Go); no outcome row
 	OpFork    OpKind = 7 // open a parallel fork; no outcome row

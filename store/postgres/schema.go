@@ -174,6 +174,12 @@ CREATE INDEX tasks_run_tag ON tasks (run_id, tag);
 CREATE TABLE task_clock (id INTEGER PRIMARY KEY CHECK (id = 1), v BIGINT NOT NULL);
 INSERT INTO task_clock (id, v) VALUES (1, 0);
 `,
+	// typed promises: the JSON Schema of a promise's value, and of each
+	// workflow's input (a JSON object by workflow name); NULL for none.
+	`
+ALTER TABLE outcomes ADD COLUMN schema BYTEA;
+ALTER TABLE modules ADD COLUMN input_schemas TEXT;
+`,
 }
 
 // writeOnceState is the SQLSTATE the write-once triggers raise (class SK:

@@ -194,7 +194,7 @@ func (d *DB) queryRuns(ctx context.Context, q string, args ...any) ([]store.Run,
 // then pending ones by Key. An unknown run has no outcomes (no error).
 func (d *DB) Outcomes(ctx context.Context, runID string) ([]store.Outcome, error) {
 	rows, err := d.rdb.QueryContext(ctx, `
-SELECT key, kind, function, status, value, error, attempts, seq, waited, idle, wake_order, vtime, deadline, orphaned, updated_at
+SELECT key, kind, function, status, value, error, attempts, seq, waited, idle, wake_order, vtime, deadline, orphaned, updated_at, schema
 FROM outcomes WHERE run_id = ?
 ORDER BY seq = 0, seq, key`, runID)
 	if err != nil {
@@ -207,7 +207,7 @@ ORDER BY seq = 0, seq, key`, runID)
 		var status string
 		var waited, orphaned, updated int64
 		if err := rows.Scan(&o.Key, &o.Kind, &o.Function, &status, &o.Value, &o.Error, &o.Attempts,
-			&o.Seq, &waited, &o.Idle, &o.WakeOrder, &o.VTime, &o.Deadline, &orphaned, &updated); err != nil {
+			&o.Seq, &waited, &o.Idle, &o.WakeOrder, &o.VTime, &o.Deadline, &orphaned, &updated, &o.Schema); err != nil {
 			return nil, fmt.Errorf("sqlite store: outcomes of %s: %w", runID, err)
 		}
 		o.Status = store.OutcomeStatus(status)

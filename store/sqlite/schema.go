@@ -161,6 +161,12 @@ CREATE INDEX tasks_run_tag ON tasks (run_id, tag);
 CREATE TABLE task_clock (id INTEGER PRIMARY KEY CHECK (id = 1), v INTEGER NOT NULL);
 INSERT INTO task_clock (id, v) VALUES (1, 0);
 `,
+	// typed promises: the JSON Schema of a promise's value, and of each
+	// workflow's input (a JSON object by workflow name); NULL for none.
+	`
+ALTER TABLE outcomes ADD COLUMN schema BLOB;
+ALTER TABLE modules ADD COLUMN input_schemas TEXT;
+`,
 }
 
 // SchemaTooNewError is returned by Open when the database's schema version

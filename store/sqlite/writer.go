@@ -42,7 +42,7 @@ func (r *request) run(w *wtx) error {
 const outcomeChunk = 32
 
 // outcomeParams is the number of parameters of one outcome row.
-const outcomeParams = 16
+const outcomeParams = 17
 
 // upsertOutcomesSQL returns the upsert of n outcome rows. A key appearing
 // twice is written twice, in order, so the last row wins; but a pending
@@ -51,7 +51,7 @@ const outcomeParams = 16
 func upsertOutcomesSQL(n int) string {
 	row := "(" + strings.Repeat("?, ", outcomeParams-1) + "?)"
 	return `
-INSERT INTO outcomes (run_id, key, kind, function, status, value, error, attempts, seq, waited, idle, wake_order, vtime, deadline, orphaned, updated_at)
+INSERT INTO outcomes (run_id, key, kind, function, status, value, error, attempts, seq, waited, idle, wake_order, vtime, deadline, orphaned, updated_at, schema)
 VALUES ` + strings.Repeat(row+", ", n-1) + row + `
 ON CONFLICT (run_id, key) DO UPDATE SET
 	kind = excluded.kind,
@@ -67,7 +67,8 @@ ON CONFLICT (run_id, key) DO UPDATE SET
 	vtime = excluded.vtime,
 	deadline = excluded.deadline,
 	orphaned = excluded.orphaned,
-	updated_at = excluded.updated_at
+	updated_at = excluded.updated_at,
+	schema = coalesce(excluded.schema, outcomes.schema)
 WHERE excluded.status <> 'pending' OR outcomes.status = 'pending'`
 }
 

@@ -72,6 +72,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ExpiredTasksOrder", testExpiredTasksOrder},
 		{"TaskCancel", testTaskCancel},
 		{"TaskEndRacesSuspend", testTaskEndRacesSuspend},
+		{"PromiseSchema", testPromiseSchema},
+		{"ModuleInputSchemas", testModuleInputSchemas},
 		{"Close", testClose},
 	}
 	for _, tc := range tests {
