@@ -25,8 +25,9 @@ import (
 // bytes for the same type, every time):
 //   - a struct is an object with its exported fields as properties (their
 //     json tag names; "-" skipped; embedded structs without a tag
-//     flattened); every field without omitempty or omitzero is required;
-//     unknown properties are allowed, as encoding/json ignores them;
+//     flattened); no property is required and unknown ones are allowed,
+//     as encoding/json leaves a missing field at its zero value and
+//     ignores an unknown one;
 //   - a map is an object whose additionalProperties are the element's
 //     schema; a slice is an array (or null), an array an array, []byte a
 //     string;
@@ -125,19 +126,14 @@ func (d *deriver) object(t reflect.Type) schema {
 	d.seen[t] = true
 	defer delete(d.seen, t)
 	props := schema{}
-	required := []string{}
-	d.fields(t, props, &required)
-	s := schema{"type": "object", "properties": props}
-	if len(required) > 0 {
-		s["required"] = required
-	}
-	return s
+	d.fields(t, props)
+	return schema{"type": "object", "properties": props}
 }
 
 // fields adds the properties of t's fields (and of its untagged embedded
 // structs) to props. A name given twice keeps the first, as encoding/json
 // keeps the shallowest.
-func (d *deriver) fields(t reflect.Type, props schema, required *[]string) {
+func (d *deriver) fields(t reflect.Type, props schema) {
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		tag, hasTag := f.Tag.Lookup("json")
@@ -152,7 +148,7 @@ func (d *deriver) fields(t reflect.Type, props schema, required *[]string) {
 				et = et.Elem()
 			}
 			if et.Kind() == reflect.Struct {
-				d.fields(et, props, required)
+				d.fields(et, props)
 				continue
 			}
 		}
@@ -170,9 +166,6 @@ func (d *deriver) fields(t reflect.Type, props schema, required *[]string) {
 			s = schema{"type": "string"}
 		}
 		props[name] = s
-		if !hasOption(opts, "omitempty") && !hasOption(opts, "omitzero") {
-			*required = append(*required, name)
-		}
 	}
 }
 
