@@ -27,7 +27,7 @@
 #define SKEIN_OP_STEP 1    /* guest body, memoized; fn: function identity */
 #define SKEIN_OP_CALL 2    /* host activity; fn: activity; arg: input JSON */
 #define SKEIN_OP_SLEEP 3   /* durable timer; arg: 8-byte LE duration in ns */
-#define SKEIN_OP_PROMISE 4 /* durable promise settled from outside */
+#define SKEIN_OP_PROMISE 4 /* durable promise settled from outside; arg: JSON Schema of its value, or empty */
 #define SKEIN_OP_CHILD 5   /* child workflow; fn: workflow; arg: input JSON */
 #define SKEIN_OP_SPAWN 6   /* spawn a task; no outcome row */
 #define SKEIN_OP_FORK 7    /* open a parallel fork; no outcome row */
