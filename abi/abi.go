@@ -35,7 +35,8 @@ const (
 	FnCanceled   = "canceled"   // the run's cancellation reason, if delivered
 	// FnInputSchema gives the JSON Schema of a workflow's input, between
 	// FnWorkflows and FnInvocation (optional; the host checks a run's
-	// input against it at start).
+	// input against it at start). It returns 1 when the host keeps the
+	// schema (describe mode), 0 when it ignores it (a run).
 	FnInputSchema = "input_schema"
 )
 

@@ -88,7 +88,7 @@ SKEIN_IMPORT("outcomes") uint32_t skein_outcomes(uint8_t *buf, uint32_t cap);
 SKEIN_IMPORT("op_options") void skein_op_options(uint32_t task, const uint8_t *msg, uint32_t len);
 SKEIN_IMPORT("canceled") uint32_t skein_canceled(uint8_t *buf, uint32_t cap);
 SKEIN_IMPORT("input_schema")
-void skein_input_schema(const char *workflow, uint32_t workflow_len, const char *schema, uint32_t schema_len);
+uint32_t skein_input_schema(const char *workflow, uint32_t workflow_len, const char *schema, uint32_t schema_len);
 
 /*
  * Messages (README §9). The decoders read a message in place: the bytes

@@ -51,7 +51,7 @@ var hostFns = map[string]hostFn{
 	abi.FnOutcomes:    {sig([]engine.ValueType{i32, i32}, []engine.ValueType{i32}), (*exec).outcomes},
 	abi.FnOpOptions:   {sig([]engine.ValueType{i32, i32, i32}, nil), (*exec).opOptions},
 	abi.FnCanceled:    {sig([]engine.ValueType{i32, i32}, []engine.ValueType{i32}), (*exec).canceledFn},
-	abi.FnInputSchema: {sig([]engine.ValueType{i32, i32, i32, i32}, nil), (*exec).inputSchema},
+	abi.FnInputSchema: {sig([]engine.ValueType{i32, i32, i32, i32}, []engine.ValueType{i32}), (*exec).inputSchema},
 }
 
 // engineHostFuncs returns the host functions as the engine calls them:

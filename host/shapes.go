@@ -68,18 +68,21 @@ func (h *Host) checkSettlement(ctx context.Context, runID, key string, value []b
 	return nil
 }
 
-// inputSchema is the host function input_schema(workflow, schema): the
-// JSON Schema of a workflow's input, kept by a describe run. A run
-// ignores it (its module's schemas were recorded at deploy).
+// inputSchema is the host function input_schema(workflow, schema) ->
+// kept: the JSON Schema of a workflow's input, kept by a describe run
+// (result 1). A run ignores it (result 0): its module's schemas were
+// recorded at deploy.
 func (x *exec) inputSchema(ctx context.Context, stack []uint64) error {
 	name, err := x.read(u32(stack, 0), u32(stack, 1))
 	if err != nil {
 		return err
 	}
 	schema, err := x.read(u32(stack, 2), u32(stack, 3))
+	stack[0] = 0
 	if err != nil || !x.describe {
 		return err
 	}
+	stack[0] = 1
 	wf := string(name)
 	found := false
 	for _, w := range x.workflows {

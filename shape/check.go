@@ -9,13 +9,13 @@ import (
 	"strings"
 )
 
-// node is a parsed schema of the subset Of emits.
-type node struct {
+// rule is a parsed schema of the subset Of emits.
+type rule struct {
 	Type                 types            `json:"type"`
-	Properties           map[string]*node `json:"properties"`
+	Properties           map[string]*rule `json:"properties"`
 	Required             []string         `json:"required"`
-	AdditionalProperties *node            `json:"additionalProperties"`
-	Items                *node            `json:"items"`
+	AdditionalProperties *rule            `json:"additionalProperties"`
+	Items                *rule            `json:"items"`
 }
 
 // types is the "type" keyword: one name or a list (empty: any type).
@@ -54,7 +54,7 @@ func Check(schema, value []byte) error {
 	if len(bytes.TrimSpace(schema)) == 0 {
 		return nil
 	}
-	var n node
+	var n rule
 	if err := json.Unmarshal(schema, &n); err != nil {
 		return fmt.Errorf("the schema is not valid: %w", err)
 	}
@@ -70,7 +70,7 @@ func Check(schema, value []byte) error {
 	return n.check("$", v)
 }
 
-func (n *node) check(path string, v any) error {
+func (n *rule) check(path string, v any) error {
 	if n == nil {
 		return nil
 	}
@@ -91,7 +91,7 @@ func (n *node) check(path string, v any) error {
 	return nil
 }
 
-func (n *node) checkObject(path string, v map[string]any) error {
+func (n *rule) checkObject(path string, v map[string]any) error {
 	for _, r := range n.Required {
 		if _, ok := v[r]; !ok {
 			return &MismatchError{Path: path, Reason: fmt.Sprintf("missing required property %q", r)}
@@ -117,7 +117,7 @@ func (n *node) checkObject(path string, v map[string]any) error {
 // allows reports whether the schema's types admit a value of type got.
 // "integer" admits only numbers written as integers: encoding/json does
 // not decode 1.0 or 1e3 into a Go integer.
-func (n *node) allows(got string) bool {
+func (n *rule) allows(got string) bool {
 	for _, t := range n.Type {
 		switch {
 		case t == got:

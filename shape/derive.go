@@ -17,6 +17,8 @@ import (
 	"encoding"
 	"encoding/json"
 	"reflect"
+	"slices"
+	"sort"
 	"strings"
 )
 
@@ -39,18 +41,26 @@ import (
 //
 // A nil t (the type of a nil interface) is unconstrained.
 func Of(t reflect.Type) []byte {
-	d := deriver{seen: map[reflect.Type]bool{}}
-	b, err := json.Marshal(d.of(t))
-	if err != nil { // cannot happen: the schema holds only maps, slices and strings
-		return []byte("{}")
-	}
-	return b
+	var d deriver
+	return d.of(t).write(make([]byte, 0, 128))
 }
 
-type schema = map[string]any
+// node is a schema being derived; nil types mean unconstrained.
+type node struct {
+	types  []string
+	items  *node // arrays
+	addl   *node // maps: additionalProperties
+	props  []prop
+	object bool // a struct: "properties" is written, even when empty
+}
+
+type prop struct {
+	name string
+	n    *node
+}
 
 type deriver struct {
-	seen map[reflect.Type]bool // types being derived: a recursive type is unconstrained where it recurs
+	seen []reflect.Type // structs being derived: a recursive type is unconstrained where it recurs
 }
 
 var (
@@ -62,78 +72,72 @@ func implements(t, iface reflect.Type) bool {
 	return t.Implements(iface) || (t.Kind() != reflect.Pointer && reflect.PointerTo(t).Implements(iface))
 }
 
-func (d *deriver) of(t reflect.Type) schema {
+func of(types ...string) *node { return &node{types: types} }
+
+func (d *deriver) of(t reflect.Type) *node {
 	if t == nil {
-		return schema{}
+		return &node{}
 	}
 	if t.Kind() == reflect.Pointer {
 		return nullable(d.of(t.Elem()))
 	}
 	switch {
 	case implements(t, jsonUnmarshaler):
-		return schema{}
+		return &node{}
 	case implements(t, textUnmarshaler):
-		return schema{"type": "string"}
+		return of("string")
 	}
 	switch t.Kind() {
 	case reflect.Bool:
-		return schema{"type": "boolean"}
+		return of("boolean")
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		return schema{"type": "integer"}
+		return of("integer")
 	case reflect.Float32, reflect.Float64:
-		return schema{"type": "number"}
+		return of("number")
 	case reflect.String:
-		return schema{"type": "string"}
+		return of("string")
 	case reflect.Slice:
 		if t.Elem().Kind() == reflect.Uint8 && !implements(t.Elem(), jsonUnmarshaler) && !implements(t.Elem(), textUnmarshaler) {
-			return schema{"type": []string{"string", "null"}}
+			return of("string", "null")
 		}
-		return schema{"type": []string{"array", "null"}, "items": d.of(t.Elem())}
+		return &node{types: []string{"array", "null"}, items: d.of(t.Elem())}
 	case reflect.Array:
-		return schema{"type": "array", "items": d.of(t.Elem())}
+		return &node{types: []string{"array"}, items: d.of(t.Elem())}
 	case reflect.Map:
-		return schema{"type": []string{"object", "null"}, "additionalProperties": d.of(t.Elem())}
+		return &node{types: []string{"object", "null"}, addl: d.of(t.Elem())}
 	case reflect.Struct:
 		return d.object(t)
 	}
-	return schema{} // interfaces, and kinds encoding/json cannot decode
+	return &node{} // interfaces, and kinds encoding/json cannot decode
 }
 
 // nullable adds null to a schema's types (an unconstrained one allows it).
-func nullable(s schema) schema {
-	switch ty := s["type"].(type) {
-	case string:
-		if ty != "null" {
-			s["type"] = []string{ty, "null"}
-		}
-	case []string:
-		for _, n := range ty {
-			if n == "null" {
-				return s
-			}
-		}
-		s["type"] = append(ty, "null")
+func nullable(n *node) *node {
+	if n.types == nil || slices.Contains(n.types, "null") {
+		return n
 	}
-	return s
+	n.types = append(n.types[:len(n.types):len(n.types)], "null")
+	return n
 }
 
 // object is the schema of a struct.
-func (d *deriver) object(t reflect.Type) schema {
-	if d.seen[t] {
-		return schema{}
+func (d *deriver) object(t reflect.Type) *node {
+	if slices.Contains(d.seen, t) {
+		return &node{}
 	}
-	d.seen[t] = true
-	defer delete(d.seen, t)
-	props := schema{}
-	d.fields(t, props)
-	return schema{"type": "object", "properties": props}
+	d.seen = append(d.seen, t)
+	defer func() { d.seen = d.seen[:len(d.seen)-1] }()
+	n := &node{types: []string{"object"}, object: true}
+	d.fields(t, n)
+	sort.SliceStable(n.props, func(i, j int) bool { return n.props[i].name < n.props[j].name })
+	return n
 }
 
 // fields adds the properties of t's fields (and of its untagged embedded
-// structs) to props. A name given twice keeps the first, as encoding/json
+// structs) to n. A name given twice keeps the first, as encoding/json
 // keeps the shallowest.
-func (d *deriver) fields(t reflect.Type, props schema) {
+func (d *deriver) fields(t reflect.Type, n *node) {
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		tag, hasTag := f.Tag.Lookup("json")
@@ -141,14 +145,13 @@ func (d *deriver) fields(t reflect.Type, props schema) {
 			continue
 		}
 		name, opts, _ := strings.Cut(tag, ",")
-		ft := f.Type
 		if f.Anonymous && name == "" {
-			et := ft
+			et := f.Type
 			if et.Kind() == reflect.Pointer {
 				et = et.Elem()
 			}
 			if et.Kind() == reflect.Struct {
-				d.fields(et, props)
+				d.fields(et, n)
 				continue
 			}
 		}
@@ -158,15 +161,80 @@ func (d *deriver) fields(t reflect.Type, props schema) {
 		if name == "" || !hasTag {
 			name = f.Name
 		}
-		if _, dup := props[name]; dup {
+		if slices.ContainsFunc(n.props, func(p prop) bool { return p.name == name }) {
 			continue
 		}
-		s := d.of(ft)
-		if hasOption(opts, "string") && isScalar(ft) {
-			s = schema{"type": "string"}
+		s := d.of(f.Type)
+		if hasOption(opts, "string") && isScalar(f.Type) {
+			s = of("string")
 		}
-		props[name] = s
+		n.props = append(n.props, prop{name, s})
 	}
+}
+
+// write appends the schema as compact JSON, keys sorted.
+func (n *node) write(b []byte) []byte {
+	b = append(b, '{')
+	comma := false
+	key := func(k string) {
+		if comma {
+			b = append(b, ',')
+		}
+		comma = true
+		b = append(b, '"')
+		b = append(b, k...)
+		b = append(b, '"', ':')
+	}
+	if n.addl != nil {
+		key("additionalProperties")
+		b = n.addl.write(b)
+	}
+	if n.items != nil {
+		key("items")
+		b = n.items.write(b)
+	}
+	if n.object {
+		key("properties")
+		b = append(b, '{')
+		for i, p := range n.props {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, p.name)
+			b = append(b, ':')
+			b = p.n.write(b)
+		}
+		b = append(b, '}')
+	}
+	if n.types != nil {
+		key("type")
+		if len(n.types) == 1 {
+			b = appendString(b, n.types[0])
+		} else {
+			b = append(b, '[')
+			for i, ty := range n.types {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = appendString(b, ty)
+			}
+			b = append(b, ']')
+		}
+	}
+	return append(b, '}')
+}
+
+// appendString appends s as a JSON string, as encoding/json writes it.
+func appendString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' || c >= 0x80 {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 func hasOption(opts, want string) bool {

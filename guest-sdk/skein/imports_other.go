@@ -30,4 +30,4 @@ func hostRealRand(unsafe.Pointer, uint32)                                      {
 func hostOutcomes(unsafe.Pointer, uint32) uint32                               { panic(notWasm) }
 func hostOpOptions(uint32, unsafe.Pointer, uint32)                             { panic(notWasm) }
 func hostCanceled(unsafe.Pointer, uint32) uint32                               { panic(notWasm) }
-func hostInputSchema(unsafe.Pointer, uint32, unsafe.Pointer, uint32)           { panic(notWasm) }
+func hostInputSchema(unsafe.Pointer, uint32, unsafe.Pointer, uint32) uint32    { panic(notWasm) }

@@ -55,4 +55,4 @@ func hostOpOptions(task uint32, ptr unsafe.Pointer, n uint32)
 func hostCanceled(buf unsafe.Pointer, capacity uint32) uint32
 
 //go:wasmimport skein input_schema
-func hostInputSchema(workflow unsafe.Pointer, workflowLen uint32, schema unsafe.Pointer, schemaLen uint32)
+func hostInputSchema(workflow unsafe.Pointer, workflowLen uint32, schema unsafe.Pointer, schemaLen uint32) uint32
