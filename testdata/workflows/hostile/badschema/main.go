@@ -16,7 +16,9 @@ func inputSchema(wf unsafe.Pointer, wfLen uint32, schema unsafe.Pointer, schemaL
 //go:wasmimport skein invocation
 func invocation(buf unsafe.Pointer, capacity uint32) uint32
 
-func str(s string) (unsafe.Pointer, uint32) { return unsafe.Pointer(unsafe.StringData(s)), uint32(len(s)) }
+func str(s string) (unsafe.Pointer, uint32) {
+	return unsafe.Pointer(unsafe.StringData(s)), uint32(len(s))
+}
 
 func main() {
 	hello(1)
