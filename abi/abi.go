@@ -34,6 +34,11 @@ const (
 	FnOpOptions  = "op_options"      // options (retry, timeout) for the task's next op
 	FnCanceled   = "canceled"        // the run's cancellation reason, if delivered
 	FnContinue   = "continue_as_new" // end the run as continued; its successor starts with the input given
+	// FnInputSchema gives the JSON Schema of a workflow's input, between
+	// FnWorkflows and FnInvocation (optional; the host checks a run's
+	// input against it at start). It returns 1 when the host keeps the
+	// schema (describe mode), 0 when it ignores it (a run).
+	FnInputSchema = "input_schema"
 )
 
 // OpKind is the kind of a durable operation (the kind argument of FnOp).
@@ -44,7 +49,7 @@ const (
 	OpStep    OpKind = 1 // guest body, memoized
 	OpCall    OpKind = 2 // host activity
 	OpSleep   OpKind = 3 // durable timer; arg: 8-byte little-endian duration in ns
-	OpPromise OpKind = 4 // durable promise settled from outside
+	OpPromise OpKind = 4 // durable promise settled from outside; arg: the JSON Schema of its value, or empty for none
 	OpChild   OpKind = 5 // child workflow; fn: workflow name; arg: input JSON
 	OpSpawn   OpKind = 6 // spawn a task (skein.Go); no outcome row
 	OpFork    OpKind = 7 // open a parallel fork; no outcome row

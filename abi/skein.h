@@ -27,7 +27,7 @@
 #define SKEIN_OP_STEP 1    /* guest body, memoized; fn: function identity */
 #define SKEIN_OP_CALL 2    /* host activity; fn: activity; arg: input JSON */
 #define SKEIN_OP_SLEEP 3   /* durable timer; arg: 8-byte LE duration in ns */
-#define SKEIN_OP_PROMISE 4 /* durable promise settled from outside */
+#define SKEIN_OP_PROMISE 4 /* durable promise settled from outside; arg: JSON Schema of its value, or empty */
 #define SKEIN_OP_CHILD 5   /* child workflow; fn: workflow; arg: input JSON */
 #define SKEIN_OP_SPAWN 6   /* spawn a task; no outcome row */
 #define SKEIN_OP_FORK 7    /* open a parallel fork; no outcome row */
@@ -88,6 +88,8 @@ SKEIN_IMPORT("outcomes") uint32_t skein_outcomes(uint8_t *buf, uint32_t cap);
 SKEIN_IMPORT("op_options") void skein_op_options(uint32_t task, const uint8_t *msg, uint32_t len);
 SKEIN_IMPORT("canceled") uint32_t skein_canceled(uint8_t *buf, uint32_t cap);
 SKEIN_IMPORT("continue_as_new") void skein_continue_as_new(uint32_t task, const uint8_t *input, uint32_t len);
+SKEIN_IMPORT("input_schema")
+uint32_t skein_input_schema(const char *workflow, uint32_t workflow_len, const char *schema, uint32_t schema_len);
 
 /*
  * Messages (README §9). The decoders read a message in place: the bytes

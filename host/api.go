@@ -69,6 +69,14 @@ func (h *Host) Resolve(ctx context.Context, fullID string, value json.RawMessage
 	if n := len(value) + len(errMsg); n > h.cfg.MaxPayloadBytes {
 		return fmt.Errorf("resolve %s: %w: %w", fullID, h.payloadError("the promise value", n), ErrInvalid)
 	}
+	if errMsg == "" {
+		if err := h.checkSettlement(ctx, runID, key, value); err != nil {
+			if _, ok := errors.AsType[*ShapeError](err); ok {
+				return fmt.Errorf("resolve %s: %w (the promise is still pending)", fullID, err)
+			}
+			return fmt.Errorf("resolve %s: %w", fullID, err)
+		}
+	}
 	if err := h.cfg.Store.Settle(ctx, set); err != nil {
 		if errors.Is(err, ErrConflict) {
 			return h.settledAgain(ctx, fullID, set, err)

@@ -80,7 +80,8 @@ func TestWorkflowFaults(t *testing.T) {
 		{m, "exits", "null", "exited with code 7"},
 		{m, "rawgo", "null", "start concurrent work with skein.Go"},
 		{m, "deadlock", "null", "awaits its own completion"},
-		{seq, "sequence", `{"n":"x"}`, "does not decode into"},
+		// The input's shape is right (an integer), its value does not fit an int.
+		{seq, "sequence", `{"n":99999999999999999999}`, "does not decode into"},
 	} {
 		r := h.runToEnd(t, tc.mod, tc.workflow, tc.input, "fault-"+tc.workflow)
 		if r.Status != store.RunFailed || !strings.Contains(r.Error, tc.want) {
@@ -103,5 +104,10 @@ func TestWorkflowFaults(t *testing.T) {
 	if _, err := h.Start(context.Background(), StartOptions{Module: m.Hash, Workflow: "fails", Input: []byte("{")}); err == nil ||
 		!strings.Contains(err.Error(), "not valid JSON") {
 		t.Errorf("bad JSON input: %v", err)
+	}
+	// An input of the wrong shape starts no run (typed_test.go has more).
+	if _, err := h.Start(context.Background(), StartOptions{Module: seq.Hash, Workflow: "sequence", Input: []byte(`{"n":"x"}`)}); !errors.Is(err, ErrInvalid) ||
+		!strings.Contains(err.Error(), `at $.n: want integer, got string "x"`) {
+		t.Errorf("input of the wrong shape: %v", err)
 	}
 }

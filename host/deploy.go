@@ -95,11 +95,12 @@ func (h *Host) deploy(ctx context.Context, name, label string, wasm []byte) (sto
 	if err != nil {
 		return store.Module{}, err
 	}
-	wfs, err := h.describe(ctx, label, e)
+	wfs, schemas, err := h.describe(ctx, label, e)
+	mod := store.Module{Hash: hash, Name: name, Bytes: wasm, ABIVersion: abi.Version, Workflows: wfs, InputSchemas: schemas, CreatedAt: time.Now()}
 	if err == nil && !stored {
-		err = h.putModule(ctx, label, store.Module{Hash: hash, Name: name, Bytes: wasm, ABIVersion: abi.Version, Workflows: wfs, CreatedAt: time.Now()})
+		err = h.putModule(ctx, label, mod)
 	} else if err == nil && name != "" {
-		err = h.cfg.Store.PutModule(ctx, store.Module{Hash: hash, Name: name, Bytes: wasm, ABIVersion: abi.Version, Workflows: wfs, CreatedAt: time.Now()})
+		err = h.cfg.Store.PutModule(ctx, mod)
 	}
 	if err != nil {
 		h.discard(e)

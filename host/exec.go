@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -42,6 +43,10 @@ type exec struct {
 	stderr    tailBuffer
 	workflows []string
 	described bool
+	// inputSchemas are the input schemas a describe run was given.
+	inputSchemas map[string]json.RawMessage
+	// opSchema is the schema of the promise being recorded pending.
+	opSchema []byte
 
 	state      execState
 	failure    error
@@ -108,6 +113,9 @@ func (x *exec) record(r sched.Record) {
 	x.h.metrics.opsRecorded.Add(1)
 	o := toStore(r)
 	x.stamp(&o, r)
+	if r.Pending {
+		o.Schema = x.opSchema
+	}
 	x.fx.recorded(o)
 	x.rs.batch.Outcomes = append(x.rs.batch.Outcomes, store.RunOutcome{RunID: x.rs.run.ID, Outcome: o})
 	if !x.verify && !x.upgrade {

@@ -427,6 +427,9 @@ func (h *Host) Start(ctx context.Context, o StartOptions) (store.Run, error) {
 	if !json.Valid(input) {
 		return store.Run{}, fmt.Errorf("start: input is not valid JSON: %.100q: %w", input, ErrInvalid)
 	}
+	if err := checkInput(m, o.Workflow, input); err != nil {
+		return store.Run{}, fmt.Errorf("start: %w", err)
+	}
 	if o.ID == "" {
 		var b [8]byte
 		rand.Read(b[:])

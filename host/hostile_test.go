@@ -143,6 +143,7 @@ func TestModuleValidation(t *testing.T) {
 	}{
 		{"abi2", read("./testdata/workflows/hostile/abi2"), "module abi2 rejected: the module speaks skein ABI v2; this host speaks ABI v1"},
 		{"wasisock", read("./testdata/workflows/hostile/wasisock"), "module wasisock rejected: it imports wasi_snapshot_preview1.sock_open, which skein does not provide (no sockets, no network; see abi/README.md §2)"},
+		{"badschema", read("./testdata/workflows/hostile/badschema"), `module badschema rejected: input_schema for workflow "b", which the module did not announce (it announces: a)`},
 		{"noworkflows", read("./testdata/workflows/hostile/noworkflows"), "module noworkflows rejected: it registers no workflows (call skein.Register before skein.Main)"},
 		{"initloop", read("./testdata/workflows/hostile/initloop"), "module initloop rejected: workflow code ran 300ms without yielding to the host (limit Config.MaxRunWithoutYield = 300ms; --max-run-without-yield)"},
 		{"initspin", read("./testdata/workflows/hostile/initspin"), "module initspin rejected: workflow code ran 300ms without yielding to the host (limit Config.MaxRunWithoutYield = 300ms; --max-run-without-yield)"},

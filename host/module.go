@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"time"
@@ -137,23 +138,23 @@ func (h *Host) compileNew(ctx context.Context, label, hash string, wasm []byte, 
 }
 
 // describe runs the module in describe mode and returns its registered
-// workflows, sorted.
-func (h *Host) describe(ctx context.Context, label string, cm *cachedModule) ([]string, error) {
+// workflows, sorted, and the input schemas it announced (nil for none).
+func (h *Host) describe(ctx context.Context, label string, cm *cachedModule) ([]string, map[string]json.RawMessage, error) {
 	x := newDescribeExec(h)
 	err := h.instantiate(ctx, cm, x)
 	if x.failure != nil {
-		return nil, &ModuleError{Module: label, Reason: x.failure.Error(), Err: x.failure}
+		return nil, nil, &ModuleError{Module: label, Reason: x.failure.Error(), Err: x.failure}
 	}
 	if !x.described {
 		reason := "it did not announce its workflows (does main call skein.Main?)"
 		if err != nil {
 			reason += ": " + exitDetail(err, x.stderr.String())
 		}
-		return nil, &ModuleError{Module: label, Reason: reason, Err: err}
+		return nil, nil, &ModuleError{Module: label, Reason: reason, Err: err}
 	}
 	if len(x.workflows) == 0 {
-		return nil, &ModuleError{Module: label, Reason: "it registers no workflows (call skein.Register before skein.Main)"}
+		return nil, nil, &ModuleError{Module: label, Reason: "it registers no workflows (call skein.Register before skein.Main)"}
 	}
 	sort.Strings(x.workflows)
-	return x.workflows, nil
+	return x.workflows, x.inputSchemas, nil
 }

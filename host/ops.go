@@ -158,7 +158,11 @@ func (x *exec) durableOp(ctx context.Context, a opArgs) (abi.OpResult, error) {
 		err = x.sleepOp(res, a.arg)
 	case a.kind == abi.OpPromise:
 		if res.New {
+			if x.opSchema, err = x.promiseSchema(res.Key, a.arg); err != nil {
+				return r, err
+			}
 			x.s.RecordPending(res.Promise, 0)
+			x.opSchema = nil
 		}
 		x.rs.promises[res.Key] = true
 	case a.kind == abi.OpCall && (res.New || res.Pending != nil):

@@ -41,7 +41,7 @@ func hostCall(ctx context.Context, x *exec, mem engine.Memory, name string, prog
 		x.wd.yields.Add(1)
 	}
 	x.mem = mem
-	if x.rs == nil && name != abi.FnHello && name != abi.FnWorkflows && name != abi.FnInvocation {
+	if x.rs == nil && name != abi.FnHello && name != abi.FnWorkflows && name != abi.FnInputSchema && name != abi.FnInvocation {
 		return x.fail("the module called %s before reading its invocation", name)
 	}
 	return fn(x, ctx, stack)

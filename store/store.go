@@ -7,6 +7,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -126,7 +127,11 @@ type Module struct {
 	Size       int64    // len(Bytes); set by every read, with or without the bytes
 	ABIVersion int      // ABI version the module speaks
 	Workflows  []string // registered workflow names, sorted
-	CreatedAt  time.Time
+	// InputSchemas holds the JSON Schema of each workflow's input, by
+	// workflow name, as the module announced them (abi.FnInputSchema);
+	// nil for a module that announced none (no input is checked).
+	InputSchemas map[string]json.RawMessage
+	CreatedAt    time.Time
 }
 
 // RunStatus is the lifecycle state of a run.
@@ -229,7 +234,11 @@ type Outcome struct {
 	Deadline  int64  // unix ns; timers only
 	// Orphaned: the latest complete execution of the run never reached
 	// this key (the code changed, or a step was renamed). Kept, never deleted.
-	Orphaned  bool
+	Orphaned bool
+	// Schema is the JSON Schema of a promise's value (package shape), as
+	// the guest gave it when it issued the promise; nil for none. A write
+	// without one keeps the stored one.
+	Schema    []byte
 	UpdatedAt time.Time
 	// StartedAt and SettledAt are when the op was first issued and when
 	// its settlement was recorded, unix ns by the host's wall clock; 0

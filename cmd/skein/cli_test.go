@@ -597,8 +597,12 @@ func TestBadInput(t *testing.T) {
 			want: []string{`"nope"`, "interleave", "sandbox", "panics", "rawgo"}},
 		{name: "workflow-not-chosen", args: []string{"run", probe, "--db", "DB"}, code: exitUsage,
 			want: []string{"--workflow", "interleave", "sandbox"}},
-		{name: "input-does-not-decode", args: []string{"run", sequence, "--db", "DB", "--input", `{"n":"x"}`, "--json"}, code: exitFailed,
+		// The shape is right (an integer), the value does not fit an int.
+		{name: "input-does-not-decode", args: []string{"run", sequence, "--db", "DB", "--input", `{"n":99999999999999999999}`, "--json"}, code: exitFailed,
 			status: "failed", errWant: []string{"does not decode"}},
+		{name: "input-wrong-shape", args: []string{"run", sequence, "--db", "DB", "--input", `{"n":"x"}`}, code: -1,
+			want: []string{`the input of workflow "sequence" does not have the expected shape: at $.n: want integer, got string "x"`,
+				`expected shape (JSON Schema): {"properties":{"n":{"type":"integer"}},"type":"object"}`}},
 		{name: "input-not-json", args: []string{"run", sequence, "--db", "DB", "--input", "{"}, code: -1,
 			want: []string{"not valid JSON"}},
 		{name: "workflow-panics", args: []string{"run", probe, "--db", "DB", "--workflow", "panics", "--json"}, code: exitFailed,

@@ -31,3 +31,4 @@ func hostOutcomes(unsafe.Pointer, uint32) uint32                               {
 func hostOpOptions(uint32, unsafe.Pointer, uint32)                             { panic(notWasm) }
 func hostCanceled(unsafe.Pointer, uint32) uint32                               { panic(notWasm) }
 func hostContinue(uint32, unsafe.Pointer, uint32)                              { panic(notWasm) }
+func hostInputSchema(unsafe.Pointer, uint32, unsafe.Pointer, uint32) uint32    { panic(notWasm) }

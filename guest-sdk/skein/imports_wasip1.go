@@ -56,3 +56,6 @@ func hostCanceled(buf unsafe.Pointer, capacity uint32) uint32
 
 //go:wasmimport skein continue_as_new
 func hostContinue(task uint32, ptr unsafe.Pointer, n uint32)
+
+//go:wasmimport skein input_schema
+func hostInputSchema(workflow unsafe.Pointer, workflowLen uint32, schema unsafe.Pointer, schemaLen uint32) uint32

@@ -336,10 +336,12 @@ func Sleep(ctx *Context, d time.Duration, opts ...Option) Future[struct{}] {
 }
 
 // Promise creates a durable promise that something outside the workflow
-// settles by its full id "{run}.{key}".
+// settles by its full id "{run}.{key}". The shape of T (a JSON Schema,
+// see package shape) is recorded with the promise: the host refuses a
+// settlement whose value does not have it, and the promise stays pending.
 func Promise[T any](ctx *Context, opts ...Option) Future[T] {
 	o := collect(opts)
-	return future[T](ctx.op(abi.OpPromise, o, "promise", nil))
+	return future[T](ctx.op(abi.OpPromise, o, "promise", schemaFor[T]()))
 }
 
 // Call runs the host activity with input (JSON) on the host and records

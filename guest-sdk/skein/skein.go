@@ -50,13 +50,16 @@ type task struct {
 
 var (
 	registry = map[string]func(*Context, []byte) (uint32, []byte){}
+	inputs   = map[string]func() []byte{} // each workflow's input schema (shape.Of)
 	tasks    = map[uint32]*task{}
 	current  *task
 	scratch  = make([]byte, 64<<10)
 )
 
 // Register makes fn runnable as the workflow name. Input and output are
-// JSON-encoded. Call Register from main before Main.
+// JSON-encoded. Call Register from main before Main. The shape of In (a
+// JSON Schema, see package shape) is announced at deploy: the host
+// refuses to start a run whose input does not have it.
 func Register[In, Out any](name string, fn func(*Context, In) (Out, error)) {
 	if _, dup := registry[name]; dup {
 		panic(fmt.Sprintf("skein: workflow %q registered twice", name))
@@ -64,6 +67,7 @@ func Register[In, Out any](name string, fn func(*Context, In) (Out, error)) {
 	if name == "" || strings.ContainsAny(name, "\n") {
 		panic(fmt.Sprintf("skein: workflow name %q must be non-empty and on one line", name))
 	}
+	inputs[name] = schemaFor[In]
 	registry[name] = func(ctx *Context, input []byte) (uint32, []byte) {
 		var in In
 		if len(input) > 0 {
@@ -98,6 +102,12 @@ func Main() {
 	sort.Strings(names)
 	list := strings.Join(names, "\n")
 	hostWorkflows(unsafe.Pointer(unsafe.StringData(list)), uint32(len(list)))
+	for _, n := range names { // derived only while the host keeps them (at deploy)
+		s := inputs[n]()
+		if hostInputSchema(strPtr(n), uint32(len(n)), ptr(s), uint32(len(s))) == 0 {
+			break
+		}
+	}
 
 	inv, err := abi.DecodeInvocation(message(hostInvocation(bufArgs())))
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -103,6 +104,10 @@ func (s *Store) PutModule(ctx context.Context, m store.Module) error {
 		m.Workflows = slices.Clone(m.Workflows)
 		if len(m.Workflows) == 0 {
 			m.Workflows = nil
+		}
+		m.InputSchemas = maps.Clone(m.InputSchemas)
+		if len(m.InputSchemas) == 0 {
+			m.InputSchemas = nil
 		}
 		m.CreatedAt = orNow(m.CreatedAt, time.Now())
 		rec = &moduleRec{m: m, order: len(s.modules)}
@@ -517,11 +522,15 @@ func (rec *runRec) upsert(o store.Outcome, now time.Time) {
 		o.Attempts = max(o.Attempts, old.Attempts)
 		o.StartedAt = cmp.Or(old.StartedAt, o.StartedAt)
 		o.SettledAt = cmp.Or(old.SettledAt, o.SettledAt)
+		if o.Schema == nil {
+			o.Schema = old.Schema
+		}
 	}
 	if rec.outcomes == nil {
 		rec.outcomes = make(map[string]store.Outcome)
 	}
 	o.Value = bytes.Clone(o.Value)
+	o.Schema = bytes.Clone(o.Schema)
 	o.UpdatedAt = orNow(o.UpdatedAt, now)
 	rec.outcomes[o.Key] = o
 }
@@ -543,6 +552,7 @@ func (s *Store) Outcomes(ctx context.Context, runID string) ([]store.Outcome, er
 	out := make([]store.Outcome, 0, len(rec.outcomes))
 	for _, o := range rec.outcomes {
 		o.Value = bytes.Clone(o.Value)
+		o.Schema = bytes.Clone(o.Schema)
 		out = append(out, o)
 	}
 	slices.SortFunc(out, func(a, b store.Outcome) int {
@@ -593,5 +603,6 @@ func copyModule(m store.Module, withBytes bool) store.Module {
 		m.Bytes = nil
 	}
 	m.Workflows = slices.Clone(m.Workflows)
+	m.InputSchemas = maps.Clone(m.InputSchemas)
 	return m
 }

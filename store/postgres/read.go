@@ -232,7 +232,7 @@ func (d *DB) Outcomes(ctx context.Context, runID string) ([]store.Outcome, error
 		return nil, fmt.Errorf("postgres store: outcomes of %s: %w", runID, err)
 	}
 	rows, err := d.pool.Query(ctx, `
-SELECT key, kind, function, status, value, error, attempts, seq, waited, idle, wake_order, vtime, deadline, orphaned, updated_at, started_at, settled_at
+SELECT key, kind, function, status, value, error, attempts, seq, waited, idle, wake_order, vtime, deadline, orphaned, updated_at, started_at, settled_at, schema
 FROM outcomes WHERE run_id = $1
 ORDER BY seq = 0, seq, key`, runID)
 	if err != nil {
@@ -245,7 +245,7 @@ ORDER BY seq = 0, seq, key`, runID)
 		var status string
 		var updated int64
 		if err := rows.Scan(&o.Key, &o.Kind, &o.Function, &status, &o.Value, &o.Error, &o.Attempts,
-			&o.Seq, &o.Waited, &o.Idle, &o.WakeOrder, &o.VTime, &o.Deadline, &o.Orphaned, &updated, &o.StartedAt, &o.SettledAt); err != nil {
+			&o.Seq, &o.Waited, &o.Idle, &o.WakeOrder, &o.VTime, &o.Deadline, &o.Orphaned, &updated, &o.StartedAt, &o.SettledAt, &o.Schema); err != nil {
 			return nil, fmt.Errorf("postgres store: outcomes of %s: %w", runID, err)
 		}
 		o.Status = store.OutcomeStatus(status)

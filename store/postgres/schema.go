@@ -219,6 +219,12 @@ CREATE TABLE hooks (
 	created_at BIGINT NOT NULL   -- unix ns
 );
 `,
+	// 9: typed promises (store/sqlite's migration 12): the JSON Schema of a promise's value, and of each
+	// workflow's input (a JSON object by workflow name); NULL for none.
+	`
+ALTER TABLE outcomes ADD COLUMN schema BYTEA;
+ALTER TABLE modules ADD COLUMN input_schemas TEXT;
+`,
 }
 
 // writeOnceState is the SQLSTATE the write-once triggers raise (class SK:

@@ -33,16 +33,20 @@ func (d *DB) PutModule(ctx context.Context, m store.Module) error {
 	if err != nil {
 		return fmt.Errorf("postgres store: put module %s: encode workflows: %w", m.Hash, err)
 	}
+	schemas, err := rowscan.InputSchemas(m.InputSchemas)
+	if err != nil {
+		return fmt.Errorf("postgres store: put module %s: encode input schemas: %w", m.Hash, err)
+	}
 	bytes := m.Bytes
 	if bytes == nil {
 		bytes = []byte{}
 	}
 	_, err = d.pool.Exec(ctx, `
-INSERT INTO modules (hash, name, bytes, abi_version, workflows, created_at, named_seq)
-VALUES ($1, $2::text, $3, $4, $5, $6, CASE WHEN $2::text = '' THEN 0 ELSE nextval('modules_named_seq') END)
+INSERT INTO modules (hash, name, bytes, abi_version, workflows, created_at, named_seq, input_schemas)
+VALUES ($1, $2::text, $3, $4, $5, $6, CASE WHEN $2::text = '' THEN 0 ELSE nextval('modules_named_seq') END, $7)
 ON CONFLICT (hash) DO UPDATE SET name = excluded.name, named_seq = excluded.named_seq
 WHERE excluded.name <> ''`,
-		m.Hash, m.Name, bytes, m.ABIVersion, string(workflows), nanos(m.CreatedAt, time.Now()))
+		m.Hash, m.Name, bytes, m.ABIVersion, string(workflows), nanos(m.CreatedAt, time.Now()), schemas)
 	if err != nil {
 		return fmt.Errorf("postgres store: put module %s: %w", m.Hash, d.wrapClosed(err))
 	}
@@ -100,8 +104,8 @@ func insertRunArgs(r *store.Run) []any {
 // late must not undo its outcome), attempts never go down, and a non-zero
 // started_at or settled_at stays.
 const upsertOutcomeSQL = `
-INSERT INTO outcomes (run_id, key, kind, function, status, value, error, attempts, seq, waited, idle, wake_order, vtime, deadline, orphaned, updated_at, started_at, settled_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
+INSERT INTO outcomes (run_id, key, kind, function, status, value, error, attempts, seq, waited, idle, wake_order, vtime, deadline, orphaned, updated_at, started_at, settled_at, schema)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
 ON CONFLICT (run_id, key) DO UPDATE SET
 	kind = excluded.kind,
 	function = excluded.function,
@@ -118,7 +122,8 @@ ON CONFLICT (run_id, key) DO UPDATE SET
 	orphaned = excluded.orphaned,
 	updated_at = excluded.updated_at,
 	started_at = CASE WHEN outcomes.started_at <> 0 THEN outcomes.started_at ELSE excluded.started_at END,
-	settled_at = CASE WHEN outcomes.settled_at <> 0 THEN outcomes.settled_at ELSE excluded.settled_at END
+	settled_at = CASE WHEN outcomes.settled_at <> 0 THEN outcomes.settled_at ELSE excluded.settled_at END,
+	schema = COALESCE(excluded.schema, outcomes.schema)
 WHERE excluded.status <> 'pending' OR outcomes.status = 'pending'`
 
 // updateRunSQL writes every mutable field of a run.
@@ -167,7 +172,7 @@ func (d *DB) Commit(ctx context.Context, b store.Batch) error {
 			o := &ro.Outcome
 			pb.Queue(upsertOutcomeSQL, ro.RunID, o.Key, o.Kind, o.Function, string(o.Status), o.Value, o.Error,
 				int64(o.Attempts), o.Seq, o.Waited, o.Idle, int64(o.WakeOrder), o.VTime, o.Deadline, o.Orphaned,
-				nanosOr(o.UpdatedAt, now), o.StartedAt, o.SettledAt)
+				nanosOr(o.UpdatedAt, now), o.StartedAt, o.SettledAt, rowscan.NullBytes(o.Schema))
 		}
 		for i := range b.Runs {
 			r := &b.Runs[i]

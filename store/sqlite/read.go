@@ -54,9 +54,9 @@ func (d *DB) module(ctx context.Context, hashOrName string, withBytes bool) (sto
 // joined only when asked for (migration 8 says why).
 func moduleColumns(withBytes bool) string {
 	if withBytes {
-		return `m.hash, m.name, m.size, b.bytes, m.abi_version, m.workflows, m.created_at FROM modules m JOIN module_bytes b ON b.hash = m.hash `
+		return `m.hash, m.name, m.size, b.bytes, m.abi_version, m.workflows, m.created_at, m.input_schemas FROM modules m JOIN module_bytes b ON b.hash = m.hash `
 	}
-	return `m.hash, m.name, m.size, m.abi_version, m.workflows, m.created_at FROM modules m `
+	return `m.hash, m.name, m.size, m.abi_version, m.workflows, m.created_at, m.input_schemas FROM modules m `
 }
 
 // Modules lists every module without its bytes, most recently created
@@ -214,7 +214,7 @@ func (d *DB) queryRuns(ctx context.Context, q string, args ...any) ([]store.Run,
 // then pending ones by Key. An unknown run has no outcomes (no error).
 func (d *DB) Outcomes(ctx context.Context, runID string) ([]store.Outcome, error) {
 	rows, err := d.rdb.QueryContext(ctx, `
-SELECT key, kind, function, status, value, error, attempts, seq, waited, idle, wake_order, vtime, deadline, orphaned, updated_at, started_at, settled_at
+SELECT key, kind, function, status, value, error, attempts, seq, waited, idle, wake_order, vtime, deadline, orphaned, updated_at, started_at, settled_at, schema
 FROM outcomes WHERE run_id = ?
 ORDER BY seq = 0, seq, key`, runID)
 	if err != nil {
@@ -227,7 +227,7 @@ ORDER BY seq = 0, seq, key`, runID)
 		var status string
 		var waited, orphaned, updated int64
 		if err := rows.Scan(&o.Key, &o.Kind, &o.Function, &status, &o.Value, &o.Error, &o.Attempts,
-			&o.Seq, &waited, &o.Idle, &o.WakeOrder, &o.VTime, &o.Deadline, &orphaned, &updated, &o.StartedAt, &o.SettledAt); err != nil {
+			&o.Seq, &waited, &o.Idle, &o.WakeOrder, &o.VTime, &o.Deadline, &orphaned, &updated, &o.StartedAt, &o.SettledAt, &o.Schema); err != nil {
 			return nil, fmt.Errorf("sqlite store: outcomes of %s: %w", runID, err)
 		}
 		o.Status = store.OutcomeStatus(status)

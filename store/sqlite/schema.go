@@ -220,6 +220,12 @@ CREATE TABLE hooks (
 	created_at INTEGER NOT NULL  -- unix ns
 );
 `,
+	// 12: typed promises: the JSON Schema of a promise's value, and of each
+	// workflow's input (a JSON object by workflow name); NULL for none.
+	`
+ALTER TABLE outcomes ADD COLUMN schema BLOB;
+ALTER TABLE modules ADD COLUMN input_schemas TEXT;
+`,
 }
 
 // SchemaTooNewError is returned by Open when the database's schema version

@@ -28,6 +28,10 @@ func (d *DB) PutModule(ctx context.Context, m store.Module) error {
 	if err != nil {
 		return fmt.Errorf("sqlite store: put module %s: encode workflows: %w", m.Hash, err)
 	}
+	schemas, err := rowscan.InputSchemas(m.InputSchemas)
+	if err != nil {
+		return fmt.Errorf("sqlite store: put module %s: encode input schemas: %w", m.Hash, err)
+	}
 	bytes := m.Bytes
 	if bytes == nil {
 		bytes = []byte{}
@@ -39,11 +43,11 @@ INSERT INTO module_bytes (hash, bytes) VALUES (?, ?) ON CONFLICT (hash) DO NOTHI
 			return err
 		}
 		_, err := w.tx.ExecContext(w.ctx, `
-INSERT INTO modules (hash, name, size, abi_version, workflows, created_at, named_seq)
-VALUES (?, ?, ?, ?, ?, ?, CASE WHEN ? = '' THEN 0 ELSE (SELECT COALESCE(MAX(named_seq), 0) + 1 FROM modules) END)
+INSERT INTO modules (hash, name, size, abi_version, workflows, created_at, named_seq, input_schemas)
+VALUES (?, ?, ?, ?, ?, ?, CASE WHEN ? = '' THEN 0 ELSE (SELECT COALESCE(MAX(named_seq), 0) + 1 FROM modules) END, ?)
 ON CONFLICT (hash) DO UPDATE SET name = excluded.name, named_seq = excluded.named_seq
 WHERE excluded.name <> ''`,
-			m.Hash, m.Name, len(bytes), m.ABIVersion, string(workflows), created, m.Name)
+			m.Hash, m.Name, len(bytes), m.ABIVersion, string(workflows), created, m.Name, schemas)
 		return err
 	}})
 	if err != nil {
@@ -330,7 +334,7 @@ func appendOutcomeArgs(args []any, ro *store.RunOutcome, now int64) []any {
 	}
 	return append(args,
 		ro.RunID, o.Key, o.Kind, o.Function, string(o.Status), o.Value, o.Error,
-		int64(o.Attempts), o.Seq, waited, o.Idle, int64(o.WakeOrder), o.VTime, o.Deadline, orphaned, updated, o.StartedAt, o.SettledAt)
+		int64(o.Attempts), o.Seq, waited, o.Idle, int64(o.WakeOrder), o.VTime, o.Deadline, orphaned, updated, o.StartedAt, o.SettledAt, rowscan.NullBytes(o.Schema))
 }
 
 // nanos returns t as unix ns, or now when t is zero.

@@ -42,7 +42,7 @@ func (r *request) run(w *wtx) error {
 const outcomeChunk = 32
 
 // outcomeParams is the number of parameters of one outcome row.
-const outcomeParams = 18
+const outcomeParams = 19
 
 // upsertOutcomesSQL returns the upsert of n outcome rows. A key appearing
 // twice is written twice, in order, so the last row wins; but a pending
@@ -52,7 +52,7 @@ const outcomeParams = 18
 func upsertOutcomesSQL(n int) string {
 	row := "(" + strings.Repeat("?, ", outcomeParams-1) + "?)"
 	return `
-INSERT INTO outcomes (run_id, key, kind, function, status, value, error, attempts, seq, waited, idle, wake_order, vtime, deadline, orphaned, updated_at, started_at, settled_at)
+INSERT INTO outcomes (run_id, key, kind, function, status, value, error, attempts, seq, waited, idle, wake_order, vtime, deadline, orphaned, updated_at, started_at, settled_at, schema)
 VALUES ` + strings.Repeat(row+", ", n-1) + row + `
 ON CONFLICT (run_id, key) DO UPDATE SET
 	kind = excluded.kind,
@@ -70,7 +70,8 @@ ON CONFLICT (run_id, key) DO UPDATE SET
 	orphaned = excluded.orphaned,
 	updated_at = excluded.updated_at,
 	started_at = CASE WHEN outcomes.started_at <> 0 THEN outcomes.started_at ELSE excluded.started_at END,
-	settled_at = CASE WHEN outcomes.settled_at <> 0 THEN outcomes.settled_at ELSE excluded.settled_at END
+	settled_at = CASE WHEN outcomes.settled_at <> 0 THEN outcomes.settled_at ELSE excluded.settled_at END,
+	schema = coalesce(excluded.schema, outcomes.schema)
 WHERE excluded.status <> 'pending' OR outcomes.status = 'pending'`
 }
 

@@ -77,6 +77,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Schedules", testSchedules},
 		{"ScheduleUpdateConcurrent", testScheduleUpdateConcurrent},
 		{"Hooks", testHooks},
+		{"PromiseSchema", testPromiseSchema},
+		{"ModuleInputSchemas", testModuleInputSchemas},
 		{"Close", testClose},
 	}
 	for _, tc := range tests {

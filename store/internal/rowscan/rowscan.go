@@ -47,9 +47,30 @@ func Run(s Scanner, noRows error) (store.Run, error) {
 // order, with or without the module's bytes.
 func ModuleColumns(withBytes bool) string {
 	if withBytes {
-		return `hash, name, length(bytes), bytes, abi_version, workflows, created_at`
+		return `hash, name, length(bytes), bytes, abi_version, workflows, created_at, input_schemas`
 	}
-	return `hash, name, length(bytes), abi_version, workflows, created_at`
+	return `hash, name, length(bytes), abi_version, workflows, created_at, input_schemas`
+}
+
+// InputSchemas encodes a module's input schemas for its input_schemas
+// column: nil (NULL) when it has none.
+func InputSchemas(m map[string]json.RawMessage) (any, error) {
+	if len(m) == 0 {
+		return nil, nil
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	return string(b), nil
+}
+
+// NullBytes is b as a column value: NULL when empty.
+func NullBytes(b []byte) any {
+	if len(b) == 0 {
+		return nil
+	}
+	return b
 }
 
 // Module reads a row of ModuleColumns(withBytes). A missing row (an
@@ -58,9 +79,10 @@ func Module(s Scanner, withBytes bool, noRows error) (store.Module, error) {
 	var m store.Module
 	var workflows string
 	var created int64
-	dest := []any{&m.Hash, &m.Name, &m.Size, &m.ABIVersion, &workflows, &created}
+	var schemas *string
+	dest := []any{&m.Hash, &m.Name, &m.Size, &m.ABIVersion, &workflows, &created, &schemas}
 	if withBytes {
-		dest = []any{&m.Hash, &m.Name, &m.Size, &m.Bytes, &m.ABIVersion, &workflows, &created}
+		dest = []any{&m.Hash, &m.Name, &m.Size, &m.Bytes, &m.ABIVersion, &workflows, &created, &schemas}
 	}
 	err := s.Scan(dest...)
 	if errors.Is(err, noRows) {
@@ -74,6 +96,11 @@ func Module(s Scanner, withBytes bool, noRows error) (store.Module, error) {
 	}
 	if len(m.Workflows) == 0 {
 		m.Workflows = nil
+	}
+	if schemas != nil && *schemas != "" {
+		if err := json.Unmarshal([]byte(*schemas), &m.InputSchemas); err != nil {
+			return store.Module{}, fmt.Errorf("module %s: decode input schemas: %w", m.Hash, err)
+		}
 	}
 	m.CreatedAt = time.Unix(0, created)
 	return m, nil

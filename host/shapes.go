@@ -1,0 +1,116 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/skeinrun/skein/shape"
+	"github.com/skeinrun/skein/store"
+)
+
+// Typed promises and inputs: the guest gives the JSON Schema (package
+// shape) of each workflow's input (FnInputSchema, at deploy) and of each
+// promise's value (the promise op's argument); Start and Resolve refuse a
+// value without that shape, before anything is stored.
+
+// ShapeError reports a run input or a promise value that does not have
+// the shape the workflow expects. Nothing was stored: no run was created,
+// the promise is still pending. It matches ErrInvalid with errors.Is.
+type ShapeError struct {
+	What     string // `the input of workflow "order"`, or "the value" (of a promise)
+	Mismatch string // where and how the value differs, e.g. `at $.qty: want integer, got string "3"`
+	Schema   []byte // the expected shape (a JSON Schema)
+}
+
+func (e *ShapeError) Error() string {
+	return fmt.Sprintf("%s does not have the expected shape: %s; expected shape (JSON Schema): %s", e.What, e.Mismatch, e.Schema)
+}
+
+// Unwrap makes a ShapeError match ErrInvalid.
+func (e *ShapeError) Unwrap() error { return ErrInvalid }
+
+// checkShape checks value against schema (none: no check) for what.
+func checkShape(what string, schema, value []byte) error {
+	if len(schema) == 0 {
+		return nil
+	}
+	// Any other error is a schema that does not parse (the module's
+	// doing): then there is no check, as without a schema.
+	var mm *shape.MismatchError
+	if errors.As(shape.Check(schema, value), &mm) {
+		return &ShapeError{What: what, Mismatch: mm.Error(), Schema: schema}
+	}
+	return nil
+}
+
+// checkInput checks a run's input against the input schema its module
+// announced for the workflow.
+func checkInput(m store.Module, workflow string, input []byte) error {
+	return checkShape(fmt.Sprintf("the input of workflow %q", workflow), m.InputSchemas[workflow], input)
+}
+
+// checkSettlement checks a promise's value against the schema recorded
+// with the promise (none for a promise issued by a module built with an
+// SDK that gives none, or one not yet issued).
+func (h *Host) checkSettlement(ctx context.Context, runID, key string, value []byte) error {
+	outs, err := h.cfg.Store.Outcomes(ctx, runID)
+	if err != nil {
+		return fmt.Errorf("reading the promise's schema: %w", err)
+	}
+	for _, o := range outs {
+		if o.Key == key && o.Status == store.OutcomePending {
+			return checkShape("the value", o.Schema, value)
+		}
+	}
+	return nil
+}
+
+// inputSchema is the host function input_schema(workflow, schema) ->
+// kept: the JSON Schema of a workflow's input, kept by a describe run
+// (result 1). A run ignores it (result 0): its module's schemas were
+// recorded at deploy.
+func (x *exec) inputSchema(ctx context.Context, stack []uint64) error {
+	name, err := x.read(u32(stack, 0), u32(stack, 1))
+	if err != nil {
+		return err
+	}
+	schema, err := x.read(u32(stack, 2), u32(stack, 3))
+	stack[0] = 0
+	if err != nil || !x.describe {
+		return err
+	}
+	stack[0] = 1
+	wf := string(name)
+	found := false
+	for _, w := range x.workflows {
+		found = found || w == wf
+	}
+	switch {
+	case !found:
+		return x.fail("input_schema for workflow %q, which the module did not announce (it announces: %s)", wf, strings.Join(x.workflows, ", "))
+	case len(schema) == 0:
+		return nil
+	case !json.Valid(schema) || schema[0] != '{':
+		return x.fail("input_schema for workflow %q is not a JSON object: %.100q", wf, schema)
+	}
+	if x.inputSchemas == nil {
+		x.inputSchemas = map[string]json.RawMessage{}
+	}
+	x.inputSchemas[wf] = json.RawMessage(string(schema))
+	return nil
+}
+
+// promiseSchema checks the schema a promise op carries: empty, or a JSON
+// object.
+func (x *exec) promiseSchema(key string, arg []byte) ([]byte, error) {
+	if len(arg) == 0 {
+		return nil, nil
+	}
+	if !json.Valid(arg) || arg[0] != '{' {
+		return nil, x.fail("the schema of promise %q is not a JSON object: %.100q", key, arg)
+	}
+	return append([]byte(nil), arg...), nil
+}
