@@ -19,19 +19,20 @@ test-all: vet fmt-check
 	set -o pipefail; SKEIN_TEST_ALL=1 $(GO) test -json -count=1 -timeout 20m ./... 2>&1 | $(GO) run ./internal/testsummary
 
 ## test-race: the tests of the concurrent packages under the race detector
-## (needs cgo: a C compiler), on Go modules built as reactors, which start
-## from snapshots (SKEIN_TEST_BUILDMODE; abi/README.md §1.1): test-all runs
-## the same tests on commands. host alone takes about 10 minutes on 2 cores
+## (needs cgo: a C compiler); host alone takes about 10 minutes on 2 cores
+## unless SKEIN_TEST_CACHE_DIR keeps the modules test-all compiled
 test-race:
-	SKEIN_TEST_BUILDMODE=c-shared $(GO) test -race -count=1 -timeout 25m ./sched/ ./store/... ./host/ ./server/ ./worker/
+	$(GO) test -race -count=1 -timeout 25m ./sched/ ./store/... ./host/ ./server/ ./worker/
 
 ## test-wasmtime: the host's behavioural suite with every host on wasmtime
 ## (SKEIN_TEST_ENGINE), and the engine's own tests, built with -tags
-## wasmtime (needs cgo: a C compiler; see docs/engines.md)
+## wasmtime (needs cgo: a C compiler; see docs/engines.md). Its Go guests
+## are built as commands (SKEIN_TEST_BUILDMODE=exe), the other suites'
+## as reactors (abi/README.md §1.1)
 test-wasmtime:
 	$(GO) vet -tags wasmtime ./host/... ./cmd/skein/ ./internal/bench/
 	$(GO) test -tags wasmtime -count=1 ./host/internal/engine/
-	SKEIN_TEST_ENGINE=wasmtime $(GO) test -tags wasmtime -count=1 -timeout 20m ./host/
+	SKEIN_TEST_BUILDMODE=exe SKEIN_TEST_ENGINE=wasmtime $(GO) test -tags wasmtime -count=1 -timeout 20m ./host/
 
 vet:
 	$(GO) vet ./...

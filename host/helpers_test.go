@@ -53,13 +53,19 @@ type testHost struct {
 	c  *counters
 }
 
-// cacheDir shares compiled modules between the tests of this process.
+// cacheDir shares compiled modules between the tests of this process,
+// and with later test processes when SKEIN_TEST_CACHE_DIR names a folder
+// (.ci/run: the race detector's run then compiles nothing again).
 var cacheDir string
 
 func TestMain(m *testing.M) {
 	// SKEIN_TEST_ENGINE=wasmtime runs the suite on wasmtime (a test binary
 	// built with -tags wasmtime; make test-wasmtime).
 	testEngine = os.Getenv("SKEIN_TEST_ENGINE")
+	if d := os.Getenv("SKEIN_TEST_CACHE_DIR"); d != "" {
+		cacheDir = d
+		os.Exit(m.Run())
+	}
 	d, err := os.MkdirTemp("", "skein-host-test-cache-")
 	if err != nil {
 		panic(err)

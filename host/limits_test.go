@@ -37,7 +37,7 @@ func TestLimitMemory(t *testing.T) {
 	// A Go command exits with code 2 on a fatal error; a reactor, which
 	// cannot exit, traps (abi/README.md, "Start-up and snapshots").
 	end := "the module exited with code 2"
-	if os.Getenv("SKEIN_TEST_BUILDMODE") == "c-shared" {
+	if wasmbuild.Reactor() {
 		end = "the module trapped: wasm error: unreachable"
 	}
 	if !strings.Contains(r.Error, end) || !strings.Contains(r.Error, "out of memory") {

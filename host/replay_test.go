@@ -185,8 +185,8 @@ func TestSandboxDeterminism(t *testing.T) {
 }
 
 // snapshotted reports whether instances of the compiled module hash start
-// from its snapshot (a reactor built with SKEIN_TEST_BUILDMODE=c-shared,
-// on an engine and system that take snapshots).
+// from its snapshot (a reactor, as wasmbuild builds by default, on an
+// engine and system that take snapshots).
 func snapshotted(t *testing.T, h *testHost, hash string) bool {
 	t.Helper()
 	cm, err := h.compiledModule(context.Background(), hash)

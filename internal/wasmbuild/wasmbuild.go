@@ -31,9 +31,10 @@ func Root() string {
 
 // Build builds the package at pkg (a path relative to the module root,
 // such as "./examples/race") with GOOS=wasip1 GOARCH=wasm and returns the
-// path of the .wasm file. With SKEIN_TEST_BUILDMODE=c-shared in the
-// environment it builds reactor modules (abi/README.md, "Start-up and
-// snapshots"): the test suites run on them as on commands.
+// path of the .wasm file. It builds reactor modules (-buildmode=c-shared,
+// abi/README.md §1.1), as the README tells users to; with
+// SKEIN_TEST_BUILDMODE=exe in the environment it builds commands, and
+// the test suites run on them as well (make test-wasmtime).
 func Build(tb testing.TB, pkg string) string {
 	tb.Helper()
 	p, err := BuildErr(pkg)
@@ -45,8 +46,19 @@ func Build(tb testing.TB, pkg string) string {
 
 // BuildErr is Build without a testing.TB.
 func BuildErr(pkg string) (string, error) {
-	return build(pkg, os.Getenv("SKEIN_TEST_BUILDMODE"))
+	return build(pkg, Mode())
 }
+
+// Mode is the -buildmode of Build: SKEIN_TEST_BUILDMODE, else c-shared.
+func Mode() string {
+	if m := os.Getenv("SKEIN_TEST_BUILDMODE"); m != "" {
+		return m
+	}
+	return "c-shared"
+}
+
+// Reactor reports whether Build builds reactors.
+func Reactor() bool { return Mode() == "c-shared" }
 
 // BuildReactor builds pkg as a reactor module (-buildmode=c-shared)
 // whatever SKEIN_TEST_BUILDMODE says.
@@ -59,7 +71,7 @@ func BuildReactor(tb testing.TB, pkg string) string {
 	return p
 }
 
-// build builds pkg with -buildmode=mode ("" for the default, a command).
+// build builds pkg with -buildmode=mode ("exe" for a command).
 func build(pkg, mode string) (string, error) {
 	mu.Lock()
 	defer mu.Unlock()
