@@ -5,12 +5,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skeinrun/skein/internal/testgroup"
 	"github.com/skeinrun/skein/internal/wasmbuild"
 )
 
 // skein check passes on every example (with an input that exercises it),
 // printing the one-line summary and exiting 0.
 func TestCheckExamples(t *testing.T) {
+	testgroup.Slow(t, "heavy-scenarios", "skein check of every example under 200 schedules (about 17 s)")
 	for _, tc := range []struct {
 		pkg, workflow, input string
 		schedules            string

@@ -5,12 +5,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skeinrun/skein/internal/testgroup"
 	"github.com/skeinrun/skein/internal/wasmbuild"
 )
 
 // TestRunLimitFlags: the limit flags of `skein run` reach the host, and a
 // run over a limit fails with the limit named.
 func TestRunLimitFlags(t *testing.T) {
+	testgroup.Slow(t, "heavy-scenarios", "every limit flag of skein run against a real run (about 25 s)")
 	wasm := wasmbuild.Build(t, "./testdata/workflows/limits")
 	dir := t.TempDir()
 	db := filepath.Join(dir, "limits.db")

@@ -145,6 +145,7 @@ func TestScheduleClusterExactlyOnce(t *testing.T) {
 // each and in order, at once; older ones are skipped and counted as
 // missed. Every slot is either started or counted, never both.
 func TestScheduleCatchup(t *testing.T) {
+	testgroup.Slow(t, "heavy-scenarios", "a server stopped and restarted around a schedule's slots (about 12 s)")
 	db := t.TempDir() + "/skein.db"
 	s := startServer(t, db, nil, "--poll", "50ms", "--grace", "1s")
 	deployServerModule(t, s, nil)

@@ -90,6 +90,7 @@ func skeinFor(t *testing.T, d time.Duration, args ...string) (result, bool) {
 // with garbage pages, with a message that names the file and says to
 // restore it; --skip-integrity-check opens it anyway.
 func TestDamagedDatabase(t *testing.T) {
+	testgroup.Slow(t, "heavy-scenarios", "damaged database files of many kinds (about 13 s)")
 	wasm := wasmbuild.Build(t, lotteryWorkflows)
 	dir := t.TempDir()
 	db := filepath.Join(dir, "skein.db")

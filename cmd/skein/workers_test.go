@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skeinrun/skein/internal/testgroup"
 	"github.com/skeinrun/skein/internal/wasmbuild"
 	"github.com/skeinrun/skein/worker"
 )
@@ -94,6 +95,7 @@ func TestWorkerKilledTasksRetried(t *testing.T) {
 // worker carries on, every run completes, and no outcome recorded before
 // the kill changed.
 func TestServeKilledWithTasks(t *testing.T) {
+	testgroup.Slow(t, "heavy-scenarios", "a server killed while workers hold tasks (about 12 s)")
 	db, addr := filepath.Join(t.TempDir(), "k.db"), freePort(t)
 	s := startServer(t, db, nil, "--addr", addr, "--task-lease", "2s")
 	ids := make([]string, 12)
@@ -256,6 +258,7 @@ func TestWorkerProtocolErrors(t *testing.T) {
 // one fails at once; canceling a run cancels the task its worker runs
 // (the activity's context ends) and the worker's later report is refused.
 func TestRemoteRetriesAndCancel(t *testing.T) {
+	testgroup.Slow(t, "heavy-scenarios", "remote retries with backoff, then a cancel (about 11 s)")
 	s := startServer(t, filepath.Join(t.TempDir(), "r.db"), nil)
 	startRemote(t, s, "", `{"n":1,"name":"fail","attempts":3}`, "f-1")
 	w := startWorker(t, buildTool(t, "./testdata/taskworker"), "--server", s.url, "--id", "w", "--delay", "1h")
