@@ -20,7 +20,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -84,95 +83,6 @@ func (s *Store) check(ctx context.Context) error {
 		return ErrClosed
 	}
 	return nil
-}
-
-// PutModule stores m. Storing a hash again keeps the first record; a
-// non-empty m.Name renames it and makes it the most recent module of that
-// name. A zero m.CreatedAt is set to now.
-func (s *Store) PutModule(ctx context.Context, m store.Module) error {
-	if m.Hash == "" {
-		return errors.New("memory store: put module: empty hash")
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.check(ctx); err != nil {
-		return fmt.Errorf("memory store: put module %s: %w", m.Hash, err)
-	}
-	rec := s.modules[m.Hash]
-	if rec == nil {
-		m.Bytes = bytes.Clone(m.Bytes)
-		m.Workflows = slices.Clone(m.Workflows)
-		if len(m.Workflows) == 0 {
-			m.Workflows = nil
-		}
-		m.InputSchemas = maps.Clone(m.InputSchemas)
-		if len(m.InputSchemas) == 0 {
-			m.InputSchemas = nil
-		}
-		m.CreatedAt = orNow(m.CreatedAt, time.Now())
-		rec = &moduleRec{m: m, order: len(s.modules)}
-		s.modules[m.Hash] = rec
-	}
-	if m.Name != "" {
-		rec.m.Name = m.Name
-		s.namedSeq++
-		rec.namedSeq = s.namedSeq
-	}
-	return nil
-}
-
-// Module returns the module whose hash is hashOrName or, failing that, the
-// module most recently stored under the name hashOrName. It fails with
-// store.ErrNotFound (wrapped) if neither exists.
-func (s *Store) Module(ctx context.Context, hashOrName string) (store.Module, error) {
-	return s.module(ctx, hashOrName, true)
-}
-
-// ModuleInfo returns a module by hash or name, without its bytes.
-func (s *Store) ModuleInfo(ctx context.Context, hashOrName string) (store.Module, error) {
-	return s.module(ctx, hashOrName, false)
-}
-
-func (s *Store) module(ctx context.Context, hashOrName string, withBytes bool) (store.Module, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if err := s.check(ctx); err != nil {
-		return store.Module{}, fmt.Errorf("memory store: module %q: %w", hashOrName, err)
-	}
-	rec := s.modules[hashOrName]
-	if rec == nil && hashOrName != "" {
-		for _, r := range s.modules {
-			if r.m.Name == hashOrName && (rec == nil || r.namedSeq > rec.namedSeq) {
-				rec = r
-			}
-		}
-	}
-	if rec == nil {
-		return store.Module{}, fmt.Errorf("memory store: module %q: %w", hashOrName, store.ErrNotFound)
-	}
-	return copyModule(rec.m, withBytes), nil
-}
-
-// Modules lists every module without its bytes, most recently created
-// first (the most recently stored first among equal CreatedAt).
-func (s *Store) Modules(ctx context.Context) ([]store.Module, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if err := s.check(ctx); err != nil {
-		return nil, fmt.Errorf("memory store: list modules: %w", err)
-	}
-	recs := make([]*moduleRec, 0, len(s.modules))
-	for _, r := range s.modules {
-		recs = append(recs, r)
-	}
-	slices.SortFunc(recs, func(a, b *moduleRec) int {
-		return cmp.Or(b.m.CreatedAt.Compare(a.m.CreatedAt), cmp.Compare(b.order, a.order))
-	})
-	var ms []store.Module
-	for _, r := range recs {
-		ms = append(ms, copyModule(r.m, false))
-	}
-	return ms, nil
 }
 
 // CreateRun inserts r unless a run with r.ID exists, and returns the run as
@@ -591,18 +501,4 @@ func copyRun(r store.Run) store.Run {
 	r.Input = bytes.Clone(r.Input)
 	r.Result = bytes.Clone(r.Result)
 	return r
-}
-
-// copyModule returns m with its own copy of Workflows, and of Bytes when
-// withBytes is set (nil otherwise).
-func copyModule(m store.Module, withBytes bool) store.Module {
-	m.Size = int64(len(m.Bytes))
-	if withBytes {
-		m.Bytes = bytes.Clone(m.Bytes)
-	} else {
-		m.Bytes = nil
-	}
-	m.Workflows = slices.Clone(m.Workflows)
-	m.InputSchemas = maps.Clone(m.InputSchemas)
-	return m
 }
