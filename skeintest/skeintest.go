@@ -55,18 +55,7 @@ type Options struct {
 // in the user cache folder (skein-wazero), so a second run is fast.
 func Check(t testing.TB, wasmPath, workflow, input string, o Options) *host.CheckReport {
 	t.Helper()
-	wasm, err := os.ReadFile(wasmPath)
-	if err != nil {
-		t.Fatalf("skeintest: %v", err)
-	}
-	cache := ""
-	if dir, err := os.UserCacheDir(); err == nil {
-		cache = filepath.Join(dir, "skein-wazero")
-	}
-	ctx := context.Background()
-	if d, ok := t.(interface{ Context() context.Context }); ok {
-		ctx = d.Context()
-	}
+	ctx, wasm, cache := setup(t, wasmPath)
 	r, err := host.Check(ctx, wasm, host.CheckOptions{Workflow: workflow, Input: []byte(input),
 		Schedules: o.Schedules, Seed: o.Seed, Activities: o.Activities, StepTime: o.StepTime,
 		ActivityTime: o.ActivityTime, CacheDir: cache})
@@ -86,4 +75,24 @@ func Check(t testing.TB, wasmPath, workflow, input string, o Options) *host.Chec
 		t.Logf("skeintest: %s (%s)", r.Summary(), r.Elapsed.Round(time.Millisecond))
 	}
 	return r
+}
+
+// setup reads the module at wasmPath (failing t if it cannot) and returns
+// the test's context, the module and the compilation cache folder (the
+// user cache folder's skein-wazero, so a second run is fast).
+func setup(t testing.TB, wasmPath string) (context.Context, []byte, string) {
+	t.Helper()
+	wasm, err := os.ReadFile(wasmPath)
+	if err != nil {
+		t.Fatalf("skeintest: %v", err)
+	}
+	cache := ""
+	if dir, err := os.UserCacheDir(); err == nil {
+		cache = filepath.Join(dir, "skein-wazero")
+	}
+	ctx := context.Background()
+	if d, ok := t.(interface{ Context() context.Context }); ok {
+		ctx = d.Context()
+	}
+	return ctx, wasm, cache
 }

@@ -1,9 +1,6 @@
 package skeintest
 
 import (
-	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -30,18 +27,7 @@ type UpgradeOptions struct {
 //	skeintest.CheckUpgrade(t, st, "order-v2.wasm", skeintest.UpgradeOptions{Workflow: "order"})
 func CheckUpgrade(t testing.TB, st store.Store, newWasmPath string, o UpgradeOptions) *host.UpgradeReport {
 	t.Helper()
-	wasm, err := os.ReadFile(newWasmPath)
-	if err != nil {
-		t.Fatalf("skeintest: %v", err)
-	}
-	cache := ""
-	if dir, err := os.UserCacheDir(); err == nil {
-		cache = filepath.Join(dir, "skein-wazero")
-	}
-	ctx := context.Background()
-	if d, ok := t.(interface{ Context() context.Context }); ok {
-		ctx = d.Context()
-	}
+	ctx, wasm, cache := setup(t, newWasmPath)
 	r, err := host.CheckUpgrade(ctx, wasm, host.UpgradeOptions{Store: st, Workflow: o.Workflow, Statuses: o.Statuses, CacheDir: cache})
 	if err != nil {
 		t.Fatalf("skeintest: %v", err)
