@@ -119,8 +119,9 @@ func joinStatuses() string {
 
 func noRun(id string) error { return notFound("no run %q", id) }
 
-// run: GET /v1/runs/{id}.
-func (a *api) run(w http.ResponseWriter, r *http.Request) {
+// pathRun reads the run named by the path; on an error (404 for an
+// unknown run) it answers the request itself and reports false.
+func (a *api) pathRun(w http.ResponseWriter, r *http.Request) (store.Run, bool) {
 	id := r.PathValue("id")
 	run, err := a.h.Run(r.Context(), id)
 	if errors.Is(err, store.ErrNotFound) {
@@ -128,6 +129,15 @@ func (a *api) run(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		a.fail(w, r, err)
+		return store.Run{}, false
+	}
+	return run, true
+}
+
+// run: GET /v1/runs/{id}.
+func (a *api) run(w http.ResponseWriter, r *http.Request) {
+	run, ok := a.pathRun(w, r)
+	if !ok {
 		return
 	}
 	writeJSON(w, http.StatusOK, runJSON(run))
@@ -135,18 +145,13 @@ func (a *api) run(w http.ResponseWriter, r *http.Request) {
 
 // leases: GET /v1/runs/{id}/leases, the run's lease history.
 func (a *api) leases(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
-	ctx := r.Context()
 	// LeaseHistory has no error for an unknown run: it has no claims.
-	_, err := a.h.Run(ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
-		err = noRun(id)
-	}
-	if err != nil {
-		a.fail(w, r, err)
+	run, ok := a.pathRun(w, r)
+	if !ok {
 		return
 	}
-	hist, err := a.h.LeaseHistory(ctx, id)
+	id := run.ID
+	hist, err := a.h.LeaseHistory(r.Context(), id)
 	if err != nil {
 		a.fail(w, r, err)
 		return

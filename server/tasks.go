@@ -34,14 +34,11 @@ func (a *api) routeTasks(mux *http.ServeMux) {
 
 // runTasks: GET /v1/runs/{id}/tasks, the run's remote activity calls.
 func (a *api) runTasks(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
-	if _, err := a.h.Run(r.Context(), id); err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			err = noRun(id)
-		}
-		a.fail(w, r, err)
+	run, ok := a.pathRun(w, r)
+	if !ok {
 		return
 	}
+	id := run.ID
 	ts, err := a.h.Tasks(r.Context(), id)
 	if err != nil {
 		a.fail(w, r, err)
