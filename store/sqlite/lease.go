@@ -25,7 +25,7 @@ func checkFence(w *wtx, b *store.Batch) error {
 // current lease of its run.
 func checkLease(w *wtx, l store.Lease) error {
 	var n int
-	if err := w.leaseStmt().QueryRowContext(w.ctx, l.RunID, l.Owner, l.Token).Scan(&n); err != nil {
+	if err := w.stmt(sqlCheckLease).QueryRowContext(w.ctx, l.RunID, l.Owner, l.Token).Scan(&n); err != nil {
 		return fmt.Errorf("check lease of run %s: %w", l.RunID, err)
 	}
 	if n == 0 {

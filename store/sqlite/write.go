@@ -204,7 +204,7 @@ func applyBatch(w *wtx, creates []store.Run, outs []store.RunOutcome, runs []sto
 		if !r.UpdatedAt.IsZero() {
 			updated = r.UpdatedAt.UnixNano()
 		}
-		res, err := w.runStmt().ExecContext(w.ctx, r.ModuleHash, string(r.Status), r.Result, r.Error, r.WakeAt, updated, r.ID)
+		res, err := w.stmt(sqlUpdateRun).ExecContext(w.ctx, r.ModuleHash, string(r.Status), r.Result, r.Error, r.WakeAt, updated, r.ID)
 		if err := immutable(err); errors.Is(err, store.ErrImmutable) {
 			return err // names the run
 		} else if err != nil {
@@ -251,7 +251,7 @@ func insertSettlement(w *wtx, st *store.Settlement, now int64) error {
 
 // updateWaiting runs waitingSQL for run id.
 func updateWaiting(w *wtx, id string) error {
-	if _, err := w.waitingStmt().ExecContext(w.ctx, id); err != nil {
+	if _, err := w.stmt(sqlWaiting).ExecContext(w.ctx, id); err != nil {
 		return fmt.Errorf("update run %s: waiting: %w", id, err)
 	}
 	return nil

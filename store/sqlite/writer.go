@@ -83,7 +83,7 @@ const updateRunSQL = `UPDATE runs SET module_hash = ?, status = ?, result = ?, e
 // sqlID names a statement of namedSQL.
 type sqlID int
 
-// The statements of namedSQL, prepared once like the ones below.
+// The statements of namedSQL, prepared once.
 const (
 	sqlQueueTask sqlID = iota
 	sqlClaimTasks
@@ -94,11 +94,14 @@ const (
 	sqlEndTask
 	sqlInsertSettlement
 	sqlUpsertAttempt
+	sqlUpdateRun
+	sqlWaiting
+	sqlCheckLease
 	nNamedSQL
 )
 
-// namedSQL are statements the writer runs often (tasks.go, write.go):
-// preparing one costs more than running it.
+// namedSQL are statements the writer runs often (tasks.go, write.go,
+// lease.go): preparing one costs more than running it.
 var namedSQL = [nNamedSQL]string{
 	sqlQueueTask:        queueTaskSQL,
 	sqlClaimTasks:       claimTasksSQL,
@@ -109,15 +112,15 @@ var namedSQL = [nNamedSQL]string{
 	sqlEndTask:          endTaskSQL,
 	sqlInsertSettlement: insertSettlementSQL,
 	sqlUpsertAttempt:    upsertAttemptSQL,
+	sqlUpdateRun:        updateRunSQL,
+	sqlWaiting:          waitingSQL,
+	sqlCheckLease:       checkLeaseSQL,
 }
 
 // stmts are the statements prepared once on the write connection.
 type stmts struct {
-	named     [nNamedSQL]*sql.Stmt
-	upsert    [outcomeChunk + 1]*sql.Stmt // upsert[n] writes n outcome rows
-	updateRun *sql.Stmt
-	waiting   *sql.Stmt // waitingSQL
-	lease     *sql.Stmt // checkLeaseSQL
+	named  [nNamedSQL]*sql.Stmt
+	upsert [outcomeChunk + 1]*sql.Stmt // upsert[n] writes n outcome rows
 }
 
 func (s *stmts) prepare(ctx context.Context, db *sql.DB) error {
@@ -126,15 +129,6 @@ func (s *stmts) prepare(ctx context.Context, db *sql.DB) error {
 		if s.upsert[n], err = db.PrepareContext(ctx, upsertOutcomesSQL(n)); err != nil {
 			return fmt.Errorf("prepare %d-row outcome upsert: %w", n, err)
 		}
-	}
-	if s.updateRun, err = db.PrepareContext(ctx, updateRunSQL); err != nil {
-		return fmt.Errorf("prepare run update: %w", err)
-	}
-	if s.waiting, err = db.PrepareContext(ctx, waitingSQL); err != nil {
-		return fmt.Errorf("prepare waiting update: %w", err)
-	}
-	if s.lease, err = db.PrepareContext(ctx, checkLeaseSQL); err != nil {
-		return fmt.Errorf("prepare lease check: %w", err)
 	}
 	for i, q := range namedSQL {
 		if s.named[i], err = db.PrepareContext(ctx, q); err != nil {
@@ -146,7 +140,7 @@ func (s *stmts) prepare(ctx context.Context, db *sql.DB) error {
 
 func (s *stmts) close() error {
 	var errs []error
-	for _, st := range append(append(s.upsert[1:], s.updateRun, s.waiting, s.lease), s.named[:]...) {
+	for _, st := range append(s.upsert[1:], s.named[:]...) {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}
@@ -157,16 +151,13 @@ func (s *stmts) close() error {
 // wtx is the writer's open transaction, with the prepared statements bound
 // to it on first use.
 type wtx struct {
-	ctx       context.Context
-	tx        *sql.Tx
-	s         *stmts
-	upsert    [outcomeChunk + 1]*sql.Stmt
-	updateRun *sql.Stmt
-	waiting   *sql.Stmt
-	lease     *sql.Stmt
-	named     [nNamedSQL]*sql.Stmt
-	args      []any    // reused argument buffer
-	touched   []string // reused: the runs a batch wrote
+	ctx     context.Context
+	tx      *sql.Tx
+	s       *stmts
+	upsert  [outcomeChunk + 1]*sql.Stmt
+	named   [nNamedSQL]*sql.Stmt
+	args    []any    // reused argument buffer
+	touched []string // reused: the runs a batch wrote
 }
 
 func (d *DB) begin() (*wtx, error) {
@@ -185,33 +176,12 @@ func (w *wtx) upsertStmt(n int) *sql.Stmt {
 	return w.upsert[n]
 }
 
-func (w *wtx) waitingStmt() *sql.Stmt {
-	if w.waiting == nil {
-		w.waiting = w.tx.StmtContext(w.ctx, w.s.waiting)
-	}
-	return w.waiting
-}
-
 // stmt returns the statement id of namedSQL, bound to the transaction.
 func (w *wtx) stmt(id sqlID) *sql.Stmt {
 	if w.named[id] == nil {
 		w.named[id] = w.tx.StmtContext(w.ctx, w.s.named[id])
 	}
 	return w.named[id]
-}
-
-func (w *wtx) leaseStmt() *sql.Stmt {
-	if w.lease == nil {
-		w.lease = w.tx.StmtContext(w.ctx, w.s.lease)
-	}
-	return w.lease
-}
-
-func (w *wtx) runStmt() *sql.Stmt {
-	if w.updateRun == nil {
-		w.updateRun = w.tx.StmtContext(w.ctx, w.s.updateRun)
-	}
-	return w.updateRun
 }
 
 // write hands r to the writer goroutine and waits for its answer. If ctx
