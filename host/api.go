@@ -342,14 +342,12 @@ func (h *Host) settlementOf(ctx context.Context, runID, key string) (store.Settl
 		if i == 1 {
 			break
 		}
-		outs, err := st.Outcomes(ctx, runID)
-		if err != nil {
+		o, err := st.Outcome(ctx, runID, key)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return store.Settlement{}, false, err
 		}
-		for _, o := range outs {
-			if o.Key == key && o.Status != store.OutcomePending {
-				return store.Settlement{RunID: runID, Key: key, Status: o.Status, Value: o.Value, Error: o.Error}, true, nil
-			}
+		if err == nil && o.Status != store.OutcomePending {
+			return store.Settlement{RunID: runID, Key: key, Status: o.Status, Value: o.Value, Error: o.Error}, true, nil
 		}
 	}
 	return store.Settlement{}, false, nil

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -98,14 +99,6 @@ func (h *Host) cancelWaits(ctx context.Context, id string) bool {
 	if err != nil || r.Cancel == "" || r.Status.Terminal() {
 		return false
 	}
-	outs, err := h.cfg.Store.Outcomes(ctx, id)
-	if err != nil {
-		return false
-	}
-	for _, o := range outs {
-		if o.Key == store.CancelKey {
-			return false
-		}
-	}
-	return true
+	_, err = h.cfg.Store.Outcome(ctx, id, store.CancelKey)
+	return errors.Is(err, store.ErrNotFound)
 }

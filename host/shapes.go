@@ -56,16 +56,17 @@ func checkInput(m store.Module, workflow string, input []byte) error {
 // with the promise (none for a promise issued by a module built with an
 // SDK that gives none, or one not yet issued).
 func (h *Host) checkSettlement(ctx context.Context, runID, key string, value []byte) error {
-	outs, err := h.cfg.Store.Outcomes(ctx, runID)
+	o, err := h.cfg.Store.Outcome(ctx, runID, key)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("reading the promise's schema: %w", err)
 	}
-	for _, o := range outs {
-		if o.Key == key && o.Status == store.OutcomePending {
-			return checkShape("the value", o.Schema, value)
-		}
+	if o.Status != store.OutcomePending {
+		return nil
 	}
-	return nil
+	return checkShape("the value", o.Schema, value)
 }
 
 // inputSchema is the host function input_schema(workflow, schema) ->

@@ -450,6 +450,8 @@ type Store interface {
 	// Outcomes returns every outcome of a run: settled ones in settle
 	// order, then pending ones by key.
 	Outcomes(ctx context.Context, runID string) ([]Outcome, error)
+	// Outcome returns one outcome of a run, or ErrNotFound.
+	Outcome(ctx context.Context, runID, key string) (Outcome, error)
 	// Attempts returns every attempt of a run (Batch.Attempts), by key,
 	// then N. An unknown run has none (no error).
 	Attempts(ctx context.Context, runID string) ([]Attempt, error)
@@ -489,4 +491,18 @@ type Store interface {
 
 	// Close flushes pending writes and releases resources.
 	Close() error
+}
+
+// One is the result of a backend's read of one record (Task, Outcome)
+// from its list of matching records: the one record, or ErrNotFound for
+// none, wrapped in what.
+func One[T any](xs []T, err error, what string) (T, error) {
+	var zero T
+	switch {
+	case err != nil:
+		return zero, err
+	case len(xs) == 0:
+		return zero, fmt.Errorf("%s: %w", what, ErrNotFound)
+	}
+	return xs[0], nil
 }

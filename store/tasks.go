@@ -181,15 +181,3 @@ func (t Task) ForQueue() Task {
 	t.Heartbeat, t.Progress, t.LastError = 0, nil, ""
 	return t
 }
-
-// OneTask is the result of a backend's Task from its list of matching
-// tasks: the one task, or ErrNotFound for none, wrapped in what.
-func OneTask(ts []Task, err error, what string) (Task, error) {
-	switch {
-	case err != nil:
-		return Task{}, err
-	case len(ts) == 0:
-		return Task{}, fmt.Errorf("%s: %w", what, ErrNotFound)
-	}
-	return ts[0], nil
-}

@@ -477,6 +477,26 @@ func (s *Store) Outcomes(ctx context.Context, runID string) ([]store.Outcome, er
 	return out, nil
 }
 
+// Outcome returns one outcome of a run. See store.Store.
+func (s *Store) Outcome(ctx context.Context, runID, key string) (store.Outcome, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if err := s.check(ctx); err != nil {
+		return store.Outcome{}, fmt.Errorf("memory store: outcome %s.%s: %w", runID, key, err)
+	}
+	rec := s.runs[runID]
+	if rec == nil {
+		return store.Outcome{}, fmt.Errorf("memory store: outcome %s.%s: %w", runID, key, store.ErrNotFound)
+	}
+	o, ok := rec.outcomes[key]
+	if !ok {
+		return store.Outcome{}, fmt.Errorf("memory store: outcome %s.%s: %w", runID, key, store.ErrNotFound)
+	}
+	o.Value = bytes.Clone(o.Value)
+	o.Schema = bytes.Clone(o.Schema)
+	return o, nil
+}
+
 // Close drops everything stored. Every later call fails with ErrClosed;
 // calling Close again is a no-op.
 func (s *Store) Close() error {

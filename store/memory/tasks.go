@@ -192,7 +192,7 @@ func (s *Store) Tasks(ctx context.Context, runID string) ([]store.Task, error) {
 func (s *Store) Task(ctx context.Context, runID, key string) (store.Task, error) {
 	ts, err := s.listTasks(ctx, func(t *store.Task) bool { return t.RunID == runID && t.Key == key },
 		func(a, b store.Task) int { return 0 })
-	return store.OneTask(ts, err, "memory store: task "+runID+"."+key)
+	return store.One(ts, err, "memory store: task "+runID+"."+key)
 }
 
 func (s *Store) listTasks(ctx context.Context, keep func(*store.Task) bool, order func(a, b store.Task) int) ([]store.Task, error) {

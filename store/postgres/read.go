@@ -228,15 +228,24 @@ func (d *DB) queryRuns(ctx context.Context, q string, args ...any) ([]store.Run,
 // Outcomes returns every outcome of the run: settled ones (Seq > 0) by Seq,
 // then pending ones by Key. An unknown run has no outcomes (no error).
 func (d *DB) Outcomes(ctx context.Context, runID string) ([]store.Outcome, error) {
+	return d.outcomes(ctx, "outcomes of "+runID, `run_id = $1 ORDER BY seq = 0, seq, key`, runID)
+}
+
+// Outcome returns one outcome of a run. See store.Store.
+func (d *DB) Outcome(ctx context.Context, runID, key string) (store.Outcome, error) {
+	os, err := d.outcomes(ctx, "outcome "+runID+"."+key, `run_id = $1 AND key = $2`, runID, key)
+	return store.One(os, err, "postgres store: outcome "+runID+"."+key)
+}
+
+func (d *DB) outcomes(ctx context.Context, what, where string, args ...any) ([]store.Outcome, error) {
 	if err := d.check(ctx); err != nil {
-		return nil, fmt.Errorf("postgres store: outcomes of %s: %w", runID, err)
+		return nil, fmt.Errorf("postgres store: %s: %w", what, err)
 	}
 	rows, err := d.pool.Query(ctx, `
 SELECT key, kind, function, status, value, error, attempts, seq, waited, idle, wake_order, vtime, deadline, orphaned, updated_at, started_at, settled_at, schema
-FROM outcomes WHERE run_id = $1
-ORDER BY seq = 0, seq, key`, runID)
+FROM outcomes WHERE `+where, args...)
 	if err != nil {
-		return nil, fmt.Errorf("postgres store: outcomes of %s: %w", runID, d.wrapClosed(err))
+		return nil, fmt.Errorf("postgres store: %s: %w", what, d.wrapClosed(err))
 	}
 	defer rows.Close()
 	var out []store.Outcome
@@ -246,14 +255,14 @@ ORDER BY seq = 0, seq, key`, runID)
 		var updated int64
 		if err := rows.Scan(&o.Key, &o.Kind, &o.Function, &status, &o.Value, &o.Error, &o.Attempts,
 			&o.Seq, &o.Waited, &o.Idle, &o.WakeOrder, &o.VTime, &o.Deadline, &o.Orphaned, &updated, &o.StartedAt, &o.SettledAt, &o.Schema); err != nil {
-			return nil, fmt.Errorf("postgres store: outcomes of %s: %w", runID, err)
+			return nil, fmt.Errorf("postgres store: %s: %w", what, err)
 		}
 		o.Status = store.OutcomeStatus(status)
 		o.UpdatedAt = time.Unix(0, updated)
 		out = append(out, o)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("postgres store: outcomes of %s: %w", runID, d.wrapClosed(err))
+		return nil, fmt.Errorf("postgres store: %s: %w", what, d.wrapClosed(err))
 	}
 	return out, nil
 }

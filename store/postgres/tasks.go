@@ -201,7 +201,7 @@ func (d *DB) Tasks(ctx context.Context, runID string) ([]store.Task, error) {
 // Task returns one task of a run. See store.TaskStore.
 func (d *DB) Task(ctx context.Context, runID, key string) (store.Task, error) {
 	ts, err := d.tasks(ctx, "task "+runID+"."+key, `run_id = $1 AND key = $2`, runID, key)
-	return store.OneTask(ts, err, "postgres store: task "+runID+"."+key)
+	return store.One(ts, err, "postgres store: task "+runID+"."+key)
 }
 
 func (d *DB) tasks(ctx context.Context, what, where string, args ...any) ([]store.Task, error) {

@@ -29,6 +29,7 @@ func CheckClosed(t *testing.T, s store.Store, want error) {
 		"RequestCancel": func() error { _, err := s.RequestCancel(ctx, "r", "x"); return err },
 		"Commit":        func() error { return s.Commit(ctx, store.Batch{}) },
 		"Outcomes":      func() error { _, err := s.Outcomes(ctx, "r"); return err },
+		"Outcome":       func() error { _, err := s.Outcome(ctx, "r", "k"); return err },
 		"CommitTasks": func() error {
 			return s.Commit(ctx, store.Batch{Tasks: []store.Task{{RunID: "r", Key: "k", Name: "n"}}})
 		},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"sync"
 	"testing"
@@ -26,6 +27,16 @@ func mustOutcomes(t *testing.T, s store.Store, runID string) []store.Outcome {
 	os, err := s.Outcomes(t.Context(), runID)
 	if err != nil {
 		t.Fatalf("Outcomes(%s): %v", runID, err)
+	}
+	// Outcome reads each of them alone, the same.
+	for _, o := range os {
+		one, err := s.Outcome(t.Context(), runID, o.Key)
+		if err != nil || !reflect.DeepEqual(one, o) {
+			t.Fatalf("Outcome(%s, %s) = %+v, %v; Outcomes lists %+v", runID, o.Key, one, err, o)
+		}
+	}
+	if one, err := s.Outcome(t.Context(), runID, "no such key"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("Outcome(%s, no such key) = %+v, %v; want ErrNotFound", runID, one, err)
 	}
 	return os
 }
