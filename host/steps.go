@@ -77,9 +77,11 @@ func (x *exec) retryStep(ctx context.Context, tid sched.TaskID, p sched.PromiseI
 	key := x.s.BodyKey(tid)
 	x.fx.bodyStarted(key, attempt)
 	wait := x.fx.backoff(b, key, attempt)
+	// The next attempt starts once its backoff has passed: the time is
+	// taken before the wait is armed, so the attempt cannot end before it.
+	next := time.Now().Add(wait)
 	x.fx.bodyWait(tid, wait, "backoff")
-	// The next attempt starts once its backoff has passed.
-	x.bodyAttempt(key, attempt, time.Now().Add(wait).UnixNano(), 0, "")
+	x.bodyAttempt(key, attempt, next.UnixNano(), 0, "")
 	if err := x.flush(ctx); err != nil {
 		return err
 	}
