@@ -148,6 +148,7 @@ func (h *Host) instantiate(ctx context.Context, cm *cachedModule, x *exec) error
 		Nanotime:  x.nanotime,
 		Nanosleep: x.nanosleep,
 		Rand:      x.randSource(),
+		Reused:    func() { h.metrics.reused.Add(1) },
 	})
 	stopWatch()
 	var limit *LimitError

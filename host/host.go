@@ -162,6 +162,11 @@ type Config struct {
 	// state after one run of it (abi/README.md, "Start-up and
 	// snapshots"). Modules built as commands always run their start-up.
 	DisableSnapshots bool
+	// DisableInstanceReuse closes every instance when its execution
+	// ends. By default an instance of a snapshotted module whose state
+	// can be reset is reset to the snapshot and reused by the module's
+	// next execution (docs/PERFORMANCE.md, "Reused instances").
+	DisableInstanceReuse bool
 
 	// Simulation, if set, runs every workflow in virtual time only, with
 	// timing decided by a seed (see Simulation). For checks and tests.
@@ -323,6 +328,7 @@ func newHost(ctx context.Context, cfg Config, hooks testHooks) (*Host, error) {
 		Interruptible:    !cfg.DisableInterrupt,
 		NoMemoryImages:   cfg.DisableMemoryImages,
 		NoSnapshots:      cfg.DisableSnapshots,
+		NoRecycling:      cfg.DisableInstanceReuse,
 		InitTimeout:      cfg.MaxRunWithoutYield,
 		SliceMemory:      sliceMemory,
 	})

@@ -24,6 +24,7 @@ type metrics struct {
 	opsRecorded   atomic.Uint64 // journal records made (settled or pending)
 	executions    atomic.Uint64 // instantiations of a run
 	replays       atomic.Uint64 // executions that started with a non-empty journal
+	reused        atomic.Uint64 // executions on an instance reset after an earlier one
 	evictReplay   atomic.Uint64 // instances dropped to replay at once (EvictAlways)
 	evictSuspend  atomic.Uint64 // instances dropped because the run suspended
 	liveInstances atomic.Int64  // wasm instances alive now
@@ -141,7 +142,8 @@ func (h *histogram) observe(v float64) {
 //   - skein_runs_ended_total{status}: runs this host drove to an end;
 //   - skein_ops_recorded_total, skein_executions_total,
 //     skein_replays_total (executions that started by replaying a
-//     journal), skein_evictions_total{reason="replay"|"suspend"};
+//     journal), skein_reused_instances_total (executions on an instance
+//     reset after an earlier one), skein_evictions_total{reason};
 //   - skein_live_instances, skein_active_runs (runs driven now);
 //   - skein_compiled_modules, skein_compiled_module_bytes (and _limit),
 //     skein_compiled_module_evictions_total and _discards_total,
@@ -184,6 +186,8 @@ func (h *Host) WriteMetrics(ctx context.Context, w io.Writer) error {
 	fmt.Fprintf(bw, "skein_executions_total %d\n", m.executions.Load())
 	head("skein_replays_total", "counter", "Executions that started by replaying a recorded journal.")
 	fmt.Fprintf(bw, "skein_replays_total %d\n", m.replays.Load())
+	head("skein_reused_instances_total", "counter", "Executions that ran on an instance of the module reset to its snapshot after an earlier execution, instead of a new instance.")
+	fmt.Fprintf(bw, "skein_reused_instances_total %d\n", m.reused.Load())
 	head("skein_evictions_total", "counter", "Instances dropped while their run waits: to replay at once (replay) or because the run suspended (suspend).")
 	fmt.Fprintf(bw, "skein_evictions_total{reason=\"replay\"} %d\n", m.evictReplay.Load())
 	fmt.Fprintf(bw, "skein_evictions_total{reason=\"suspend\"} %d\n", m.evictSuspend.Load())

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"runtime"
 	"strings"
@@ -79,6 +80,66 @@ func TestReactorSnapshot(t *testing.T) {
 		rr, err := h.Replay(ctx, r.ID)
 		if err != nil || string(rr.Result) != string(r.Result) {
 			t.Errorf("replay = %s, %v; live %s", rr.Result, err, r.Result)
+		}
+	}
+}
+
+// Instances of a snapshotted reactor are reset and reused: every run
+// sees the package state and the random stream of a new instance, live
+// and on replay, whether its instance is new or reused, whether the
+// previous run on it completed or was dropped mid-run, and whether it
+// grew its heap (an instance whose memory grew is not reused).
+func TestInstanceReuse(t *testing.T) {
+	if testEngine == "wasmtime" || runtime.GOOS != "linux" || os.Getenv("SKEIN_NO_SNAPSHOTS") != "" {
+		t.Skip("instances are reused on wazero, on Linux, with snapshots")
+	}
+	wasm, err := os.ReadFile(wasmbuild.BuildReactor(t, "./testdata/workflows/reactor"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	var fresh string // what a run on a new instance returns
+	for _, tc := range []struct {
+		name      string
+		cfg       Config
+		input     string
+		wantReuse bool
+	}{
+		{"new instances", Config{DisableInstanceReuse: true}, `{}`, false},
+		{"reused after completion", Config{}, `{}`, true},
+		{"reused after drops", Config{Evict: EvictAlways}, `{"Sleep":1}`, true},
+		{"heap grown", Config{}, `{"KB":65536}`, false},
+	} {
+		h := newTestHost(t, tc.cfg)
+		m, err := h.Deploy(ctx, "reactor", wasm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var afterFirst uint64 // the first run may take the instance of the module's describe
+		for i := range 4 {
+			r, err := h.Start(ctx, StartOptions{Module: m.Hash, Workflow: "state", Input: []byte(tc.input), ID: fmt.Sprintf("state-%d", i)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err = h.Drive(ctx, r.ID, DriveOptions{WaitTimers: true})
+			if err != nil || r.Status != store.RunCompleted {
+				t.Fatalf("%s: drive: %v %s %s", tc.name, err, r.Status, r.Error)
+			}
+			if fresh == "" {
+				fresh = string(r.Result)
+			}
+			if string(r.Result) != fresh {
+				t.Errorf("%s: run %d saw %s, a new instance sees %s", tc.name, i, r.Result, fresh)
+			}
+			if rr, err := h.Replay(ctx, r.ID); err != nil || string(rr.Result) != fresh {
+				t.Errorf("%s: replay of run %d = %s, %v; want %s", tc.name, i, rr.Result, err, fresh)
+			}
+			if i == 0 {
+				afterFirst = h.metrics.reused.Load()
+			}
+		}
+		if reused := h.metrics.reused.Load() - afterFirst; (reused > 0) != tc.wantReuse {
+			t.Errorf("%s: %d executions of later runs on reused instances, want reuse %v", tc.name, reused, tc.wantReuse)
 		}
 	}
 }

@@ -25,6 +25,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	workload := fs.String("workload", "all", "workloads to run, comma-separated: "+strings.Join(bench.Workloads, ", ")+", or all")
 	durability := fs.String("durability", "both", "store durability: normal, strict or both")
 	interrupt := fs.String("interrupt", "on", "guest interrupt checks (host.Config.DisableInterrupt): on, off or both")
+	reuse := fs.String("reuse", "on", "reuse of reset instances (host.Config.DisableInstanceReuse): on, off or both")
 	engines := fs.String("engine", "wazero", "engines, comma-separated: wazero, wasmtime (a binary built with -tags wasmtime), or all; each workload runs on each in turn")
 	asJSON := fs.Bool("json", false, "print one JSON object per figure")
 	module := fs.String("module", defaultBenchModule, "the bench workflow module (build it with: make bench-wasm)")
@@ -32,6 +33,72 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	quick := fs.Bool("quick", false, "tiny sizes: every workload in a few seconds (a smoke test, not a measurement)")
 	quiet := fs.Bool("quiet", false, "no progress lines on stderr")
 	pgURL := fs.String("store", "", "a postgres:// URL: run the activities workloads on that PostgreSQL database instead of SQLite (--durability is then ignored)")
+	s := benchSizeFlags(fs)
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 0 {
+		fs.Usage()
+		return &exitError{code: exitUsage, err: errors.New("bench takes no positional arguments")}
+	}
+	if *quick {
+		quickSizes(fs, s)
+	}
+	workloads, err := pickList("--workload", *workload, bench.Workloads, "all")
+	if err != nil {
+		return err
+	}
+	variants, err := benchVariants(workloads, *durability, *interrupt, *reuse, *engines, *pgURL)
+	if err != nil {
+		return err
+	}
+	wasm, err := os.ReadFile(*module)
+	if err != nil {
+		return fmt.Errorf("bench module: %w (build it with: make bench-wasm, or pass --module)", err)
+	}
+	// One compilation cache for the whole command: the first host compiles
+	// the module, every later one loads it from this folder.
+	cache, err := os.MkdirTemp("", "skein-bench-cache-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(cache)
+	self, err := benchWorker()
+	if err != nil {
+		return err
+	}
+	progress := stderr
+	if *quiet {
+		progress = io.Discard
+	}
+	enc := json.NewEncoder(stdout)
+	failed := 0
+	for _, w := range workloads {
+		for _, o := range variants {
+			o.Module, o.Dir, o.CacheDir, o.WorkerCommand = wasm, *dir, cache, self
+			figs, err := bench.Run(ctx, w, o, *s, progress)
+			if err != nil {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				fmt.Fprintf(stderr, "skein bench: %s (%s): %v\n", w, variantName(o), err)
+				failed++
+				continue
+			}
+			if err := printFigures(stdout, enc, figs, *asJSON); err != nil {
+				return err
+			}
+		}
+	}
+	if failed > 0 {
+		return &exitError{code: exitFailed, err: fmt.Errorf("%d benchmark(s) failed", failed)}
+	}
+	return nil
+}
+
+// benchSizeFlags defines the flags of the workloads' sizes.
+func benchSizeFlags(fs *flag.FlagSet) *bench.Sizes {
 	s := bench.DefaultSizes()
 	fs.IntVar(&s.Steps, "steps", s.Steps, "sequential, replay: steps in the run")
 	fs.IntVar(&s.Runs, "runs", s.Runs, "concurrent: runs started together")
@@ -45,118 +112,101 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&s.CallRuns, "call-runs", s.CallRuns, "activities, remote-activities: runs started together")
 	fs.IntVar(&s.RunCalls, "run-calls", s.RunCalls, "activities, remote-activities: calls per run")
 	fs.IntVar(&s.Repeat, "repeat", s.Repeat, "sequential, concurrent, fanout, replay: measurements (the median is reported)")
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) != 0 {
-		fs.Usage()
-		return &exitError{code: exitUsage, err: errors.New("bench takes no positional arguments")}
-	}
-	if *quick {
-		// Quick sizes, except where a flag was given explicitly.
-		q := bench.QuickSizes()
-		set := map[string]bool{}
-		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-		for name, p := range map[string][2]*int{
-			"steps": {&s.Steps, &q.Steps}, "runs": {&s.Runs, &q.Runs}, "run-steps": {&s.RunSteps, &q.RunSteps},
-			"workers": {&s.Workers, &q.Workers}, "tasks": {&s.Tasks, &q.Tasks}, "samples": {&s.Samples, &q.Samples},
-			"live": {&s.Live, &q.Live}, "suspended": {&s.Suspended, &q.Suspended}, "repeat": {&s.Repeat, &q.Repeat},
-			"calls": {&s.Calls, &q.Calls}, "call-runs": {&s.CallRuns, &q.CallRuns}, "run-calls": {&s.RunCalls, &q.RunCalls},
-		} {
-			if !set[name] {
-				*p[0] = *p[1]
-			}
+	return &s
+}
+
+// quickSizes sets the quick sizes, except where a flag was given.
+func quickSizes(fs *flag.FlagSet, s *bench.Sizes) {
+	q := bench.QuickSizes()
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	for name, p := range map[string][2]*int{
+		"steps": {&s.Steps, &q.Steps}, "runs": {&s.Runs, &q.Runs}, "run-steps": {&s.RunSteps, &q.RunSteps},
+		"workers": {&s.Workers, &q.Workers}, "tasks": {&s.Tasks, &q.Tasks}, "samples": {&s.Samples, &q.Samples},
+		"live": {&s.Live, &q.Live}, "suspended": {&s.Suspended, &q.Suspended}, "repeat": {&s.Repeat, &q.Repeat},
+		"calls": {&s.Calls, &q.Calls}, "call-runs": {&s.CallRuns, &q.CallRuns}, "run-calls": {&s.RunCalls, &q.RunCalls},
+	} {
+		if !set[name] {
+			*p[0] = *p[1]
 		}
 	}
-	workloads, err := pickList("--workload", *workload, bench.Workloads, "all")
+}
+
+// benchVariants returns the options of every combination of durability,
+// interrupt checks, instance reuse and engine the flags select, in the
+// order each workload runs them.
+func benchVariants(workloads []string, durability, interrupt, reuse, engines, pgURL string) ([]bench.Options, error) {
+	durs, err := pickList("--durability", durability, []string{sqlite.DurabilityNormal, sqlite.DurabilityStrict}, "both")
 	if err != nil {
-		return err
+		return nil, err
 	}
-	durs, err := pickList("--durability", *durability, []string{sqlite.DurabilityNormal, sqlite.DurabilityStrict}, "both")
-	if err != nil {
-		return err
-	}
-	if *pgURL != "" {
-		if !strings.HasPrefix(*pgURL, "postgres://") && !strings.HasPrefix(*pgURL, "postgresql://") {
-			return &exitError{code: exitUsage, err: fmt.Errorf("--store %q: want a postgres:// URL", *pgURL)}
+	if pgURL != "" {
+		if !strings.HasPrefix(pgURL, "postgres://") && !strings.HasPrefix(pgURL, "postgresql://") {
+			return nil, &exitError{code: exitUsage, err: fmt.Errorf("--store %q: want a postgres:// URL", pgURL)}
 		}
 		for _, w := range workloads {
 			if w != "activities" && w != "remote-activities" {
-				return &exitError{code: exitUsage, err: fmt.Errorf("--store: only the activities and remote-activities workloads run on PostgreSQL (not %q)", w)}
+				return nil, &exitError{code: exitUsage, err: fmt.Errorf("--store: only the activities and remote-activities workloads run on PostgreSQL (not %q)", w)}
 			}
 		}
 		durs = durs[:1] // durability is SQLite's
 	}
-	intrs, err := pickList("--interrupt", *interrupt, []string{"on", "off"}, "both")
+	intrs, err := pickList("--interrupt", interrupt, []string{"on", "off"}, "both")
 	if err != nil {
-		return err
+		return nil, err
 	}
-	engs, err := pickList("--engine", *engines, []string{host.EngineWazero, host.EngineWasmtime}, "all")
+	reuses, err := pickList("--reuse", reuse, []string{"on", "off"}, "both")
 	if err != nil {
-		return err
+		return nil, err
+	}
+	engs, err := pickList("--engine", engines, []string{host.EngineWazero, host.EngineWasmtime}, "all")
+	if err != nil {
+		return nil, err
 	}
 	for _, e := range engs {
 		if err := checkEngine(e); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	wasm, err := os.ReadFile(*module)
-	if err != nil {
-		return fmt.Errorf("bench module: %w (build it with: make bench-wasm, or pass --module)", err)
-	}
-	// One compilation cache for the whole command: the first host compiles
-	// the module, every later one loads it from this folder.
-	cache, err := os.MkdirTemp("", "skein-bench-cache-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(cache)
-	// The remote-activities workload's worker: this binary, as a process
-	// of its own (benchWorkerCommand).
-	exe, err := os.Executable()
-	if err != nil {
-		return fmt.Errorf("bench: find this program for the worker process: %w", err)
-	}
-	self := []string{exe, benchWorkerCommand}
-	if strings.HasSuffix(exe, ".test") {
-		// A Go test binary calling cmdBench: it has no bench-worker
-		// command (it would run its tests instead), so the worker runs
-		// in this process.
-		self = nil
-	}
-	progress := stderr
-	if *quiet {
-		progress = io.Discard
-	}
-	enc := json.NewEncoder(stdout)
-	failed := 0
-	for _, w := range workloads {
-		for _, d := range durs {
-			for _, in := range intrs {
+	var out []bench.Options
+	for _, d := range durs {
+		for _, in := range intrs {
+			for _, re := range reuses {
 				for _, eng := range engs {
-					o := bench.Options{Module: wasm, Dir: *dir, Durability: d, DisableInterrupt: in == "off", CacheDir: cache, Engine: eng,
-						WorkerCommand: self, Postgres: *pgURL}
-					figs, err := bench.Run(ctx, w, o, s, progress)
-					if err != nil {
-						if ctx.Err() != nil {
-							return ctx.Err()
-						}
-						fmt.Fprintf(stderr, "skein bench: %s (durability %s, interrupt %s, engine %s): %v\n", w, d, in, eng, err)
-						failed++
-						continue
-					}
-					if err := printFigures(stdout, enc, figs, *asJSON); err != nil {
-						return err
-					}
+					out = append(out, bench.Options{Durability: d, DisableInterrupt: in == "off", DisableInstanceReuse: re == "off", Engine: eng, Postgres: pgURL})
 				}
 			}
 		}
 	}
-	if failed > 0 {
-		return &exitError{code: exitFailed, err: fmt.Errorf("%d benchmark(s) failed", failed)}
+	return out, nil
+}
+
+// variantName names a variant in an error line.
+func variantName(o bench.Options) string {
+	return fmt.Sprintf("durability %s, interrupt %s, reuse %s, engine %s", o.Durability,
+		onOff(!o.DisableInterrupt), onOff(!o.DisableInstanceReuse), o.Engine)
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
 	}
-	return nil
+	return "off"
+}
+
+// benchWorker returns the command of the remote-activities workload's
+// worker: this binary, as a process of its own (benchWorkerCommand), or
+// nil in a Go test binary, which has no such command (it would run its
+// tests instead), so that the worker runs in this process.
+func benchWorker() ([]string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("bench: find this program for the worker process: %w", err)
+	}
+	if strings.HasSuffix(exe, ".test") {
+		return nil, nil
+	}
+	return []string{exe, benchWorkerCommand}, nil
 }
 
 // printFigures prints figures, as JSON objects or as lines.
@@ -168,7 +218,7 @@ func printFigures(stdout io.Writer, enc *json.Encoder, figs []bench.Figure, asJS
 			}
 			continue
 		}
-		fmt.Fprintf(stdout, "%-11s %-26s %12s  durability=%s interrupt=%s engine=%s\n", f.Workload, f.Metric, formatValue(f.Value), f.Durability, f.Interrupt, f.Engine)
+		fmt.Fprintf(stdout, "%-11s %-26s %12s  durability=%s interrupt=%s reuse=%s engine=%s\n", f.Workload, f.Metric, formatValue(f.Value), f.Durability, f.Interrupt, f.Reuse, f.Engine)
 	}
 	return nil
 }

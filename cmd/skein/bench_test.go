@@ -66,8 +66,8 @@ func TestBenchText(t *testing.T) {
 		t.Fatalf("exit %d\n%s%s", code, stdout.String(), stderr.String())
 	}
 	fields := strings.Fields(stdout.String())
-	if len(fields) != 6 || fields[0] != "sequential" || fields[1] != "steps_per_s" || fields[3] != "durability=strict" || fields[4] != "interrupt=off" || fields[5] != "engine=wazero" {
-		t.Fatalf("want one line `sequential steps_per_s N durability=strict interrupt=off engine=wazero`, got %q", stdout.String())
+	if len(fields) != 7 || fields[0] != "sequential" || fields[1] != "steps_per_s" || fields[3] != "durability=strict" || fields[4] != "interrupt=off" || fields[5] != "reuse=on" || fields[6] != "engine=wazero" {
+		t.Fatalf("want one line `sequential steps_per_s N durability=strict interrupt=off reuse=on engine=wazero`, got %q", stdout.String())
 	}
 	for _, args := range [][]string{
 		{"bench", "--workload", "nope"},

@@ -53,6 +53,9 @@ type Options struct {
 	// DisableInterrupt runs guests without wazero's close-on-context-done
 	// checks (host.Config.DisableInterrupt).
 	DisableInterrupt bool
+	// DisableInstanceReuse closes every instance after its execution
+	// (host.Config.DisableInstanceReuse).
+	DisableInstanceReuse bool
 	// CacheDir is the host's on-disk compilation cache (host.Config.CacheDir).
 	// Empty: compiled modules are cached in memory only.
 	CacheDir string
@@ -126,13 +129,14 @@ func (e *Env) reopen(ctx context.Context) error {
 // newHost creates a host on e.Store with the bench activities.
 func (e *Env) newHost(ctx context.Context) (*host.Host, error) {
 	h, err := host.New(ctx, host.Config{
-		Store:            e.Store,
-		CacheDir:         e.o.CacheDir,
-		DisableInterrupt: e.o.DisableInterrupt,
-		Engine:           e.o.Engine,
-		Logger:           slog.New(slog.DiscardHandler),
-		GuestOutput:      io.Discard,
-		RemoteActivities: true, // bench.remote: served by a worker (activities.go)
+		Store:                e.Store,
+		CacheDir:             e.o.CacheDir,
+		DisableInterrupt:     e.o.DisableInterrupt,
+		DisableInstanceReuse: e.o.DisableInstanceReuse,
+		Engine:               e.o.Engine,
+		Logger:               slog.New(slog.DiscardHandler),
+		GuestOutput:          io.Discard,
+		RemoteActivities:     true, // bench.remote: served by a worker (activities.go)
 		// A run waiting on a remote call stays up: the workloads Drive
 		// their runs, and nothing would drive one that suspended.
 		IdleThreshold: time.Minute,

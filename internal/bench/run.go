@@ -47,6 +47,7 @@ type Figure struct {
 	Value      float64 `json:"value"`
 	Durability string  `json:"durability"`
 	Interrupt  string  `json:"interrupt"` // "on" or "off" (host.Config.DisableInterrupt)
+	Reuse      string  `json:"reuse"`     // "on" or "off" (host.Config.DisableInstanceReuse)
 	Engine     string  `json:"engine"`    // "wazero" or "wasmtime" (host.Config.Engine)
 }
 
@@ -73,13 +74,17 @@ func Run(ctx context.Context, workload string, o Options, s Sizes, progress io.W
 	if o.DisableInterrupt {
 		intr = "off"
 	}
+	reuse := "on"
+	if o.DisableInstanceReuse {
+		reuse = "off"
+	}
 	eng := o.Engine
 	if eng == "" {
 		eng = "wazero"
 	}
 	var figs []Figure
 	add := func(metric string, v float64) {
-		figs = append(figs, Figure{Workload: workload, Metric: metric, Value: v, Durability: dur, Interrupt: intr, Engine: eng})
+		figs = append(figs, Figure{Workload: workload, Metric: metric, Value: v, Durability: dur, Interrupt: intr, Reuse: reuse, Engine: eng})
 	}
 	e, err := Open(ctx, o)
 	if err != nil {

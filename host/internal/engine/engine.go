@@ -90,6 +90,10 @@ type Config struct {
 	// instead of starting instances from its state after one run of it
 	// (reactor.go).
 	NoSnapshots bool
+	// NoRecycling closes every instance when its run ends, instead of
+	// resetting an instance of a snapshotted reactor to the snapshot and
+	// reusing it for the module's next run (wazero_recycle.go).
+	NoRecycling bool
 	// InitTimeout bounds the run of a reactor's _initialize that takes
 	// its snapshot (Interruptible engines only); 0 means 10 s.
 	InitTimeout time.Duration
@@ -138,6 +142,9 @@ type RunConfig struct {
 	Nanotime       func() int64
 	Nanosleep      func(ns int64)
 	Rand           io.Reader
+	// Reused, if set, is called when the run starts on an instance
+	// that an earlier run of the module used and the engine reset.
+	Reused func()
 }
 
 // InvalidError reports a module the engine refuses to compile. Stack is

@@ -86,3 +86,14 @@ func imageMemory(img *memImage, capacity, max uint64, reserve bool) experimental
 	}
 	return copiedImage(img, capacity, max)
 }
+
+// remap maps img over the memory again, dropping every page written
+// since, when the memory is img's size (it never grew past it).
+func (m *reservedMemory) remap(img *memImage) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if uint64(len(m.buf)) != img.size {
+		return false
+	}
+	return img.mapInto(m.buf[:cap(m.buf)]) == nil
+}

@@ -55,8 +55,13 @@ func NewWazero(ctx context.Context, cfg Config) (Engine, error) {
 // its host function calls.
 type instanceKey struct{}
 
-// stopped holds the error of the host function that stopped an instance.
-type stopped struct{ err error }
+// stopped holds the error of the host function that stopped an instance;
+// keep is set for an instance that is reset and reused after its run
+// (wazero_recycle.go), which the stop must leave open.
+type stopped struct {
+	err  error
+	keep bool
+}
 
 // exportHostModule instantiates the host module. A host function that
 // returns an error ends its instance the way WASI's proc_exit does in
@@ -74,10 +79,13 @@ func (e *wazeroEngine) exportHostModule(ctx context.Context) error {
 				if err == nil {
 					return
 				}
-				if s, ok := ctx.Value(instanceKey{}).(*stopped); ok {
+				s, ok := ctx.Value(instanceKey{}).(*stopped)
+				if ok {
 					s.err = err
 				}
-				mod.CloseWithExitCode(ctx, 1)
+				if !ok || !s.keep {
+					mod.CloseWithExitCode(ctx, 1)
+				}
 				panic(sys.NewExitError(1)) // wazero's way out of a host function (see above)
 			}), valueTypes(f.Type.Params), valueTypes(f.Type.Results)).
 			Export(f.Name)
@@ -142,8 +150,9 @@ type wazeroModule struct {
 	cm        wazero.CompiledModule
 	img       *memImage
 	codeBytes int
-	reactor   bool      // exports _initialize and skein_main (reactor.go)
-	snap      *snapshot // the reactor's state after _initialize; nil: run it per instance
+	reactor   bool          // exports _initialize and skein_main (reactor.go)
+	snap      *snapshot     // the reactor's state after _initialize; nil: run it per instance
+	pool      *instancePool // reset instances of a snapshotted reactor (wazero_recycle.go); nil: none
 }
 
 func (m *wazeroModule) CodeBytes() int { return m.codeBytes }
@@ -158,6 +167,9 @@ func (m *wazeroModule) ImageBytes() int64 {
 }
 
 func (m *wazeroModule) Close(ctx context.Context) error {
+	if m.pool != nil {
+		m.pool.close(ctx)
+	}
 	err := m.cm.Close(ctx)
 	if m.img != nil {
 		m.img.close()
@@ -204,6 +216,9 @@ func (e *wazeroEngine) Compile(ctx context.Context, wasm []byte, workers int) (M
 			m.Close(context.WithoutCancel(ctx))
 			return nil, err
 		}
+		if m.snap != nil && !e.cfg.NoRecycling && recyclable(wasm) {
+			m.pool = &instancePool{}
+		}
 	}
 	return m, nil
 }
@@ -233,7 +248,9 @@ func (e *wazeroEngine) Run(ctx context.Context, m Module, c RunConfig) error {
 	ctx = withMemory(context.WithValue(ctx, instanceKey{}, s), wm.img, e.cfg.SliceMemory)
 	var mod api.Module
 	var err error
-	if wm.reactor {
+	if wm.pool != nil {
+		err = e.runRecycled(ctx, wm, c, s)
+	} else if wm.reactor {
 		mod, err = e.runReactor(ctx, wm, moduleConfig(c))
 	} else {
 		mod, err = e.rt.InstantiateModule(ctx, wm.cm, moduleConfig(c))

@@ -78,6 +78,9 @@ func (m *measurer) expr(r *reader) int {
 			for j := uint32(0); j < k && r.err == nil; j++ {
 				valType(r)
 			}
+		case op == 0x26: // table.set
+			m.s.StateWrites = true
+			plainOp(r, op)
 		case op == 0xfc:
 			m.miscOp(r)
 		case op == 0xfd:
@@ -169,12 +172,15 @@ func (m *measurer) miscOp(r *reader) {
 	case 0, 1, 2, 3, 4, 5, 6, 7: // trunc_sat
 	case 9, 11, 13, 16, 17: // data.drop, memory.fill, elem.drop, table.size, table.fill
 		r.u32()
+		m.s.StateWrites = m.s.StateWrites || sub != 11 && sub != 16
 	case 8, 10, 12, 14: // memory.init, memory.copy, table.init, table.copy
 		r.u32()
 		r.u32()
+		m.s.StateWrites = m.s.StateWrites || sub == 12 || sub == 14
 	case 15: // table.grow
 		r.u32()
 		m.grows = true
+		m.s.StateWrites = true
 	default:
 		if r.err == nil {
 			r.fail("unknown opcode 0xfc %d", sub)

@@ -58,6 +58,10 @@ type Shape struct {
 	ElementSegments int
 	MemoryPages     int64 // initial pages of the memory (0 without one)
 	CodeBytes       int   // size of the code section
+	// StateWrites reports code that changes an instance's state outside
+	// its linear memory and globals: a table.set, table.grow, table.fill,
+	// table.copy, table.init, elem.drop or data.drop instruction.
+	StateWrites bool
 }
 
 // FormatError reports a module that is not a well-formed WebAssembly

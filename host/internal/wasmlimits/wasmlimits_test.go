@@ -246,3 +246,29 @@ func TestTypeIndexChecked(t *testing.T) {
 		t.Error("wazero compiles it")
 	}
 }
+
+// TestStateWrites: the instructions that change an instance's tables or
+// segments are found; memory and global writes (Go guests' own) are not
+// state writes.
+func TestStateWrites(t *testing.T) {
+	for _, tc := range []struct {
+		body []byte
+		want bool
+	}{
+		{prefixed, false},
+		{[]byte{0x41, 0, 0x24, 0, 0x0b}, false},                         // global.set
+		{[]byte{0x41, 0, 0xd0, 0x70, 0x26, 0, 0x0b}, true},              // table.set
+		{[]byte{0xd0, 0x70, 0x41, 1, 0xfc, 15, 0, 0x1a, 0x0b}, true},    // table.grow
+		{[]byte{0x41, 0, 0xd0, 0x70, 0x41, 1, 0xfc, 17, 0, 0x0b}, true}, // table.fill
+		{[]byte{0x41, 0, 0x41, 0, 0x41, 0, 0xfc, 14, 0, 0, 0x0b}, true}, // table.copy
+		{[]byte{0x41, 0, 0x41, 0, 0x41, 0, 0xfc, 12, 0, 0, 0x0b}, true}, // table.init
+		{[]byte{0xfc, 13, 0, 0x0b}, true},                               // elem.drop
+		{[]byte{0xfc, 9, 0, 0x0b}, true},                                // data.drop
+		{[]byte{0xfc, 16, 0, 0x1a, 0x0b}, false},                        // table.size
+	} {
+		s, err := wasmlimits.Measure(wasmtest.Shaped(wasmtest.Shape{Raw: tc.body, TableMin: 1}))
+		if err != nil || s.StateWrites != tc.want {
+			t.Errorf("body % x: StateWrites %v (%v), want %v", tc.body, s.StateWrites, err, tc.want)
+		}
+	}
+}

@@ -5,6 +5,7 @@ package main
 
 import (
 	"fmt"
+	"math/rand"
 	"time"
 
 	"github.com/skeinrun/skein/guest-sdk/skein"
@@ -33,7 +34,33 @@ func twice(ctx *skein.Context, _ struct{}) ([]string, error) {
 	return []string{started.UTC().Format(time.RFC3339), a, b}, nil
 }
 
+// Package state a run changes: a run that sees another run's changes
+// started on an instance that was not reset.
+var (
+	calls int
+	seen  = map[int]bool{}
+	kept  []byte
+)
+
+// state changes package state (a counter, a map, a slice that grows the
+// heap by kb KiB), draws from math/rand, durably sleeps when asked (the
+// run is dropped and replayed), and returns what it saw before changing
+// anything.
+func state(ctx *skein.Context, in struct{ KB, Sleep int }) ([]int, error) {
+	before := []int{calls, len(seen), len(kept), rand.Intn(1 << 30)}
+	calls++
+	seen[calls] = true
+	kept = append(kept, make([]byte, in.KB<<10)...)
+	if in.Sleep > 0 {
+		if _, err := skein.Sleep(ctx, time.Duration(in.Sleep)*time.Millisecond).Get(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return before, nil
+}
+
 func main() {
 	skein.Register("twice", twice)
+	skein.Register("state", state)
 	skein.Main()
 }
