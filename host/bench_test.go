@@ -40,18 +40,19 @@ func memoryModes(b *testing.B, fn func(b *testing.B)) {
 // BenchmarkInstantiate instantiates the bench module (compiled and cached)
 // in describe mode per op: wazero's instantiation, the Go runtime's start
 // and package initialisation (a command, or a reactor with snapshots off)
-// or the restore of the snapshot (a reactor), up to the guest's third
+// or the restore of the snapshot (a reactor), or the reset of the
+// instance the op before used (a reactor with reuse), up to the guest's third
 // host call, where the host ends it. This is the guest's share of a
 // run's activation.
 func BenchmarkInstantiate(b *testing.B) {
 	memoryModes(b, func(b *testing.B) {
 		for _, c := range []struct {
-			build  string
-			noSnap bool
-		}{{"command", false}, {"reactor", true}, {"reactor+snapshot", false}} {
+			build           string
+			noSnap, noReuse bool
+		}{{"command", false, false}, {"reactor", true, false}, {"reactor+snapshot", false, true}, {"reactor+snapshot+reuse", false, false}} {
 			for _, interrupt := range []bool{true, false} {
 				b.Run(fmt.Sprintf("build=%s/interrupt=%v", c.build, interrupt), func(b *testing.B) {
-					benchInstantiate(b, c.build != "command", Config{DisableInterrupt: !interrupt, DisableSnapshots: c.noSnap})
+					benchInstantiate(b, c.build != "command", Config{DisableInterrupt: !interrupt, DisableSnapshots: c.noSnap, DisableInstanceReuse: c.noReuse})
 				})
 			}
 		}

@@ -3,7 +3,10 @@
 package engine
 
 import (
+	"encoding/binary"
 	"fmt"
+	"os"
+	"sync"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -54,3 +57,46 @@ func (img *memImage) mapInto(buf []byte) error {
 }
 
 func (img *memImage) close() { unix.Close(img.fd) }
+
+// pagemap is this process's /proc/self/pagemap, or nil where it cannot
+// be read. Its flag bits (not the frame numbers) are readable by any
+// process.
+var pagemap = sync.OnceValue(func() *os.File {
+	f, err := os.Open("/proc/self/pagemap")
+	if err != nil {
+		return nil
+	}
+	return f
+})
+
+// restoreWritten gives buf, which mapInto mapped from img, the image's
+// contents again by copying the image over the pages written since: the
+// pages the kernel gave a private copy (present and no longer the
+// file's page) or swapped out. Pages only read still map the image and
+// stay mapped, so the next run on the memory takes no fault for them.
+// It reports false when the page map cannot be read; ents is scratch
+// space, returned for the next call.
+func (img *memImage) restoreWritten(buf []byte, ents []byte) ([]byte, bool) {
+	f := pagemap()
+	if f == nil || uint64(len(buf)) != img.size || len(buf) == 0 {
+		return ents, false
+	}
+	ps := int(osPageSize)
+	pages := len(buf) / ps
+	if cap(ents) < pages*8 {
+		ents = make([]byte, pages*8)
+	}
+	ents = ents[:pages*8]
+	first := uintptr(unsafe.Pointer(unsafe.SliceData(buf))) / uintptr(ps)
+	if _, err := f.ReadAt(ents, int64(first)*8); err != nil {
+		return ents, false
+	}
+	for i := range pages {
+		e := binary.LittleEndian.Uint64(ents[i*8:])
+		present, swapped, file := e&(1<<63) != 0, e&(1<<62) != 0, e&(1<<61) != 0
+		if present && !file || swapped {
+			copy(buf[i*ps:(i+1)*ps], img.data[i*ps:])
+		}
+	}
+	return ents, true
+}

@@ -19,3 +19,5 @@ func newMemImage([]byte) (*memImage, error) {
 func (img *memImage) mapInto([]byte) error { return errors.New("unsupported") }
 
 func (img *memImage) close() {}
+
+func (img *memImage) restoreWritten(_, ents []byte) ([]byte, bool) { return ents, false }

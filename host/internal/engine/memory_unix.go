@@ -35,9 +35,10 @@ func reserveMemory(capacity, max uint64) experimental.LinearMemory {
 // wazero calls Reallocate only from the goroutine that runs the instance;
 // the mutex keeps Free after a trap safe all the same.
 type reservedMemory struct {
-	mu  sync.Mutex
-	buf []byte
-	max uint64
+	mu   sync.Mutex
+	buf  []byte
+	max  uint64
+	ents []byte // scratch for remap
 }
 
 // Reallocate commits memory up to size bytes and returns the memory; it
@@ -87,13 +88,19 @@ func imageMemory(img *memImage, capacity, max uint64, reserve bool) experimental
 	return copiedImage(img, capacity, max)
 }
 
-// remap maps img over the memory again, dropping every page written
-// since, when the memory is img's size (it never grew past it).
+// remap gives the memory img's contents again, when the memory is img's
+// size (it never grew past it): it copies the image over the pages
+// written since (restoreWritten) or, where the page map cannot be read,
+// maps the image over the memory again.
 func (m *reservedMemory) remap(img *memImage) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if uint64(len(m.buf)) != img.size {
 		return false
+	}
+	var ok bool
+	if m.ents, ok = img.restoreWritten(m.buf, m.ents); ok {
+		return true
 	}
 	return img.mapInto(m.buf[:cap(m.buf)]) == nil
 }
