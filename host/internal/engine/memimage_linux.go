@@ -34,15 +34,40 @@ func newMemImage(data []byte) (*memImage, error) {
 		unix.Close(fd)
 		return nil, fmt.Errorf("ftruncate: %w", err)
 	}
-	for off := 0; off < len(data); {
-		n, err := unix.Pwrite(fd, data[off:], int64(off))
-		if err != nil {
-			unix.Close(fd)
-			return nil, fmt.Errorf("write: %w", err)
+	// Pages of zeros are left as holes: they read as zeros and take no
+	// memory (a snapshot's free heap is mostly zeros).
+	ps := int(osPageSize)
+	for start := 0; start < len(data); start += ps {
+		page := data[start:min(start+ps, len(data))]
+		if allZero(page) {
+			continue
 		}
-		off += n
+		for off := 0; off < len(page); {
+			n, err := unix.Pwrite(fd, page[off:], int64(start+off))
+			if err != nil {
+				unix.Close(fd)
+				return nil, fmt.Errorf("write: %w", err)
+			}
+			off += n
+		}
 	}
 	return &memImage{fd: fd, size: size, data: data}, nil
+}
+
+// allZero reports whether b holds only zeros.
+func allZero(b []byte) bool {
+	for len(b) >= 8 {
+		if binary.LittleEndian.Uint64(b) != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // mapInto maps the image copy-on-write over the first img.size bytes of

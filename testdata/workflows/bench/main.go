@@ -81,7 +81,38 @@ func calls(ctx *skein.Context, in callsIn) (int, error) {
 	return sum, nil
 }
 
+type nestedIn struct {
+	Depth int `json:"depth"`
+	Width int `json:"width"`
+}
+
+// nested spawns Width tasks, each of which spawns Width more, Depth
+// levels deep; every task runs one no-op step and joins its children.
+// It measures the checker on nested spawns (`skein check --workflow
+// nested --input '{"depth":3,"width":2}'`).
+func nested(ctx *skein.Context, in nestedIn) (int, error) {
+	if in.Depth <= 0 {
+		return skein.Step(ctx, "leaf", func(*skein.StepContext) (int, error) { return 1, nil })
+	}
+	futs := make([]skein.Future[int], in.Width)
+	for i := range futs {
+		futs[i] = skein.Go(ctx, func(c *skein.Context) (int, error) {
+			return nested(c, nestedIn{Depth: in.Depth - 1, Width: in.Width})
+		})
+	}
+	sum := 0
+	for _, f := range futs {
+		v, err := f.Get(ctx)
+		if err != nil {
+			return 0, err
+		}
+		sum += v
+	}
+	return sum, nil
+}
+
 func main() {
+	skein.Register("nested", nested)
 	skein.Register("calls", calls)
 	skein.Register("steps", steps)
 	skein.Register("fanout", fanout)
