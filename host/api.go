@@ -218,11 +218,11 @@ func (h *Host) Work(ctx context.Context, o WorkOptions) error {
 			for _, c := range claimed {
 				slots <- struct{}{}
 				wg.Add(1)
-				go func(l store.Lease) {
+				go func(c store.ClaimedRun) {
 					defer func() { <-slots; wg.Done() }()
-					h.driveLeased(dctx, l, o)
+					h.driveLeased(dctx, c, o)
 					h.signal() // a slot is free; a parent may be due
-				}(c.Lease)
+				}(c)
 			}
 		}
 		if h.cfg.RemoteActivities {

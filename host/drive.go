@@ -45,6 +45,9 @@ type leaseHold struct {
 	lease    store.Lease
 	released bool // the run's last commit released it (Batch.Release)
 	byWork   bool // claimed by Work, which also drives the run's children
+	// claimed is the run as the claim read it, for the drive's first
+	// read of the run; nil once taken or when the claim did not read it.
+	claimed *store.Run
 }
 
 // resumeTo is what Resume asks of a drive: the run, failed or diverged
@@ -140,7 +143,7 @@ func (h *Host) deliver(runID string, c sched.Completion) bool {
 func (h *Host) drive(ctx context.Context, rs *runState) (store.Run, error) {
 	runID := rs.run.ID
 	rs.activating = time.Now() // activation latency (metrics.go)
-	run, err := h.driveStart(ctx, runID, rs.opts.resume)
+	run, err := h.driveStart(ctx, runID, rs.opts.resume, rs.opts.hold)
 	if err != nil || run.Status.Terminal() && rs.opts.resume == nil {
 		return run, err
 	}
@@ -193,12 +196,19 @@ func (h *Host) drive(ctx context.Context, rs *runState) (store.Run, error) {
 	}
 }
 
-// driveStart reads the run a drive is about to execute. A run that has
-// ended is returned as it is (and is an error for a resume).
-func (h *Host) driveStart(ctx context.Context, runID string, to *resumeTo) (store.Run, error) {
-	run, err := h.cfg.Store.Run(ctx, runID)
-	if err != nil {
-		return store.Run{}, fmt.Errorf("drive %s: %w", runID, err)
+// driveStart reads the run a drive is about to execute, or takes it from
+// the claim of the lease the drive holds, which read it in the claim's
+// transaction. A run that has ended is returned as it is (and is an
+// error for a resume).
+func (h *Host) driveStart(ctx context.Context, runID string, to *resumeTo, hold *leaseHold) (store.Run, error) {
+	var run store.Run
+	if hold != nil && hold.claimed != nil && hold.claimed.ID == runID {
+		run, hold.claimed = *hold.claimed, nil
+	} else {
+		var err error
+		if run, err = h.cfg.Store.Run(ctx, runID); err != nil {
+			return store.Run{}, fmt.Errorf("drive %s: %w", runID, err)
+		}
 	}
 	switch {
 	case to != nil && run.Status.Final():

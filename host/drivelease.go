@@ -24,11 +24,12 @@ func (h *Host) driveClaimed(ctx context.Context, runID string, o DriveOptions) (
 	if o.LeaseTTL <= 0 {
 		o.LeaseTTL = DefaultLeaseTTL
 	}
-	l, err := h.claimRun(ctx, runID, o)
+	c, err := h.claimRun(ctx, runID, o)
 	if err != nil {
 		return store.Run{}, fmt.Errorf("drive %s: %w", runID, err)
 	}
-	d := h.driveHeld(ctx, l, o.LeaseTTL, o, false)
+	l := c.Lease
+	d := h.driveHeld(ctx, l, o.LeaseTTL, o, false, &c.Run)
 	switch {
 	case d.lost:
 		h.metrics.leasesLost.Add(1)
@@ -43,21 +44,21 @@ func (h *Host) driveClaimed(ctx context.Context, runID string, o DriveOptions) (
 
 // claimRun claims the lease of run id for o.Owner, trying again every
 // leaseRetry while another worker holds it and o.LeaseWait lasts.
-func (h *Host) claimRun(ctx context.Context, id string, o DriveOptions) (store.Lease, error) {
+func (h *Host) claimRun(ctx context.Context, id string, o DriveOptions) (store.ClaimedRun, error) {
 	deadline := time.Now().Add(o.LeaseWait)
 	waiting := false
 	for {
 		c, err := h.cfg.Store.ClaimRun(ctx, id, o.Owner, time.Now().UnixNano(), o.LeaseTTL)
 		if err == nil {
-			return c.Lease, nil
+			return c, nil
 		}
 		var held *store.LeaseHeldError
 		left := time.Until(deadline)
 		switch {
 		case !errors.As(err, &held), o.LeaseWait <= 0:
-			return store.Lease{}, err
+			return store.ClaimedRun{}, err
 		case left <= 0:
-			return store.Lease{}, fmt.Errorf("%w; gave up after waiting %s", held, o.LeaseWait)
+			return store.ClaimedRun{}, fmt.Errorf("%w; gave up after waiting %s", held, o.LeaseWait)
 		case !waiting && o.OnLeaseWait != nil:
 			o.OnLeaseWait(held.Lease)
 		}
@@ -66,7 +67,7 @@ func (h *Host) claimRun(ctx context.Context, id string, o DriveOptions) (store.L
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return store.Lease{}, fmt.Errorf("%w; stopped waiting: %w", held, ctx.Err())
+			return store.ClaimedRun{}, fmt.Errorf("%w; stopped waiting: %w", held, ctx.Err())
 		case <-t.C:
 		}
 	}
@@ -86,7 +87,7 @@ type heldDrive struct {
 // drive of the run in this process first (takeOver). It does not release
 // the lease: the caller decides (Work keeps it through a retry's backoff).
 // Work and Drive share it.
-func (h *Host) driveHeld(ctx context.Context, l store.Lease, ttl time.Duration, o DriveOptions, byWork bool) heldDrive {
+func (h *Host) driveHeld(ctx context.Context, l store.Lease, ttl time.Duration, o DriveOptions, byWork bool, claimed *store.Run) heldDrive {
 	rctx, stop := context.WithCancelCause(ctx)
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -96,7 +97,7 @@ func (h *Host) driveHeld(ctx context.Context, l store.Lease, ttl time.Duration, 
 	}()
 	var d heldDrive
 	if h.takeOver(rctx, l.RunID, stop) {
-		hold := &leaseHold{lease: l, byWork: byWork}
+		hold := &leaseHold{lease: l, byWork: byWork, claimed: claimed}
 		o.hold = hold
 		d.run, d.err = h.Drive(rctx, l.RunID, o)
 		d.released = hold.released

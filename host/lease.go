@@ -17,13 +17,14 @@ import (
 // lost.
 var errLeaseLost = fmt.Errorf("the worker's lease on the run was lost: %w", store.ErrLeaseLost)
 
-// driveLeased drives the run of lease l (claimed by Work) while keeping
+// driveLeased drives the run c (claimed by Work) while keeping
 // the lease (driveHeld), and then releases it, unless the run's last
 // commit did. A drive that failed (its commits failed, its module does
 // not compile) keeps the lease through a backoff instead (retryLater),
 // so that no worker drives the run again before it.
-func (h *Host) driveLeased(ctx context.Context, l store.Lease, o WorkOptions) {
-	d := h.driveHeld(ctx, l, o.LeaseTTL, DriveOptions{}, true)
+func (h *Host) driveLeased(ctx context.Context, c store.ClaimedRun, o WorkOptions) {
+	l := c.Lease
+	d := h.driveHeld(ctx, l, o.LeaseTTL, DriveOptions{}, true, &c.Run)
 	err := d.err
 	switch {
 	case d.lost:

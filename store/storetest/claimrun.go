@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"errors"
+	"reflect"
 	"sync"
 	"testing"
 
@@ -29,6 +30,11 @@ func testClaimRun(t *testing.T, s store.Store) {
 		t.Errorf("ClaimRun(r1) = %+v, want w1's lease 1 until %d on the pending run", c1, 1_000+ttl)
 	}
 	checkLeaseOf(t, s, c1.Lease)
+	// The claimed run is the run as stored after the claim (the host
+	// drives it without reading it again).
+	if stored, err := s.Run(ctx, "r1"); err != nil || !reflect.DeepEqual(stored, c1.Run) {
+		t.Errorf("ClaimRun(r1).Run = %+v; the stored run is %+v (%v)", c1.Run, stored, err)
+	}
 	// Held: by another owner, or by the same one, ClaimRun and ClaimRuns refuse.
 	for _, owner := range []string{"w2", "w1"} {
 		_, err := s.ClaimRun(ctx, "r1", owner, 1_000+ttl-1, leaseTTL)
