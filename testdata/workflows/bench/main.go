@@ -44,6 +44,11 @@ func fanout(ctx *skein.Context, in stepsIn) (int, error) {
 			return skein.Step(c, "noop", func(*skein.StepContext) (int, error) { return i, nil })
 		})
 	}
+	return sumAll(ctx, futs)
+}
+
+// sumAll joins futs in order and returns the sum of their results.
+func sumAll(ctx *skein.Context, futs []skein.Future[int]) (int, error) {
 	sum := 0
 	for _, f := range futs {
 		v, err := f.Get(ctx)
@@ -100,15 +105,7 @@ func nested(ctx *skein.Context, in nestedIn) (int, error) {
 			return nested(c, nestedIn{Depth: in.Depth - 1, Width: in.Width})
 		})
 	}
-	sum := 0
-	for _, f := range futs {
-		v, err := f.Get(ctx)
-		if err != nil {
-			return 0, err
-		}
-		sum += v
-	}
-	return sum, nil
+	return sumAll(ctx, futs)
 }
 
 func main() {
