@@ -126,24 +126,29 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	if *asJSON {
+	if err := printCheck(stdout, r, *asJSON); err != nil {
+		return err
+	}
+	if !r.OK() {
+		return &exitError{code: exitFailed}
+	}
+	return nil
+}
+
+// printCheck prints the report of a check, as JSON or as text.
+func printCheck(stdout io.Writer, r *host.CheckReport, asJSON bool) error {
+	if asJSON {
 		j := checkJSON{Workflow: r.Workflow, Seed: r.Seed, Schedules: r.Schedules, Replays: r.Replays, Shared: r.Shared, OK: r.OK(),
 			Summary: r.Summary(), Divergences: r.Divergences, IDConflicts: r.IDConflicts, ChoiceDependent: r.ChoiceDependent, Ends: r.Ends,
 			LongestJournal: r.LongestJournal, ElapsedMS: r.Elapsed.Milliseconds()}
 		if len(r.Chain) > 1 {
 			j.Chain = r.Chain
 		}
-		if err := encodeJSON(stdout, j, "  "); err != nil {
-			return err
-		}
-	} else {
-		// The details quote the module's own names and errors.
-		var details strings.Builder
-		r.Details(&details)
-		fmt.Fprintf(stdout, "%s (%s)\n%s", printableLines(r.Summary()), r.Elapsed.Round(time.Millisecond), printableLines(details.String()))
+		return encodeJSON(stdout, j, "  ")
 	}
-	if !r.OK() {
-		return &exitError{code: exitFailed}
-	}
+	// The details quote the module's own names and errors.
+	var details strings.Builder
+	r.Details(&details)
+	fmt.Fprintf(stdout, "%s (%s)\n%s", printableLines(r.Summary()), r.Elapsed.Round(time.Millisecond), printableLines(details.String()))
 	return nil
 }

@@ -245,20 +245,7 @@ func cmdWait(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		switch {
 		case err == nil:
 			reached = true
-			pending := 0
-			for _, o := range v.Outcomes {
-				if o.Status == string(store.OutcomePending) {
-					pending++
-				}
-			}
-			line := fmt.Sprintf("run %s: %s, %d outcome", printable(id), printable(v.Status), len(v.Outcomes))
-			if len(v.Outcomes) != 1 {
-				line += "s"
-			}
-			if pending > 0 {
-				line += fmt.Sprintf(" (%d pending)", pending)
-			}
-			p.show(line, time.Since(start))
+			p.show(waitLine(id, v), time.Since(start))
 		case ctx.Err() != nil:
 		case reached && !errors.As(err, new(*apiError)):
 			p.show(fmt.Sprintf("run %s: server unreachable, retrying", printable(id)), time.Since(start))
@@ -292,7 +279,32 @@ func cmdWait(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 	}
 	p.done()
-	if *asJSON {
+	return printWaited(stdout, stderr, v, *asJSON)
+}
+
+// waitLine is skein wait's progress line for run id.
+func waitLine(id string, v runjson.View) string {
+	pending := 0
+	for _, o := range v.Outcomes {
+		if o.Status == string(store.OutcomePending) {
+			pending++
+		}
+	}
+	line := fmt.Sprintf("run %s: %s, %d outcome", printable(id), printable(v.Status), len(v.Outcomes))
+	if len(v.Outcomes) != 1 {
+		line += "s"
+	}
+	if pending > 0 {
+		line += fmt.Sprintf(" (%d pending)", pending)
+	}
+	return line
+}
+
+// printWaited prints the run skein wait waited for: as JSON, or its
+// result, or where it continued; a run that did not complete is an
+// error (runFailure).
+func printWaited(stdout, stderr io.Writer, v runjson.View, asJSON bool) error {
+	if asJSON {
 		if err := printJSON(stdout, v); err != nil {
 			return err
 		}

@@ -70,7 +70,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 				return err
 			}
 			if !*asJSON {
-				fmt.Fprintf(stdout, "run %s was already %s: printing the stored run, nothing executed\n", printable(r.ID), r.Status)
+				printExecutions(stdout, r, 0)
 			}
 			return printRun(ctx, h, r.ID, *asJSON, stdout)
 		}
@@ -84,12 +84,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	wf := *workflow
-	if wf == "" {
-		if len(m.Workflows) != 1 {
-			return &exitError{code: exitUsage, err: fmt.Errorf("%s registers %d workflows (%s): choose one with --workflow", pos[0], len(m.Workflows), strings.Join(m.Workflows, ", "))}
-		}
-		wf = m.Workflows[0]
+	wf, err := onlyWorkflow(*workflow, m.Workflows, pos[0])
+	if err != nil {
+		return err
 	}
 	r, err := h.Start(ctx, host.StartOptions{Module: m.Hash, Workflow: wf, Input: json.RawMessage(*input), ID: *id})
 	if err != nil {
@@ -102,16 +99,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	if !*asJSON {
-		switch execs {
-		case 0:
-			fmt.Fprintf(stdout, "run %s was already %s: printing the stored run, nothing executed\n", printable(r.ID), r.Status)
-		case 1:
-			fmt.Fprintln(stdout, "executions: 1 (no replay)")
-		case 2:
-			fmt.Fprintln(stdout, "executions: 2 (replayed from the journal once)")
-		default:
-			fmt.Fprintf(stdout, "executions: %d (replayed from the journal %d times)\n", execs, execs-1)
-		}
+		printExecutions(stdout, r, execs)
 	}
 	if err := printRun(ctx, h, r.ID, *asJSON, stdout); err != nil {
 		return err
@@ -121,6 +109,31 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			printable(r.ID), dbf.serveHint(), printable(r.ID))
 	}
 	return nil
+}
+
+// onlyWorkflow is the workflow named, or the module's only one.
+func onlyWorkflow(name string, workflows []string, file string) (string, error) {
+	if name != "" {
+		return name, nil
+	}
+	if len(workflows) != 1 {
+		return "", &exitError{code: exitUsage, err: fmt.Errorf("%s registers %d workflows (%s): choose one with --workflow", file, len(workflows), strings.Join(workflows, ", "))}
+	}
+	return workflows[0], nil
+}
+
+// printExecutions says how many executions skein run made of run r.
+func printExecutions(stdout io.Writer, r store.Run, execs int) {
+	switch execs {
+	case 0:
+		fmt.Fprintf(stdout, "run %s was already %s: printing the stored run, nothing executed\n", printable(r.ID), r.Status)
+	case 1:
+		fmt.Fprintln(stdout, "executions: 1 (no replay)")
+	case 2:
+		fmt.Fprintln(stdout, "executions: 2 (replayed from the journal once)")
+	default:
+		fmt.Fprintf(stdout, "executions: %d (replayed from the journal %d times)\n", execs, execs-1)
+	}
 }
 
 // serveHint is the `skein serve` command for the database of the flags.

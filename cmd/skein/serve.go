@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -21,24 +22,7 @@ const shutdownTimeout = 10 * time.Second
 
 func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("serve", stderr)
-	dbf := addDBFlags(fs, true, false)
-	addr := fs.String("addr", "127.0.0.1:7070", "address to listen on (host:port; port 0 picks a free one)")
-	token := fs.String("token", "", "require 'Authorization: Bearer TOKEN' on every request (default $SKEIN_TOKEN)")
-	cacheDir := fs.String("cache-dir", "", "keep compiled modules in this folder across restarts")
-	maxModule := fs.Int64("max-module-bytes", server.DefaultMaxModuleBytes, "largest module upload accepted")
-	maxHookBody := fs.Int64("max-hook-body-bytes", server.DefaultMaxHookBodyBytes, "largest webhook delivery body accepted (POST /v1/hooks/NAME); larger ones get 413")
-	limits := addLimitFlags(fs, false)
-	concurrency := fs.Int("concurrency", 0, "most runs executed at once (default 8*GOMAXPROCS)")
-	grace := fs.Duration("grace", 10*time.Second, "on shutdown, how long running executions may go on before they are interrupted (they resume on the next start)")
-	poll := fs.Duration("poll", 0, "how often the database is asked for due runs (default 250ms)")
-	workerID := fs.String("worker-id", "", "this worker's name in run leases; workers sharing a database need different ones (default {hostname}-{pid}-{random})")
-	leaseTTL := fs.Duration("lease-ttl", host.DefaultLeaseTTL, "how long a worker's lease on a run lasts unless renewed; a dead worker's runs are taken over this long after its last renewal")
-	retryMax := fs.Duration("max-retry-backoff", host.DefaultMaxRetryBackoff, "longest wait before a run whose drive failed (its commits failed: a full or damaged database) is driven again; the wait starts at 1s and doubles with each failure in a row")
-	taskLease := fs.Duration("task-lease", host.DefaultTaskLeaseTTL, "how long a remote worker holds an activity task without a heartbeat; an attempt whose lease ends is failed as timed out and retried by its policy")
-	maxClaimWait := fs.Duration("max-claim-wait", server.DefaultMaxClaimWait, "longest a worker's claim of activity tasks waits for one (a long poll)")
-	logFormat := fs.String("log-format", "text", "log lines as text (key=value) or json, on stderr")
-	logLevel := fs.String("log-level", "info", "least level logged: debug, info, warn or error")
-	nf := addNetFlags(fs)
+	f := addServeFlags(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -47,88 +31,137 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fs.Usage()
 		return &exitError{code: exitUsage, err: fmt.Errorf("unexpected argument %q", pos[0])}
 	}
-	if *token == "" {
-		*token = os.Getenv("SKEIN_TOKEN")
-	}
-	if *maxHookBody <= 0 {
-		return &exitError{code: exitUsage, err: fmt.Errorf("--max-hook-body-bytes %d: want a positive number of bytes", *maxHookBody)}
-	}
-	if *taskLease < 10*time.Millisecond {
-		return &exitError{code: exitUsage, err: fmt.Errorf("--task-lease %s: a task's lease must last at least 10ms", *taskLease)}
-	}
-	if *leaseTTL < 10*time.Millisecond {
-		return &exitError{code: exitUsage, err: fmt.Errorf("--lease-ttl %s: a lease must last at least 10ms", *leaseTTL)}
-	}
-	if err := checkEngine(*dbf.engine); err != nil {
+	if err := f.check(); err != nil {
 		return err
 	}
-	policy, err := host.ParseEvict(*dbf.evict)
+	policy, err := host.ParseEvict(*f.dbf.evict)
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
-	log, err := newServeLogger(stderr, *logFormat, *logLevel)
+	log, err := newServeLogger(stderr, *f.logFormat, *f.logLevel)
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
-	if err := nf.check(); err != nil {
+	if err := f.nf.check(); err != nil {
 		return err
 	}
 	// Listen first: an address refused without a token is refused before
 	// anything is opened.
-	ln, allowed, err := nf.listen(*addr, *token != "")
+	ln, allowed, err := f.nf.listen(*f.addr, *f.token != "")
 	if err != nil {
 		return err
 	}
 	defer ln.Close() // for the returns before Serve, which closes it
 
 	bg := context.WithoutCancel(ctx)
-	st, where, err := dbf.openStore(bg, log)
+	st, where, err := f.dbf.openStore(bg, log)
 	if err != nil {
 		return err
 	}
-	cfg := host.Config{Store: st, Evict: policy, CacheDir: *cacheDir, Logger: log, MaxModuleBytes: int(*maxModule), LimitHint: limitflags.Flag,
-		RemoteActivities: true, TaskLeaseTTL: *taskLease, Engine: *dbf.engine}
+	cfg := host.Config{Store: st, Evict: policy, CacheDir: *f.cacheDir, Logger: log, MaxModuleBytes: int(*f.maxModule), LimitHint: limitflags.Flag,
+		RemoteActivities: true, TaskLeaseTTL: *f.taskLease, Engine: *f.dbf.engine}
 	if log.Enabled(bg, slog.LevelDebug) {
 		cfg.GuestOutputFor = loggedOutput(log)
 	}
-	limits.apply(&cfg)
+	f.limits.apply(&cfg)
 	h, err := host.New(bg, cfg)
 	if err != nil {
 		st.Close()
 		return err
 	}
-	closed := false
-	closeAll := func() error {
-		if closed {
-			return nil
-		}
-		closed = true
-		herr := h.Close(bg)
-		if err := st.Close(); err != nil {
-			return fmt.Errorf("closing the database: %w", err)
-		}
-		return herr
-	}
-	defer closeAll()
-
 	url := "http://" + ln.Addr().String()
 	fmt.Fprintf(stdout, "skein serve: listening on %s\n", url)
-	log.Info("skein serve: listening", "addr", url, "db", where, "auth", *token != "")
-	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() && *token == "" {
+	log.Info("skein serve: listening", "addr", url, "db", where, "auth", *f.token != "")
+	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() && *f.token == "" {
 		log.Warn("skein serve: listening beyond this machine without --token (--insecure-no-token): anyone who can reach it can deploy and run code")
 	}
+	so := server.Options{Token: *f.token, MaxModuleBytes: *f.maxModule, Logger: log, MaxClaimWait: *f.maxClaimWait, MaxHookBodyBytes: *f.maxHookBody}
+	f.nf.options(&so, allowed)
+	wo := host.WorkOptions{Concurrency: *f.concurrency, Poll: *f.poll, Grace: *f.grace, Owner: *f.workerID, LeaseTTL: *f.leaseTTL, MaxRetryBackoff: *f.retryMax}
+	failure := serveUntilStopped(ctx, log, h, ln, so, wo, f.nf)
+	herr := h.Close(bg)
+	if err := st.Close(); err != nil {
+		herr = fmt.Errorf("closing the database: %w", err)
+	}
+	if herr != nil {
+		log.Error("skein serve: close", "err", herr)
+		if failure == nil {
+			failure = herr
+		}
+	}
+	log.Info("skein serve: stopped")
+	return failure
+}
 
+// serveFlags are the flags of `skein serve`.
+type serveFlags struct {
+	dbf                                        *dbFlags
+	limits                                     *limitFlags
+	nf                                         *netFlags
+	addr, token, cacheDir, workerID            *string
+	logFormat, logLevel                        *string
+	maxModule, maxHookBody                     *int64
+	concurrency                                *int
+	grace, poll, leaseTTL, retryMax, taskLease *time.Duration
+	maxClaimWait                               *time.Duration
+}
+
+// addServeFlags defines the flags of `skein serve` on fs.
+func addServeFlags(fs *flag.FlagSet) *serveFlags {
+	return &serveFlags{
+		dbf:          addDBFlags(fs, true, false),
+		addr:         fs.String("addr", "127.0.0.1:7070", "address to listen on (host:port; port 0 picks a free one)"),
+		token:        fs.String("token", "", "require 'Authorization: Bearer TOKEN' on every request (default $SKEIN_TOKEN)"),
+		cacheDir:     fs.String("cache-dir", "", "keep compiled modules in this folder across restarts"),
+		maxModule:    fs.Int64("max-module-bytes", server.DefaultMaxModuleBytes, "largest module upload accepted"),
+		maxHookBody:  fs.Int64("max-hook-body-bytes", server.DefaultMaxHookBodyBytes, "largest webhook delivery body accepted (POST /v1/hooks/NAME); larger ones get 413"),
+		limits:       addLimitFlags(fs, false),
+		concurrency:  fs.Int("concurrency", 0, "most runs executed at once (default 8*GOMAXPROCS)"),
+		grace:        fs.Duration("grace", 10*time.Second, "on shutdown, how long running executions may go on before they are interrupted (they resume on the next start)"),
+		poll:         fs.Duration("poll", 0, "how often the database is asked for due runs (default 250ms)"),
+		workerID:     fs.String("worker-id", "", "this worker's name in run leases; workers sharing a database need different ones (default {hostname}-{pid}-{random})"),
+		leaseTTL:     fs.Duration("lease-ttl", host.DefaultLeaseTTL, "how long a worker's lease on a run lasts unless renewed; a dead worker's runs are taken over this long after its last renewal"),
+		retryMax:     fs.Duration("max-retry-backoff", host.DefaultMaxRetryBackoff, "longest wait before a run whose drive failed (its commits failed: a full or damaged database) is driven again; the wait starts at 1s and doubles with each failure in a row"),
+		taskLease:    fs.Duration("task-lease", host.DefaultTaskLeaseTTL, "how long a remote worker holds an activity task without a heartbeat; an attempt whose lease ends is failed as timed out and retried by its policy"),
+		maxClaimWait: fs.Duration("max-claim-wait", server.DefaultMaxClaimWait, "longest a worker's claim of activity tasks waits for one (a long poll)"),
+		logFormat:    fs.String("log-format", "text", "log lines as text (key=value) or json, on stderr"),
+		logLevel:     fs.String("log-level", "info", "least level logged: debug, info, warn or error"),
+		nf:           addNetFlags(fs),
+	}
+}
+
+// check refuses flag values that cannot work, naming the flag; it
+// fills the token from $SKEIN_TOKEN when the flag is not given.
+func (f *serveFlags) check() error {
+	if *f.token == "" {
+		*f.token = os.Getenv("SKEIN_TOKEN")
+	}
+	if *f.maxHookBody <= 0 {
+		return &exitError{code: exitUsage, err: fmt.Errorf("--max-hook-body-bytes %d: want a positive number of bytes", *f.maxHookBody)}
+	}
+	if *f.taskLease < 10*time.Millisecond {
+		return &exitError{code: exitUsage, err: fmt.Errorf("--task-lease %s: a task's lease must last at least 10ms", *f.taskLease)}
+	}
+	if *f.leaseTTL < 10*time.Millisecond {
+		return &exitError{code: exitUsage, err: fmt.Errorf("--lease-ttl %s: a lease must last at least 10ms", *f.leaseTTL)}
+	}
+	return checkEngine(*f.dbf.engine)
+}
+
+// serveUntilStopped serves the API on ln and runs the worker pool until
+// ctx ends or either fails, then stops both: requests in progress get
+// shutdownTimeout, executions in progress the grace period. It returns
+// what failed, if anything.
+func serveUntilStopped(ctx context.Context, log *slog.Logger, h *host.Host, ln net.Listener, so server.Options, wo host.WorkOptions, nf *netFlags) error {
+	bg := context.WithoutCancel(ctx)
 	workCtx, stopWork := context.WithCancel(bg)
 	defer stopWork()
-	so := server.Options{Token: *token, MaxModuleBytes: *maxModule, Logger: log, MaxClaimWait: *maxClaimWait, Stop: workCtx, MaxHookBodyBytes: *maxHookBody}
-	nf.options(&so, allowed)
+	so.Stop = workCtx
 	srv := nf.httpServer(server.New(h, so), log)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	worked := make(chan error, 1)
-	go func() {
-		worked <- h.Work(workCtx, host.WorkOptions{Concurrency: *concurrency, Poll: *poll, Grace: *grace, Owner: *workerID, LeaseTTL: *leaseTTL, MaxRetryBackoff: *retryMax})
-	}()
+	go func() { worked <- h.Work(workCtx, wo) }()
 
 	var failure error
 	select {
@@ -146,8 +179,6 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if failure != nil {
 		log.Error("skein serve: stopping", "err", failure)
 	}
-	// Stop taking requests and work at once; requests in progress get
-	// shutdownTimeout, executions in progress get the grace period.
 	stopWork()
 	shCtx, cancel := context.WithTimeout(bg, shutdownTimeout)
 	defer cancel()
@@ -160,16 +191,9 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err != nil && failure == nil {
 			failure = fmt.Errorf("worker pool: %w", err)
 		}
-	case <-time.After(*grace + shutdownTimeout):
+	case <-time.After(wo.Grace + shutdownTimeout):
 		log.Warn("skein serve: the worker pool did not stop in time")
 	}
-	if err := closeAll(); err != nil {
-		log.Error("skein serve: close", "err", err)
-		if failure == nil {
-			failure = err
-		}
-	}
-	log.Info("skein serve: stopped")
 	return failure
 }
 
