@@ -171,21 +171,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("sqlite store: open %s: %w", path, err)
 	}
 	if !memory {
-		rdb, err := sql.Open("sqlite", dsn(path, url.Values{
-			"_pragma": {
-				fmt.Sprintf("busy_timeout(%d)", busyTimeoutMS),
-				"query_only(1)",
-			},
-		}))
-		if err == nil {
-			n := max(4, runtime.GOMAXPROCS(0))
-			rdb.SetMaxOpenConns(n)
-			rdb.SetMaxIdleConns(n)
-			err = rdb.PingContext(ctx)
-			if err != nil {
-				rdb.Close()
-			}
-		}
+		rdb, err := openReadPool(ctx, path)
 		if err != nil {
 			d.stmts.close()
 			wdb.Close()
@@ -205,6 +191,28 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	go d.writeLoop()
 	log.Debug("sqlite store: opened", "path", path, "durability", opts.Durability)
 	return d, nil
+}
+
+// openReadPool opens the pool of read-only connections to the database
+// at path.
+func openReadPool(ctx context.Context, path string) (*sql.DB, error) {
+	rdb, err := sql.Open("sqlite", dsn(path, url.Values{
+		"_pragma": {
+			fmt.Sprintf("busy_timeout(%d)", busyTimeoutMS),
+			"query_only(1)",
+		},
+	}))
+	if err != nil {
+		return nil, err
+	}
+	n := max(4, runtime.GOMAXPROCS(0))
+	rdb.SetMaxOpenConns(n)
+	rdb.SetMaxIdleConns(n)
+	if err := rdb.PingContext(ctx); err != nil {
+		rdb.Close()
+		return nil, err
+	}
+	return rdb, nil
 }
 
 // setup checks and migrates the database of a new store: it connects

@@ -95,6 +95,7 @@ INSERT INTO runs (id, module_hash, workflow, input, status, result, error, seed,
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (id) DO NOTHING`
 
+// updateRunSQL writes a run update of a batch (applyBatch).
 const updateRunSQL = `UPDATE runs SET module_hash = ?, status = ?, result = ?, error = ?, wake_at = ?, updated_at = ? WHERE id = ?`
 
 // insertRun inserts r (as ForCreate left it) unless a run with its id
