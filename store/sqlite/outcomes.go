@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/skeinrun/skein/store"
@@ -41,7 +42,37 @@ const (
 // Outcomes returns every outcome of the run: settled ones (Seq > 0) by Seq,
 // then pending ones by Key. An unknown run has no outcomes (no error).
 func (d *DB) Outcomes(ctx context.Context, runID string) ([]store.Outcome, error) {
-	return d.outcomes(ctx, "outcomes of "+runID, readOutcomes, 32, runID)
+	outs, err := d.outcomes(ctx, "outcomes of "+runID, readOutcomes, 32, runID)
+	journalOrder(outs)
+	return outs, err
+}
+
+// journalOrder puts outcomes sorted by Seq into the order of ORDER BY
+// seq = 0, seq, key: it sorts each run of equal Seq by Key (bytewise, as
+// SQLite's BINARY collation of the key column) and moves the pending ones
+// (Seq 0) to the end. SQLite reads outcomes by seq from the outcomes_seq
+// index as they are stored; the full ORDER BY made it sort every row of
+// the journal, which took about half the time of reading a long one.
+func journalOrder(outs []store.Outcome) {
+	zero, end := -1, -1 // the pending ones: outs[zero:end]
+	for i := 0; i < len(outs); {
+		j := i + 1
+		for j < len(outs) && outs[j].Seq == outs[i].Seq {
+			j++
+		}
+		if j-i > 1 {
+			slices.SortFunc(outs[i:j], func(a, b store.Outcome) int { return strings.Compare(a.Key, b.Key) })
+		}
+		if outs[i].Seq == 0 {
+			zero, end = i, j
+		}
+		i = j
+	}
+	if zero >= 0 && end < len(outs) {
+		pending := slices.Clone(outs[zero:end])
+		copy(outs[zero:], outs[end:])
+		copy(outs[len(outs)-len(pending):], pending)
+	}
 }
 
 // Outcome returns one outcome of a run. See store.Store.

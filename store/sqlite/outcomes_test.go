@@ -3,7 +3,9 @@ package sqlite
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/skeinrun/skein/store"
@@ -61,5 +63,62 @@ func TestOutcomesBlobs(t *testing.T) {
 			t.Fatalf("after appending to each value and schema, %s has value %.20q schema %q; want %.20q, %q",
 				o.Key, o.Value, o.Schema, want, schema+"!")
 		}
+	}
+}
+
+// TestOutcomesOrder checks that Outcomes returns a journal in the order
+// of ORDER BY seq = 0, seq, key (SQLite's own order, read here for
+// comparison), with ties on seq, pending outcomes and keys that differ
+// in case, length and non-ASCII bytes.
+func TestOutcomesOrder(t *testing.T) {
+	d, _ := openFile(t, Options{})
+	defer d.Close()
+	ctx := context.Background()
+	if _, _, err := d.CreateRun(ctx, store.Run{ID: "r", ModuleHash: "h", Workflow: "w"}); err != nil {
+		t.Fatal(err)
+	}
+	rows := []struct {
+		key string
+		seq int64
+	}{
+		{"t1", 3}, {"zz", 0}, {"b", 2}, {"B", 2}, {"a.1", 2}, {"a", 2}, {"é", 0}, {"e", 0},
+		{"neg", -1}, {"t0", 1}, {"x", 5}, {"A", 0}, {"w", 5}, {"ü", 5}, {"t9", 4},
+	}
+	var outs []store.RunOutcome
+	for _, r := range rows {
+		o := store.Outcome{Key: r.key, Kind: "step", Function: "f", Status: store.OutcomeOK, Seq: r.seq, Value: []byte(`1`)}
+		if r.seq == 0 {
+			o.Status, o.Value = store.OutcomePending, nil
+		}
+		outs = append(outs, store.RunOutcome{RunID: "r", Outcome: o})
+	}
+	if err := d.Commit(ctx, store.Batch{Outcomes: outs}); err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	q, err := d.rdb.QueryContext(ctx, `SELECT key FROM outcomes WHERE run_id = ? ORDER BY seq = 0, seq, key`, "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for q.Next() {
+		var k string
+		if err := q.Scan(&k); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, k)
+	}
+	if err := errors.Join(q.Err(), q.Close()); err != nil {
+		t.Fatal(err)
+	}
+	got, err := d.Outcomes(ctx, "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, o := range got {
+		keys = append(keys, o.Key)
+	}
+	if !slices.Equal(keys, want) || len(keys) != len(rows) {
+		t.Errorf("Outcomes keys = %q\nwant (ORDER BY seq = 0, seq, key) %q", keys, want)
 	}
 }

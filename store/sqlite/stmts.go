@@ -133,7 +133,7 @@ const (
 var readSQL = [nReadSQL]string{
 	readRun:          runRowSQL,
 	readDue:          dueSQL(""),
-	readOutcomes:     outcomesSQL + `run_id = ? ORDER BY seq = 0, seq, key`,
+	readOutcomes:     outcomesSQL + `run_id = ? ORDER BY seq`, // then journalOrder
 	readOutcome:      outcomesSQL + `run_id = ? AND key = ?`,
 	readSettlements:  settlementsSQL,
 	readAttempts:     attemptsSQL,
