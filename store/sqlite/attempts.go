@@ -27,10 +27,13 @@ func upsertAttempts(w *wtx, attempts []store.RunAttempt) error {
 	return nil
 }
 
+// attemptsSQL reads a run's attempts (prepared once: readSQL).
+const attemptsSQL = `SELECT key, n, started_at, ended_at, error FROM attempts WHERE run_id = ? ORDER BY key, n`
+
 // Attempts returns every attempt of a run by key, then N. See
 // store.Store.
 func (d *DB) Attempts(ctx context.Context, runID string) ([]store.Attempt, error) {
-	rows, err := d.rdb.QueryContext(ctx, `SELECT key, n, started_at, ended_at, error FROM attempts WHERE run_id = ? ORDER BY key, n`, runID)
+	rows, err := d.rd[readAttempts].QueryContext(ctx, runID)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store: attempts of %s: %w", runID, err)
 	}

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -47,20 +46,12 @@ func (d *DB) ClaimRuns(ctx context.Context, owner string, now int64, ttl time.Du
 	var out []store.ClaimedRun
 	err := d.write(&request{ctx: ctx, apply: func(w *wtx) error {
 		out = out[:0] // the request may run again after a rollback
-		rows, err := w.tx.QueryContext(w.ctx, dueSQL(` AND (lease_owner = '' OR lease_expiry <= ?4)`), dueArgs(now, limit)...)
+		rows, err := w.stmt(sqlClaimDue).QueryContext(w.ctx, dueArgs(now, limit)...)
 		if err != nil {
 			return err
 		}
-		var rs []store.Run
-		for rows.Next() {
-			r, err := scanRun(rows)
-			if err != nil {
-				rows.Close()
-				return err
-			}
-			rs = append(rs, r)
-		}
-		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		rs, err := scanRuns(rows)
+		if err != nil {
 			return err
 		}
 		for _, r := range rs {
@@ -78,18 +69,36 @@ func (d *DB) ClaimRuns(ctx context.Context, owner string, now int64, ttl time.Du
 	return slices.Clip(out), nil
 }
 
+// The statements of the lease writes (prepared once: namedSQL).
+const (
+	// checkLeaseSQL counts the run's rows held by a lease (0 or 1).
+	checkLeaseSQL = `SELECT count(*) FROM runs WHERE id = ? AND lease_owner <> '' AND lease_owner = ? AND lease_token = ?`
+	claimRunSQL   = `UPDATE runs SET lease_owner = ?, lease_token = ?, lease_expiry = ? WHERE id = ?`
+	// recordLeaseSQL adds a claim to the history; it starts no earlier
+	// than the release of the claim before.
+	recordLeaseSQL = `INSERT INTO leases (run_id, token, owner, claimed_at, expiry) VALUES (?1, ?2, ?3,
+		MAX(?4, COALESCE((SELECT released_at FROM leases WHERE run_id = ?1 AND token = ?2 - 1), 0)), ?5)`
+	renewRunSQL     = `UPDATE runs SET lease_expiry = ? WHERE id = ?`
+	renewLeaseSQL   = `UPDATE leases SET expiry = ? WHERE run_id = ? AND token = ?`
+	releaseRunSQL   = `UPDATE runs SET lease_owner = '', lease_expiry = 0 WHERE id = ?`
+	releaseLeaseSQL = `UPDATE leases SET released_at = ? WHERE run_id = ? AND token = ?`
+	leaseHistorySQL = `SELECT owner, token, claimed_at, expiry, released_at
+FROM leases WHERE run_id = ? ORDER BY token`
+)
+
+// claimDueSQL selects the due runs whose lease is free or expired (see
+// dueSQL, ClaimRuns).
+var claimDueSQL = dueSQL(` AND (lease_owner = '' OR lease_expiry <= ?4)`)
+
 // claim gives run r a new lease of owner until expiry and records it in
 // the history, inside the writer's transaction; the caller has checked
 // that the lease is free or expired.
 func claim(w *wtx, r store.Run, owner string, now, expiry int64) (store.ClaimedRun, error) {
 	r.LeaseOwner, r.LeaseToken, r.LeaseExpiry = owner, r.LeaseToken+1, expiry
-	if _, err := w.tx.ExecContext(w.ctx, `UPDATE runs SET lease_owner = ?, lease_token = ?, lease_expiry = ? WHERE id = ?`,
-		owner, r.LeaseToken, expiry, r.ID); err != nil {
+	if _, err := w.stmt(sqlClaimRun).ExecContext(w.ctx, owner, r.LeaseToken, expiry, r.ID); err != nil {
 		return store.ClaimedRun{}, fmt.Errorf("claim run %s: %w", r.ID, err)
 	}
-	if _, err := w.tx.ExecContext(w.ctx, `INSERT INTO leases (run_id, token, owner, claimed_at, expiry) VALUES (?1, ?2, ?3,
-		MAX(?4, COALESCE((SELECT released_at FROM leases WHERE run_id = ?1 AND token = ?2 - 1), 0)), ?5)`,
-		r.ID, r.LeaseToken, owner, now, expiry); err != nil {
+	if _, err := w.stmt(sqlRecordLease).ExecContext(w.ctx, r.ID, r.LeaseToken, owner, now, expiry); err != nil {
 		return store.ClaimedRun{}, fmt.Errorf("claim run %s: record lease: %w", r.ID, err)
 	}
 	return store.ClaimedRun{Run: r, Lease: store.Lease{RunID: r.ID, Owner: owner, Token: r.LeaseToken, Expiry: expiry}}, nil
@@ -103,7 +112,7 @@ func (d *DB) ClaimRun(ctx context.Context, id, owner string, now int64, ttl time
 	}
 	var out store.ClaimedRun
 	err := d.write(&request{ctx: ctx, apply: func(w *wtx) error {
-		r, err := scanRun(w.tx.QueryRowContext(w.ctx, `SELECT `+runColumns+` FROM runs WHERE id = ?`, id))
+		r, err := scanRun(w.stmt(sqlRunRow).QueryRowContext(w.ctx, id))
 		if err != nil {
 			return err // store.ErrNotFound for an unknown run
 		}
@@ -125,10 +134,10 @@ func (d *DB) RenewLease(ctx context.Context, l store.Lease, expiry int64) error 
 		if err := checkLease(w, l); err != nil {
 			return err
 		}
-		if _, err := w.tx.ExecContext(w.ctx, `UPDATE runs SET lease_expiry = ? WHERE id = ?`, expiry, l.RunID); err != nil {
+		if _, err := w.stmt(sqlRenewRun).ExecContext(w.ctx, expiry, l.RunID); err != nil {
 			return err
 		}
-		_, err := w.tx.ExecContext(w.ctx, `UPDATE leases SET expiry = ? WHERE run_id = ? AND token = ?`, expiry, l.RunID, l.Token)
+		_, err := w.stmt(sqlRenewLease).ExecContext(w.ctx, expiry, l.RunID, l.Token)
 		return err
 	}})
 	if err != nil {
@@ -140,11 +149,10 @@ func (d *DB) RenewLease(ctx context.Context, l store.Lease, expiry int64) error 
 // releaseLease clears the lease of l's run and stamps its history, inside
 // the writer's transaction; the caller has checked the lease.
 func releaseLease(w *wtx, l store.Lease) error {
-	if _, err := w.tx.ExecContext(w.ctx, `UPDATE runs SET lease_owner = '', lease_expiry = 0 WHERE id = ?`, l.RunID); err != nil {
+	if _, err := w.stmt(sqlReleaseRun).ExecContext(w.ctx, l.RunID); err != nil {
 		return fmt.Errorf("release lease of run %s: %w", l.RunID, err)
 	}
-	if _, err := w.tx.ExecContext(w.ctx, `UPDATE leases SET released_at = ? WHERE run_id = ? AND token = ?`,
-		time.Now().UnixNano(), l.RunID, l.Token); err != nil {
+	if _, err := w.stmt(sqlReleaseLease).ExecContext(w.ctx, time.Now().UnixNano(), l.RunID, l.Token); err != nil {
 		return fmt.Errorf("release lease of run %s: %w", l.RunID, err)
 	}
 	return nil
@@ -167,8 +175,7 @@ func (d *DB) ReleaseLease(ctx context.Context, l store.Lease) error {
 // LeaseHistory returns every claim of a run in token order. See
 // store.Store.
 func (d *DB) LeaseHistory(ctx context.Context, runID string) ([]store.LeaseRecord, error) {
-	rows, err := d.rdb.QueryContext(ctx, `SELECT owner, token, claimed_at, expiry, released_at
-FROM leases WHERE run_id = ? ORDER BY token`, runID)
+	rows, err := d.rd[readLeaseHistory].QueryContext(ctx, runID)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store: lease history of %s: %w", runID, err)
 	}

@@ -23,7 +23,7 @@ func (d *DB) Module(ctx context.Context, hashOrName string) (store.Module, error
 
 // ModuleInfo returns a module by hash or name, without its bytes.
 func (d *DB) ModuleInfo(ctx context.Context, hashOrName string) (store.Module, error) {
-	m, err := scanModule(d.moduleInfo.QueryRowContext(ctx, hashOrName), false)
+	m, err := scanModule(d.rd[readModuleInfo].QueryRowContext(ctx, hashOrName), false)
 	if err != nil {
 		return store.Module{}, fmt.Errorf("sqlite store: module %q: %w", hashOrName, err)
 	}
@@ -31,7 +31,7 @@ func (d *DB) ModuleInfo(ctx context.Context, hashOrName string) (store.Module, e
 }
 
 // moduleInfoSQL finds a module by hash, else the newest module of that
-// name, in one statement (prepared as DB.moduleInfo).
+// name, in one statement (prepared once: readSQL).
 var moduleInfoSQL = `SELECT ` + moduleColumns(false) + `
 WHERE m.hash = ?1 OR m.rowid = (SELECT rowid FROM modules WHERE ?1 <> '' AND name = ?1 ORDER BY named_seq DESC LIMIT 1)
 ORDER BY m.hash = ?1 DESC LIMIT 1`
@@ -89,7 +89,7 @@ func scanModule(s rowscan.Scanner, withBytes bool) (store.Module, error) {
 
 // Run returns the run with the given id, or store.ErrNotFound (wrapped).
 func (d *DB) Run(ctx context.Context, id string) (store.Run, error) {
-	r, err := scanRun(d.rdb.QueryRowContext(ctx, `SELECT `+runColumns+` FROM runs WHERE id = ?`, id))
+	r, err := scanRun(d.rd[readRun].QueryRowContext(ctx, id))
 	if err != nil {
 		return store.Run{}, fmt.Errorf("sqlite store: run %s: %w", id, err)
 	}
@@ -111,7 +111,11 @@ func (d *DB) Runs(ctx context.Context, f store.RunFilter) ([]store.Run, error) {
 	}
 	q += ` ORDER BY id LIMIT ?`
 	args = append(args, limit)
-	rs, err := d.queryRuns(ctx, q, args...)
+	rows, err := d.rdb.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite store: list runs: %w", err)
+	}
+	rs, err := scanRuns(rows)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store: list runs: %w", err)
 	}
@@ -124,7 +128,11 @@ func (d *DB) DueRuns(ctx context.Context, now int64, limit int) ([]store.Run, er
 	if limit <= 0 {
 		limit = -1
 	}
-	rs, err := d.queryRuns(ctx, dueSQL(""), dueArgs(now, limit)...)
+	rows, err := d.rd[readDue].QueryContext(ctx, dueArgs(now, limit)...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite store: due runs: %w", err)
+	}
+	rs, err := scanRuns(rows)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store: due runs: %w", err)
 	}
@@ -165,12 +173,16 @@ const waitingSQL = `UPDATE runs SET waiting = CASE WHEN status = '` + string(sto
 	OR (cancel <> '' AND NOT EXISTS (SELECT 1 FROM outcomes o WHERE o.run_id = runs.id AND o.key = '` + store.CancelKey + `'))) ELSE 0 END
 WHERE id = ? AND (status = '` + string(store.RunSuspended) + `' OR waiting = 1)`
 
+// settlementsSQL reads the settlements of run ?1 whose outcome has
+// status ?2 (prepared once: readSQL).
+const settlementsSQL = `SELECT s.key, s.status, s.value, s.error, s.attempts, s.created_at
+FROM settlements s JOIN outcomes o ON o.run_id = s.run_id AND o.key = s.key
+WHERE s.run_id = ? AND o.status = ? ORDER BY s.created_at, s.key`
+
 // Settlements returns the run's settlements not yet delivered. See
 // store.Store.
 func (d *DB) Settlements(ctx context.Context, runID string) ([]store.Settlement, error) {
-	rows, err := d.rdb.QueryContext(ctx, `SELECT s.key, s.status, s.value, s.error, s.attempts, s.created_at
-FROM settlements s JOIN outcomes o ON o.run_id = s.run_id AND o.key = s.key
-WHERE s.run_id = ? AND o.status = ? ORDER BY s.created_at, s.key`, runID, string(store.OutcomePending))
+	rows, err := d.rd[readSettlements].QueryContext(ctx, runID, string(store.OutcomePending))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store: settlements of %s: %w", runID, err)
 	}
@@ -193,11 +205,8 @@ WHERE s.run_id = ? AND o.status = ? ORDER BY s.created_at, s.key`, runID, string
 	return out, nil
 }
 
-func (d *DB) queryRuns(ctx context.Context, q string, args ...any) ([]store.Run, error) {
-	rows, err := d.rdb.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
+// scanRuns reads the runs of rows and closes it.
+func scanRuns(rows *sql.Rows) ([]store.Run, error) {
 	defer rows.Close()
 	var rs []store.Run
 	for rows.Next() {
@@ -208,45 +217,4 @@ func (d *DB) queryRuns(ctx context.Context, q string, args ...any) ([]store.Run,
 		rs = append(rs, r)
 	}
 	return rs, rows.Err()
-}
-
-// Outcomes returns every outcome of the run: settled ones (Seq > 0) by Seq,
-// then pending ones by Key. An unknown run has no outcomes (no error).
-func (d *DB) Outcomes(ctx context.Context, runID string) ([]store.Outcome, error) {
-	return d.outcomes(ctx, "outcomes of "+runID, `run_id = ? ORDER BY seq = 0, seq, key`, runID)
-}
-
-// Outcome returns one outcome of a run. See store.Store.
-func (d *DB) Outcome(ctx context.Context, runID, key string) (store.Outcome, error) {
-	os, err := d.outcomes(ctx, "outcome "+runID+"."+key, `run_id = ? AND key = ?`, runID, key)
-	return store.One(os, err, "sqlite store: outcome "+runID+"."+key)
-}
-
-func (d *DB) outcomes(ctx context.Context, what, where string, args ...any) ([]store.Outcome, error) {
-	rows, err := d.rdb.QueryContext(ctx, `
-SELECT key, kind, function, status, value, error, attempts, seq, waited, idle, wake_order, vtime, deadline, orphaned, updated_at, started_at, settled_at, schema
-FROM outcomes WHERE `+where, args...)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite store: %s: %w", what, err)
-	}
-	defer rows.Close()
-	var out []store.Outcome
-	for rows.Next() {
-		var o store.Outcome
-		var status string
-		var waited, orphaned, updated int64
-		if err := rows.Scan(&o.Key, &o.Kind, &o.Function, &status, &o.Value, &o.Error, &o.Attempts,
-			&o.Seq, &waited, &o.Idle, &o.WakeOrder, &o.VTime, &o.Deadline, &orphaned, &updated, &o.StartedAt, &o.SettledAt, &o.Schema); err != nil {
-			return nil, fmt.Errorf("sqlite store: %s: %w", what, err)
-		}
-		o.Status = store.OutcomeStatus(status)
-		o.Waited = waited != 0
-		o.Orphaned = orphaned != 0
-		o.UpdatedAt = time.Unix(0, updated)
-		out = append(out, o)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite store: %s: %w", what, err)
-	}
-	return out, nil
 }

@@ -91,17 +91,12 @@ type DB struct {
 	log      *slog.Logger
 	wdb      *sql.DB // one connection, used only by the writer goroutine (and by readers for ":memory:")
 	rdb      *sql.DB // read-only pool; the same as wdb for ":memory:"
-	// claimable is claimableSQL prepared on rdb: the check every claim
-	// makes before it writes (tasks.go).
-	claimable *sql.Stmt
-	// moduleInfo is moduleInfoSQL prepared on rdb: the read every start
-	// of a run by module name or hash makes (read.go).
-	moduleInfo *sql.Stmt
-	stmts      stmts // prepared on wdb
-	reqs       chan *request
-	done       chan struct{} // closed when the writer goroutine has exited
-	mu         sync.RWMutex  // guards closed against concurrent sends on reqs
-	closed     bool
+	rd       reads   // prepared on rdb
+	stmts    stmts   // prepared on wdb
+	reqs     chan *request
+	done     chan struct{} // closed when the writer goroutine has exited
+	mu       sync.RWMutex  // guards closed against concurrent sends on reqs
+	closed   bool
 
 	// Buffers reused by the writer goroutine only.
 	args          []any
@@ -176,21 +171,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("sqlite store: open %s: %w", path, err)
 	}
 	if !memory {
-		rdb, err := sql.Open("sqlite", dsn(path, url.Values{
-			"_pragma": {
-				fmt.Sprintf("busy_timeout(%d)", busyTimeoutMS),
-				"query_only(1)",
-			},
-		}))
-		if err == nil {
-			n := max(4, runtime.GOMAXPROCS(0))
-			rdb.SetMaxOpenConns(n)
-			rdb.SetMaxIdleConns(n)
-			err = rdb.PingContext(ctx)
-			if err != nil {
-				rdb.Close()
-			}
-		}
+		rdb, err := openReadPool(ctx, path)
 		if err != nil {
 			d.stmts.close()
 			wdb.Close()
@@ -198,7 +179,8 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		}
 		d.rdb = rdb
 	}
-	if err = d.prepareReads(ctx); err != nil {
+	if err = d.rd.prepare(ctx, d.rdb); err != nil {
+		d.rd.close()
 		d.stmts.close()
 		if d.rdb != d.wdb {
 			d.rdb.Close()
@@ -211,16 +193,26 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	return d, nil
 }
 
-// prepareReads prepares the hot reads on rdb.
-func (d *DB) prepareReads(ctx context.Context) (err error) {
-	if d.claimable, err = d.rdb.PrepareContext(ctx, claimableSQL); err != nil {
-		return err
+// openReadPool opens the pool of read-only connections to the database
+// at path.
+func openReadPool(ctx context.Context, path string) (*sql.DB, error) {
+	rdb, err := sql.Open("sqlite", dsn(path, url.Values{
+		"_pragma": {
+			fmt.Sprintf("busy_timeout(%d)", busyTimeoutMS),
+			"query_only(1)",
+		},
+	}))
+	if err != nil {
+		return nil, err
 	}
-	if d.moduleInfo, err = d.rdb.PrepareContext(ctx, moduleInfoSQL); err != nil {
-		d.claimable.Close()
-		return err
+	n := max(4, runtime.GOMAXPROCS(0))
+	rdb.SetMaxOpenConns(n)
+	rdb.SetMaxIdleConns(n)
+	if err := rdb.PingContext(ctx); err != nil {
+		rdb.Close()
+		return nil, err
 	}
-	return nil
+	return rdb, nil
 }
 
 // setup checks and migrates the database of a new store: it connects
@@ -295,7 +287,7 @@ func (d *DB) Close() error {
 	<-d.done
 
 	var errs []error
-	errs = append(errs, d.stmts.close(), d.claimable.Close(), d.moduleInfo.Close())
+	errs = append(errs, d.stmts.close(), d.rd.close())
 	if d.rdb != d.wdb {
 		errs = append(errs, d.rdb.Close())
 	}

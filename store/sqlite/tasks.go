@@ -33,7 +33,9 @@ RETURNING ` + rowscan.TaskColumns + `, tag`
 	heartbeatSQL = `UPDATE tasks SET heartbeat = ?, expiry = ?, progress = ? WHERE seq = ?`
 	retryTaskSQL = `UPDATE tasks SET state = 'queued', attempt = attempt + 1, visible_at = ?2, last_error = ?3,
 	heartbeat = 0, expiry = 0, tag = ` + nextTagSQL1 + ` WHERE seq = ?4`
-	endTaskSQL = `UPDATE tasks SET state = 'done', expiry = 0, last_error = CASE WHEN ?1 = '' THEN last_error ELSE ?1 END WHERE seq = ?2`
+	endTaskSQL     = `UPDATE tasks SET state = 'done', expiry = 0, last_error = CASE WHEN ?1 = '' THEN last_error ELSE ?1 END WHERE seq = ?2`
+	cancelTasksSQL = `UPDATE tasks SET state = 'canceled', last_error = ?, expiry = 0
+WHERE run_id = ? AND state IN ('queued', 'claimed')`
 )
 
 // nextTagSQL1 is the fair-queueing tag of the next task of the run named
@@ -74,7 +76,7 @@ func (d *DB) ClaimTasks(ctx context.Context, c store.TaskClaim) ([]store.Task, e
 	// A claim that finds nothing (most long-poll wake-ups of a worker that
 	// is not the one to get the task) costs a read, not a write.
 	var any int
-	err = d.claimable.QueryRowContext(ctx, string(names), c.Now).Scan(&any)
+	err = d.rd[readClaimable].QueryRowContext(ctx, string(names), c.Now).Scan(&any)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -200,8 +202,7 @@ func (d *DB) EndTask(ctx context.Context, e store.TaskEnd) error {
 // CancelTasks cancels a run's open tasks. See store.TaskStore.
 func (d *DB) CancelTasks(ctx context.Context, runID, reason string) error {
 	err := d.write(&request{ctx: ctx, apply: func(w *wtx) error {
-		_, err := w.tx.ExecContext(w.ctx, `UPDATE tasks SET state = 'canceled', last_error = ?, expiry = 0
-WHERE run_id = ? AND state IN ('queued', 'claimed')`, reason, runID)
+		_, err := w.stmt(sqlCancelTasks).ExecContext(w.ctx, reason, runID)
 		return err
 	}})
 	if err != nil {
@@ -212,22 +213,23 @@ WHERE run_id = ? AND state IN ('queued', 'claimed')`, reason, runID)
 
 // ExpiredTasks lists claimed tasks whose lease ended. See store.TaskStore.
 func (d *DB) ExpiredTasks(ctx context.Context, now int64, limit int) ([]store.Task, error) {
-	return d.tasks(ctx, "expired tasks", `state = 'claimed' AND expiry <= ? ORDER BY expiry, seq LIMIT ?`, now, max(limit, 1))
+	return d.tasks(ctx, "expired tasks", readExpiredTasks, now, max(limit, 1))
 }
 
 // Tasks lists a run's tasks. See store.TaskStore.
 func (d *DB) Tasks(ctx context.Context, runID string) ([]store.Task, error) {
-	return d.tasks(ctx, "tasks of "+runID, `run_id = ? ORDER BY seq`, runID)
+	return d.tasks(ctx, "tasks of "+runID, readTasks, runID)
 }
 
 // Task returns one task of a run. See store.TaskStore.
 func (d *DB) Task(ctx context.Context, runID, key string) (store.Task, error) {
-	ts, err := d.tasks(ctx, "task "+runID+"."+key, `run_id = ? AND key = ?`, runID, key)
+	ts, err := d.tasks(ctx, "task "+runID+"."+key, readTask, runID, key)
 	return store.One(ts, err, "sqlite store: task "+runID+"."+key)
 }
 
-func (d *DB) tasks(ctx context.Context, what, where string, args ...any) ([]store.Task, error) {
-	rows, err := d.rdb.QueryContext(ctx, `SELECT `+rowscan.TaskColumns+` FROM tasks WHERE `+where, args...)
+// tasks runs the read q of readSQL and returns its tasks.
+func (d *DB) tasks(ctx context.Context, what string, q readID, args ...any) ([]store.Task, error) {
+	rows, err := d.rd[q].QueryContext(ctx, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store: %s: %w", what, err)
 	}

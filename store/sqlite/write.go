@@ -81,7 +81,7 @@ func (d *DB) CreateRun(ctx context.Context, r store.Run) (store.Run, bool, error
 			}
 			return nil
 		}
-		stored, err = scanRun(w.tx.QueryRowContext(w.ctx, `SELECT `+runColumns+` FROM runs WHERE id = ?`, r.ID))
+		stored, err = scanRun(w.stmt(sqlRunRow).QueryRowContext(w.ctx, r.ID))
 		return err
 	}})
 	if err != nil {
@@ -95,10 +95,13 @@ INSERT INTO runs (id, module_hash, workflow, input, status, result, error, seed,
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (id) DO NOTHING`
 
+// updateRunSQL writes a run update of a batch (applyBatch).
+const updateRunSQL = `UPDATE runs SET module_hash = ?, status = ?, result = ?, error = ?, wake_at = ?, updated_at = ? WHERE id = ?`
+
 // insertRun inserts r (as ForCreate left it) unless a run with its id
 // exists, and reports whether it did.
 func insertRun(w *wtx, r *store.Run) (bool, error) {
-	res, err := w.tx.ExecContext(w.ctx, insertRunSQL,
+	res, err := w.stmt(sqlInsertRun).ExecContext(w.ctx,
 		r.ID, r.ModuleHash, r.Workflow, r.Input, string(r.Status), r.Result, r.Error,
 		int64(r.Seed), r.Parent, r.StartTime, r.WakeAt, r.Deadline, r.Cancel, r.CreatedAt.UnixNano(), r.UpdatedAt.UnixNano())
 	if err != nil {
@@ -257,6 +260,15 @@ func updateWaiting(w *wtx, id string) error {
 	return nil
 }
 
+// The statements of Settle and RequestCancel (prepared once: namedSQL).
+const (
+	outcomeStateSQL = `SELECT kind, status FROM outcomes WHERE run_id = ? AND key = ?`
+	settleSQL       = `INSERT INTO settlements (run_id, key, status, value, error, created_at)
+VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, key) DO NOTHING`
+	requestCancelSQL = `UPDATE runs SET cancel = ?, updated_at = ?
+WHERE id = ? AND cancel = '' AND status NOT IN (?, ?, ?, ?)`
+)
+
 // Settle records the settlement of an external promise exactly once. See
 // store.Store.
 func (d *DB) Settle(ctx context.Context, st store.Settlement) error {
@@ -266,7 +278,7 @@ func (d *DB) Settle(ctx context.Context, st store.Settlement) error {
 	created := nanos(st.CreatedAt, time.Now())
 	err := d.write(&request{ctx: ctx, apply: func(w *wtx) error {
 		var kind, status string
-		err := w.tx.QueryRowContext(w.ctx, `SELECT kind, status FROM outcomes WHERE run_id = ? AND key = ?`, st.RunID, st.Key).Scan(&kind, &status)
+		err := w.stmt(sqlOutcomeState).QueryRowContext(w.ctx, st.RunID, st.Key).Scan(&kind, &status)
 		if errors.Is(err, sql.ErrNoRows) || (err == nil && kind != "promise") {
 			return fmt.Errorf("run %q has no promise at key %q: %w", st.RunID, st.Key, store.ErrNotFound)
 		}
@@ -276,9 +288,7 @@ func (d *DB) Settle(ctx context.Context, st store.Settlement) error {
 		if status != string(store.OutcomePending) {
 			return fmt.Errorf("promise %s.%s is settled already: %w", st.RunID, st.Key, store.ErrConflict)
 		}
-		res, err := w.tx.ExecContext(w.ctx, `INSERT INTO settlements (run_id, key, status, value, error, created_at)
-VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, key) DO NOTHING`,
-			st.RunID, st.Key, string(st.Status), st.Value, st.Error, created)
+		res, err := w.stmt(sqlSettle).ExecContext(w.ctx, st.RunID, st.Key, string(st.Status), st.Value, st.Error, created)
 		if err != nil {
 			return err
 		}
@@ -299,8 +309,7 @@ VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, key) DO NOTHING`,
 func (d *DB) RequestCancel(ctx context.Context, runID, reason string) (store.Run, error) {
 	var r store.Run
 	err := d.write(&request{ctx: ctx, apply: func(w *wtx) error {
-		if _, err := w.tx.ExecContext(w.ctx, `UPDATE runs SET cancel = ?, updated_at = ?
-WHERE id = ? AND cancel = '' AND status NOT IN (?, ?, ?, ?)`, reason, time.Now().UnixNano(), runID,
+		if _, err := w.stmt(sqlRequestCancel).ExecContext(w.ctx, reason, time.Now().UnixNano(), runID,
 			string(store.RunCompleted), string(store.RunFailed), string(store.RunCanceled), string(store.RunContinued)); err != nil {
 			return err
 		}
@@ -308,7 +317,7 @@ WHERE id = ? AND cancel = '' AND status NOT IN (?, ?, ?, ?)`, reason, time.Now()
 			return err
 		}
 		var err error
-		r, err = scanRun(w.tx.QueryRowContext(w.ctx, `SELECT `+runColumns+` FROM runs WHERE id = ?`, runID))
+		r, err = scanRun(w.stmt(sqlRunRow).QueryRowContext(w.ctx, runID))
 		return err
 	}})
 	if err != nil {

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -73,79 +72,6 @@ ON CONFLICT (run_id, key) DO UPDATE SET
 	settled_at = CASE WHEN outcomes.settled_at <> 0 THEN outcomes.settled_at ELSE excluded.settled_at END,
 	schema = coalesce(excluded.schema, outcomes.schema)
 WHERE excluded.status <> 'pending' OR outcomes.status = 'pending'`
-}
-
-// checkLeaseSQL counts the run's rows held by a lease (0 or 1).
-const checkLeaseSQL = `SELECT count(*) FROM runs WHERE id = ? AND lease_owner <> '' AND lease_owner = ? AND lease_token = ?`
-
-const updateRunSQL = `UPDATE runs SET module_hash = ?, status = ?, result = ?, error = ?, wake_at = ?, updated_at = ? WHERE id = ?`
-
-// sqlID names a statement of namedSQL.
-type sqlID int
-
-// The statements of namedSQL, prepared once.
-const (
-	sqlQueueTask sqlID = iota
-	sqlClaimTasks
-	sqlMoveClock
-	sqlTaskRow
-	sqlHeartbeat
-	sqlRetryTask
-	sqlEndTask
-	sqlInsertSettlement
-	sqlUpsertAttempt
-	sqlUpdateRun
-	sqlWaiting
-	sqlCheckLease
-	nNamedSQL
-)
-
-// namedSQL are statements the writer runs often (tasks.go, write.go,
-// lease.go): preparing one costs more than running it.
-var namedSQL = [nNamedSQL]string{
-	sqlQueueTask:        queueTaskSQL,
-	sqlClaimTasks:       claimTasksSQL,
-	sqlMoveClock:        moveClockSQL,
-	sqlTaskRow:          taskRowSQL,
-	sqlHeartbeat:        heartbeatSQL,
-	sqlRetryTask:        retryTaskSQL,
-	sqlEndTask:          endTaskSQL,
-	sqlInsertSettlement: insertSettlementSQL,
-	sqlUpsertAttempt:    upsertAttemptSQL,
-	sqlUpdateRun:        updateRunSQL,
-	sqlWaiting:          waitingSQL,
-	sqlCheckLease:       checkLeaseSQL,
-}
-
-// stmts are the statements prepared once on the write connection.
-type stmts struct {
-	named  [nNamedSQL]*sql.Stmt
-	upsert [outcomeChunk + 1]*sql.Stmt // upsert[n] writes n outcome rows
-}
-
-func (s *stmts) prepare(ctx context.Context, db *sql.DB) error {
-	var err error
-	for n := 1; n <= outcomeChunk; n++ {
-		if s.upsert[n], err = db.PrepareContext(ctx, upsertOutcomesSQL(n)); err != nil {
-			return fmt.Errorf("prepare %d-row outcome upsert: %w", n, err)
-		}
-	}
-	for i, q := range namedSQL {
-		if s.named[i], err = db.PrepareContext(ctx, q); err != nil {
-			return fmt.Errorf("prepare %.40q: %w", q, err)
-		}
-	}
-	return nil
-}
-
-func (s *stmts) close() error {
-	var errs []error
-	for _, st := range append(s.upsert[1:], s.named[:]...) {
-		if st != nil {
-			errs = append(errs, st.Close())
-		}
-	}
-	return errors.Join(errs...)
 }
 
 // wtx is the writer's open transaction, with the prepared statements bound
