@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 
 	"github.com/skeinrun/skein/store"
@@ -72,6 +73,23 @@ func damaged(path string, err error) error {
 		return &CorruptError{Path: path, Problems: []string{err.Error()}}
 	}
 	return err
+}
+
+// quickCheckAlone runs quickCheck on a connection of its own, with
+// SQLite's default page cache, closed when it is done: the check reads
+// every page of the file, and on the writer's connection, whose cache
+// holds 64 MiB, the pages read would stay in memory for as long as the
+// store is open.
+func quickCheckAlone(ctx context.Context, path string) error {
+	db, err := sql.Open("sqlite", dsn(path, url.Values{
+		"_pragma": {fmt.Sprintf("busy_timeout(%d)", busyTimeoutMS), "query_only(1)"},
+	}))
+	if err != nil {
+		return fmt.Errorf("integrity check of %s: %w", path, err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	return quickCheck(ctx, db, path)
 }
 
 // quickCheck runs PRAGMA quick_check and returns a *CorruptError listing

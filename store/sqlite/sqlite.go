@@ -232,7 +232,7 @@ func setup(ctx context.Context, wdb *sql.DB, path string, memory bool, opts Opti
 		}
 	}
 	if !memory && !opts.SkipIntegrityCheck {
-		if err := quickCheck(ctx, wdb, path); err != nil {
+		if err := quickCheckAlone(ctx, path); err != nil {
 			return fmt.Errorf("sqlite store: open %s: %w", path, err)
 		}
 	}
