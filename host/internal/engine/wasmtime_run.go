@@ -44,14 +44,23 @@ func (m *wtMemory) Write(ptr uint32, b []byte) bool {
 	return true
 }
 
-// Run instantiates m in a store of its own and runs _start to its end.
-// A panic out of wasmtime-go becomes an error: it never reaches the
-// host.
-func (e *wtEngine) Run(ctx context.Context, m Module, c RunConfig) (err error) {
+// Run instantiates m in a store of its own and runs it to its end:
+// _start of a command, skein_main of a reactor (after _initialize unless
+// the module is its snapshot).
+func (e *wtEngine) Run(ctx context.Context, m Module, c RunConfig) error {
 	wm, ok := m.(*wtModule)
 	if !ok {
 		return fmt.Errorf("engine: module %T was not compiled by wasmtime", m)
 	}
+	return e.instantiate(ctx, wm.m, c, func(st *wasmtime.Store, inst *wasmtime.Instance) error {
+		return callEntry(st, inst, wm.snap)
+	})
+}
+
+// instantiate instantiates m in a store of its own that sees c and runs
+// body on the instance. A panic out of wasmtime-go becomes an error: it
+// never reaches the host.
+func (e *wtEngine) instantiate(ctx context.Context, m *wasmtime.Module, c RunConfig, body func(*wasmtime.Store, *wasmtime.Instance) error) (err error) {
 	in := &wtInstance{ctx: ctx, rc: c}
 	for _, a := range c.Args {
 		in.args = append(append(in.args, a...), 0)
@@ -82,12 +91,12 @@ func (e *wtEngine) Run(ctx context.Context, m Module, c RunConfig) (err error) {
 	key := storeKey(st) // how the host functions find the instance (wasmtime_call.go)
 	wtStores.Store(key, in)
 	defer wtStores.Delete(key) // before the store is closed and its key reused
-	inst, err := e.linker.Instantiate(st, wm.m)
+	inst, err := e.linker.Instantiate(st, m)
 	if err == nil {
 		if ex := inst.GetExport(st, "memory"); ex != nil {
 			in.mem = ex.Memory()
 		}
-		err = callEntry(st, inst)
+		err = body(st, inst)
 	}
 	switch {
 	case in.err != nil:
@@ -181,9 +190,13 @@ func firstLine(s string) string {
 	return s
 }
 
-// callEntry runs an instance: _start of a command, or _initialize then
-// skein_main of a reactor (reactor.go; wasmtime takes no snapshots yet).
-func callEntry(st *wasmtime.Store, inst *wasmtime.Instance) error {
+// callEntry runs an instance: _start of a command, or skein_main of a
+// reactor, after _initialize unless the module is its snapshot (snap).
+func callEntry(st *wasmtime.Store, inst *wasmtime.Instance, snap bool) error {
+	if snap {
+		_, err := inst.GetFunc(st, ReactorEntry).Call(st)
+		return err
+	}
 	if start := inst.GetFunc(st, "_start"); start != nil {
 		_, err := start.Call(st)
 		return err
