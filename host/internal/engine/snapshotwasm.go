@@ -215,9 +215,10 @@ func nextNonZero(b []byte, i int) int {
 func dataContent(segs []dataSegment) []byte {
 	out := binary.AppendUvarint(nil, uint64(len(segs)))
 	for _, s := range segs {
-		out = append(out, 0x00, 0x41) // active, memory 0; i32.const
-		out = appendSLEB128(out, int64(int32(s.offset))) // i32: offsets from 2 GiB on are negative
-		out = append(out, 0x0b) // end
+		// active, memory 0, offset (i32.const: from 2 GiB on, negative), end
+		out = append(out, 0x00, 0x41)
+		out = appendSLEB128(out, int64(int32(s.offset)))
+		out = append(out, 0x0b)
 		out = binary.AppendUvarint(out, uint64(len(s.data)))
 		out = append(out, s.data...)
 	}

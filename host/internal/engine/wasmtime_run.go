@@ -52,15 +52,16 @@ func (e *wtEngine) Run(ctx context.Context, m Module, c RunConfig) error {
 	if !ok {
 		return fmt.Errorf("engine: module %T was not compiled by wasmtime", m)
 	}
-	return e.instantiate(ctx, wm.m, c, func(st *wasmtime.Store, inst *wasmtime.Instance) error {
+	return e.instantiate(ctx, wm.m, c, "_start", func(st *wasmtime.Store, inst *wasmtime.Instance) error {
 		return callEntry(st, inst, wm.snap)
 	})
 }
 
 // instantiate instantiates m in a store of its own that sees c and runs
-// body on the instance. A panic out of wasmtime-go becomes an error: it
+// body on the instance; fn names the function body runs in a trap's
+// error. A panic out of wasmtime-go becomes an error: it
 // never reaches the host.
-func (e *wtEngine) instantiate(ctx context.Context, m *wasmtime.Module, c RunConfig, body func(*wasmtime.Store, *wasmtime.Instance) error) (err error) {
+func (e *wtEngine) instantiate(ctx context.Context, m *wasmtime.Module, c RunConfig, fn string, body func(*wasmtime.Store, *wasmtime.Instance) error) (err error) {
 	in := &wtInstance{ctx: ctx, rc: c}
 	for _, a := range c.Args {
 		in.args = append(append(in.args, a...), 0)
@@ -114,7 +115,7 @@ func (e *wtEngine) instantiate(ctx context.Context, m *wasmtime.Module, c RunCon
 		}
 		return errors.New("module closed with exit_code(0)") // by Close, as wazero's
 	}
-	return trapError(err)
+	return trapError(err, fn)
 }
 
 // trapNames are wazero's texts of the traps, so that a failed run reads
@@ -133,10 +134,10 @@ var trapNames = map[wasmtime.TrapCode]string{
 }
 
 // trapError is err (a trap or a wasmtime error) in wazero's form:
-// "module[] function[_start] failed: wasm error: <trap>" and the wasm
+// "module[] function[<fn>] failed: wasm error: <trap>" and the wasm
 // stack (frames without their signatures, which wasmtime does not give),
 // without wasmtime's native backtrace.
-func trapError(err error) error {
+func trapError(err error, fn string) error {
 	var t *wasmtime.Trap
 	if !errors.As(err, &t) {
 		return fmt.Errorf("wasmtime: %s", errorText(err))
@@ -148,7 +149,7 @@ func trapError(err error) error {
 		}
 	}
 	var b strings.Builder
-	b.WriteString("module[] function[_start] failed: wasm error: " + msg + "\nwasm stack trace:")
+	b.WriteString("module[] function[" + fn + "] failed: wasm error: " + msg + "\nwasm stack trace:")
 	for _, f := range t.Frames() {
 		if n := f.FuncName(); n != nil {
 			fmt.Fprintf(&b, "\n\t%s()", *n)

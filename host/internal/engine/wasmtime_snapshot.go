@@ -68,17 +68,13 @@ func (e *wtEngine) snapshot(ctx context.Context, m *wasmtime.Module, s reactorSh
 	ictx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	var stderr strings.Builder
-	ran := false
-	err = e.instantiate(ictx, m, initWorld(&limitedWriter{w: &stderr, n: 4096}), func(st *wasmtime.Store, inst *wasmtime.Instance) error {
-		if _, err := inst.GetFunc(st, ReactorInit).Call(st); err != nil {
-			return err
-		}
-		ran = true
-		globals, mem = readState(st, inst, s)
-		return nil
+	err = e.instantiate(ictx, m, initWorld(&limitedWriter{w: &stderr, n: 4096}), ReactorInit, func(st *wasmtime.Store, inst *wasmtime.Instance) error {
+		_, err := inst.GetFunc(st, ReactorInit).Call(st)
+		globals, mem = readState(st, inst, s) // also after proc_exit(0), which is success (as wazero)
+		return err
 	})
-	if err == nil && !ran {
-		err = errors.New("it exited") // proc_exit(0) in _initialize
+	if ee := (*ExitError)(nil); errors.As(err, &ee) {
+		err = fmt.Errorf("module closed with exit_code(%d)", ee.Code) // wazero's text
 	}
 	switch {
 	case err == nil:
