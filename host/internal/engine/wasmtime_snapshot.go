@@ -46,8 +46,11 @@ func (e *wtEngine) compileSnapshot(ctx context.Context, key [32]byte, wasm []byt
 		orig.Close()
 		return nil, false, err
 	}
-	rewritten, err := snapshotWasm(wasm, globals, mem)
-	if err != nil || globals == nil {
+	var rewritten []byte
+	if globals != nil {
+		rewritten, err = snapshotWasm(wasm, globals, mem)
+	}
+	if globals == nil || err != nil {
 		return orig, false, nil // a form the rewrite does not handle: instances run _initialize
 	}
 	orig.Close()
@@ -68,10 +71,10 @@ func (e *wtEngine) snapshot(ctx context.Context, m *wasmtime.Module, s reactorSh
 	ictx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	var stderr strings.Builder
-	err = e.instantiate(ictx, m, initWorld(&limitedWriter{w: &stderr, n: 4096}), ReactorInit, func(st *wasmtime.Store, inst *wasmtime.Instance) error {
+	err = e.instantiate(ictx, m, initWorld(&limitedWriter{w: &stderr, n: 4096}), func(st *wasmtime.Store, inst *wasmtime.Instance) (string, error) {
 		_, err := inst.GetFunc(st, ReactorInit).Call(st)
 		globals, mem = readState(st, inst, s) // also after proc_exit(0), which is success (as wazero)
-		return err
+		return ReactorInit, err
 	})
 	if ee := (*ExitError)(nil); errors.As(err, &ee) {
 		err = fmt.Errorf("module closed with exit_code(%d)", ee.Code) // wazero's text

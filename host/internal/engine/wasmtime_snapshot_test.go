@@ -179,3 +179,27 @@ func TestWasmtimeSnapshotCache(t *testing.T) {
 		t.Errorf("cache files %v; want the snapshot's", files)
 	}
 }
+
+// TestWasmtimeReactorTrap: a trap in a reactor's skein_main reads the
+// same on both engines, from a snapshot or not: wazero calls skein_main
+// after instantiation, so its error names no start function.
+func TestWasmtimeReactorTrap(t *testing.T) {
+	wat := `(module (import "env" "report" (func (param i64)))
+		(memory (export "memory") 1) (data (i32.const 32) "skein")
+		(func (export "_initialize")) (func (export "skein_main") unreachable))`
+	for _, noSnap := range []bool{false, true} {
+		var texts []string
+		for _, name := range []string{Wazero, Wasmtime} {
+			var reports []uint64
+			e := snapEngine(t, name, noSnap, &reports)
+			err := e.Run(context.Background(), wtCompile(t, e, wat), wtRunConfig())
+			if err == nil {
+				t.Fatalf("%s: the trap was not an error", name)
+			}
+			texts = append(texts, err.Error())
+		}
+		if want := "wasm error: unreachable\nwasm stack trace:\n\t.$2()"; texts[0] != texts[1] || !strings.HasPrefix(texts[0], want) {
+			t.Errorf("nosnapshots=%v: wazero %q, wasmtime %q; want both %q...", noSnap, texts[0], texts[1], want)
+		}
+	}
+}
