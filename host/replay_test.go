@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skeinrun/skein/host/internal/engine"
+	"github.com/skeinrun/skein/internal/wasmbuild"
 	"github.com/skeinrun/skein/store"
 )
 
@@ -171,6 +173,9 @@ func TestSandboxDeterminism(t *testing.T) {
 		return ""
 	}
 	perModule := snapshotted(t, h, m.Hash)
+	if want := wasmbuild.Reactor() && snapshotsTaken(); perModule != want {
+		t.Fatalf("Snapshotted() = %v on engine %q, want %v", perModule, engine.Name(h.eng), want)
+	}
 	for _, p := range []string{"rand=", "map=", "crypto="} {
 		same := line(results[7], p) == line(results[8], p)
 		switch {

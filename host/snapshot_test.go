@@ -31,6 +31,13 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
+// snapshotsTaken reports whether the test hosts start reactors from
+// snapshots: wazero maps the snapshot's memory image (Linux only);
+// wasmtime compiles the module rewritten to start in that state.
+func snapshotsTaken() bool {
+	return (testEngine == EngineWasmtime || runtime.GOOS == "linux") && os.Getenv("SKEIN_NO_SNAPSHOTS") == ""
+}
+
 // A reactor module's instances start from its snapshot: its package
 // initialisation runs once, when the host compiles it, in the world of
 // module start-up (the Unix epoch), and never in a run's executions.
@@ -41,7 +48,7 @@ func TestReactorSnapshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	canSnapshot := testEngine != "wasmtime" && runtime.GOOS == "linux" && os.Getenv("SKEIN_NO_SNAPSHOTS") == ""
+	canSnapshot := snapshotsTaken()
 	for _, disable := range []bool{false, true} {
 		out := &lockedBuffer{}
 		h := newTestHost(t, Config{Evict: EvictAlways, DisableSnapshots: disable, GuestOutput: out})

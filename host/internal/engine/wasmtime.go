@@ -121,6 +121,7 @@ func wtFuncType(t FuncType) *wasmtime.FuncType {
 // module on Close).
 type wtCompiled struct {
 	m    *wasmtime.Module
+	snap bool // m is a reactor's snapshot (wasmtime_snapshot.go)
 	refs int
 }
 
@@ -129,13 +130,14 @@ type wtModule struct {
 	e         *wtEngine
 	key       [32]byte
 	m         *wasmtime.Module
+	snap      bool // m is a reactor's snapshot: instances call skein_main only
 	codeBytes int
 	closed    sync.Once
 }
 
 func (m *wtModule) CodeBytes() int    { return m.codeBytes }
 func (m *wtModule) ImageBytes() int64 { return 0 } // wasmtime's memory images are part of its code
-func (m *wtModule) Snapshotted() bool { return false }
+func (m *wtModule) Snapshotted() bool { return m.snap }
 
 // Close drops the module's reference to its compiled code.
 func (m *wtModule) Close(context.Context) error {
@@ -154,9 +156,11 @@ func (m *wtModule) Close(context.Context) error {
 }
 
 // Compile compiles wasm, or takes it from a module in use or from the
-// disk cache (a serialized module), and checks its imports. wasmtime
-// compiles on its own threads and cannot be stopped: workers and ctx
-// are not used (the host stops waiting at its deadline).
+// disk cache (a serialized module), and checks its imports. A reactor
+// module is compiled as its snapshot (wasmtime_snapshot.go) unless
+// Config.NoSnapshots. wasmtime compiles on its own threads and cannot be
+// stopped: workers is not used, and ctx only bounds the run of a
+// reactor's _initialize (the host stops waiting at its deadline).
 func (e *wtEngine) Compile(ctx context.Context, wasm []byte, workers int) (Module, error) {
 	if !e.acquire(nil) {
 		return nil, errClosed
@@ -165,27 +169,28 @@ func (e *wtEngine) Compile(ctx context.Context, wasm []byte, workers int) (Modul
 	key := sha256.Sum256(wasm)
 	e.mu.Lock()
 	var m *wasmtime.Module
+	snap := false
 	if c := e.byHash[key]; c != nil {
-		m = c.m
+		m, snap = c.m, c.snap
 		c.refs++ // held while checked
 	}
 	e.mu.Unlock()
 	if m == nil {
 		var err error
-		if m, err = e.compile(key, wasm); err != nil {
+		if m, snap, err = e.compile(ctx, key, wasm); err != nil {
 			return nil, err
 		}
 		e.mu.Lock()
 		if c := e.byHash[key]; c != nil { // compiled meanwhile
 			m.Close()
-			m = c.m
+			m, snap = c.m, c.snap
 			c.refs++
 		} else {
-			e.byHash[key] = &wtCompiled{m: m, refs: 1}
+			e.byHash[key] = &wtCompiled{m: m, snap: snap, refs: 1}
 		}
 		e.mu.Unlock()
 	}
-	wm := &wtModule{e: e, key: key, m: m, codeBytes: len(wasm)}
+	wm := &wtModule{e: e, key: key, m: m, snap: snap, codeBytes: len(wasm)}
 	if err := e.checkModule(m); err != nil {
 		wm.Close(ctx)
 		return nil, err
@@ -193,32 +198,74 @@ func (e *wtEngine) Compile(ctx context.Context, wasm []byte, workers int) (Modul
 	return wm, nil
 }
 
-// compile compiles wasm or reads it from the disk cache, writing the
-// cache when it compiled.
-func (e *wtEngine) compile(key [32]byte, wasm []byte) (m *wasmtime.Module, err error) {
+// compile compiles wasm, as its snapshot when it is a reactor (snap
+// true), or reads it from the disk cache.
+func (e *wtEngine) compile(ctx context.Context, key [32]byte, wasm []byte) (m *wasmtime.Module, snap bool, err error) {
+	sections, err := sectionsOf(wasm)
+	var shape reactorShape
+	if err == nil {
+		shape, err = shapeOf(sections)
+	}
+	if err != nil || !shape.reactor || e.cfg.NoSnapshots {
+		m, err := e.compileCached(e.cachePath(key, ""), wasm) // the compiler reports what is wrong
+		return m, false, err
+	}
+	return e.compileSnapshot(ctx, key, wasm, sections, shape)
+}
+
+// cachePath is the disk cache's file of the module whose original bytes
+// hash to key, with tag naming what was compiled of them; "" without a
+// disk cache.
+func (e *wtEngine) cachePath(key [32]byte, tag string) string {
+	if e.cacheDir == "" {
+		return ""
+	}
+	return filepath.Join(e.cacheDir, hex.EncodeToString(key[:])+tag+".cwasm")
+}
+
+// loadCached reads the serialized module at path; nil when there is
+// none or it is unreadable (removed: it will be written again).
+func (e *wtEngine) loadCached(path string) *wasmtime.Module {
+	if path == "" {
+		return nil
+	}
+	if _, err := os.Stat(path); err != nil {
+		return nil
+	}
+	m, err := wasmtime.NewModuleDeserializeFile(e.eng, path)
+	if err != nil {
+		os.Remove(path) // unreadable (another build of wasmtime?): compile again
+		return nil
+	}
+	return m
+}
+
+// compileCached compiles wasm or reads it from the disk cache at path
+// ("" for none), writing the cache when it compiled.
+func (e *wtEngine) compileCached(path string, wasm []byte) (*wasmtime.Module, error) {
+	if m := e.loadCached(path); m != nil {
+		return m, nil
+	}
+	m, err := e.compileWasm(wasm)
+	if err == nil && path != "" {
+		if b, err := m.Serialize(); err == nil {
+			writeAtomic(path, b) // a cache: a failed write costs a compilation later
+		}
+	}
+	return m, err
+}
+
+// compileWasm runs wasmtime's compiler, turning a panic out of it into
+// an *InvalidError carrying the stack.
+func (e *wtEngine) compileWasm(wasm []byte) (m *wasmtime.Module, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			m, err = nil, &InvalidError{Err: fmt.Errorf("the compiler failed on it: %v", p), Stack: string(debug.Stack())}
 		}
 	}()
-	path := ""
-	if e.cacheDir != "" {
-		path = filepath.Join(e.cacheDir, hex.EncodeToString(key[:])+".cwasm")
-		if _, err := os.Stat(path); err == nil {
-			if m, err := wasmtime.NewModuleDeserializeFile(e.eng, path); err == nil {
-				return m, nil
-			}
-			os.Remove(path) // unreadable (another build of wasmtime?): compile again
-		}
-	}
 	m, err = wasmtime.NewModule(e.eng, wasm)
 	if err != nil {
 		return nil, &InvalidError{Err: errors.New(errorText(err))}
-	}
-	if path != "" {
-		if b, err := m.Serialize(); err == nil {
-			writeAtomic(path, b) // a cache: a failed write costs a compilation later
-		}
 	}
 	return m, nil
 }

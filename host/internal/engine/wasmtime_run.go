@@ -44,14 +44,24 @@ func (m *wtMemory) Write(ptr uint32, b []byte) bool {
 	return true
 }
 
-// Run instantiates m in a store of its own and runs _start to its end.
-// A panic out of wasmtime-go becomes an error: it never reaches the
-// host.
-func (e *wtEngine) Run(ctx context.Context, m Module, c RunConfig) (err error) {
+// Run instantiates m in a store of its own and runs it to its end:
+// _start of a command, skein_main of a reactor (after _initialize unless
+// the module is its snapshot).
+func (e *wtEngine) Run(ctx context.Context, m Module, c RunConfig) error {
 	wm, ok := m.(*wtModule)
 	if !ok {
 		return fmt.Errorf("engine: module %T was not compiled by wasmtime", m)
 	}
+	return e.instantiate(ctx, wm.m, c, func(st *wasmtime.Store, inst *wasmtime.Instance) (string, error) {
+		return callEntry(st, inst, wm.snap)
+	})
+}
+
+// instantiate instantiates m in a store of its own that sees c and runs
+// body on the instance; body returns the name of the function that
+// failed for a trap's error ("" for none: see trapError). A panic out of wasmtime-go becomes an error: it
+// never reaches the host.
+func (e *wtEngine) instantiate(ctx context.Context, m *wasmtime.Module, c RunConfig, body func(*wasmtime.Store, *wasmtime.Instance) (string, error)) (err error) {
 	in := &wtInstance{ctx: ctx, rc: c}
 	for _, a := range c.Args {
 		in.args = append(append(in.args, a...), 0)
@@ -82,12 +92,13 @@ func (e *wtEngine) Run(ctx context.Context, m Module, c RunConfig) (err error) {
 	key := storeKey(st) // how the host functions find the instance (wasmtime_call.go)
 	wtStores.Store(key, in)
 	defer wtStores.Delete(key) // before the store is closed and its key reused
-	inst, err := e.linker.Instantiate(st, wm.m)
+	inst, err := e.linker.Instantiate(st, m)
+	fn := ""
 	if err == nil {
 		if ex := inst.GetExport(st, "memory"); ex != nil {
 			in.mem = ex.Memory()
 		}
-		err = callEntry(st, inst)
+		fn, err = body(st, inst)
 	}
 	switch {
 	case in.err != nil:
@@ -105,7 +116,7 @@ func (e *wtEngine) Run(ctx context.Context, m Module, c RunConfig) (err error) {
 		}
 		return errors.New("module closed with exit_code(0)") // by Close, as wazero's
 	}
-	return trapError(err)
+	return trapError(err, fn)
 }
 
 // trapNames are wazero's texts of the traps, so that a failed run reads
@@ -124,10 +135,12 @@ var trapNames = map[wasmtime.TrapCode]string{
 }
 
 // trapError is err (a trap or a wasmtime error) in wazero's form:
-// "module[] function[_start] failed: wasm error: <trap>" and the wasm
+// "module[] function[<fn>] failed: wasm error: <trap>" for a start
+// function fn (wazero's _start, or _initialize; "wasm error: <trap>" for
+// a function called after instantiation, fn "") and the wasm
 // stack (frames without their signatures, which wasmtime does not give),
 // without wasmtime's native backtrace.
-func trapError(err error) error {
+func trapError(err error, fn string) error {
 	var t *wasmtime.Trap
 	if !errors.As(err, &t) {
 		return fmt.Errorf("wasmtime: %s", errorText(err))
@@ -139,7 +152,10 @@ func trapError(err error) error {
 		}
 	}
 	var b strings.Builder
-	b.WriteString("module[] function[_start] failed: wasm error: " + msg + "\nwasm stack trace:")
+	if fn != "" {
+		b.WriteString("module[] function[" + fn + "] failed: ")
+	}
+	b.WriteString("wasm error: " + msg + "\nwasm stack trace:")
 	for _, f := range t.Frames() {
 		if n := f.FuncName(); n != nil {
 			fmt.Fprintf(&b, "\n\t%s()", *n)
@@ -181,20 +197,27 @@ func firstLine(s string) string {
 	return s
 }
 
-// callEntry runs an instance: _start of a command, or _initialize then
-// skein_main of a reactor (reactor.go; wasmtime takes no snapshots yet).
-func callEntry(st *wasmtime.Store, inst *wasmtime.Instance) error {
-	if start := inst.GetFunc(st, "_start"); start != nil {
-		_, err := start.Call(st)
-		return err
+// callEntry runs an instance: _start of a command, or skein_main of a
+// reactor, after _initialize unless the module is its snapshot (snap).
+// fn names the function that failed as wazero would: its start
+// functions (_start, _initialize) by name, skein_main, which it calls
+// after instantiation, by "".
+func callEntry(st *wasmtime.Store, inst *wasmtime.Instance, snap bool) (fn string, err error) {
+	if !snap {
+		if start := inst.GetFunc(st, "_start"); start != nil {
+			_, err := start.Call(st)
+			return "_start", err
+		}
 	}
 	init, entry := inst.GetFunc(st, ReactorInit), inst.GetFunc(st, ReactorEntry)
-	if init == nil || entry == nil {
-		return errors.New("the module exports no _start function")
+	if entry == nil || init == nil && !snap {
+		return "", errors.New("the module exports no _start function")
 	}
-	if _, err := init.Call(st); err != nil {
-		return err
+	if !snap {
+		if _, err := init.Call(st); err != nil {
+			return ReactorInit, err
+		}
 	}
-	_, err := entry.Call(st)
-	return err
+	_, err = entry.Call(st)
+	return "", err
 }
