@@ -183,6 +183,16 @@ func (m *wazeroModule) Close(ctx context.Context) error {
 // them in a few calls (wasmdata.go).
 func (e *wazeroEngine) Compile(ctx context.Context, wasm []byte, workers int) (Module, error) {
 	wasm, shape := e.prepareReactor(wasm)
+	// Whether instances may be reused is read from the code while it
+	// compiles: a walk of every instruction, which for a Go module takes
+	// about as long as loading its compiled code from the disk cache.
+	reusable := make(chan bool, 1)
+	if shape.reactor && !e.cfg.NoSnapshots && !e.cfg.NoRecycling {
+		go func() { reusable <- recyclable(wasm) }()
+	} else {
+		reusable <- false
+	}
+	defer func() { <-reusable }() // on the error paths: the walk ends before Compile returns
 	var code []byte
 	var img *memImage
 	if !e.cfg.NoMemoryImages {
@@ -216,9 +226,10 @@ func (e *wazeroEngine) Compile(ctx context.Context, wasm []byte, workers int) (M
 			m.Close(context.WithoutCancel(ctx))
 			return nil, err
 		}
-		if m.snap != nil && !e.cfg.NoRecycling && recyclable(wasm) {
+		if ok := <-reusable; m.snap != nil && ok {
 			m.pool = &instancePool{}
 		}
+		reusable <- false // for the deferred receive
 	}
 	return m, nil
 }
