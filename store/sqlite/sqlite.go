@@ -89,10 +89,11 @@ type DB struct {
 	path     string
 	maxBytes int64 // Options.MaxBytes
 	log      *slog.Logger
-	wdb      *sql.DB // one connection, used only by the writer goroutine (and by readers for ":memory:")
-	rdb      *sql.DB // read-only pool; the same as wdb for ":memory:"
-	rd       reads   // prepared on rdb
-	stmts    stmts   // prepared on wdb
+	wdb      *sql.DB       // one connection, used only by the writer goroutine (and by readers for ":memory:")
+	rdb      *sql.DB       // read-only pool; the same as wdb for ":memory:"
+	rd       reads         // prepared on rdb
+	ckpt     *checkpointer // nil for ":memory:"
+	stmts    stmts         // prepared on wdb
 	reqs     chan *request
 	done     chan struct{} // closed when the writer goroutine has exited
 	mu       sync.RWMutex  // guards closed against concurrent sends on reqs
@@ -139,7 +140,8 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 			"journal_mode(WAL)",
 			"synchronous(" + syncMode + ")",
 			"foreign_keys(1)",
-			"cache_size(-65536)", // 64 MiB: a large group commit must not spill to the WAL mid-transaction
+			"cache_size(-65536)",                                  // 64 MiB: a large group commit must not spill to the WAL mid-transaction
+			fmt.Sprintf("wal_autocheckpoint(%d)", walSafetyPages), // the checkpointer does the rest (checkpoint.go)
 		},
 	}))
 	if err != nil {
@@ -170,27 +172,42 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		wdb.Close()
 		return nil, fmt.Errorf("sqlite store: open %s: %w", path, err)
 	}
-	if !memory {
-		rdb, err := openReadPool(ctx, path)
-		if err != nil {
-			d.stmts.close()
-			wdb.Close()
-			return nil, fmt.Errorf("sqlite store: open %s: read pool: %w", path, err)
-		}
-		d.rdb = rdb
-	}
-	if err = d.rd.prepare(ctx, d.rdb); err != nil {
-		d.rd.close()
+	if err := d.openReaders(ctx, memory); err != nil {
 		d.stmts.close()
-		if d.rdb != d.wdb {
-			d.rdb.Close()
-		}
 		wdb.Close()
-		return nil, fmt.Errorf("sqlite store: open %s: prepare: %w", path, err)
+		return nil, fmt.Errorf("sqlite store: open %s: %w", path, err)
 	}
 	go d.writeLoop()
 	log.Debug("sqlite store: opened", "path", path, "durability", opts.Durability)
 	return d, nil
+}
+
+// openReaders opens what reads the database besides the writer: the
+// read pool with its prepared statements and the checkpointer (a file
+// database; ":memory:" reads through the writer's connection).
+func (d *DB) openReaders(ctx context.Context, memory bool) error {
+	if !memory {
+		rdb, err := openReadPool(ctx, d.path)
+		if err != nil {
+			return fmt.Errorf("read pool: %w", err)
+		}
+		d.rdb = rdb
+		if d.ckpt, err = startCheckpointer(ctx, d.path, d.log); err != nil {
+			rdb.Close()
+			return fmt.Errorf("checkpointer: %w", err)
+		}
+	}
+	if err := d.rd.prepare(ctx, d.rdb); err != nil {
+		d.rd.close()
+		if d.ckpt != nil {
+			d.ckpt.close()
+		}
+		if d.rdb != d.wdb {
+			d.rdb.Close()
+		}
+		return fmt.Errorf("prepare: %w", err)
+	}
+	return nil
 }
 
 // openReadPool opens the pool of read-only connections to the database
@@ -287,6 +304,9 @@ func (d *DB) Close() error {
 	<-d.done
 
 	var errs []error
+	if d.ckpt != nil {
+		errs = append(errs, d.ckpt.close())
+	}
 	errs = append(errs, d.stmts.close(), d.rd.close())
 	if d.rdb != d.wdb {
 		errs = append(errs, d.rdb.Close())

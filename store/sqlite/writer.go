@@ -156,6 +156,9 @@ func (d *DB) writeLoop() {
 		}
 		d.applyGroup(group)
 		clear(group)
+		if d.ckpt != nil {
+			d.afterCommit()
+		}
 	}
 }
 
