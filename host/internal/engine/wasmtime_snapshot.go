@@ -64,11 +64,7 @@ func (e *wtEngine) compileSnapshot(ctx context.Context, key [32]byte, wasm []byt
 // cannot be read (a module without an exported memory, a global that is
 // not a number).
 func (e *wtEngine) snapshot(ctx context.Context, m *wasmtime.Module, s reactorShape) (globals map[uint32]uint64, mem []byte, err error) {
-	limit := e.cfg.InitTimeout
-	if limit <= 0 {
-		limit = defaultInitTimeout
-	}
-	ictx, cancel := context.WithTimeout(ctx, limit)
+	ictx, cancel, limit := initContext(ctx, e.cfg.InitTimeout)
 	defer cancel()
 	var stderr strings.Builder
 	err = e.instantiate(ictx, m, initWorld(&limitedWriter{w: &stderr, n: 4096}), func(st *wasmtime.Store, inst *wasmtime.Instance) (string, error) {

@@ -29,15 +29,21 @@ func (e *wazeroEngine) prepareReactor(wasm []byte) ([]byte, reactorShape) {
 	return assemble(wasm, exportGlobals(sections, s), -1, nil), s
 }
 
-// snapshot runs the reactor's _initialize once in the world of initWorld
-// and captures its mutable globals and linear memory. The memory becomes
-// m's image, replacing the image of its data segments.
-func (e *wazeroEngine) snapshot(ctx context.Context, m *wazeroModule, s reactorShape) error {
-	limit := e.cfg.InitTimeout
+// initContext bounds a reactor's _initialize by limit, or by
+// defaultInitTimeout when limit is 0; it returns the bound too.
+func initContext(ctx context.Context, limit time.Duration) (context.Context, context.CancelFunc, time.Duration) {
 	if limit <= 0 {
 		limit = defaultInitTimeout
 	}
 	ictx, cancel := context.WithTimeout(ctx, limit)
+	return ictx, cancel, limit
+}
+
+// snapshot runs the reactor's _initialize once in the world of initWorld
+// and captures its mutable globals and linear memory. The memory becomes
+// m's image, replacing the image of its data segments.
+func (e *wazeroEngine) snapshot(ctx context.Context, m *wazeroModule, s reactorShape) error {
+	ictx, cancel, limit := initContext(ctx, e.cfg.InitTimeout)
 	defer cancel()
 	var stderr strings.Builder
 	st := &stopped{}
