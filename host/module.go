@@ -122,7 +122,7 @@ func (h *Host) compileNew(ctx context.Context, label, hash string, wasm []byte, 
 	if err != nil {
 		return nil, h.structureError(label, err)
 	}
-	mod, err := h.compileCode(ctx, label, wasm, timeout)
+	mod, err := h.compileCode(ctx, label, wasm, timeout, !shape.StateWrites)
 	if err != nil {
 		return nil, err
 	}

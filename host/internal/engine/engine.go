@@ -105,12 +105,11 @@ type Config struct {
 // Engine compiles modules and runs instances of them. It is safe for
 // concurrent use.
 type Engine interface {
-	// Compile compiles a module on the given number of goroutines (two
-	// or more let ctx stop the compilation between functions; one
-	// ignores ctx) and checks its imports. Errors: *InvalidError (the
-	// engine refuses the module), *ImportError (it imports what the
-	// host does not provide, or is not a skein module), or ctx's error.
-	Compile(ctx context.Context, wasm []byte, workers int) (Module, error)
+	// Compile compiles a module as o says and checks its imports.
+	// Errors: *InvalidError (the engine refuses the module),
+	// *ImportError (it imports what the host does not provide, or is
+	// not a skein module), or ctx's error.
+	Compile(ctx context.Context, wasm []byte, o CompileOptions) (Module, error)
 	// Run instantiates m and runs its _start function to its end. It
 	// returns nil when _start returned, the error of the host function
 	// that stopped the instance, an *ExitError when the guest exited, or
@@ -118,6 +117,19 @@ type Engine interface {
 	Run(ctx context.Context, m Module, c RunConfig) error
 	// Close releases the engine; its modules must be closed first.
 	Close(ctx context.Context) error
+}
+
+// CompileOptions is what Compile is told besides the module's bytes.
+type CompileOptions struct {
+	// Workers is how many goroutines compile: two or more let ctx stop
+	// the compilation between functions; one ignores ctx.
+	Workers int
+	// Reusable says that the module's code changes nothing of an
+	// instance but its linear memory and globals: no instruction writes
+	// a table or drops a segment (wasmlimits.Shape.StateWrites, which
+	// the host measures before every compile). Only then may an
+	// instance be reset and reused (wazero_recycle.go).
+	Reusable bool
 }
 
 // Module is a compiled module. Close it when no instance needs it.

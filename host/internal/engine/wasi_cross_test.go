@@ -101,7 +101,7 @@ func TestWASICrossEngine(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer e.Close(context.Background())
-		m, err := e.Compile(context.Background(), wasm, 1)
+		m, err := e.Compile(context.Background(), wasm, CompileOptions{Workers: 1})
 		if err != nil {
 			t.Fatal(err)
 		}

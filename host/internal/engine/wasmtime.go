@@ -161,7 +161,7 @@ func (m *wtModule) Close(context.Context) error {
 // Config.NoSnapshots. wasmtime compiles on its own threads and cannot be
 // stopped: workers is not used, and ctx only bounds the run of a
 // reactor's _initialize (the host stops waiting at its deadline).
-func (e *wtEngine) Compile(ctx context.Context, wasm []byte, workers int) (Module, error) {
+func (e *wtEngine) Compile(ctx context.Context, wasm []byte, _ CompileOptions) (Module, error) {
 	if !e.acquire(nil) {
 		return nil, errClosed
 	}

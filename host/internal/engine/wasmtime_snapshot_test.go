@@ -124,7 +124,7 @@ func TestWasmtimeSnapshotFails(t *testing.T) {
 		var texts []string
 		for _, name := range []string{Wazero, Wasmtime} {
 			var reports []uint64
-			_, err := snapEngine(t, name, false, &reports).Compile(context.Background(), wasm, 1)
+			_, err := snapEngine(t, name, false, &reports).Compile(context.Background(), wasm, CompileOptions{Workers: 1})
 			var ie *InvalidError
 			var te *InitTimeoutError
 			if err == nil || !errors.As(err, &ie) && !errors.As(err, &te) {
@@ -162,7 +162,7 @@ func TestWasmtimeSnapshotCache(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := e.Compile(ctx, wasm, 1)
+		m, err := e.Compile(ctx, wasm, CompileOptions{Workers: 1})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -49,7 +49,7 @@ func wtCompile(t *testing.T, e Engine, wat string) Module {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := e.Compile(context.Background(), wasm, 1)
+	m, err := e.Compile(context.Background(), wasm, CompileOptions{Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func testEnds(t *testing.T, e Engine) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.Compile(ctx, wasm, 1); err == nil || !strings.HasPrefix(err.Error(), c.want) {
+		if _, err := e.Compile(ctx, wasm, CompileOptions{Workers: 1}); err == nil || !strings.HasPrefix(err.Error(), c.want) {
 			t.Errorf("%s: %v; want %q", c.name, err, c.want)
 		}
 	}
@@ -171,7 +171,7 @@ func TestWasmtimeDiskCache(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer e.Close(ctx)
-		m, err := e.Compile(ctx, wasm, 1)
+		m, err := e.Compile(ctx, wasm, CompileOptions{Workers: 1})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -181,18 +181,8 @@ func (m *wazeroModule) Close(ctx context.Context) error {
 // that instances map copy-on-write (memimage_linux.go); where that
 // cannot be, its data segments are merged so that instantiation copies
 // them in a few calls (wasmdata.go).
-func (e *wazeroEngine) Compile(ctx context.Context, wasm []byte, workers int) (Module, error) {
+func (e *wazeroEngine) Compile(ctx context.Context, wasm []byte, o CompileOptions) (Module, error) {
 	wasm, shape := e.prepareReactor(wasm)
-	// Whether instances may be reused is read from the code while it
-	// compiles: a walk of every instruction, which for a Go module takes
-	// about as long as loading its compiled code from the disk cache.
-	reusable := make(chan bool, 1)
-	if shape.reactor && !e.cfg.NoSnapshots && !e.cfg.NoRecycling {
-		go func() { reusable <- recyclable(wasm) }()
-	} else {
-		reusable <- false
-	}
-	defer func() { <-reusable }() // on the error paths: the walk ends before Compile returns
 	var code []byte
 	var img *memImage
 	if !e.cfg.NoMemoryImages {
@@ -206,8 +196,8 @@ func (e *wazeroEngine) Compile(ctx context.Context, wasm []byte, workers int) (M
 		code = mergeDataSegments(wasm)
 	}
 	m := &wazeroModule{img: img, codeBytes: len(code), reactor: shape.reactor}
-	if workers > 1 {
-		ctx = experimental.WithCompilationWorkers(ctx, workers)
+	if o.Workers > 1 {
+		ctx = experimental.WithCompilationWorkers(ctx, o.Workers)
 	}
 	cm, err := compileRecover(ctx, e.rt, code)
 	if err != nil {
@@ -226,10 +216,9 @@ func (e *wazeroEngine) Compile(ctx context.Context, wasm []byte, workers int) (M
 			m.Close(context.WithoutCancel(ctx))
 			return nil, err
 		}
-		if ok := <-reusable; m.snap != nil && ok {
+		if m.snap != nil && o.Reusable && !e.cfg.NoRecycling {
 			m.pool = &instancePool{}
 		}
-		reusable <- false // for the deferred receive
 	}
 	return m, nil
 }

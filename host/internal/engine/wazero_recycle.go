@@ -10,8 +10,6 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
-
-	"github.com/skeinrun/skein/host/internal/wasmlimits"
 )
 
 // Recycled instances (wazero). Instantiating a Go module costs wazero
@@ -28,7 +26,7 @@ import (
 // An instance is only reset when nothing else can carry state from one
 // run to the next:
 //   - the module has no instruction that writes a table or drops a
-//     segment (wasmlimits.Shape.StateWrites), so its tables and passive
+//     segment (CompileOptions.Reusable), so its tables and passive
 //     segments are as instantiation made them;
 //   - its memory is still the snapshot's size (wazero cannot shrink a
 //     memory), mapped from the image;
@@ -72,13 +70,6 @@ type instancePool struct {
 	idle   []*instance
 	closed bool
 	reused atomic.Int64 // runs that ran on a reset instance
-}
-
-// recyclable reports whether instances of the snapshotted module wasm
-// may be reset and reused (see above).
-func recyclable(wasm []byte) bool {
-	s, err := wasmlimits.Measure(wasm)
-	return err == nil && !s.StateWrites
 }
 
 // get returns an idle instance for a run with args, or nil.

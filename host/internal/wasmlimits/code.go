@@ -172,11 +172,15 @@ func (m *measurer) miscOp(r *reader) {
 	case 0, 1, 2, 3, 4, 5, 6, 7: // trunc_sat
 	case 9, 11, 13, 16, 17: // data.drop, memory.fill, elem.drop, table.size, table.fill
 		r.u32()
-		m.s.StateWrites = m.s.StateWrites || sub != 11 && sub != 16
+		if sub == 9 || sub == 13 || sub == 17 { // data.drop, elem.drop, table.fill
+			m.s.StateWrites = true
+		}
 	case 8, 10, 12, 14: // memory.init, memory.copy, table.init, table.copy
 		r.u32()
 		r.u32()
-		m.s.StateWrites = m.s.StateWrites || sub == 12 || sub == 14
+		if sub == 12 || sub == 14 { // table.init, table.copy
+			m.s.StateWrites = true
+		}
 	case 15: // table.grow
 		r.u32()
 		m.grows = true

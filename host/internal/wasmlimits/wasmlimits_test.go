@@ -70,7 +70,7 @@ func engineCompile(wasm []byte) error {
 		return err
 	}
 	defer e.Close(ctx)
-	m, err := e.Compile(ctx, wasm, 1)
+	m, err := e.Compile(ctx, wasm, engine.CompileOptions{Workers: 1})
 	var imp *engine.ImportError
 	switch {
 	case errors.As(err, &imp):
