@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/skeinrun/skein/store/internal/rowscan"
 	"time"
+
+	"github.com/skeinrun/skein/store/internal/rowscan"
 
 	"github.com/jackc/pgx/v5"
 

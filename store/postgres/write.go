@@ -5,10 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/skeinrun/skein/store/internal/rowscan"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/skeinrun/skein/store/internal/rowscan"
 
 	"github.com/jackc/pgx/v5"
 

@@ -5,8 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"github.com/skeinrun/skein/store/internal/rowscan"
 	"time"
+
+	"github.com/skeinrun/skein/store/internal/rowscan"
 
 	"github.com/skeinrun/skein/store"
 )

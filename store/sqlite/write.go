@@ -6,9 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/skeinrun/skein/store/internal/rowscan"
 	"slices"
 	"time"
+
+	"github.com/skeinrun/skein/store/internal/rowscan"
 
 	"github.com/skeinrun/skein/store"
 )
