@@ -39,7 +39,7 @@ func newMemImage(data []byte) (*memImage, error) {
 	ps := int(osPageSize)
 	for start := 0; start < len(data); start += ps {
 		page := data[start:min(start+ps, len(data))]
-		if allZero(page) {
+		if nextNonZero(page, 0) == len(page) { // all zeros
 			continue
 		}
 		for off := 0; off < len(page); {
@@ -52,22 +52,6 @@ func newMemImage(data []byte) (*memImage, error) {
 		}
 	}
 	return &memImage{fd: fd, size: size, data: data}, nil
-}
-
-// allZero reports whether b holds only zeros.
-func allZero(b []byte) bool {
-	for len(b) >= 8 {
-		if binary.LittleEndian.Uint64(b) != 0 {
-			return false
-		}
-		b = b[8:]
-	}
-	for _, c := range b {
-		if c != 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // mapInto maps the image copy-on-write over the first img.size bytes of

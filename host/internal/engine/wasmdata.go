@@ -154,16 +154,7 @@ func mergeData(wasm []byte) ([]byte, error) {
 	if len(merged) == len(segs) {
 		return nil, nil
 	}
-	var content []byte
-	content = binary.AppendUvarint(content, uint64(len(merged)))
-	for _, s := range merged {
-		content = append(content, 0x00, 0x41) // active, memory 0; i32.const
-		content = appendSLEB128(content, int64(s.offset))
-		content = append(content, 0x0b) // end
-		content = binary.AppendUvarint(content, uint64(len(s.data)))
-		content = append(content, s.data...)
-	}
-	return assemble(wasm, sections, dataIndex, content), nil
+	return assemble(wasm, sections, dataIndex, dataContent(merged)), nil
 }
 
 // splitData returns the module without data segments and the initial
