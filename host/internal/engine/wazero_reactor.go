@@ -101,7 +101,7 @@ func (e *wazeroEngine) runReactor(ctx context.Context, m *wazeroModule, cfg waze
 		return mod, err
 	}
 	if m.snap != nil {
-		if err := restore(mod, m.snap); err != nil {
+		if _, err := restore(mod, m.snap); err != nil {
 			return mod, err
 		}
 	}
@@ -110,18 +110,22 @@ func (e *wazeroEngine) runReactor(ctx context.Context, m *wazeroModule, cfg waze
 }
 
 // restore gives a new instance the snapshot's globals and memory size
-// (its memory already maps the snapshot's image).
-func restore(mod api.Module, s *snapshot) error {
+// (its memory already maps the snapshot's image); it returns the globals
+// with their snapshot values, for a reset (wazero_recycle.go).
+func restore(mod api.Module, s *snapshot) ([]globalValue, error) {
+	globals := make([]globalValue, 0, len(s.globals))
 	for name, v := range s.globals {
-		mod.ExportedGlobal(name).(api.MutableGlobal).Set(v)
+		g := mod.ExportedGlobal(name).(api.MutableGlobal)
+		g.Set(v)
+		globals = append(globals, globalValue{g, v})
 	}
 	mem := mod.Memory()
 	if cur := mem.Size() / 65536; cur < s.pages {
 		if _, ok := mem.Grow(s.pages - cur); !ok {
-			return fmt.Errorf("the module's initialised memory (%d pages of 64 KiB) exceeds the memory limit", s.pages)
+			return nil, fmt.Errorf("the module's initialised memory (%d pages of 64 KiB) exceeds the memory limit", s.pages)
 		}
 	}
-	return nil
+	return globals, nil
 }
 
 // limitedWriter keeps the first n bytes written to it.

@@ -147,12 +147,9 @@ func (e *wazeroEngine) newInstance(ctx context.Context, m *wazeroModule, args []
 		return nil, err
 	}
 	inst.mod = mod
-	if err := restore(mod, m.snap); err != nil {
+	if inst.globals, err = restore(mod, m.snap); err != nil {
 		mod.Close(ctx)
 		return nil, err
-	}
-	for name, v := range m.snap.globals {
-		inst.globals = append(inst.globals, globalValue{mod.ExportedGlobal(name).(api.MutableGlobal), v})
 	}
 	inst.entry = mod.ExportedFunction(ReactorEntry)
 	return inst, nil
