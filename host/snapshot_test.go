@@ -6,30 +6,11 @@ import (
 	"os"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/skeinrun/skein/internal/wasmbuild"
 	"github.com/skeinrun/skein/store"
 )
-
-// lockedBuffer is a guest output that tests read while runs write.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // snapshotsTaken reports whether the test hosts start reactors from
 // snapshots: wazero maps the snapshot's memory image (Linux only);
@@ -50,7 +31,7 @@ func TestReactorSnapshot(t *testing.T) {
 	}
 	canSnapshot := snapshotsTaken()
 	for _, disable := range []bool{false, true} {
-		out := &lockedBuffer{}
+		out := &syncBuffer{}
 		h := newTestHost(t, Config{Evict: EvictAlways, DisableSnapshots: disable, GuestOutput: out})
 		ctx := context.Background()
 		m, err := h.Deploy(ctx, "reactor", wasm)
