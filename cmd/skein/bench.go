@@ -183,15 +183,8 @@ func benchVariants(workloads []string, durability, interrupt, reuse, engines, pg
 
 // variantName names a variant in an error line.
 func variantName(o bench.Options) string {
-	return fmt.Sprintf("durability %s, interrupt %s, reuse %s, engine %s", o.Durability,
-		onOff(!o.DisableInterrupt), onOff(!o.DisableInstanceReuse), o.Engine)
-}
-
-func onOff(b bool) string {
-	if b {
-		return "on"
-	}
-	return "off"
+	f := o.Labels()
+	return fmt.Sprintf("durability %s, interrupt %s, reuse %s, engine %s", f.Durability, f.Interrupt, f.Reuse, f.Engine)
 }
 
 // benchWorker returns the command of the remote-activities workload's

@@ -51,6 +51,30 @@ type Figure struct {
 	Engine     string  `json:"engine"`    // "wazero" or "wasmtime" (host.Config.Engine)
 }
 
+// Labels is a figure with only the labels of o set: durability,
+// interrupt checks, instance reuse and engine, as the figures of a run
+// with o carry them.
+func (o Options) Labels() Figure {
+	f := Figure{Durability: o.Durability, Interrupt: onOff(!o.DisableInterrupt), Reuse: onOff(!o.DisableInstanceReuse), Engine: o.Engine}
+	if f.Durability == "" {
+		f.Durability = "normal"
+	}
+	if o.Postgres != "" {
+		f.Durability = "postgres"
+	}
+	if f.Engine == "" {
+		f.Engine = "wazero"
+	}
+	return f
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
 // Run runs one workload and returns its figures. progress, if not nil,
 // receives a line per measurement.
 func Run(ctx context.Context, workload string, o Options, s Sizes, progress io.Writer) ([]Figure, error) {
@@ -63,28 +87,11 @@ func Run(ctx context.Context, workload string, o Options, s Sizes, progress io.W
 	if progress == nil {
 		progress = io.Discard
 	}
-	dur := o.Durability
-	if dur == "" {
-		dur = "normal"
-	}
-	if o.Postgres != "" {
-		dur = "postgres"
-	}
-	intr := "on"
-	if o.DisableInterrupt {
-		intr = "off"
-	}
-	reuse := "on"
-	if o.DisableInstanceReuse {
-		reuse = "off"
-	}
-	eng := o.Engine
-	if eng == "" {
-		eng = "wazero"
-	}
 	var figs []Figure
 	add := func(metric string, v float64) {
-		figs = append(figs, Figure{Workload: workload, Metric: metric, Value: v, Durability: dur, Interrupt: intr, Reuse: reuse, Engine: eng})
+		f := o.Labels()
+		f.Workload, f.Metric, f.Value = workload, metric, v
+		figs = append(figs, f)
 	}
 	e, err := Open(ctx, o)
 	if err != nil {
