@@ -131,3 +131,35 @@ func TestInstanceReuse(t *testing.T) {
 		}
 	}
 }
+
+// An instance whose execution was interrupted (its context ended during
+// the call) is never reused: with interrupts on, wazero may close it at
+// any moment after. The run after it starts on another instance and
+// completes.
+func TestInstanceNotReusedAfterInterrupt(t *testing.T) {
+	if !snapshotsTaken() || testEngine == EngineWasmtime {
+		t.Skip("instances are reused on wazero, on Linux, with snapshots")
+	}
+	h := newTestHost(t, Config{CompileTimeout: -1})
+	m := h.deploy(t, featuresPkg)
+	ctx, cancel := context.WithCancel(context.Background())
+	h.RegisterActivity("interrupt", func(actx context.Context, _ []byte) ([]byte, error) {
+		cancel() // the drive's context ends while the guest waits on this call
+		<-actx.Done()
+		return nil, actx.Err()
+	})
+	h.RegisterActivity("up", func(context.Context, []byte) ([]byte, error) { return []byte(`"up"`), nil })
+	r := startRun(t, h, m, "call", `{"activity":"interrupt","max":1}`, 0)
+	if _, err := h.Drive(ctx, r.ID, DriveOptions{}); err == nil {
+		t.Fatal("the drive whose context ended returned no error")
+	}
+	before := h.metrics.reused.Load()
+	r2 := startRun(t, h, m, "call", `{"activity":"up","max":1}`, 0)
+	r2 = drive(t, h, r2.ID, DriveOptions{})
+	if r2.Status != store.RunCompleted {
+		t.Fatalf("the run after the interrupted one: %s %s", r2.Status, r2.Error)
+	}
+	if got := h.metrics.reused.Load(); got != before {
+		t.Errorf("the run after the interrupted one ran on a reused instance (%d -> %d): the interrupted instance went back to the pool", before, got)
+	}
+}

@@ -30,8 +30,9 @@ import (
 //     segments are as instantiation made them;
 //   - its memory is still the snapshot's size (wazero cannot shrink a
 //     memory), mapped from the image;
-//   - the instance is open: a guest that exited, trapped into closing or
-//     was interrupted is closed and dropped.
+//   - the instance is open and the run's context did not end during its
+//     call: a guest that exited, trapped into closing or was interrupted
+//     is closed and dropped.
 //
 // Its WASI world (clocks, random stream, output) is bound once, at
 // instantiation, to the instance's world, which each run points at its
@@ -80,7 +81,7 @@ func (p *instancePool) get(ctx context.Context, args []string) *instance {
 		inst, p.idle = p.idle[n-1], p.idle[:n-1]
 	}
 	p.mu.Unlock()
-	if inst != nil && !slices.Equal(inst.args, args) {
+	if inst != nil && (inst.mod.IsClosed() || !slices.Equal(inst.args, args)) {
 		inst.mod.Close(ctx)
 		return nil
 	}
@@ -174,6 +175,13 @@ func (e *wazeroEngine) runRecycled(ctx context.Context, m *wazeroModule, c RunCo
 	s.keep = true
 	_, err := inst.entry.Call(ctx)
 	inst.world.c = RunConfig{}
+	if ctx.Err() != nil {
+		// With Config.Interruptible, wazero watches the call's ctx from a
+		// goroutine of its own, which may close the instance at any moment
+		// once ctx has ended during the call: never reuse it.
+		inst.mod.Close(context.WithoutCancel(ctx))
+		return err
+	}
 	m.pool.put(context.WithoutCancel(ctx), inst, m)
 	return err
 }
