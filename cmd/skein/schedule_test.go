@@ -51,6 +51,15 @@ func scheduleRuns(t *testing.T, s *skeinServer, name string) []slotRun {
 	return out
 }
 
+// runSlots lists the slots of runs as clock times, for failure messages.
+func runSlots(runs []slotRun) []string {
+	out := make([]string, len(runs))
+	for i, sr := range runs {
+		out[i] = sr.slot.UTC().Format(time.TimeOnly)
+	}
+	return out
+}
+
 // getSchedule reads a schedule through the API.
 func getSchedule(t *testing.T, s *skeinServer, name string) server.Schedule {
 	t.Helper()
@@ -99,25 +108,34 @@ func TestScheduleClusterExactlyOnce(t *testing.T) {
 	if len(created.Next) != 3 || created.Next[1].Sub(created.Next[0]) != time.Second || created.Overlap != "allow" || created.Catchup != "10s" {
 		t.Fatalf("created %+v; want 3 next slots a second apart, overlap allow, catchup 10s", created)
 	}
-	first := created.Next[0]
 	const slots = 30
-	time.Sleep(time.Until(first.Add((slots - 1) * time.Second)))
+	time.Sleep(time.Until(created.Next[0].Add((slots - 1) * time.Second)))
 	// Wait for the 30th slot's run, then stop the schedule.
 	deadline := time.Now().Add(10 * time.Second)
 	for len(scheduleRuns(t, w1.skeinServer, "tick")) < slots && time.Now().Before(deadline) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	wantExit(t, w1.cli(t, nil, "schedule", "pause", "tick"), 0, "schedule tick paused")
-	time.Sleep(1500 * time.Millisecond) // a step decided before the pause may still start its run
-
-	runs := scheduleRuns(t, w2.skeinServer, "tick")
-	sc := getSchedule(t, w1.skeinServer, "tick")
+	// A step decided before the pause may still start its run: wait until
+	// every slot counted as fired has its run (bounded).
+	runs, sc := scheduleRuns(t, w2.skeinServer, "tick"), getSchedule(t, w1.skeinServer, "tick")
+	for deadline := time.Now().Add(10 * time.Second); sc.Fired != int64(len(runs)) && time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
+		runs, sc = scheduleRuns(t, w2.skeinServer, "tick"), getSchedule(t, w1.skeinServer, "tick")
+	}
 	if len(runs) < slots {
-		t.Fatalf("%d runs after %d slots%s", len(runs), slots, clusterTails(w1, w2))
+		t.Fatalf("%d runs after %d slots: %v%s", len(runs), slots, runSlots(runs), clusterTails(w1, w2))
+	}
+	// The first slot is the first after the schedule's creation: the
+	// created schedule's Next[0], or an earlier one when the response was
+	// made after that slot had passed (a loaded machine).
+	first := runs[0].slot
+	if first.Before(created.CreatedAt) || first.After(created.Next[0]) {
+		t.Fatalf("the first run is for slot %s; want the first slot after the creation at %s (next was %s)", first, created.CreatedAt, created.Next[0])
 	}
 	for i, sr := range runs {
 		if want := first.Add(time.Duration(i) * time.Second); !sr.slot.Equal(want) {
-			t.Fatalf("run %d is for slot %s, want %s: a slot is missing or doubled%s", i, sr.slot, want, clusterTails(w1, w2))
+			t.Fatalf("run %d is for slot %s, want %s: a slot is missing or doubled: %v%s", i, sr.slot, want, runSlots(runs), clusterTails(w1, w2))
 		}
 	}
 	if sc.Fired != int64(len(runs)) || sc.Missed != 0 || sc.Overlapped != 0 || !sc.Paused {
