@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"os"
 	"path/filepath"
 	"sort"
@@ -62,6 +63,10 @@ func TestMain(m *testing.M) {
 	// SKEIN_TEST_ENGINE=wasmtime runs the suite on wasmtime (a test binary
 	// built with -tags wasmtime; make test-wasmtime).
 	testEngine = os.Getenv("SKEIN_TEST_ENGINE")
+	// Every journal the host answers from memory is compared with the
+	// store's (journalcache.go), except in benchmarks.
+	flag.Parse()
+	verifyJournalCache = flag.Lookup("test.bench").Value.String() == ""
 	if d := os.Getenv("SKEIN_TEST_CACHE_DIR"); d != "" {
 		cacheDir = d
 		os.Exit(m.Run())

@@ -167,6 +167,12 @@ type Config struct {
 	// can be reset is reset to the snapshot and reused by the module's
 	// next execution (docs/PERFORMANCE.md, "Reused instances").
 	DisableInstanceReuse bool
+	// JournalCacheBytes bounds the journals the host keeps in memory for
+	// the runs it drove, so that a run it suspended or evicted replays
+	// without reading its journal from the store (docs/PERFORMANCE.md,
+	// "Journals kept in memory"). 0 means DefaultJournalCacheBytes
+	// (64 MiB); a negative value keeps none.
+	JournalCacheBytes int64
 
 	// Simulation, if set, runs every workflow in virtual time only, with
 	// timing decided by a seed (see Simulation). For checks and tests.
@@ -347,6 +353,12 @@ func newHost(ctx context.Context, cfg Config, hooks testHooks) (*Host, error) {
 	}
 	h.metrics = newMetrics()
 	h.cfg.Store = timedStore{Store: cfg.Store, m: h.metrics} // times commits (metrics.go)
+	if cfg.JournalCacheBytes == 0 {
+		cfg.JournalCacheBytes = DefaultJournalCacheBytes
+	}
+	if cfg.JournalCacheBytes > 0 {
+		h.cfg.Store = journalStore{Store: h.cfg.Store, c: newJournalCache(cfg.JournalCacheBytes, h.metrics)}
+	}
 	return h, nil
 }
 

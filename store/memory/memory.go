@@ -419,21 +419,13 @@ func (s *Store) Commit(ctx context.Context, b store.Batch) error {
 	return nil
 }
 
-// upsert stores a copy of o at o.Key, unless o is pending and the stored
-// outcome is settled. It keeps the higher Attempts of the two, and the
-// StartedAt and SettledAt stored when they are not zero. A zero
-// o.UpdatedAt becomes now.
+// upsert stores a copy of o at o.Key by store.MergeOutcome's rule. A
+// zero o.UpdatedAt becomes now.
 func (rec *runRec) upsert(o store.Outcome, now time.Time) {
-	old, exists := rec.outcomes[o.Key]
-	if exists {
-		if o.Status == store.OutcomePending && old.Status != store.OutcomePending {
+	if old, exists := rec.outcomes[o.Key]; exists {
+		var ok bool
+		if o, ok = store.MergeOutcome(old, o); !ok {
 			return
-		}
-		o.Attempts = max(o.Attempts, old.Attempts)
-		o.StartedAt = cmp.Or(old.StartedAt, o.StartedAt)
-		o.SettledAt = cmp.Or(old.SettledAt, o.SettledAt)
-		if o.Schema == nil {
-			o.Schema = old.Schema
 		}
 	}
 	if rec.outcomes == nil {
@@ -465,15 +457,7 @@ func (s *Store) Outcomes(ctx context.Context, runID string) ([]store.Outcome, er
 		o.Schema = bytes.Clone(o.Schema)
 		out = append(out, o)
 	}
-	slices.SortFunc(out, func(a, b store.Outcome) int {
-		if (a.Seq == 0) != (b.Seq == 0) {
-			if a.Seq == 0 {
-				return 1
-			}
-			return -1
-		}
-		return cmp.Or(cmp.Compare(a.Seq, b.Seq), strings.Compare(a.Key, b.Key))
-	})
+	slices.SortFunc(out, store.CompareJournal)
 	return out, nil
 }
 

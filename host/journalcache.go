@@ -1,0 +1,162 @@
+package host
+
+import (
+	"bytes"
+	"container/list"
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/skeinrun/skein/store"
+)
+
+// The journal cache keeps in memory the journals of the runs this host
+// drives, so that the next execution of a run it suspended or evicted
+// replays without reading its journal from the store: a 10,000-record
+// journal takes tens of milliseconds to read from SQLite, about as long as
+// the replay itself.
+//
+// A journal in memory is used only while it is known to equal the stored
+// one. Outcomes are written only by Commit, and only in a batch fenced by
+// the run's lease (runState.flush): so from the lease under which the
+// journal was read, the journal changes only through this host's own
+// commits, which the cache applies with the stores' rule
+// (store.MergeOutcome), until the lease ends. The next claim of the run
+// keeps the journal only if its lease token follows that lease's directly
+// (no other worker held the run in between, lease tokens count the claims
+// of a run); any other claim, a failed commit or an unfenced write drops
+// it. The cache answers only while this host holds the run's lease; every
+// other read goes to the store.
+//
+// It sits between the host and the store (Config.Store) as a store.Store.
+
+// DefaultJournalCacheBytes is the default of Config.JournalCacheBytes.
+const DefaultJournalCacheBytes = 64 << 20
+
+// verifyJournalCache, set by the host's tests, reads the store on every
+// answer from the cache as well and fails the read if the two differ.
+var verifyJournalCache bool
+
+// journalStore is a store.Store whose Outcomes come from c while they can.
+type journalStore struct {
+	store.Store
+	c *journalCache
+}
+
+// journalCache holds journals by run id, least recently used first out.
+type journalCache struct {
+	mu      sync.Mutex
+	max     int64 // bytes
+	size    int64
+	entries map[string]*journal
+	lru     list.List         // of *journal; the front is the most recently used
+	held    map[string]*lease // the leases this host holds, by run
+	now     func() int64      // the clock leases expire by (unix ns)
+	m       *metrics
+}
+
+// journal is one run's journal as the store holds it under lease token.
+type journal struct {
+	run    string
+	token  int64
+	outs   []store.Outcome
+	byKey  map[string]int // index in outs
+	sorted bool           // outs is in store.CompareJournal order
+	bytes  int64
+	elem   *list.Element
+}
+
+func newJournalCache(max int64, m *metrics) *journalCache {
+	return &journalCache{max: max, entries: map[string]*journal{}, held: map[string]*lease{}, m: m,
+		now: func() int64 { return time.Now().UnixNano() }}
+}
+
+// ClaimRun notes the lease it returns.
+func (s journalStore) ClaimRun(ctx context.Context, id, owner string, now int64, ttl time.Duration) (store.ClaimedRun, error) {
+	cr, err := s.Store.ClaimRun(ctx, id, owner, now, ttl)
+	if err == nil {
+		s.c.claimed(cr.Lease)
+	}
+	return cr, err
+}
+
+// ClaimRuns notes the leases it returns.
+func (s journalStore) ClaimRuns(ctx context.Context, owner string, now int64, ttl time.Duration, limit int) ([]store.ClaimedRun, error) {
+	crs, err := s.Store.ClaimRuns(ctx, owner, now, ttl, limit)
+	for _, cr := range crs {
+		s.c.claimed(cr.Lease)
+	}
+	return crs, err
+}
+
+// RenewLease notes the lease's new expiry.
+func (s journalStore) RenewLease(ctx context.Context, l store.Lease, expiry int64) error {
+	err := s.Store.RenewLease(ctx, l, expiry)
+	if err == nil {
+		s.c.renewed(l, expiry)
+	}
+	return err
+}
+
+// ReleaseLease forgets the lease, released or not.
+func (s journalStore) ReleaseLease(ctx context.Context, l store.Lease) error {
+	s.c.released(l)
+	return s.Store.ReleaseLease(ctx, l)
+}
+
+// Commit applies b's outcomes to the journals in memory once it is
+// committed, and drops the journals it cannot vouch for.
+func (s journalStore) Commit(ctx context.Context, b store.Batch) error {
+	s.c.committing(b)
+	err := s.Store.Commit(ctx, b)
+	s.c.committed(b, err == nil)
+	return err
+}
+
+// Outcomes answers from memory while this host holds the run's lease and
+// the journal in memory follows it; else it reads the store and keeps
+// what it read if the host holds the lease.
+func (s journalStore) Outcomes(ctx context.Context, runID string) ([]store.Outcome, error) {
+	outs, token, gen, ok := s.c.get(runID)
+	if ok {
+		s.c.m.journalLoads[0].Add(1)
+		if verifyJournalCache {
+			return outs, s.verify(ctx, runID, outs)
+		}
+		return outs, nil
+	}
+	outs, err := s.Store.Outcomes(ctx, runID)
+	if err == nil && token != 0 {
+		s.c.put(runID, token, gen, outs)
+	}
+	s.c.m.journalLoads[1].Add(1)
+	return outs, err
+}
+
+// verify fails if outs is not what the store holds for runID.
+func (s journalStore) verify(ctx context.Context, runID string, outs []store.Outcome) error {
+	stored, err := s.Store.Outcomes(ctx, runID)
+	if err != nil {
+		return err
+	}
+	if len(stored) != len(outs) {
+		return fmt.Errorf("journal cache: run %s: %d outcomes in memory, %d stored", runID, len(outs), len(stored))
+	}
+	for i := range outs {
+		if !storedAlike(outs[i], stored[i]) {
+			return fmt.Errorf("journal cache: run %s: outcome %d in memory %+v, stored %+v", runID, i, outs[i], stored[i])
+		}
+	}
+	return nil
+}
+
+// storedAlike compares two outcomes as stored (times to the nanosecond,
+// nil and empty bytes alike).
+func storedAlike(a, b store.Outcome) bool {
+	return a.Key == b.Key && a.Kind == b.Kind && a.Function == b.Function && a.Status == b.Status &&
+		bytes.Equal(a.Value, b.Value) && a.Error == b.Error && a.Attempts == b.Attempts && a.Seq == b.Seq &&
+		a.Waited == b.Waited && a.Idle == b.Idle && a.WakeOrder == b.WakeOrder && a.VTime == b.VTime &&
+		a.Deadline == b.Deadline && a.Orphaned == b.Orphaned && bytes.Equal(a.Schema, b.Schema) &&
+		a.UpdatedAt.UnixNano() == b.UpdatedAt.UnixNano() && a.StartedAt == b.StartedAt && a.SettledAt == b.SettledAt
+}
