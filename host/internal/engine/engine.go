@@ -83,6 +83,10 @@ type Config struct {
 	// Interruptible makes the end of Run's context stop running guest
 	// code at once, at a cost in guest speed.
 	Interruptible bool
+	// WazeroCloseOnDone makes an Interruptible wazero engine use wazero's
+	// own interrupt (RuntimeConfig.WithCloseOnContextDone) instead of the
+	// flag checks it adds to every module (interrupt.go). For comparisons.
+	WazeroCloseOnDone bool
 	// NoMemoryImages turns off the copy-on-write images of a module's
 	// initial memory: instances copy its (merged) data segments instead.
 	NoMemoryImages bool

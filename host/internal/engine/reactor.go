@@ -83,8 +83,14 @@ func exportKinds(b []byte) (map[string]byte, error) {
 
 // importedGlobals counts the globals an import section imports.
 func importedGlobals(b []byte) (int, error) {
+	globals, _, err := importCounts(b)
+	return globals, err
+}
+
+// importCounts reads an import section (its content): the globals it
+// imports, and whether it imports a memory.
+func importCounts(b []byte) (globals int, memory bool, err error) {
 	r := &wasmReader{b: b}
-	globals := 0
 	for range r.u32() {
 		r.name()
 		r.name()
@@ -96,6 +102,7 @@ func importedGlobals(b []byte) (int, error) {
 			r.limits()
 		case 2: // memory: limits
 			r.limits()
+			memory = true
 		case 3: // global: value type, mutability
 			r.byte()
 			r.byte()
@@ -104,10 +111,10 @@ func importedGlobals(b []byte) (int, error) {
 			r.fail("unknown import kind")
 		}
 		if r.err != nil {
-			return 0, fmt.Errorf("bad import section: %w", r.err)
+			return 0, false, fmt.Errorf("bad import section: %w", r.err)
 		}
 	}
-	return globals, r.err
+	return globals, memory, r.err
 }
 
 // exportGlobals returns the sections with an export added for every

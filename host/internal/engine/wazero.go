@@ -20,6 +20,7 @@ type wazeroEngine struct {
 	cfg      Config
 	rt       wazero.Runtime
 	cache    wazero.CompilationCache
+	checks   bool // interrupts by the flag checks of interrupt.go
 }
 
 // NewWazero returns an Engine on wazero.
@@ -36,8 +37,8 @@ func NewWazero(ctx context.Context, cfg Config) (Engine, error) {
 	rc := wazero.NewRuntimeConfig().
 		WithCompilationCache(cache).
 		WithMemoryLimitPages(cfg.MemoryLimitPages).
-		WithCloseOnContextDone(cfg.Interruptible)
-	e := &wazeroEngine{cfg: cfg, rt: wazero.NewRuntimeWithConfig(ctx, rc), cache: cache,
+		WithCloseOnContextDone(cfg.Interruptible && cfg.WazeroCloseOnDone)
+	e := &wazeroEngine{cfg: cfg, rt: wazero.NewRuntimeWithConfig(ctx, rc), cache: cache, checks: cfg.Interruptible && !cfg.WazeroCloseOnDone,
 		provided: provided{hostModule: cfg.HostModule, host: map[string]FuncType{}}}
 	if _, err := wasi_snapshot_preview1.Instantiate(ctx, e.rt); err != nil {
 		e.Close(ctx)
@@ -195,6 +196,21 @@ func (e *wazeroEngine) Compile(ctx context.Context, wasm []byte, o CompileOption
 	if code == nil {
 		code = mergeDataSegments(wasm)
 	}
+	var unchecked error // the module could not have the interrupt checks (refused after the import check)
+	if e.checks {
+		checked, err := addInterruptChecks(code)
+		switch {
+		case errors.Is(err, errNoMemory):
+			unchecked = err
+		case err != nil:
+			if img != nil {
+				img.close()
+			}
+			return nil, &InvalidError{Err: err}
+		default:
+			code = checked
+		}
+	}
 	m := &wazeroModule{img: img, codeBytes: len(code), reactor: shape.reactor}
 	if o.Workers > 1 {
 		ctx = experimental.WithCompilationWorkers(ctx, o.Workers)
@@ -210,6 +226,10 @@ func (e *wazeroEngine) Compile(ctx context.Context, wasm []byte, o CompileOption
 	if err := e.checkImports(cm); err != nil {
 		m.Close(context.WithoutCancel(ctx))
 		return nil, err
+	}
+	if unchecked != nil {
+		m.Close(context.WithoutCancel(ctx))
+		return nil, &InvalidError{Err: unchecked}
 	}
 	if m.reactor && img != nil && !e.cfg.NoSnapshots {
 		if err := e.snapshot(ctx, m, shape); err != nil {
@@ -253,7 +273,7 @@ func (e *wazeroEngine) Run(ctx context.Context, m Module, c RunConfig) error {
 	} else if wm.reactor {
 		mod, err = e.runReactor(ctx, wm, moduleConfig(c))
 	} else {
-		mod, err = e.rt.InstantiateModule(ctx, wm.cm, moduleConfig(c))
+		mod, err = e.instantiate(ctx, wm.cm, moduleConfig(c), "_start")
 	}
 	if mod != nil {
 		mod.Close(ctx)

@@ -48,7 +48,7 @@ func (e *wazeroEngine) snapshot(ctx context.Context, m *wazeroModule, s reactorS
 	var stderr strings.Builder
 	st := &stopped{}
 	ictx = withMemory(context.WithValue(ictx, instanceKey{}, st), m.img, e.cfg.SliceMemory)
-	mod, err := e.rt.InstantiateModule(ictx, m.cm, moduleConfig(initWorld(&limitedWriter{w: &stderr, n: 4096})).WithStartFunctions(ReactorInit))
+	mod, err := e.instantiate(ictx, m.cm, moduleConfig(initWorld(&limitedWriter{w: &stderr, n: 4096})), ReactorInit)
 	if st.err != nil {
 		err = st.err
 	}
@@ -96,7 +96,7 @@ func (e *wazeroEngine) runReactor(ctx context.Context, m *wazeroModule, cfg waze
 	if m.snap != nil {
 		start = nil
 	}
-	mod, err := e.rt.InstantiateModule(ctx, m.cm, cfg.WithStartFunctions(start...))
+	mod, err := e.instantiate(ctx, m.cm, cfg, start...)
 	if err != nil {
 		return mod, err
 	}
@@ -105,8 +105,7 @@ func (e *wazeroEngine) runReactor(ctx context.Context, m *wazeroModule, cfg waze
 			return mod, err
 		}
 	}
-	_, err = mod.ExportedFunction(ReactorEntry).Call(ctx)
-	return mod, err
+	return mod, e.call(ctx, mod, mod.ExportedFunction(ReactorEntry))
 }
 
 // restore gives a new instance the snapshot's globals and memory size

@@ -173,7 +173,7 @@ func (e *wazeroEngine) runRecycled(ctx context.Context, m *wazeroModule, c RunCo
 	}
 	inst.world.c = c
 	s.keep = true
-	_, err := inst.entry.Call(ctx)
+	err := e.call(ctx, inst.mod, inst.entry)
 	inst.world.c = RunConfig{}
 	if ctx.Err() != nil {
 		// With Config.Interruptible, wazero watches the call's ctx from a

@@ -14,6 +14,8 @@ type measurer struct {
 	dataEnd  uint64 // end of the furthest active data segment at a constant offset
 	dataAt   int    // index of that segment
 	control  int    // control instructions of the function being read
+	loops    []int  // where each loop's body starts (byte offsets in the module), if recording
+	record   bool   // record loops
 }
 
 // at records the item being read.
