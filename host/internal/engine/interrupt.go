@@ -89,6 +89,7 @@ func checkCode(flag uint32) []byte {
 	c = append(c, g(0x24, flag+1)...)
 	return append(c, 0x0b)
 }
+
 // addInterruptChecks returns wasm with the interrupt flag and its checks.
 func addInterruptChecks(wasm []byte) ([]byte, error) {
 	loops, err := wasmlimits.Loops(wasm)
