@@ -43,8 +43,12 @@ func (h *Host) driveClaimed(ctx context.Context, runID string, o DriveOptions) (
 }
 
 // claimRun claims the lease of run id for o.Owner, trying again every
-// leaseRetry while another worker holds it and o.LeaseWait lasts.
+// leaseRetry while another worker holds it and o.LeaseWait lasts; or
+// takes the lease the run was created with (StartOptions.ClaimForDrive).
 func (h *Host) claimRun(ctx context.Context, id string, o DriveOptions) (store.ClaimedRun, error) {
+	if c, ok := h.takePreclaimed(ctx, id, o); ok {
+		return c, nil
+	}
 	deadline := time.Now().Add(o.LeaseWait)
 	waiting := false
 	for {

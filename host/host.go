@@ -245,9 +245,12 @@ type Host struct {
 	// slotRuns holds, for each schedule, the latest started slot whose
 	// run this host has seen stored (scheduler.go).
 	slotRuns map[string]int64
-	owner    string        // names this host in the leases Drive takes
-	wake     chan struct{} // signals Work: new work may be due
-	sim      *simulator    // Config.Simulation
+	owner    string // names this host in the leases Drive takes
+	// preclaimed holds the leases of runs Start created leased to this
+	// host, until their Drive takes them (startclaim.go).
+	preclaimed map[string]store.ClaimedRun
+	wake       chan struct{} // signals Work: new work may be due
+	sim        *simulator    // Config.Simulation
 
 	tasks   taskBoard  // remote activity tasks (tasks.go)
 	emb     embedState // grants, event subscriptions, Await waiters (embed.go)
@@ -415,6 +418,13 @@ type StartOptions struct {
 	// Timeout, if set, cancels the run (reason "run timed out after …")
 	// when it has not ended this long after Start.
 	Timeout time.Duration
+	// ClaimForDrive creates the run leased to this host (for
+	// DefaultLeaseTTL), for a Drive of it by this host that follows at
+	// once: that Drive claims nothing, which saves a store write before
+	// the run's first op. No other worker takes the run until the Drive
+	// ends or the lease expires. A run that existed already is not
+	// claimed.
+	ClaimForDrive bool
 }
 
 // ConflictError reports a start whose id names an existing run started
@@ -463,7 +473,7 @@ func (h *Host) Start(ctx context.Context, o StartOptions) (store.Run, error) {
 	if o.Timeout > 0 {
 		r.Deadline = time.Now().Add(o.Timeout).UnixNano()
 	}
-	got, created, err := h.newRun(ctx, r)
+	got, created, err := h.startRun(ctx, r, o.ClaimForDrive)
 	if err != nil {
 		return store.Run{}, fmt.Errorf("start %s: %w", o.ID, err)
 	}
@@ -485,6 +495,12 @@ func (h *Host) Start(ctx context.Context, o StartOptions) (store.Run, error) {
 // newRun creates a pending run (seed and start time filled in) unless a
 // run with its id exists, and returns the stored run.
 func (h *Host) newRun(ctx context.Context, r store.Run) (store.Run, bool, error) {
+	return h.cfg.Store.CreateRun(ctx, h.runDefaults(r))
+}
+
+// runDefaults is r as created now: a random seed and a start time unless
+// given, pending.
+func (h *Host) runDefaults(r store.Run) store.Run {
 	if r.Seed == 0 {
 		var b [8]byte
 		rand.Read(b[:])
@@ -495,7 +511,21 @@ func (h *Host) newRun(ctx context.Context, r store.Run) (store.Run, bool, error)
 		r.StartTime = now.UnixNano()
 	}
 	r.Status, r.CreatedAt, r.UpdatedAt = store.RunPending, now, now
-	return h.cfg.Store.CreateRun(ctx, r)
+	return r
+}
+
+// startRun is newRun for Start: with claim, the run is created leased to
+// this host for the Drive that follows (startclaim.go).
+func (h *Host) startRun(ctx context.Context, r store.Run, claim bool) (store.Run, bool, error) {
+	if !claim {
+		return h.newRun(ctx, r)
+	}
+	r = h.runDefaults(r)
+	c, created, err := h.cfg.Store.CreateClaimedRun(ctx, r, h.owner, time.Now().UnixNano(), DefaultLeaseTTL)
+	if err == nil && created {
+		h.preclaim(c)
+	}
+	return c.Run, created, err
 }
 
 // createRun is newRun for a child run.

@@ -416,6 +416,12 @@ type Store interface {
 	// CreateRun inserts r unless a run with r.ID exists. It returns the run
 	// as stored and whether it was created by this call.
 	CreateRun(ctx context.Context, r Run) (Run, bool, error)
+	// CreateClaimedRun is CreateRun that also claims the run it creates
+	// for owner until now+ttl (lease token 1, in the lease history), in
+	// the same transaction: a run created to be driven at once saves the
+	// claim's write. A run that existed already is returned as it is,
+	// unclaimed, with created false (ClaimRun it).
+	CreateClaimedRun(ctx context.Context, r Run, owner string, now int64, ttl time.Duration) (c ClaimedRun, created bool, err error)
 	// Run returns one run.
 	Run(ctx context.Context, id string) (Run, error)
 	// Runs lists runs ordered by ID.

@@ -88,7 +88,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	r, err := h.Start(ctx, host.StartOptions{Module: m.Hash, Workflow: wf, Input: json.RawMessage(*input), ID: *id})
+	r, err := h.Start(ctx, host.StartOptions{Module: m.Hash, Workflow: wf, Input: json.RawMessage(*input), ID: *id, ClaimForDrive: true})
 	if err != nil {
 		return err
 	}

@@ -233,13 +233,14 @@ func (e *Env) id(prefix string) string {
 	return fmt.Sprintf("%s-%s%d", prefix, e.idTag, e.ids.Add(1))
 }
 
-// start creates a run of workflow with input.
+// start creates a run of workflow with input, leased to the host for
+// the drive that follows.
 func (e *Env) start(ctx context.Context, prefix, workflow string, input any) (string, error) {
 	in, err := json.Marshal(input)
 	if err != nil {
 		return "", err
 	}
-	r, err := e.Host.Start(ctx, host.StartOptions{Module: e.Module.Hash, Workflow: workflow, Input: in, ID: e.id(prefix), Seed: 1})
+	r, err := e.Host.Start(ctx, host.StartOptions{Module: e.Module.Hash, Workflow: workflow, Input: in, ID: e.id(prefix), Seed: 1, ClaimForDrive: true})
 	if err != nil {
 		return "", err
 	}

@@ -90,21 +90,39 @@ func (s *Store) check(ctx context.Context) error {
 // pending; a zero CreatedAt is set to now, and a zero UpdatedAt to
 // CreatedAt.
 func (s *Store) CreateRun(ctx context.Context, r store.Run) (store.Run, bool, error) {
+	c, created, err := s.createRun(ctx, r, "", 0, 0)
+	return c.Run, created, err
+}
+
+// CreateClaimedRun creates a run claimed by owner. See store.Store.
+func (s *Store) CreateClaimedRun(ctx context.Context, r store.Run, owner string, now int64, ttl time.Duration) (store.ClaimedRun, bool, error) {
+	if owner == "" || ttl <= 0 {
+		return store.ClaimedRun{}, false, fmt.Errorf("memory store: create run %s: need an owner and a positive ttl (got %q, %v)", r.ID, owner, ttl)
+	}
+	return s.createRun(ctx, r, owner, now, ttl)
+}
+
+// createRun inserts r unless it exists and, if owner is set and r is
+// new, claims it for owner.
+func (s *Store) createRun(ctx context.Context, r store.Run, owner string, now int64, ttl time.Duration) (store.ClaimedRun, bool, error) {
 	if r.ID == "" {
-		return store.Run{}, false, errors.New("memory store: create run: empty id")
+		return store.ClaimedRun{}, false, errors.New("memory store: create run: empty id")
 	}
 	r = r.ForCreate(time.Now())
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.check(ctx); err != nil {
-		return store.Run{}, false, fmt.Errorf("memory store: create run %s: %w", r.ID, err)
+		return store.ClaimedRun{}, false, fmt.Errorf("memory store: create run %s: %w", r.ID, err)
 	}
 	if rec := s.runs[r.ID]; rec != nil {
-		return copyRun(rec.run), false, nil
+		return store.ClaimedRun{Run: copyRun(rec.run)}, false, nil
 	}
 	s.insertRun(r)
-	return copyRun(r), true, nil
+	if owner != "" {
+		return s.claim(s.runs[r.ID], owner, now, ttl), true, nil
+	}
+	return store.ClaimedRun{Run: copyRun(r)}, true, nil
 }
 
 // insertRun adds the new run r. The caller holds mu.

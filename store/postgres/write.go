@@ -58,33 +58,58 @@ WHERE excluded.name <> ''`,
 // stored and whether this call created it. An empty r.Status is stored as
 // pending; zero CreatedAt and UpdatedAt are set to now.
 func (d *DB) CreateRun(ctx context.Context, r store.Run) (store.Run, bool, error) {
+	c, created, err := d.createRun(ctx, r, "", 0, 0)
+	return c.Run, created, err
+}
+
+// CreateClaimedRun creates a run claimed by owner. See store.Store.
+func (d *DB) CreateClaimedRun(ctx context.Context, r store.Run, owner string, now int64, ttl time.Duration) (store.ClaimedRun, bool, error) {
+	if owner == "" || ttl <= 0 {
+		return store.ClaimedRun{}, false, fmt.Errorf("postgres store: create run %s: need an owner and a positive ttl (got %q, %v)", r.ID, owner, ttl)
+	}
+	return d.createRun(ctx, r, owner, now, ttl)
+}
+
+// createRun inserts r unless it exists and, if owner is set and r is
+// new, claims it for owner, in one transaction.
+func (d *DB) createRun(ctx context.Context, r store.Run, owner string, now int64, ttl time.Duration) (store.ClaimedRun, bool, error) {
 	if r.ID == "" {
-		return store.Run{}, false, errors.New("postgres store: create run: empty id")
+		return store.ClaimedRun{}, false, errors.New("postgres store: create run: empty id")
 	}
 	r = r.ForCreate(time.Now())
 
-	var stored store.Run
+	var out store.ClaimedRun
 	var created bool
 	err := d.inTx(ctx, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, insertRunSQL, insertRunArgs(&r)...)
 		if err != nil {
 			return err
 		}
-		if created = tag.RowsAffected() == 1; created {
-			stored = r
-			if r.Status == store.RunSuspended && r.Cancel != "" {
-				// Created with a cancellation waiting to be delivered.
-				_, err = tx.Exec(ctx, waitingSQL, r.ID)
-			}
+		if created = tag.RowsAffected() == 1; !created {
+			out.Run, err = scanRun(tx.QueryRow(ctx, `SELECT `+runColumns+` FROM runs WHERE id = $1`, r.ID))
 			return err
 		}
-		stored, err = scanRun(tx.QueryRow(ctx, `SELECT `+runColumns+` FROM runs WHERE id = $1`, r.ID))
-		return err
+		out.Run = r
+		if r.Status == store.RunSuspended && r.Cancel != "" {
+			// Created with a cancellation waiting to be delivered.
+			if _, err := tx.Exec(ctx, waitingSQL, r.ID); err != nil {
+				return err
+			}
+		}
+		if owner != "" {
+			expiry := now + int64(ttl)
+			run, err := scanRun(tx.QueryRow(ctx, claimOneSQL, r.ID, owner, now, expiry))
+			if err != nil {
+				return err
+			}
+			out = store.ClaimedRun{Run: run, Lease: store.Lease{RunID: r.ID, Owner: owner, Token: run.LeaseToken, Expiry: expiry}}
+		}
+		return nil
 	})
 	if err != nil {
-		return store.Run{}, false, fmt.Errorf("postgres store: create run %s: %w", r.ID, err)
+		return store.ClaimedRun{}, false, fmt.Errorf("postgres store: create run %s: %w", r.ID, err)
 	}
-	return stored, created, nil
+	return out, created, nil
 }
 
 // insertRunSQL inserts a run unless one exists with its id.

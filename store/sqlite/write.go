@@ -62,33 +62,53 @@ WHERE excluded.name <> ''`,
 // pending; zero CreatedAt and UpdatedAt are set to now. It costs one queued
 // write.
 func (d *DB) CreateRun(ctx context.Context, r store.Run) (store.Run, bool, error) {
+	c, created, err := d.createRun(ctx, r, "", 0, 0)
+	return c.Run, created, err
+}
+
+// CreateClaimedRun creates a run claimed by owner. See store.Store.
+func (d *DB) CreateClaimedRun(ctx context.Context, r store.Run, owner string, now int64, ttl time.Duration) (store.ClaimedRun, bool, error) {
+	if owner == "" || ttl <= 0 {
+		return store.ClaimedRun{}, false, fmt.Errorf("sqlite store: create run %s: need an owner and a positive ttl (got %q, %v)", r.ID, owner, ttl)
+	}
+	return d.createRun(ctx, r, owner, now, ttl)
+}
+
+// createRun inserts r unless it exists and, if owner is set and r is
+// new, claims it for owner, in one queued write.
+func (d *DB) createRun(ctx context.Context, r store.Run, owner string, now int64, ttl time.Duration) (store.ClaimedRun, bool, error) {
 	if r.ID == "" {
-		return store.Run{}, false, errors.New("sqlite store: create run: empty id")
+		return store.ClaimedRun{}, false, errors.New("sqlite store: create run: empty id")
 	}
 	r = r.ForCreate(time.Now())
 
-	var stored store.Run
+	var out store.ClaimedRun
 	var created bool
 	err := d.write(&request{ctx: ctx, apply: func(w *wtx) error {
 		var err error
 		if created, err = insertRun(w, &r); err != nil {
 			return err
 		}
-		if created {
-			stored = r
-			if r.Status == store.RunSuspended && r.Cancel != "" {
-				// Created with a cancellation waiting to be delivered.
-				return updateWaiting(w, r.ID)
-			}
-			return nil
+		if !created {
+			out.Run, err = scanRun(w.stmt(sqlRunRow).QueryRowContext(w.ctx, r.ID))
+			return err
 		}
-		stored, err = scanRun(w.stmt(sqlRunRow).QueryRowContext(w.ctx, r.ID))
+		out.Run = r
+		if r.Status == store.RunSuspended && r.Cancel != "" {
+			// Created with a cancellation waiting to be delivered.
+			if err := updateWaiting(w, r.ID); err != nil {
+				return err
+			}
+		}
+		if owner != "" {
+			out, err = claim(w, r, owner, now, now+int64(ttl))
+		}
 		return err
 	}})
 	if err != nil {
-		return store.Run{}, false, fmt.Errorf("sqlite store: create run %s: %w", r.ID, err)
+		return store.ClaimedRun{}, false, fmt.Errorf("sqlite store: create run %s: %w", r.ID, err)
 	}
-	return stored, created, nil
+	return out, created, nil
 }
 
 const insertRunSQL = `

@@ -100,3 +100,43 @@ func testClaimRunConcurrent(t *testing.T, s store.Store) {
 		t.Errorf("token after the race = %d, want 1", r.LeaseToken)
 	}
 }
+
+// testCreateClaimedRun: CreateClaimedRun creates a run already claimed by
+// its owner (lease 1, in the history; others refused while it lasts; its
+// lease fences commits), and leaves a run that existed as it was.
+func testCreateClaimedRun(t *testing.T, s store.Store) {
+	ctx, ttl := t.Context(), int64(leaseTTL)
+	if _, _, err := s.CreateClaimedRun(ctx, store.Run{ID: "r1", ModuleHash: "h", Workflow: "w"}, "", 1_000, leaseTTL); err == nil {
+		t.Errorf("CreateClaimedRun without an owner succeeded")
+	}
+	c, created, err := s.CreateClaimedRun(ctx, store.Run{ID: "r1", ModuleHash: "h", Workflow: "w", Input: []byte(`1`)}, "w1", 1_000, leaseTTL)
+	if err != nil || !created {
+		t.Fatalf("CreateClaimedRun(r1) = %v, %v; want created", created, err)
+	}
+	if l := c.Lease; l.RunID != "r1" || l.Owner != "w1" || l.Token != 1 || l.Expiry != 1_000+ttl ||
+		c.Run.Status != store.RunPending || c.Run.LeaseOwner != "w1" || c.Run.LeaseToken != 1 || string(c.Run.Input) != "1" {
+		t.Errorf("CreateClaimedRun(r1) = %+v; want w1's lease 1 until %d on the new pending run", c, 1_000+ttl)
+	}
+	checkLeaseOf(t, s, c.Lease)
+	if stored, err := s.Run(ctx, "r1"); err != nil || !reflect.DeepEqual(stored, c.Run) {
+		t.Errorf("CreateClaimedRun(r1).Run = %+v; the stored run is %+v (%v)", c.Run, stored, err)
+	}
+	if _, err := s.ClaimRun(ctx, "r1", "w2", 1_000+ttl-1, leaseTTL); !errors.Is(err, store.ErrLeaseHeld) {
+		t.Errorf("ClaimRun of a run created claimed: %v, want ErrLeaseHeld", err)
+	}
+	if cs := mustClaim(t, s, "w2", 1_000+ttl-1, 0); len(cs) != 0 {
+		t.Errorf("ClaimRuns took %q, created claimed", claimedIDs(cs))
+	}
+	r := c.Run
+	r.Status = store.RunSuspended
+	mustCommit(t, s, store.Batch{Runs: []store.Run{r}, Fence: &c.Lease, Release: true})
+
+	again, created, err := s.CreateClaimedRun(ctx, store.Run{ID: "r1", ModuleHash: "h", Workflow: "w"}, "w2", 2_000+ttl, leaseTTL)
+	if err != nil || created || again.Lease != (store.Lease{}) || again.Run.Status != store.RunSuspended || again.Run.LeaseOwner != "" {
+		t.Errorf("CreateClaimedRun of an existing run = %+v, %v, %v; want it as stored, unclaimed", again, created, err)
+	}
+	h, err := s.LeaseHistory(ctx, "r1")
+	if err != nil || len(h) != 1 || h[0].Owner != "w1" || h[0].Token != 1 || h[0].ReleasedAt == 0 {
+		t.Errorf("lease history = %+v, %v; want w1's lease 1, released", h, err)
+	}
+}

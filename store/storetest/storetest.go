@@ -55,6 +55,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"LeaseReleaseInCommit", testLeaseReleaseInCommit},
 		{"ClaimRun", testClaimRun},
 		{"ClaimRunConcurrent", testClaimRunConcurrent},
+		{"CreateClaimedRun", testCreateClaimedRun},
 		{"WriteOnceOutcome", testWriteOnceOutcome},
 		{"WriteOnceRun", testWriteOnceRun},
 		{"WriteOnceConcurrent", testWriteOnceConcurrent},

@@ -1,0 +1,60 @@
+package host
+
+import (
+	"context"
+	"time"
+
+	"github.com/skeinrun/skein/store"
+)
+
+// Runs started to be driven at once (StartOptions.ClaimForDrive) are
+// created already leased to this host, in the same store write, and the
+// Drive that follows takes that lease instead of claiming the run: one
+// write fewer between a start and the run's first op.
+
+// preclaim keeps the lease of a run created leased, for its Drive.
+func (h *Host) preclaim(c store.ClaimedRun) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.preclaimed == nil {
+		h.preclaimed = map[string]store.ClaimedRun{}
+	}
+	now := time.Now().UnixNano()
+	for id, p := range h.preclaimed { // leases no Drive took
+		if p.Lease.Expiry <= now {
+			delete(h.preclaimed, id)
+		}
+	}
+	h.preclaimed[c.Run.ID] = c
+}
+
+// takePreclaimed returns the lease of run id created leased to o.Owner,
+// renewed for o.LeaseTTL if less than half of that is left; ok is false
+// if there is none, or it expired, or the renewal failed.
+func (h *Host) takePreclaimed(ctx context.Context, id string, o DriveOptions) (store.ClaimedRun, bool) {
+	h.mu.Lock()
+	c, ok := h.preclaimed[id]
+	delete(h.preclaimed, id)
+	h.mu.Unlock()
+	now := time.Now()
+	if !ok || c.Lease.Owner != o.Owner || c.Lease.Expiry <= now.UnixNano() {
+		return store.ClaimedRun{}, false
+	}
+	if time.Duration(c.Lease.Expiry-now.UnixNano()) < o.LeaseTTL/2 {
+		expiry := now.Add(o.LeaseTTL).UnixNano()
+		if err := h.cfg.Store.RenewLease(ctx, c.Lease, expiry); err != nil {
+			return store.ClaimedRun{}, false
+		}
+		c.Lease.Expiry, c.Run.LeaseExpiry = expiry, expiry
+	}
+	return c, true
+}
+
+// CreateClaimedRun notes the lease of the run it creates.
+func (s journalStore) CreateClaimedRun(ctx context.Context, r store.Run, owner string, now int64, ttl time.Duration) (store.ClaimedRun, bool, error) {
+	c, created, err := s.Store.CreateClaimedRun(ctx, r, owner, now, ttl)
+	if err == nil && created {
+		s.c.claimed(c.Lease)
+	}
+	return c, created, err
+}
