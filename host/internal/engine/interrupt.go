@@ -108,7 +108,8 @@ func addInterruptChecks(wasm []byte) ([]byte, error) {
 		return nil, errNoMemory
 	}
 	check := checkCode(flag)
-	out := append([]byte(nil), wasm[:8]...)
+	out := make([]byte, 0, len(wasm)+len(loops)*(len(check)+1)+64)
+	out = append(out, wasm[:8]...)
 	added := map[byte]bool{}
 	for _, s := range sections {
 		c := s.content
@@ -193,7 +194,8 @@ func appendVec(content, entry []byte) []byte {
 // module) with check inserted at each offset of loops.
 func checkLoops(content []byte, base int, loops []int, check []byte) ([]byte, error) {
 	n, k := uvarint(content)
-	out := binary.AppendUvarint(make([]byte, 0, len(content)+len(loops)*len(check)), n)
+	out := make([]byte, 0, len(content)+len(loops)*(len(check)+1)+16)
+	out = binary.AppendUvarint(out, n)
 	pos, next := k, 0
 	for range n {
 		size, w := uvarint(content[pos:])
@@ -201,16 +203,17 @@ func checkLoops(content []byte, base int, loops []int, check []byte) ([]byte, er
 			return nil, fmt.Errorf("bad function body at byte %d", base+pos)
 		}
 		start, end := pos+w, pos+w+int(size)
-		body := make([]byte, 0, int(size)+8*len(check))
-		at := start
+		first := next
 		for next < len(loops) && loops[next]-base < end {
-			cut := loops[next] - base
-			body = append(append(body, content[at:cut]...), check...)
-			at, next = cut, next+1
+			next++
 		}
-		body = append(body, content[at:end]...)
-		out = binary.AppendUvarint(out, uint64(len(body)))
-		out = append(out, body...)
+		out = binary.AppendUvarint(out, size+uint64((next-first)*len(check)))
+		at := start
+		for _, l := range loops[first:next] {
+			out = append(append(out, content[at:l-base]...), check...)
+			at = l - base
+		}
+		out = append(out, content[at:end]...)
 		pos = end
 	}
 	if next != len(loops) {
