@@ -49,15 +49,15 @@ type journalCache struct {
 	mu      sync.Mutex
 	max     int64 // bytes
 	size    int64
-	entries map[string]*journal
-	lru     list.List         // of *journal; the front is the most recently used
+	entries map[string]*keptJournal
+	lru     list.List         // of *keptJournal; the front is the most recently used
 	held    map[string]*lease // the leases this host holds, by run
 	now     func() int64      // the clock leases expire by (unix ns)
 	m       *metrics
 }
 
-// journal is one run's journal as the store holds it under lease token.
-type journal struct {
+// keptJournal is one run's journal as the store holds it under lease token.
+type keptJournal struct {
 	run    string
 	token  int64
 	outs   []store.Outcome
@@ -68,7 +68,7 @@ type journal struct {
 }
 
 func newJournalCache(max int64, m *metrics) *journalCache {
-	return &journalCache{max: max, entries: map[string]*journal{}, held: map[string]*lease{}, m: m,
+	return &journalCache{max: max, entries: map[string]*keptJournal{}, held: map[string]*lease{}, m: m,
 		now: func() int64 { return time.Now().UnixNano() }}
 }
 

@@ -167,7 +167,7 @@ func (c *journalCache) put(run string, token, gen int64, outs []store.Outcome) {
 		return
 	}
 	c.dropRun(run)
-	e := &journal{run: run, token: token, outs: make([]store.Outcome, 0, len(outs)), byKey: make(map[string]int, len(outs)), sorted: true}
+	e := &keptJournal{run: run, token: token, outs: make([]store.Outcome, 0, len(outs)), byKey: make(map[string]int, len(outs)), sorted: true}
 	for _, o := range outs {
 		e.byKey[o.Key] = len(e.outs)
 		e.outs = append(e.outs, keepOutcome(o))
@@ -190,7 +190,7 @@ func (c *journalCache) dropRun(run string) {
 }
 
 // drop removes e.
-func (c *journalCache) drop(e *journal) {
+func (c *journalCache) drop(e *keptJournal) {
 	delete(c.entries, e.run)
 	c.lru.Remove(e.elem)
 	c.size -= e.bytes
@@ -200,14 +200,14 @@ func (c *journalCache) drop(e *journal) {
 // its budget.
 func (c *journalCache) trim() {
 	for c.size > c.max && c.lru.Len() > 0 {
-		c.drop(c.lru.Back().Value.(*journal))
+		c.drop(c.lru.Back().Value.(*keptJournal))
 	}
 }
 
 // upsert applies o as the store does (store.MergeOutcome) and returns
 // the change of e's bytes; ok is false where the journal cannot know the
 // stored result (an outcome without UpdatedAt gets the store's clock).
-func (e *journal) upsert(o store.Outcome) (delta int64, ok bool) {
+func (e *keptJournal) upsert(o store.Outcome) (delta int64, ok bool) {
 	if o.UpdatedAt.IsZero() {
 		return 0, false
 	}
