@@ -207,3 +207,22 @@ func TestJournalCacheReplay(t *testing.T) {
 		t.Errorf("a run another host drove since loaded %d journals from memory and %d from the store; want 0 and 1", got[0]-before[0], got[1]-before[1])
 	}
 }
+
+// TestJournalCacheBudget: the byte budget bounds the journals kept, empty
+// ones too, least recently used out first.
+func TestJournalCacheBudget(t *testing.T) {
+	c := newJournalCache(3*journalOverhead, newMetrics())
+	for i := range 5 {
+		run := fmt.Sprint("r", i)
+		c.claimed(store.Lease{RunID: run, Owner: "w", Token: 1, Expiry: c.now() + int64(time.Hour)})
+		c.put(run, 1, 0, nil)
+	}
+	if len(c.entries) != 3 || c.size != 3*journalOverhead {
+		t.Fatalf("%d journals, %d bytes kept; want 3, %d", len(c.entries), c.size, 3*journalOverhead)
+	}
+	for i, want := range []bool{false, false, true, true, true} {
+		if _, _, _, ok := c.get(fmt.Sprint("r", i)); ok != want {
+			t.Errorf("r%d kept: %v, want %v", i, ok, want)
+		}
+	}
+}

@@ -16,6 +16,11 @@ import (
 // strings and byte slices, and of its index entry.
 const outcomeOverhead = 200
 
+// journalOverhead approximates the bytes of a kept journal besides its
+// outcomes (its entry, list element and maps), so that the budget bounds
+// the number of journals too, empty ones included.
+const journalOverhead = 512
+
 // lease is a lease this host holds, with the commits of its run seen
 // under it: gen counts their starts and ends, inflight those not ended.
 // expiry is the lease's end as claimed or last renewed (unix ns).
@@ -167,7 +172,7 @@ func (c *journalCache) put(run string, token, gen int64, outs []store.Outcome) {
 		return
 	}
 	c.dropRun(run)
-	e := &keptJournal{run: run, token: token, outs: make([]store.Outcome, 0, len(outs)), byKey: make(map[string]int, len(outs)), sorted: true}
+	e := &keptJournal{run: run, token: token, outs: make([]store.Outcome, 0, len(outs)), byKey: make(map[string]int, len(outs)), sorted: true, bytes: journalOverhead}
 	for _, o := range outs {
 		e.byKey[o.Key] = len(e.outs)
 		e.outs = append(e.outs, keepOutcome(o))
