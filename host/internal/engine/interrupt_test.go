@@ -136,3 +136,16 @@ func TestInterruptSpin(t *testing.T) {
 	}
 	<-done
 }
+
+// TestInterruptGlobalsUnreachable: a module whose code names a global
+// past its own (which the appended flag would become) is refused before
+// the checks are added: it could otherwise clear the flag, or hold the
+// countdown away from its preemption point.
+func TestInterruptGlobalsUnreachable(t *testing.T) {
+	// _start: loop (i32.const 0, global.set 0, br 0) in a module without globals.
+	body := section(10, 1, 11, 0, 0x03, 0x40, 0x41, 0, 0x24, 0, 0x0c, 0, 0x0b, 0x0b)
+	_, err := addInterruptChecks(wasmModule(secTypes, secFuncs, secMemory, secExports, body))
+	if err == nil || !strings.Contains(err.Error(), "global index 0, but the module has 0 globals") {
+		t.Fatalf("a module setting a global it does not have: %v; want it refused", err)
+	}
+}

@@ -81,6 +81,10 @@ func (m *measurer) expr(r *reader) int {
 			for j := uint32(0); j < k && r.err == nil; j++ {
 				valType(r)
 			}
+		case op == 0x23 || op == 0x24: // global.get, global.set
+			if g := r.u32(); r.err == nil && int64(g) >= int64(m.s.Globals) {
+				r.fail("global index %d, but the module has %d globals", g, m.s.Globals)
+			}
 		case op == 0x26: // table.set
 			m.s.StateWrites = true
 			plainOp(r, op)

@@ -266,9 +266,32 @@ func TestStateWrites(t *testing.T) {
 		{[]byte{0xfc, 9, 0, 0x0b}, true},                                // data.drop
 		{[]byte{0xfc, 16, 0, 0x1a, 0x0b}, false},                        // table.size
 	} {
-		s, err := wasmlimits.Measure(wasmtest.Shaped(wasmtest.Shape{Raw: tc.body, TableMin: 1}))
+		s, err := wasmlimits.Measure(wasmtest.Shaped(wasmtest.Shape{Raw: tc.body, TableMin: 1, Globals: 1}))
 		if err != nil || s.StateWrites != tc.want {
 			t.Errorf("body % x: StateWrites %v (%v), want %v", tc.body, s.StateWrites, err, tc.want)
 		}
+	}
+}
+
+// TestGlobalIndexChecked: an instruction naming a global the module does
+// not have is malformed (the engine appends globals of its own to a
+// module, which such an index would otherwise reach).
+func TestGlobalIndexChecked(t *testing.T) {
+	for _, body := range [][]byte{
+		{0x23, 2, 0x1a, 0x0b},             // global.get 2 of 2
+		{0x41, 0, 0x24, 2, 0x0b},          // global.set 2 of 2
+		{0x41, 0, 0x24, 0x80, 0x01, 0x0b}, // global.set 128
+	} {
+		wasm := wasmtest.Shaped(wasmtest.Shape{Raw: body, Globals: 2})
+		_, err := wasmlimits.Measure(wasm)
+		if err == nil || !strings.Contains(err.Error(), "but the module has 2 globals") {
+			t.Errorf("body % x: %v; want a malformed global index", body, err)
+		}
+		if wazeroCompiles(wasm) {
+			t.Errorf("body % x: wazero compiles it", body)
+		}
+	}
+	if _, err := wasmlimits.Measure(wasmtest.Shaped(wasmtest.Shape{Raw: []byte{0x23, 1, 0x1a, 0x0b}, Globals: 2})); err != nil {
+		t.Errorf("global.get 1 of 2: %v", err)
 	}
 }
