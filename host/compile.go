@@ -21,8 +21,8 @@ import (
 const compileWorkers = 2
 
 // compileCode compiles wasm with the engine under a compile slot
-// (Config.MaxConcurrentCompiles); reusable is CompileOptions.Reusable,
-// from the module's measured shape. It returns when the compilation ends,
+// (Config.MaxConcurrentCompiles), with o (its Workers set here) from the
+// module's measured shape. It returns when the compilation ends,
 // when ctx ends, or when timeout (if positive) passes, whichever is
 // first. In the last two cases the compilation is told to stop and goes
 // on in the background until it does, holding its slot, so that no more
@@ -32,7 +32,7 @@ const compileWorkers = 2
 // Errors: a *ModuleError for a module the engine refuses or one past
 // the deadline (wrapping the CompileTimeout *LimitError), ctx's cause
 // when the caller went away.
-func (h *Host) compileCode(ctx context.Context, label string, wasm []byte, timeout time.Duration, reusable bool) (engine.Module, error) {
+func (h *Host) compileCode(ctx context.Context, label string, wasm []byte, timeout time.Duration, o engine.CompileOptions) (engine.Module, error) {
 	if ctx.Err() != nil {
 		// Ended before the compilation began (the structure check took
 		// that long): one error, not whichever case the select below
@@ -49,12 +49,12 @@ func (h *Host) compileCode(ctx context.Context, label string, wasm []byte, timeo
 		return nil, fmt.Errorf("waiting for a compile slot (Config.MaxConcurrentCompiles = %d%s): %w", h.cfg.MaxConcurrentCompiles, hintSuffix(h.cfg.limitHint("MaxConcurrentCompiles")), context.Cause(ctx))
 	}
 	cctx, cancel := context.WithCancelCause(ctx)
-	workers := 1
+	o.Workers = 1
 	if timeout > 0 {
 		var stop context.CancelFunc
 		cctx, stop = context.WithTimeoutCause(cctx, timeout, h.cfg.limitError(fmt.Sprintf("compiling the module took longer than %s", timeout), "CompileTimeout", timeout.String()))
 		defer stop()
-		workers = compileWorkers
+		o.Workers = compileWorkers
 	}
 	done := make(chan compileResult, 1)
 	h.compiles.Add(1)
@@ -64,7 +64,7 @@ func (h *Host) compileCode(ctx context.Context, label string, wasm []byte, timeo
 			h.modules.running.Add(-1)
 			<-h.compileSlots
 		}()
-		m, err := h.eng.Compile(cctx, wasm, engine.CompileOptions{Workers: workers, Reusable: reusable})
+		m, err := h.eng.Compile(cctx, wasm, o)
 		done <- compileResult{m, err}
 	}()
 	select {

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -122,6 +123,23 @@ func bytesValue(n int64) string {
 
 func (h *Host) payloadError(what string, n int) *LimitError {
 	return h.cfg.limitError(fmt.Sprintf("%s is %d bytes", what, n), "MaxPayloadBytes", bytesValue(int64(h.cfg.MaxPayloadBytes)))
+}
+
+// runInput is the input of a run about to be started or scheduled: null
+// if empty; refused (ErrInvalid) over MaxPayloadBytes or if it is not
+// JSON.
+func (h *Host) runInput(in json.RawMessage) ([]byte, error) {
+	input := []byte(in)
+	if len(input) == 0 {
+		input = []byte("null")
+	}
+	if len(input) > h.cfg.MaxPayloadBytes {
+		return nil, fmt.Errorf("%w: %w", h.payloadError("the input", len(input)), ErrInvalid)
+	}
+	if !json.Valid(input) {
+		return nil, fmt.Errorf("input is not valid JSON: %.100q: %w", input, ErrInvalid)
+	}
+	return input, nil
 }
 
 // checkPayload fails the run when a value from the guest is too large.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/skeinrun/skein/internal/limitflags"
 
+	"github.com/skeinrun/skein/host/internal/engine"
 	"github.com/skeinrun/skein/host/internal/wasmlimits"
 	"github.com/skeinrun/skein/internal/wasmbuild"
 	"github.com/skeinrun/skein/internal/wasmtest"
@@ -267,7 +268,7 @@ func TestCompileContextEndedFirst(t *testing.T) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	cancel(errors.New("the client left"))
 	for range 20 {
-		_, err := h.compileCode(ctx, "left", wasm, time.Second, false)
+		_, err := h.compileCode(ctx, "left", wasm, time.Second, engine.CompileOptions{})
 		if err == nil || err.Error() != "compiling module left stopped: the client left" {
 			t.Fatalf("compileCode with an ended context: %v", err)
 		}
@@ -287,7 +288,7 @@ func TestCompilerPanicIsAnError(t *testing.T) {
 		3, 3, 2, 0, 7, // two functions: type 0, type 7
 		10, 9, 2, 4, 0, 0x10, 1, 0x0b, 2, 0, 0x0b} // function 0 calls function 1
 	h := newTestHost(t, Config{DisableInterrupt: true})
-	_, err := h.compileCode(context.Background(), "bad", wasm, 0, false)
+	_, err := h.compileCode(context.Background(), "bad", wasm, 0, engine.CompileOptions{})
 	want := "module bad rejected: invalid WebAssembly: the compiler failed on it: runtime error: index out of range"
 	if testEngine == EngineWasmtime { // wasmtime has not this bug: its validator refuses the module
 		want = "module bad rejected: invalid WebAssembly: failed to parse WebAssembly module: unknown type 7: type index out of bounds (at offset 0x12)"

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/skeinrun/skein/host/internal/engine"
 	"github.com/skeinrun/skein/host/internal/wasmlimits"
 	"github.com/skeinrun/skein/store"
 )
@@ -122,7 +123,7 @@ func (h *Host) compileNew(ctx context.Context, label, hash string, wasm []byte, 
 	if err != nil {
 		return nil, h.structureError(label, err)
 	}
-	mod, err := h.compileCode(ctx, label, wasm, timeout, !shape.StateWrites)
+	mod, err := h.compileCode(ctx, label, wasm, timeout, engine.CompileOptions{Reusable: !shape.StateWrites, Shape: &shape})
 	if err != nil {
 		return nil, err
 	}

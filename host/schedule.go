@@ -155,15 +155,9 @@ func (h *Host) newSchedule(ctx context.Context, o ScheduleOptions) (store.Schedu
 	if err != nil {
 		return store.Schedule{}, err
 	}
-	input := []byte(o.Input)
-	if len(input) == 0 {
-		input = []byte("null")
-	}
-	if len(input) > h.cfg.MaxPayloadBytes {
-		return store.Schedule{}, fmt.Errorf("%w: %w", h.payloadError("the input", len(input)), ErrInvalid)
-	}
-	if !json.Valid(input) {
-		return store.Schedule{}, fmt.Errorf("input is not valid JSON: %.100q: %w", input, ErrInvalid)
+	input, err := h.runInput(o.Input)
+	if err != nil {
+		return store.Schedule{}, err
 	}
 	now := time.Now()
 	return store.Schedule{Name: o.Name, Cron: o.Cron, Timezone: o.Timezone, Module: o.Module, Workflow: wf, Input: input,

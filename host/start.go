@@ -51,15 +51,9 @@ func (h *Host) Start(ctx context.Context, o StartOptions) (store.Run, error) {
 	if !slices.Contains(m.Workflows, o.Workflow) {
 		return store.Run{}, fmt.Errorf("start: module %s has no workflow %q; it registers: %s: %w", shortHash(m.Hash), o.Workflow, strings.Join(m.Workflows, ", "), ErrInvalid)
 	}
-	input := []byte(o.Input)
-	if len(input) == 0 {
-		input = []byte("null")
-	}
-	if len(input) > h.cfg.MaxPayloadBytes {
-		return store.Run{}, fmt.Errorf("start: %w: %w", h.payloadError("the input", len(input)), ErrInvalid)
-	}
-	if !json.Valid(input) {
-		return store.Run{}, fmt.Errorf("start: input is not valid JSON: %.100q: %w", input, ErrInvalid)
+	input, err := h.runInput(o.Input)
+	if err != nil {
+		return store.Run{}, fmt.Errorf("start: %w", err)
 	}
 	if err := checkInput(m, o.Workflow, input); err != nil {
 		return store.Run{}, fmt.Errorf("start: %w", err)

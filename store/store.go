@@ -512,3 +512,12 @@ func One[T any](xs []T, err error, what string) (T, error) {
 	}
 	return xs[0], nil
 }
+
+// CheckClaim refuses the arguments of a claim (ClaimRun, ClaimRuns,
+// CreateClaimedRun) without an owner or with a ttl that is not positive.
+func CheckClaim(owner string, ttl time.Duration) error {
+	if owner == "" || ttl <= 0 {
+		return fmt.Errorf("need an owner and a positive ttl (got %q, %v)", owner, ttl)
+	}
+	return nil
+}

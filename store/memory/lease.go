@@ -45,8 +45,8 @@ func (s *Store) heldRun(l store.Lease) (*runRec, error) {
 // ClaimRuns claims due runs whose lease is free or expired. See
 // store.Store.
 func (s *Store) ClaimRuns(ctx context.Context, owner string, now int64, ttl time.Duration, limit int) ([]store.ClaimedRun, error) {
-	if owner == "" || ttl <= 0 {
-		return nil, fmt.Errorf("memory store: claim runs: need an owner and a positive ttl (got %q, %v)", owner, ttl)
+	if err := store.CheckClaim(owner, ttl); err != nil {
+		return nil, fmt.Errorf("memory store: claim runs: %w", err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

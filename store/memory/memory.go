@@ -96,8 +96,8 @@ func (s *Store) CreateRun(ctx context.Context, r store.Run) (store.Run, bool, er
 
 // CreateClaimedRun creates a run claimed by owner. See store.Store.
 func (s *Store) CreateClaimedRun(ctx context.Context, r store.Run, owner string, now int64, ttl time.Duration) (store.ClaimedRun, bool, error) {
-	if owner == "" || ttl <= 0 {
-		return store.ClaimedRun{}, false, fmt.Errorf("memory store: create run %s: need an owner and a positive ttl (got %q, %v)", r.ID, owner, ttl)
+	if err := store.CheckClaim(owner, ttl); err != nil {
+		return store.ClaimedRun{}, false, fmt.Errorf("memory store: create run %s: %w", r.ID, err)
 	}
 	return s.createRun(ctx, r, owner, now, ttl)
 }

@@ -47,8 +47,8 @@ func (s *Store) checkWriteOnce(b *store.Batch) error {
 // ClaimRun claims one run, whatever its status, if its lease is free or
 // expired. See store.Store.
 func (s *Store) ClaimRun(ctx context.Context, id, owner string, now int64, ttl time.Duration) (store.ClaimedRun, error) {
-	if owner == "" || ttl <= 0 {
-		return store.ClaimedRun{}, fmt.Errorf("memory store: claim run %s: need an owner and a positive ttl (got %q, %v)", id, owner, ttl)
+	if err := store.CheckClaim(owner, ttl); err != nil {
+		return store.ClaimedRun{}, fmt.Errorf("memory store: claim run %s: %w", id, err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -82,8 +82,8 @@ var qualifiedRunColumns = "runs." + strings.ReplaceAll(runColumns, ", ", ", runs
 // statement, with SELECT ... FOR NO KEY UPDATE SKIP LOCKED. See
 // store.Store.
 func (d *DB) ClaimRuns(ctx context.Context, owner string, now int64, ttl time.Duration, limit int) ([]store.ClaimedRun, error) {
-	if owner == "" || ttl <= 0 {
-		return nil, fmt.Errorf("postgres store: claim runs: need an owner and a positive ttl (got %q, %v)", owner, ttl)
+	if err := store.CheckClaim(owner, ttl); err != nil {
+		return nil, fmt.Errorf("postgres store: claim runs: %w", err)
 	}
 	var lim any // NULL: no limit
 	if limit > 0 {
@@ -134,8 +134,8 @@ SELECT ` + runColumns + ` FROM u`
 // ClaimRun claims one run, whatever its status, if its lease is free or
 // expired. See store.Store.
 func (d *DB) ClaimRun(ctx context.Context, id, owner string, now int64, ttl time.Duration) (store.ClaimedRun, error) {
-	if owner == "" || ttl <= 0 {
-		return store.ClaimedRun{}, fmt.Errorf("postgres store: claim run %s: need an owner and a positive ttl (got %q, %v)", id, owner, ttl)
+	if err := store.CheckClaim(owner, ttl); err != nil {
+		return store.ClaimedRun{}, fmt.Errorf("postgres store: claim run %s: %w", id, err)
 	}
 	expiry := now + int64(ttl)
 	var out store.ClaimedRun

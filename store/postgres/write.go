@@ -64,8 +64,8 @@ func (d *DB) CreateRun(ctx context.Context, r store.Run) (store.Run, bool, error
 
 // CreateClaimedRun creates a run claimed by owner. See store.Store.
 func (d *DB) CreateClaimedRun(ctx context.Context, r store.Run, owner string, now int64, ttl time.Duration) (store.ClaimedRun, bool, error) {
-	if owner == "" || ttl <= 0 {
-		return store.ClaimedRun{}, false, fmt.Errorf("postgres store: create run %s: need an owner and a positive ttl (got %q, %v)", r.ID, owner, ttl)
+	if err := store.CheckClaim(owner, ttl); err != nil {
+		return store.ClaimedRun{}, false, fmt.Errorf("postgres store: create run %s: %w", r.ID, err)
 	}
 	return d.createRun(ctx, r, owner, now, ttl)
 }

@@ -104,14 +104,21 @@ func (c *checkpointer) loop() {
 // checkpoint runs one PASSIVE checkpoint. A failure is logged: the
 // writer's own safety net still bounds the log.
 func (c *checkpointer) checkpoint() {
-	var busy, logPages, copied int
-	err := c.db.QueryRow("PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &logPages, &copied)
+	logPages, copied, err := walCheckpoint(c.db)
 	if err != nil {
 		c.log.Warn("sqlite store: background checkpoint failed", "err", err)
 		return
 	}
 	c.logPages.Store(int64(logPages))
 	c.log.Debug("sqlite store: checkpoint", "log_pages", logPages, "copied", copied)
+}
+
+// walCheckpoint runs a PASSIVE checkpoint on db and returns the log's
+// size and the pages copied, in pages.
+func walCheckpoint(db *sql.DB) (logPages, copied int, err error) {
+	var busy int
+	err = db.QueryRow("PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &logPages, &copied)
+	return logPages, copied, err
 }
 
 // close stops the goroutine and closes the connection.
@@ -130,8 +137,7 @@ func (d *DB) afterCommit() {
 	if d.ckpt.logPages.Load() < writerCheckpointPages || len(d.reqs) > 0 {
 		return
 	}
-	var busy, logPages, copied int
-	if err := d.wdb.QueryRow("PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &logPages, &copied); err != nil {
+	if _, _, err := walCheckpoint(d.wdb); err != nil {
 		d.log.Warn("sqlite store: writer checkpoint failed", "err", err)
 		return
 	}

@@ -36,8 +36,8 @@ func checkLease(w *wtx, l store.Lease) error {
 // ClaimRuns claims due runs whose lease is free or expired, in one queued
 // write (the writer's transaction makes it atomic). See store.Store.
 func (d *DB) ClaimRuns(ctx context.Context, owner string, now int64, ttl time.Duration, limit int) ([]store.ClaimedRun, error) {
-	if owner == "" || ttl <= 0 {
-		return nil, fmt.Errorf("sqlite store: claim runs: need an owner and a positive ttl (got %q, %v)", owner, ttl)
+	if err := store.CheckClaim(owner, ttl); err != nil {
+		return nil, fmt.Errorf("sqlite store: claim runs: %w", err)
 	}
 	if limit <= 0 {
 		limit = -1
@@ -107,8 +107,8 @@ func claim(w *wtx, r store.Run, owner string, now, expiry int64) (store.ClaimedR
 // ClaimRun claims one run, whatever its status, if its lease is free or
 // expired, in one queued write. See store.Store.
 func (d *DB) ClaimRun(ctx context.Context, id, owner string, now int64, ttl time.Duration) (store.ClaimedRun, error) {
-	if owner == "" || ttl <= 0 {
-		return store.ClaimedRun{}, fmt.Errorf("sqlite store: claim run %s: need an owner and a positive ttl (got %q, %v)", id, owner, ttl)
+	if err := store.CheckClaim(owner, ttl); err != nil {
+		return store.ClaimedRun{}, fmt.Errorf("sqlite store: claim run %s: %w", id, err)
 	}
 	var out store.ClaimedRun
 	err := d.write(&request{ctx: ctx, apply: func(w *wtx) error {

@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/skeinrun/skein/host/internal/wasmlimits"
 )
 
 // ValueType is a WebAssembly value type in a host function's signature,
@@ -134,6 +136,11 @@ type CompileOptions struct {
 	// the host measures before every compile). Only then may an
 	// instance be reset and reused (wazero_recycle.go).
 	Reusable bool
+	// Shape is the module's measured shape, if the caller has it (the
+	// host measures every module before it compiles it): the wazero
+	// engine takes the places of its interrupt checks from Shape.Loops
+	// instead of walking the code again (interrupt.go).
+	Shape *wasmlimits.Shape
 }
 
 // Module is a compiled module. Close it when no instance needs it.

@@ -5,12 +5,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strings"
 
+	"github.com/skeinrun/skein/host/internal/wasmlimits"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/sys"
-
-	"github.com/skeinrun/skein/host/internal/wasmlimits"
 )
 
 // Interrupts on wazero. wazero's own way to stop a guest whose context
@@ -91,15 +91,21 @@ func checkCode(flag uint32) []byte {
 }
 
 // addInterruptChecks returns wasm with the interrupt flag and its checks.
-func addInterruptChecks(wasm []byte) ([]byte, error) {
-	loops, err := wasmlimits.Loops(wasm)
-	if err != nil {
-		return nil, err
-	}
+// shape, if not nil, is the measured shape of a module with the same code
+// section (its Loops are used; else wasm is measured).
+func addInterruptChecks(wasm []byte, shape *wasmlimits.Shape) ([]byte, error) {
 	sections, err := sectionsOf(wasm)
 	if err != nil {
 		return nil, err
 	}
+	if shape == nil || shape.CodeBytes != codeBytes(sections) {
+		s, err := wasmlimits.Measure(wasm)
+		if err != nil {
+			return nil, err
+		}
+		shape = &s
+	}
+	loops := shape.Loops
 	flag, memory, err := nextGlobal(sections)
 	if err != nil {
 		return nil, err
@@ -114,14 +120,14 @@ func addInterruptChecks(wasm []byte) ([]byte, error) {
 	for _, s := range sections {
 		c := s.content
 		switch {
-		case s.id == 0 && isDWARF(c):
+		case s.id == 0 && strings.HasPrefix(customName(c), ".debug_"):
 			continue
 		case s.id == 6:
 			c, added[6] = appendVec(appendVec(c, newGlobal), newCountdown), true
 		case s.id == 7:
 			c, added[7] = appendVec(c, flagExport(flag)), true
 		case s.id == 10:
-			if c, err = checkLoops(c, offsetIn(wasm, c), loops, check); err != nil {
+			if c, err = checkLoops(c, loops, check); err != nil {
 				return nil, err
 			}
 		}
@@ -148,11 +154,14 @@ func addMissing(out []byte, next byte, added map[byte]bool, flag uint32) []byte 
 }
 
 // flagExport is the export entry of the interrupt flag, global flag.
-func flagExport(flag uint32) []byte {
-	e := binary.AppendUvarint(nil, uint64(len(interruptExport)))
-	e = append(e, interruptExport...)
-	e = append(e, 3) // global
-	return binary.AppendUvarint(e, uint64(flag))
+func flagExport(flag uint32) []byte { return globalExport(nil, interruptExport, flag) }
+
+// globalExport appends the export entry of global g as name.
+func globalExport(b []byte, name string, g uint32) []byte {
+	b = binary.AppendUvarint(b, uint64(len(name)))
+	b = append(b, name...)
+	b = append(b, 3) // global
+	return binary.AppendUvarint(b, uint64(g))
 }
 
 // nextGlobal returns the index the next defined global gets (the
@@ -190,9 +199,9 @@ func appendVec(content, entry []byte) []byte {
 	return append(c, entry...)
 }
 
-// checkLoops returns the code section content (at offset base in the
-// module) with check inserted at each offset of loops.
-func checkLoops(content []byte, base int, loops []int, check []byte) ([]byte, error) {
+// checkLoops returns the code section content with check inserted at
+// each offset of loops (in content).
+func checkLoops(content []byte, loops []int, check []byte) ([]byte, error) {
 	n, k := uvarint(content)
 	out := make([]byte, 0, len(content)+len(loops)*(len(check)+1)+16)
 	out = binary.AppendUvarint(out, n)
@@ -200,18 +209,21 @@ func checkLoops(content []byte, base int, loops []int, check []byte) ([]byte, er
 	for range n {
 		size, w := uvarint(content[pos:])
 		if w <= 0 || uint64(len(content)-pos-w) < size {
-			return nil, fmt.Errorf("bad function body at byte %d", base+pos)
+			return nil, fmt.Errorf("bad function body at byte %d of the code section", pos)
 		}
 		start, end := pos+w, pos+w+int(size)
 		first := next
-		for next < len(loops) && loops[next]-base < end {
+		for next < len(loops) && loops[next] < end {
+			if loops[next] < start {
+				return nil, fmt.Errorf("a loop at byte %d of the code section, outside a function body", loops[next])
+			}
 			next++
 		}
 		out = binary.AppendUvarint(out, size+uint64((next-first)*len(check)))
 		at := start
 		for _, l := range loops[first:next] {
-			out = append(append(out, content[at:l-base]...), check...)
-			at = l - base
+			out = append(append(out, content[at:l]...), check...)
+			at = l
 		}
 		out = append(out, content[at:end]...)
 		pos = end
@@ -222,24 +234,21 @@ func checkLoops(content []byte, base int, loops []int, check []byte) ([]byte, er
 	return out, nil
 }
 
-// offsetIn returns where sub, a subslice of wasm, starts in wasm.
-func offsetIn(wasm, sub []byte) int { return cap(wasm) - cap(sub) }
+// codeBytes is the size of the code section's content (0 without one).
+func codeBytes(sections []wasmSection) int {
+	for _, s := range sections {
+		if s.id == 10 {
+			return len(s.content)
+		}
+	}
+	return 0
+}
 
 // appendSection appends a section.
 func appendSection(out []byte, id byte, content []byte) []byte {
 	out = append(out, id)
 	out = binary.AppendUvarint(out, uint64(len(content)))
 	return append(out, content...)
-}
-
-// isDWARF reports whether a custom section (its content) holds DWARF.
-func isDWARF(content []byte) bool {
-	n, k := uvarint(content)
-	if k <= 0 || uint64(len(content)-k) < n {
-		return false
-	}
-	name := string(content[k : k+int(n)])
-	return len(name) > 7 && name[:7] == ".debug_"
 }
 
 // instantiate instantiates cm and calls the start functions named by

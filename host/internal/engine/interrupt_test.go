@@ -47,9 +47,15 @@ func TestInterruptChecks(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			out, err := addInterruptChecks(c.wasm)
+			out, err := addInterruptChecks(c.wasm, nil)
 			if err != nil {
 				t.Fatal(err)
+			}
+			// The host hands over the original's measured loops: the same
+			// module comes out.
+			orig, _ := wasmlimits.Measure(c.wasm)
+			if fromShape, err := addInterruptChecks(c.wasm, &orig); err != nil || !bytes.Equal(fromShape, out) {
+				t.Errorf("rewritten with the measured loops: %v; not the module rewritten alone", err)
 			}
 			s, err := wasmlimits.Measure(out)
 			if err != nil {
@@ -58,17 +64,22 @@ func TestInterruptChecks(t *testing.T) {
 			if s.Globals != int(c.flag)+2 || s.Exports != c.exported {
 				t.Errorf("%d globals, %d exports; want %d, %d", s.Globals, s.Exports, c.flag+2, c.exported)
 			}
-			loops, _ := wasmlimits.Loops(out)
+			secs, _ := sectionsOf(out)
+			var code []byte
+			for _, sec := range secs {
+				if sec.id == 10 {
+					code = sec.content
+				}
+			}
 			check := checkCode(c.flag)
-			if len(loops) != 1 || !bytes.Equal(out[loops[0]:loops[0]+len(check)], check) {
-				t.Errorf("loops at %v; want one, whose body starts with %x", loops, check)
+			if l := s.Loops; len(l) != 1 || !bytes.Equal(code[l[0]:l[0]+len(check)], check) {
+				t.Errorf("loops at %v; want one, whose body starts with %x", l, check)
 			}
 			rt := wazero.NewRuntime(context.Background())
 			defer rt.Close(context.Background())
 			if _, err := rt.CompileModule(context.Background(), out); err != nil {
 				t.Fatalf("wazero refuses the rewritten module: %v", err)
 			}
-			secs, _ := sectionsOf(out)
 			for _, sec := range secs {
 				if sec.id == 7 {
 					if kinds, _ := exportKinds(sec.content); kinds[interruptExport] != 3 {
@@ -82,7 +93,7 @@ func TestInterruptChecks(t *testing.T) {
 
 // TestInterruptNoMemory: a module without a linear memory is refused.
 func TestInterruptNoMemory(t *testing.T) {
-	_, err := addInterruptChecks(wasmModule(secTypes, secFuncs, secSpin))
+	_, err := addInterruptChecks(wasmModule(secTypes, secFuncs, secSpin), nil)
 	if err == nil || !strings.Contains(err.Error(), "no linear memory") {
 		t.Fatalf("a module without memory: %v; want it refused", err)
 	}
@@ -144,7 +155,7 @@ func TestInterruptSpin(t *testing.T) {
 func TestInterruptGlobalsUnreachable(t *testing.T) {
 	// _start: loop (i32.const 0, global.set 0, br 0) in a module without globals.
 	body := section(10, 1, 11, 0, 0x03, 0x40, 0x41, 0, 0x24, 0, 0x0c, 0, 0x0b, 0x0b)
-	_, err := addInterruptChecks(wasmModule(secTypes, secFuncs, secMemory, secExports, body))
+	_, err := addInterruptChecks(wasmModule(secTypes, secFuncs, secMemory, secExports, body), nil)
 	if err == nil || !strings.Contains(err.Error(), "global index 0, but the module has 0 globals") {
 		t.Fatalf("a module setting a global it does not have: %v; want it refused", err)
 	}

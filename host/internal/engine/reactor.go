@@ -129,11 +129,7 @@ func exportGlobals(sections []wasmSection, s reactorShape) []wasmSection {
 		c := binary.AppendUvarint(nil, n+uint64(s.globals))
 		c = append(c, sec.content[k:]...)
 		for g := s.first; g < s.first+s.globals; g++ {
-			name := fmt.Sprintf("%s%d", globalExportPrefix, g)
-			c = binary.AppendUvarint(c, uint64(len(name)))
-			c = append(c, name...)
-			c = append(c, 3) // global
-			c = binary.AppendUvarint(c, uint64(g))
+			c = globalExport(c, fmt.Sprintf("%s%d", globalExportPrefix, g), uint32(g))
 		}
 		out[i].content = c
 	}

@@ -115,9 +115,7 @@ func assemble(header []byte, sections []wasmSection, dataIndex int, data []byte)
 		if i == dataIndex {
 			c = data
 		}
-		out = append(out, s.id)
-		out = binary.AppendUvarint(out, uint64(len(c)))
-		out = append(out, c...)
+		out = appendSection(out, s.id, c)
 	}
 	return out
 }
@@ -125,12 +123,18 @@ func assemble(header []byte, sections []wasmSection, dataIndex int, data []byte)
 // keptCustom reports whether a custom section (its content) is one
 // wazero reads: the name section or DWARF debug information.
 func keptCustom(content []byte) bool {
+	name := customName(content)
+	return name == "name" || strings.HasPrefix(name, ".debug_")
+}
+
+// customName is the name of a custom section (its content); "" if it
+// has none.
+func customName(content []byte) string {
 	n, k := uvarint(content)
 	if k <= 0 || uint64(len(content)-k) < n {
-		return false
+		return ""
 	}
-	name := string(content[k : k+int(n)])
-	return name == "name" || strings.HasPrefix(name, ".debug_")
+	return string(content[k : k+int(n)])
 }
 
 func mergeData(wasm []byte) ([]byte, error) {

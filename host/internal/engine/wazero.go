@@ -198,7 +198,7 @@ func (e *wazeroEngine) Compile(ctx context.Context, wasm []byte, o CompileOption
 	}
 	var unchecked error // the module could not have the interrupt checks (refused after the import check)
 	if e.checks {
-		checked, err := addInterruptChecks(code)
+		checked, err := addInterruptChecks(code, o.Shape)
 		switch {
 		case errors.Is(err, errNoMemory):
 			unchecked = err

@@ -54,8 +54,8 @@ func (m *measurer) expr(r *reader) int {
 		switch {
 		case op == 0x02 || op == 0x03 || op == 0x04: // block, loop, if
 			blockType(r)
-			if op == 0x03 && m.record {
-				m.loops = append(m.loops, r.off+r.pos)
+			if op == 0x03 {
+				m.s.Loops = append(m.s.Loops, r.off+r.pos-m.codeAt)
 			}
 			m.control++
 			depth++

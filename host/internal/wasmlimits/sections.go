@@ -14,8 +14,7 @@ type measurer struct {
 	dataEnd  uint64 // end of the furthest active data segment at a constant offset
 	dataAt   int    // index of that segment
 	control  int    // control instructions of the function being read
-	loops    []int  // where each loop's body starts (byte offsets in the module), if recording
-	record   bool   // record loops
+	codeAt   int    // where the code section's content starts in the module
 }
 
 // at records the item being read.
@@ -71,7 +70,7 @@ func (m *measurer) section(id byte, r *reader) {
 	case secDataCount:
 		r.u32()
 	case secCode:
-		m.s.CodeBytes = len(r.b)
+		m.s.CodeBytes, m.codeAt = len(r.b), r.off
 		m.code(r)
 	case secData:
 		m.data(r)

@@ -58,6 +58,12 @@ type Shape struct {
 	ElementSegments int
 	MemoryPages     int64 // initial pages of the memory (0 without one)
 	CodeBytes       int   // size of the code section
+	// Loops are where the body of each loop instruction starts (just
+	// after its block type), in order, as byte offsets in the code
+	// section's content: the same in every module with that content,
+	// whatever its other sections (the engine adds its interrupt checks
+	// there).
+	Loops []int
 	// StateWrites reports code that changes an instance's state outside
 	// its linear memory and globals: a table.set, table.grow, table.fill,
 	// table.copy, table.init, elem.drop or data.drop instruction.
@@ -152,25 +158,11 @@ var sectionNames = [...]string{"custom", "type", "import", "function", "table", 
 // Measure decodes wasm far enough to fill a Shape.
 func Measure(wasm []byte) (Shape, error) {
 	var m measurer
-	err := m.measure(wasm)
-	return m.s, err
-}
-
-// Loops returns where the body of each loop instruction of wasm starts
-// (the byte offset, in wasm, just after the loop's block type), in order.
-func Loops(wasm []byte) ([]int, error) {
-	m := measurer{record: true}
-	err := m.measure(wasm)
-	return m.loops, err
-}
-
-// measure decodes wasm into m.
-func (m *measurer) measure(wasm []byte) error {
 	if len(wasm) < 8 || string(wasm[:4]) != "\x00asm" {
-		return &FormatError{Where: "module header", Err: errors.New(`no "\0asm" magic number`)}
+		return m.s, &FormatError{Where: "module header", Err: errors.New(`no "\0asm" magic number`)}
 	}
 	if string(wasm[4:8]) != "\x01\x00\x00\x00" {
-		return &FormatError{Where: "module header", Err: fmt.Errorf("binary format version %v, want 1", wasm[4:8])}
+		return m.s, &FormatError{Where: "module header", Err: fmt.Errorf("binary format version %v, want 1", wasm[4:8])}
 	}
 	r := &reader{b: wasm, pos: 8}
 	last := 0
@@ -180,15 +172,15 @@ func (m *measurer) measure(wasm []byte) error {
 		start := r.pos
 		content := r.bytes(uint64(size))
 		if r.err != nil {
-			return &FormatError{Where: "section list", Err: r.err}
+			return m.s, &FormatError{Where: "section list", Err: r.err}
 		}
 		if id > secDataCount {
-			return &FormatError{Where: "section list", Err: fmt.Errorf("unknown section id %d at byte %d", id, start-2)}
+			return m.s, &FormatError{Where: "section list", Err: fmt.Errorf("unknown section id %d at byte %d", id, start-2)}
 		}
 		if id != secCustom {
 			// The data count section (12) comes between element and code.
 			if order := sectionOrder(id); order <= last {
-				return &FormatError{Where: sectionNames[id] + " section", Err: errors.New("out of order or repeated")}
+				return m.s, &FormatError{Where: sectionNames[id] + " section", Err: errors.New("out of order or repeated")}
 			} else {
 				last = order
 			}
@@ -203,14 +195,14 @@ func (m *measurer) measure(wasm []byte) error {
 			if w := m.where(); w != "" {
 				where += ", " + w
 			}
-			return &FormatError{Where: where, Err: sr.err}
+			return m.s, &FormatError{Where: where, Err: sr.err}
 		}
 	}
 	if m.s.Functions-m.imported != m.bodies {
-		return &FormatError{Where: "code section", Err: fmt.Errorf("%d function bodies for %d declared functions", m.bodies, m.s.Functions-m.imported)}
+		return m.s, &FormatError{Where: "code section", Err: fmt.Errorf("%d function bodies for %d declared functions", m.bodies, m.s.Functions-m.imported)}
 	}
 	m.finishTables()
-	return nil
+	return m.s, nil
 }
 
 func sectionOrder(id byte) int {
