@@ -53,6 +53,7 @@ var (
 	inputs   = map[string]func() []byte{} // each workflow's input schema (shape.Of)
 	tasks    = map[uint32]*task{}
 	current  *task
+	idle     []chan *task // goroutines whose task finished, waiting for one to start (task.run)
 	scratch  = make([]byte, 64<<10)
 )
 
@@ -123,25 +124,43 @@ func Main() {
 		return fn(ctx, input)
 	}
 	tasks[root.id] = root
-	r := next()
+	r, _ := next()
 	if r.Kind != abi.ResumeStart || r.Task != root.id {
 		panic(fmt.Sprintf("skein: host dispatched task %d first, want the root task", r.Task))
 	}
 	root.run()
 }
 
-// run executes the task's body on the calling goroutine, reports its end,
-// and hands control to the next task.
+// run executes t on the calling goroutine, and after it every task the
+// host starts when the one before has finished: a goroutine whose stack
+// has grown goes on serving tasks, so new tasks neither create a
+// goroutine nor grow a new one's stack again (in WebAssembly, copying a
+// stack walks every frame's tables). A goroutine with no task to start
+// waits in idle until dispatch hands it one.
 func (t *task) run() {
-	current = t
-	status, data := t.protected()
-	if current != t {
-		misuse()
+	var wake chan *task // this goroutine's, made when it first waits
+	for t != nil {
+		current = t
+		status, data := t.protected()
+		if current != t {
+			misuse()
+		}
+		hostTaskDone(t.id, status, ptr(data), uint32(len(data)))
+		delete(tasks, t.id)
+		current = nil
+		r, target := next()
+		current = target
+		if r.Kind == abi.ResumeStart {
+			t = target
+			continue
+		}
+		if wake == nil {
+			wake = make(chan *task, 1)
+		}
+		idle = append(idle, wake)
+		target.resume <- r
+		t = <-wake
 	}
-	hostTaskDone(t.id, status, ptr(data), uint32(len(data)))
-	delete(tasks, t.id)
-	current = nil
-	dispatch(nil)
 }
 
 func (t *task) protected() (status uint32, data []byte) {
@@ -162,37 +181,40 @@ func (t *task) yield() abi.Resume {
 }
 
 // dispatch asks the host which task runs next and hands control to it.
-// self is the calling task (nil for a task that has finished, whose
-// goroutine then ends). It returns when self is resumed.
+// self is the calling task, which has registered a wait with the host;
+// dispatch returns when self is resumed.
 func dispatch(self *task) abi.Resume {
-	r := next()
-	target := tasks[r.Task]
-	if target == nil {
-		panic(fmt.Sprintf("skein: host dispatched unknown task %d", r.Task))
-	}
+	r, target := next()
 	current = target
 	if target == self {
 		return r
 	}
-	if r.Kind == abi.ResumeStart {
-		go target.run()
-	} else {
+	switch {
+	case r.Kind != abi.ResumeStart:
 		target.resume <- r
-	}
-	if self == nil {
-		return abi.Resume{}
+	case len(idle) > 0:
+		wake := idle[len(idle)-1]
+		idle = idle[:len(idle)-1]
+		wake <- target
+	default:
+		go target.run()
 	}
 	r = <-self.resume
 	current = self
 	return r
 }
 
-func next() abi.Resume {
+// next asks the host which task runs next.
+func next() (abi.Resume, *task) {
 	r, err := abi.DecodeResume(message(hostNext(bufArgs())))
 	if err != nil {
 		panic("skein: bad resume message: " + err.Error())
 	}
-	return r
+	target := tasks[r.Task]
+	if target == nil {
+		panic(fmt.Sprintf("skein: host dispatched unknown task %d", r.Task))
+	}
+	return r, target
 }
 
 // await waits until promise p settles and returns its outcome.
@@ -277,9 +299,17 @@ func decode[T any](o abi.Outcome) (T, error) {
 		return v, errors.New(msg)
 	}
 	if len(o.Data) > 0 && !decodeFast(&v, o.Data) {
-		if err := json.Unmarshal(o.Data, &v); err != nil {
-			return v, fmt.Errorf("skein: decode %T: %w", v, err)
-		}
+		return decodeJSON[T](o.Data)
+	}
+	return v, nil
+}
+
+// decodeJSON is decode's general case, apart so that decode's value
+// stays off the heap when decodeFast takes it.
+func decodeJSON[T any](data []byte) (T, error) {
+	var v T
+	if err := json.Unmarshal(data, &v); err != nil {
+		return v, fmt.Errorf("skein: decode %T: %w", v, err)
 	}
 	return v, nil
 }

@@ -216,6 +216,7 @@ func main() {
 		"exits":       func() { skein.Register("exits", exits) },
 		"rawgo":       func() { skein.Register("rawgo", rawgo) },
 		"deadlock":    func() { skein.Register("deadlock", deadlock) },
+		"waves":       func() { skein.Register("waves", waves) },
 	}
 	names := make([]string, 0, len(wfs))
 	for n := range wfs {
