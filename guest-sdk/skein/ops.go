@@ -145,10 +145,7 @@ func (c *Context) opWith(kind abi.OpKind, opts []byte, o opOptions, fn string, a
 	if err != nil {
 		panic("skein: bad op message: " + err.Error())
 	}
-	if r.State == abi.StateSettled {
-		r.Outcome = cloneOutcome(r.Outcome)
-	}
-	return r
+	return r // r.Outcome.Data is in scratch: decode it before the next host call
 }
 
 func idError(r abi.OpResult) error {
