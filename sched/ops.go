@@ -59,7 +59,7 @@ func (s *Sched) Op(tid TaskID, kind, name, fn string) (OpResult, error) {
 	id := s.newPromise(p)
 	s.byKey[key] = id
 	res := OpResult{Promise: id, Key: key}
-	rec := s.journal[key]
+	rec := s.recorded(key)
 	if rec == nil {
 		if s.canceled && (cancelable(kind) || kind == "child") {
 			out := Outcome{Err: CanceledPrefix + s.reason}
@@ -115,6 +115,14 @@ func (s *Sched) Op(tid TaskID, kind, name, fn string) (OpResult, error) {
 	return res, nil
 }
 
+// recorded returns the journal's record of key, nil if none.
+func (s *Sched) recorded(key string) *Record {
+	if i, ok := s.nextPositional(); ok && !s.dupKeys && s.settled[i].Key == key {
+		return s.settled[i]
+	}
+	return s.journal[key]
+}
+
 // checkOrder verifies that recorded positional settlements are delivered
 // in their recorded order: none is skipped, none comes early. Named ones
 // are exempt, since a new version of the code may move or drop them.
@@ -125,11 +133,11 @@ func (s *Sched) checkOrder(rec *Record) error {
 	if rec.Seq <= s.lastPos {
 		return &NondeterminismError{Seq: rec.Seq, Expected: fmt.Sprintf("key %q to settle before tick %d", rec.Key, s.lastPos), Got: "it settled after"}
 	}
-	for s.posCursor < len(s.positional) && s.done[s.index[s.positional[s.posCursor]]] {
+	for s.posCursor < len(s.positional) && s.done[s.positional[s.posCursor]] {
 		s.posCursor++
 	}
-	if s.posCursor < len(s.positional) {
-		if want := s.positional[s.posCursor]; want != rec && !want.Waited {
+	if i, ok := s.nextPositional(); ok {
+		if want := s.settled[i]; want != rec && !want.Waited {
 			return &NondeterminismError{Seq: want.Seq, Expected: fmt.Sprintf("%s %q (key %q) to be issued next", want.Kind, want.Function, want.Key), Got: fmt.Sprintf("key %q (tick %d)", rec.Key, rec.Seq)}
 		}
 	}

@@ -144,10 +144,11 @@ type Sched struct {
 	index      map[*Record]int // position in settled
 	remaining  int             // recorded settlements neither delivered nor skipped
 	cursor     int             // first settled[i] not done
-	positional []*Record       // recorded positional settlements, by seq
+	positional []int           // recorded positional settlements, by seq: their positions in settled
 	posCursor  int
 	lastPos    int64 // seq of the last positional recorded settlement delivered
 	shifted    bool  // a new outcome settled during the replay: renumber what follows
+	dupKeys    bool  // a key is recorded twice: look every key up in journal
 	nextSeq    int64 // last seq given to a new settlement
 	idle       int64 // last counted idle point
 
@@ -193,6 +194,9 @@ func New(opts Options, recorded []Record) *Sched {
 	for i := range recorded {
 		r := &recorded[i]
 		s.journal[r.Key] = r
+		if len(s.journal) <= i {
+			s.dupKeys = true // the map keeps the last record of a key
+		}
 		if r.Pending {
 			continue
 		}
@@ -211,7 +215,7 @@ func New(opts Options, recorded []Record) *Sched {
 	for i, r := range s.settled {
 		s.index[r] = i
 		if !Named(r.Key) {
-			s.positional = append(s.positional, r)
+			s.positional = append(s.positional, i)
 		}
 	}
 	for _, rs := range s.rounds {
@@ -282,12 +286,26 @@ func Named(key string) bool {
 
 // finish marks a recorded settlement delivered or skipped.
 func (s *Sched) finish(rec *Record) {
-	i, ok := s.index[rec]
+	i, ok := s.nextPositional()
+	if !ok || s.settled[i] != rec {
+		i, ok = s.index[rec]
+	}
 	if !ok || s.done[i] {
 		return
 	}
 	s.done[i] = true
 	s.remaining--
+}
+
+// nextPositional returns the position in settled of the recorded
+// positional settlement checkOrder expects next (it may be done already).
+// A replay mostly issues its ops in their recorded order, so this record
+// answers most lookups without a map.
+func (s *Sched) nextPositional() (int, bool) {
+	if s.posCursor < len(s.positional) {
+		return s.positional[s.posCursor], true
+	}
+	return 0, false
 }
 
 // nextPending returns the first recorded settlement neither delivered nor
