@@ -210,9 +210,18 @@ func AppendOpResult(b []byte, m OpResult) []byte {
 }
 
 // DecodeOpResult decodes an OpResult.
-func DecodeOpResult(b []byte) (OpResult, error) {
+func DecodeOpResult(b []byte) (OpResult, error) { return decodeOpResult(b, true) }
+
+// DecodeOpResultKeyless decodes an OpResult but leaves Key empty, saving
+// a copy of it for callers that never read it (a step's).
+func DecodeOpResultKeyless(b []byte) (OpResult, error) { return decodeOpResult(b, false) }
+
+func decodeOpResult(b []byte, withKey bool) (OpResult, error) {
 	d := Dec{B: b}
-	m := OpResult{State: d.U8(), Promise: d.U32(), Task: d.U32(), Key: d.Str()}
+	m := OpResult{State: d.U8(), Promise: d.U32(), Task: d.U32()}
+	if key := d.Bytes(); withKey {
+		m.Key = string(key)
+	}
 	switch m.State {
 	case StateSettled:
 		m.Outcome = d.Outcome()

@@ -19,6 +19,11 @@ func TestMessagesRoundTrip(t *testing.T) {
 		if got, err := DecodeOpResult(AppendOpResult(nil, r)); err != nil || !reflect.DeepEqual(got, r) {
 			t.Fatalf("op result %+v -> %+v %v", r, got, err)
 		}
+		keyless := r
+		keyless.Key = ""
+		if got, err := DecodeOpResultKeyless(AppendOpResult(nil, r)); err != nil || !reflect.DeepEqual(got, keyless) {
+			t.Fatalf("op result %+v -> keyless %+v %v", r, got, err)
+		}
 	}
 	res := Resume{Kind: ResumeWake, Task: 2, Promise: 9, Outcome: Outcome{Status: StatusError, Data: []byte("no")}}
 	if got, err := DecodeResume(AppendResume(nil, res)); err != nil || !reflect.DeepEqual(got, res) {

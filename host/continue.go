@@ -88,7 +88,7 @@ func (x *exec) continueAsNew(ctx context.Context, stack []uint64) error {
 	if err != nil {
 		return err
 	}
-	if err := x.checkPayload("the input of the continued run", len(data)); err != nil {
+	if err := x.checkPayload(len(data), func() string { return "the input of the continued run" }); err != nil {
 		return err
 	}
 	if p := x.rs.run.Parent; p != "" {

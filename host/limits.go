@@ -142,10 +142,11 @@ func (h *Host) runInput(in json.RawMessage) ([]byte, error) {
 	return input, nil
 }
 
-// checkPayload fails the run when a value from the guest is too large.
-func (x *exec) checkPayload(what string, n int) error {
+// checkPayload fails the run when a value from the guest is too large;
+// what names the value (called only then: the check is on every op).
+func (x *exec) checkPayload(n int, what func() string) error {
 	if n > x.h.cfg.MaxPayloadBytes {
-		return x.stop(stFailed, x.h.payloadError(what, n))
+		return x.stop(stFailed, x.h.payloadError(what(), n))
 	}
 	return nil
 }

@@ -104,7 +104,7 @@ func (x *exec) countOp(a opArgs) error {
 		}
 	}
 	if a.kind == abi.OpCall || a.kind == abi.OpChild {
-		return x.checkPayload(fmt.Sprintf("the input of %s op %q", a.kind, a.fn), len(a.arg))
+		return x.checkPayload(len(a.arg), func() string { return fmt.Sprintf("the input of %s op %q", a.kind, a.fn) })
 	}
 	return nil
 }

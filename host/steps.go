@@ -26,7 +26,7 @@ func (x *exec) stepDone(ctx context.Context, stack []uint64) error {
 	if err != nil {
 		return err
 	}
-	if err := x.checkPayload(fmt.Sprintf("the value of step promise %d", p), len(data)); err != nil {
+	if err := x.checkPayload(len(data), func() string { return fmt.Sprintf("the value of step promise %d", p) }); err != nil {
 		return err
 	}
 	out, ok := fromABI(status, data, false)
@@ -97,7 +97,7 @@ func (x *exec) taskDone(ctx context.Context, stack []uint64) error {
 	if err != nil {
 		return err
 	}
-	if err := x.checkPayload(fmt.Sprintf("the result of task %d", tid), len(data)); err != nil {
+	if err := x.checkPayload(len(data), func() string { return fmt.Sprintf("the result of task %d", tid) }); err != nil {
 		return err
 	}
 	out, ok := fromABI(status, data, true)

@@ -75,6 +75,12 @@ func NonRetryable(err error) error {
 	return &NonRetryableError{Err: err}
 }
 
+// nonRetryable reports whether err is or wraps a *NonRetryableError.
+func nonRetryable(err error) bool {
+	var nr *NonRetryableError
+	return errors.As(err, &nr)
+}
+
 // encode returns the op_options message of o, nil when it has none.
 func (o *opOptions) encode() []byte {
 	if o.retry == nil && o.timeout <= 0 {
@@ -114,6 +120,13 @@ func orDefault(d, def time.Duration) time.Duration {
 }
 
 func collect(opts []Option) opOptions {
+	if len(opts) == 0 {
+		return opOptions{} // the common case, without the heap value below
+	}
+	return collectAll(opts)
+}
+
+func collectAll(opts []Option) opOptions {
 	var o opOptions
 	for _, f := range opts {
 		f(&o)
@@ -141,7 +154,11 @@ func (c *Context) opWith(kind abi.OpKind, opts []byte, o opOptions, fn string, a
 	}
 	n := hostOp(c.t.id, uint32(kind), strPtr(name), uint32(len(name)), strPtr(fn), uint32(len(fn)),
 		ptr(arg), uint32(len(arg)), ptr(scratch), uint32(len(scratch)))
-	r, err := abi.DecodeOpResult(message(n))
+	decodeResult := abi.DecodeOpResult
+	if kind == abi.OpStep {
+		decodeResult = abi.DecodeOpResultKeyless // Step does not read the key
+	}
+	r, err := decodeResult(message(n))
 	if err != nil {
 		panic("skein: bad op message: " + err.Error())
 	}
@@ -203,9 +220,8 @@ func Step[T any](ctx *Context, fnName string, body func(*StepContext) (T, error)
 		if current != ctx.t {
 			misuse()
 		}
-		status, data := encode(v, err)
-		var nr *NonRetryableError
-		if errors.As(err, &nr) {
+		status, data := encodeResult(v, err)
+		if err != nil && nonRetryable(err) {
 			status = abi.StatusFatal
 		}
 		switch hostStepDone(ctx.t.id, r.Promise, status, ptr(data), uint32(len(data))) {
@@ -264,7 +280,7 @@ func Go[T any](ctx *Context, fn func(*Context) (T, error), opts ...Option) Futur
 	r := ctx.op(abi.OpSpawn, o, "", nil)
 	f := future[T](r)
 	if f.err == nil {
-		spawn(r.Task, r.Key, func(c *Context) (uint32, []byte) { return encode(fn(c)) })
+		spawn(r.Task, r.Key, func(c *Context) (uint32, []byte) { return encodeResult(fn(c)) })
 	}
 	return f
 }
@@ -303,7 +319,7 @@ func (g *Group) Go(fn func(*Context) error) {
 	r := g.ctx.op(abi.OpBranch, opOptions{}, "", arg[:])
 	f := future[struct{}](r)
 	if f.err == nil {
-		spawn(r.Task, r.Key, func(c *Context) (uint32, []byte) { return encode(struct{}{}, fn(c)) })
+		spawn(r.Task, r.Key, func(c *Context) (uint32, []byte) { return encodeResult(struct{}{}, fn(c)) })
 	}
 	g.futs = append(g.futs, f)
 }

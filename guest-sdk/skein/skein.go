@@ -314,13 +314,19 @@ func decodeJSON[T any](data []byte) (T, error) {
 	return v, nil
 }
 
-func encode(v any, err error) (uint32, []byte) {
+// encodeResult turns a value or an error into an outcome. It is generic
+// so that a value encodeFast takes is not put on the heap first.
+func encodeResult[T any](v T, err error) (uint32, []byte) {
 	if err != nil {
 		return abi.StatusError, []byte(err.Error())
 	}
 	if b, ok := encodeFast(v); ok {
 		return abi.StatusOK, b
 	}
+	return encodeJSON(v)
+}
+
+func encodeJSON(v any) (uint32, []byte) {
 	b, jerr := json.Marshal(v)
 	if jerr != nil {
 		return abi.StatusError, []byte("skein: value does not encode as JSON: " + jerr.Error())
