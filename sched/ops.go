@@ -133,9 +133,6 @@ func (s *Sched) checkOrder(rec *Record) error {
 	if rec.Seq <= s.lastPos {
 		return &NondeterminismError{Seq: rec.Seq, Expected: fmt.Sprintf("key %q to settle before tick %d", rec.Key, s.lastPos), Got: "it settled after"}
 	}
-	for s.posCursor < len(s.positional) && s.done[s.positional[s.posCursor]] {
-		s.posCursor++
-	}
 	if i, ok := s.nextPositional(); ok {
 		if want := s.settled[i]; want != rec && !want.Waited {
 			return &NondeterminismError{Seq: want.Seq, Expected: fmt.Sprintf("%s %q (key %q) to be issued next", want.Kind, want.Function, want.Key), Got: fmt.Sprintf("key %q (tick %d)", rec.Key, rec.Seq)}

@@ -188,7 +188,7 @@ func New(opts Options, recorded []Record) *Sched {
 		opts:    opts,
 		journal: make(map[string]*Record, len(recorded)),
 		rounds:  make(map[int64][]*Record),
-		byKey:   make(map[string]PromiseID),
+		byKey:   make(map[string]PromiseID, len(recorded)),
 		vnow:    opts.StartTime,
 	}
 	for i := range recorded {
@@ -298,10 +298,13 @@ func (s *Sched) finish(rec *Record) {
 }
 
 // nextPositional returns the position in settled of the recorded
-// positional settlement checkOrder expects next (it may be done already).
+// positional settlement not yet delivered, the one checkOrder expects next.
 // A replay mostly issues its ops in their recorded order, so this record
 // answers most lookups without a map.
 func (s *Sched) nextPositional() (int, bool) {
+	for s.posCursor < len(s.positional) && s.done[s.positional[s.posCursor]] {
+		s.posCursor++
+	}
 	if s.posCursor < len(s.positional) {
 		return s.positional[s.posCursor], true
 	}
