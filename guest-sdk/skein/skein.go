@@ -103,10 +103,12 @@ func Main() {
 	sort.Strings(names)
 	list := strings.Join(names, "\n")
 	hostWorkflows(unsafe.Pointer(unsafe.StringData(list)), uint32(len(list)))
-	for _, n := range names { // derived only while the host keeps them (at deploy)
-		s := inputs[n]()
-		if hostInputSchema(strPtr(n), uint32(len(n)), ptr(s), uint32(len(s))) == 0 {
-			break
+	// Schemas are derived only when the host keeps them (at deploy): an
+	// empty schema asks without giving one.
+	if len(names) > 0 && hostInputSchema(strPtr(names[0]), uint32(len(names[0])), nil, 0) == 1 {
+		for _, n := range names {
+			s := inputs[n]()
+			hostInputSchema(strPtr(n), uint32(len(n)), ptr(s), uint32(len(s)))
 		}
 	}
 
