@@ -20,10 +20,11 @@ func snapshotsTaken() bool {
 }
 
 // A reactor module's instances start from its snapshot: its package
-// initialisation runs once, when the host compiles it, in the world of
-// module start-up (the Unix epoch), and never in a run's executions.
-// With DisableSnapshots every execution runs it, at the run's time. The
-// result is the same live and on replay either way.
+// initialisation and its main up to skein.Main (skein_prepare) run once,
+// when the host compiles it, in the world of module start-up (the Unix
+// epoch), and never in a run's executions. With DisableSnapshots every
+// execution runs both, at the run's time. The result is the same live
+// and on replay either way.
 func TestReactorSnapshot(t *testing.T) {
 	wasm, err := os.ReadFile(wasmbuild.BuildReactor(t, "./testdata/workflows/reactor"))
 	if err != nil {
@@ -43,6 +44,7 @@ func TestReactorSnapshot(t *testing.T) {
 			t.Fatalf("DisableSnapshots=%v: Snapshotted() = %v, want %v", disable, snap, want)
 		}
 		before := strings.Count(out.String(), "package initialised")
+		mainsBefore := strings.Count(out.String(), "main ran")
 		r, err := h.Start(ctx, StartOptions{Module: m.Hash, Workflow: "twice", ID: "reactor-run"})
 		if err != nil {
 			t.Fatal(err)
@@ -56,14 +58,18 @@ func TestReactorSnapshot(t *testing.T) {
 			t.Fatalf("no replay happened (%d executions)", execs)
 		}
 		inits := strings.Count(out.String(), "package initialised") - before
+		mains := strings.Count(out.String(), "main ran") - mainsBefore
 		var got []string
 		mustJSON(t, r.Result, &got)
-		epoch := len(got) == 3 && got[0] == "1970-01-01T00:00:00Z"
+		if len(got) != 4 {
+			t.Fatalf("result %q, want 4 values", got)
+		}
+		const epoch = "1970-01-01T00:00:00Z"
 		switch {
-		case snap && (inits != 0 || !epoch):
-			t.Errorf("snapshot: %d executions ran the start-up, want none; started %q, want the epoch", inits, got)
-		case !snap && (inits != execs || epoch):
-			t.Errorf("no snapshot: %d of %d executions ran the start-up, want all; started %q, want the run's time", inits, execs, got)
+		case snap && (inits != 0 || mains != 0 || got[0] != epoch || got[3] != epoch):
+			t.Errorf("snapshot: %d executions ran the start-up and %d main, want none; package and main at %q and %q, want the epoch", inits, mains, got[0], got[3])
+		case !snap && (inits != execs || mains != execs || got[0] == epoch || got[3] == epoch):
+			t.Errorf("no snapshot: %d and %d of %d executions ran the start-up and main, want all; package and main at %q and %q, want the run's time", inits, mains, execs, got[0], got[3])
 		}
 		rr, err := h.Replay(ctx, r.ID)
 		if err != nil || string(rr.Result) != string(r.Result) {
@@ -161,5 +167,24 @@ func TestInstanceNotReusedAfterInterrupt(t *testing.T) {
 	}
 	if got := h.metrics.reused.Load(); got != before {
 		t.Errorf("the run after the interrupted one ran on a reused instance (%d -> %d): the interrupted instance went back to the pool", before, got)
+	}
+}
+
+// A module whose main never calls skein.Main is refused at deploy with
+// an error that says so: a reactor's skein_prepare (the Go SDK) fails
+// when main returns, a command ends without announcing its workflows.
+func TestDeployMainWithoutSkeinMain(t *testing.T) {
+	h := newTestHost(t, Config{})
+	wasm, err := os.ReadFile(wasmbuild.Build(t, "./testdata/workflows/nomain"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = h.Deploy(context.Background(), "nomain", wasm)
+	want := "does main call skein.Main?"
+	if wasmbuild.Reactor() {
+		want = "skein: main returned without calling skein.Main"
+	}
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("Deploy = %v, want an error containing %q", err, want)
 	}
 }

@@ -69,6 +69,12 @@ func Register[In, Out any](name string, fn func(*Context, In) (Out, error)) {
 		panic(fmt.Sprintf("skein: workflow name %q must be non-empty and on one line", name))
 	}
 	inputs[name] = schemaFor[In]
+	warmers[name] = func() {
+		var in In
+		var out Out
+		_, _ = json.Marshal(in) // fills encoding/json's caches of the types (prepare.go)
+		_, _ = json.Marshal(out)
+	}
 	registry[name] = func(ctx *Context, input []byte) (uint32, []byte) {
 		var in In
 		if len(input) > 0 {
@@ -90,8 +96,19 @@ func Register[In, Out any](name string, fn func(*Context, In) (Out, error)) {
 
 // Main runs the invocation the host asks for. It is the only thing a
 // workflow module's main function calls after Register, and it does not
-// return while the run is live.
+// return while the run is live. In a module built as a reactor
+// (-buildmode=c-shared) it also returns once, when the host prepares the
+// module (prepare.go): main must do nothing after it.
 func Main() {
+	if preparing {
+		prepare()
+		return
+	}
+	serve()
+}
+
+// serve announces the workflows and runs the invocation.
+func serve() {
 	if v := hostHello(abi.Version); v != abi.Version {
 		fmt.Fprintf(os.Stderr, "skein: host speaks ABI v%d, this module ABI v%d\n", v, abi.Version)
 		os.Exit(3)

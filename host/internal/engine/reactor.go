@@ -11,16 +11,18 @@ import (
 // Reactor modules (abi/README.md, "Start-up and snapshots"). A module
 // that exports the functions _initialize and skein_main is a reactor: its
 // start-up (for a Go guest, the runtime and package initialisation) runs
-// in _initialize, and skein_main runs the invocation. The engine runs
-// _initialize once per compiled module, captures the instance's state
-// (linear memory and mutable globals), and starts every instance from
-// that snapshot: it maps the memory copy-on-write, sets the globals and
-// calls skein_main, without running the start-up again.
+// in _initialize, then skein_prepare if the module exports it (for a Go
+// guest, main up to skein.Main), and skein_main runs the invocation. The
+// engine runs the start-up once per compiled module, captures the
+// instance's state (linear memory and mutable globals), and starts every
+// instance from that snapshot: it maps the memory copy-on-write, sets the
+// globals and calls skein_main, without running the start-up again.
 
 // Export names of a reactor module.
 const (
-	ReactorInit  = "_initialize"
-	ReactorEntry = "skein_main"
+	ReactorInit    = "_initialize"
+	ReactorPrepare = "skein_prepare" // optional: runs after ReactorInit, before the snapshot
+	ReactorEntry   = "skein_main"
 )
 
 // globalExportPrefix names the exports the engine adds to a reactor

@@ -214,10 +214,24 @@ func callEntry(st *wasmtime.Store, inst *wasmtime.Instance, snap bool) (fn strin
 		return "", errors.New("the module exports no _start function")
 	}
 	if !snap {
-		if _, err := init.Call(st); err != nil {
-			return ReactorInit, err
+		if fn, err := startUp(st, inst); err != nil {
+			return fn, err
 		}
 	}
 	_, err = entry.Call(st)
 	return "", err
+}
+
+// startUp runs a reactor's start-up: _initialize, then skein_prepare if
+// the module exports it. fn names the function that failed.
+func startUp(st *wasmtime.Store, inst *wasmtime.Instance) (fn string, err error) {
+	if _, err := inst.GetFunc(st, ReactorInit).Call(st); err != nil {
+		return ReactorInit, err
+	}
+	if prep := inst.GetFunc(st, ReactorPrepare); prep != nil {
+		if _, err := prep.Call(st); err != nil {
+			return ReactorPrepare, err
+		}
+	}
+	return "", nil
 }

@@ -15,15 +15,16 @@ import (
 // Snapshots on wasmtime. wasmtime gives an instance no memory but its
 // own, initialised from the module's data segments (copy-on-write from
 // the compiled module's image: Config.NoMemoryImages off). So the engine
-// takes a reactor's snapshot as wazero does (one run of _initialize in
-// the world of initWorld) and compiles the module rewritten to start in
-// that state (snapshotwasm.go): instances call skein_main only. The disk
-// cache keeps the rewritten module's code under the original's hash, so
-// a process that finds it runs no _initialize.
+// takes a reactor's snapshot as wazero does (one run of its start-up,
+// _initialize and skein_prepare, in the world of initWorld) and compiles
+// the module rewritten to start in that state (snapshotwasm.go):
+// instances call skein_main only. The disk cache keeps the rewritten
+// module's code under the original's hash, so a process that finds it
+// runs no start-up.
 
 // snapshotTag names a snapshot in the disk cache; it changes when what
-// a snapshot holds does (initWorld, the rewrite).
-const snapshotTag = ".snap1"
+// a snapshot holds does (initWorld, the rewrite, skein_prepare: snap2).
+const snapshotTag = ".snap2"
 
 // compileSnapshot compiles a reactor module as its snapshot, or loads the
 // snapshot from the disk cache. It runs the module as it is (with exports
@@ -58,7 +59,7 @@ func (e *wtEngine) compileSnapshot(ctx context.Context, key [32]byte, wasm []byt
 	return m, err == nil, err
 }
 
-// snapshot runs the reactor's _initialize once in the world of initWorld
+// snapshot runs the reactor's start-up (startUp) once in the world of initWorld
 // (bounded by Config.InitTimeout, as wazero's) and returns the values of
 // its mutable globals and its linear memory; nil globals when they
 // cannot be read (a module without an exported memory, a global that is
@@ -68,9 +69,9 @@ func (e *wtEngine) snapshot(ctx context.Context, m *wasmtime.Module, s reactorSh
 	defer cancel()
 	var stderr strings.Builder
 	err = e.instantiate(ictx, m, initWorld(&limitedWriter{w: &stderr, n: 4096}), func(st *wasmtime.Store, inst *wasmtime.Instance) (string, error) {
-		_, err := inst.GetFunc(st, ReactorInit).Call(st)
+		fn, err := startUp(st, inst)
 		globals, mem = readState(st, inst, s) // also after proc_exit(0), which is success (as wazero)
-		return ReactorInit, err
+		return fn, err
 	})
 	if ee := (*ExitError)(nil); errors.As(err, &ee) {
 		err = fmt.Errorf("module closed with exit_code(%d)", ee.Code) // wazero's text

@@ -39,7 +39,8 @@ func initContext(ctx context.Context, limit time.Duration) (context.Context, con
 	return ictx, cancel, limit
 }
 
-// snapshot runs the reactor's _initialize once in the world of initWorld
+// snapshot runs the reactor's start-up (_initialize, then skein_prepare
+// if exported) once in the world of initWorld
 // and captures its mutable globals and linear memory. The memory becomes
 // m's image, replacing the image of its data segments.
 func (e *wazeroEngine) snapshot(ctx context.Context, m *wazeroModule, s reactorShape) error {
@@ -48,7 +49,7 @@ func (e *wazeroEngine) snapshot(ctx context.Context, m *wazeroModule, s reactorS
 	var stderr strings.Builder
 	st := &stopped{}
 	ictx = withMemory(context.WithValue(ictx, instanceKey{}, st), m.img, e.cfg.SliceMemory)
-	mod, err := e.instantiate(ictx, m.cm, moduleConfig(initWorld(&limitedWriter{w: &stderr, n: 4096})), ReactorInit)
+	mod, err := e.instantiate(ictx, m.cm, moduleConfig(initWorld(&limitedWriter{w: &stderr, n: 4096})), ReactorInit, ReactorPrepare)
 	if st.err != nil {
 		err = st.err
 	}
@@ -92,7 +93,7 @@ func (e *wazeroEngine) snapshot(ctx context.Context, m *wazeroModule, s reactorS
 // runReactor instantiates a reactor module and calls its entry: from the
 // snapshot when m has one, else after running _initialize.
 func (e *wazeroEngine) runReactor(ctx context.Context, m *wazeroModule, cfg wazero.ModuleConfig) (api.Module, error) {
-	start := []string{ReactorInit}
+	start := []string{ReactorInit, ReactorPrepare} // a missing skein_prepare is skipped
 	if m.snap != nil {
 		start = nil
 	}

@@ -1,6 +1,6 @@
-// Command reactor is a workflow module whose package initialisation
-// prints a line, so that a test can see whether an instance ran the
-// module's start-up or started from its snapshot.
+// Command reactor is a workflow module whose package initialisation and
+// main each print a line, so that a test can see whether an instance ran
+// the module's start-up or started from its snapshot.
 package main
 
 import (
@@ -11,14 +11,15 @@ import (
 	"github.com/skeinrun/skein/guest-sdk/skein"
 )
 
-// started is the virtual time at which the package was initialised.
-var started = time.Now()
+// started is the virtual time at which the package was initialised, and
+// mainAt the time at which main registered the workflows.
+var started, mainAt = time.Now(), time.Time{}
 
 func init() { fmt.Println("package initialised") }
 
 // twice: a step, a durable sleep (the run is evicted and replayed from
 // the top), and a second step; it returns when the package was
-// initialised and what the steps returned.
+// initialised, what the steps returned, and when main ran.
 func twice(ctx *skein.Context, _ struct{}) ([]string, error) {
 	a, err := skein.Step(ctx, "a", func(*skein.StepContext) (string, error) { return "a", nil })
 	if err != nil {
@@ -31,7 +32,7 @@ func twice(ctx *skein.Context, _ struct{}) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []string{started.UTC().Format(time.RFC3339), a, b}, nil
+	return []string{started.UTC().Format(time.RFC3339), a, b, mainAt.UTC().Format(time.RFC3339)}, nil
 }
 
 // Package state a run changes: a run that sees another run's changes
@@ -60,6 +61,8 @@ func state(ctx *skein.Context, in struct{ KB, Sleep int }) ([]int, error) {
 }
 
 func main() {
+	mainAt = time.Now()
+	fmt.Println("main ran")
 	skein.Register("twice", twice)
 	skein.Register("state", state)
 	skein.Main()
