@@ -43,3 +43,32 @@ func BenchmarkOutcomes(b *testing.B) {
 	}
 	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "outcomes/s")
 }
+
+// BenchmarkCommitSteps measures the writer: batches of 32 new settled
+// outcomes of one run, each batch committed alone, as a sequential run's
+// steps reach the store. The figure is the cost of one outcome row.
+func BenchmarkCommitSteps(b *testing.B) {
+	const batch = 32
+	d, _ := openFile(b, Options{})
+	defer d.Close()
+	ctx := context.Background()
+	if _, _, err := d.CreateRun(ctx, store.Run{ID: "run-0123456789abcdef", ModuleHash: "h", Workflow: "w"}); err != nil {
+		b.Fatal(err)
+	}
+	now := time.Now().UnixNano()
+	outs := make([]store.RunOutcome, batch)
+	seq := int64(0)
+	for b.Loop() {
+		for i := range outs {
+			seq++
+			outs[i] = store.RunOutcome{RunID: "run-0123456789abcdef", Outcome: store.Outcome{
+				Key: fmt.Sprintf("%d", seq), Kind: "step", Function: "noop", Status: store.OutcomeOK,
+				Value: fmt.Appendf(nil, "%d", seq), Attempts: 1, Seq: seq, VTime: now, StartedAt: now, SettledAt: now,
+			}}
+		}
+		if err := d.Commit(ctx, store.Batch{Outcomes: outs}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(batch*b.N), "ns/outcome")
+}
