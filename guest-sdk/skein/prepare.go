@@ -31,6 +31,44 @@ func prepare() {
 		warm(warmers[n])
 	}
 	runtime.GC() // the snapshot keeps the heap compact
+	for range spareGoroutines {
+		startSpare()
+	}
+}
+
+// spareGoroutines wait in idle in the snapshot, with stacks of
+// spareStack bytes grown already, for the root task and the first tasks
+// of every execution: a new goroutine's stack grows by copying, which in
+// WebAssembly walks every frame's tables.
+const (
+	spareGoroutines = 4
+	spareStack      = 16 << 10
+)
+
+// startSpare starts a spare goroutine and returns once its stack has
+// grown and it waits for a task.
+func startSpare() {
+	wake := make(chan *task, 1)
+	grown := make(chan struct{})
+	go func() {
+		growStack(spareStack)
+		close(grown)
+		runTasks(<-wake, wake)
+	}()
+	<-grown
+	idle = append(idle, wake)
+}
+
+// growStack uses about n bytes of stack.
+//
+//go:noinline
+func growStack(n int) byte {
+	var frame [1024]byte
+	frame[n%len(frame)] = byte(n)
+	if n <= len(frame) {
+		return frame[0]
+	}
+	return growStack(n-len(frame)) + frame[(n/2)%len(frame)]
 }
 
 // warm runs f, and ignores a panic of a type's own MarshalJSON on its

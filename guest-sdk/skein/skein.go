@@ -147,6 +147,12 @@ func serve() {
 	if r.Kind != abi.ResumeStart || r.Task != root.id {
 		panic(fmt.Sprintf("skein: host dispatched task %d first, want the root task", r.Task))
 	}
+	if len(idle) > 0 { // a spare goroutine, its stack grown already (prepare.go)
+		wake := idle[len(idle)-1]
+		idle = idle[:len(idle)-1]
+		wake <- root
+		select {} // the root task's end stops the module
+	}
 	root.run()
 }
 
@@ -156,8 +162,11 @@ func serve() {
 // goroutine nor grow a new one's stack again (in WebAssembly, copying a
 // stack walks every frame's tables). A goroutine with no task to start
 // waits in idle until dispatch hands it one.
-func (t *task) run() {
-	var wake chan *task // this goroutine's, made when it first waits
+func (t *task) run() { runTasks(t, nil) }
+
+// runTasks runs t and the tasks after it on the calling goroutine; wake
+// is the goroutine's channel in idle, nil until it first waits.
+func runTasks(t *task, wake chan *task) {
 	for t != nil {
 		current = t
 		status, data := t.protected()
