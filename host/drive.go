@@ -85,9 +85,10 @@ func (h *Host) Drive(ctx context.Context, runID string, o DriveOptions) (store.R
 		defer h.deactivate(runID)
 		return h.drive(ctx, rs)
 	}
-	if o.resume == nil {
+	if o.resume == nil && !h.preclaimLive(runID, o.Owner) {
 		// An ended run is returned without a lease: nothing executes, and
-		// what it recorded is final.
+		// what it recorded is final. (A run this host created leased, its
+		// lease unexpired, cannot have ended: only its holder can end it.)
 		if r, err := h.cfg.Store.Run(ctx, runID); err != nil {
 			return store.Run{}, fmt.Errorf("drive %s: %w", runID, err)
 		} else if r.Status.Terminal() {

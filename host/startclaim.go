@@ -28,6 +28,18 @@ func (h *Host) preclaim(c store.ClaimedRun) {
 	h.preclaimed[c.Run.ID] = c
 }
 
+// preclaimLive reports whether this host keeps an unexpired lease of run
+// id, created leased for owner ("": this host's).
+func (h *Host) preclaimLive(id, owner string) bool {
+	if owner == "" {
+		owner = h.owner
+	}
+	h.mu.Lock()
+	c, ok := h.preclaimed[id]
+	h.mu.Unlock()
+	return ok && c.Lease.Owner == owner && c.Lease.Expiry > time.Now().UnixNano()
+}
+
 // takePreclaimed returns the lease of run id created leased to o.Owner,
 // renewed for o.LeaseTTL if less than half of that is left; ok is false
 // if there is none, or it expired, or the renewal failed.
