@@ -147,13 +147,21 @@ func serve() {
 	if r.Kind != abi.ResumeStart || r.Task != root.id {
 		panic(fmt.Sprintf("skein: host dispatched task %d first, want the root task", r.Task))
 	}
-	if len(idle) > 0 { // a spare goroutine, its stack grown already (prepare.go)
-		wake := idle[len(idle)-1]
-		idle = idle[:len(idle)-1]
-		wake <- root
+	if startOnIdle(root) { // a spare goroutine, its stack grown already (prepare.go)
 		select {} // the root task's end stops the module
 	}
 	root.run()
+}
+
+// startOnIdle hands t to a goroutine waiting in idle; false if none waits.
+func startOnIdle(t *task) bool {
+	if len(idle) == 0 {
+		return false
+	}
+	wake := idle[len(idle)-1]
+	idle = idle[:len(idle)-1]
+	wake <- t
+	return true
 }
 
 // run executes t on the calling goroutine, and after it every task the
@@ -217,14 +225,9 @@ func dispatch(self *task) abi.Resume {
 	if target == self {
 		return r
 	}
-	switch {
-	case r.Kind != abi.ResumeStart:
+	if r.Kind != abi.ResumeStart {
 		target.resume <- r
-	case len(idle) > 0:
-		wake := idle[len(idle)-1]
-		idle = idle[:len(idle)-1]
-		wake <- target
-	default:
+	} else if !startOnIdle(target) {
 		go target.run()
 	}
 	r = <-self.resume
