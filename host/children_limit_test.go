@@ -68,6 +68,31 @@ func TestCloseWithLiveChildren(t *testing.T) {
 	}
 }
 
+// A child run with a hashed id can end before its parent has committed
+// the op that started it (the parent works on in a step body, no idle
+// point): the child's end still reaches the parent, which completes.
+func TestChildEndsBeforeParentCommits(t *testing.T) {
+	h := newTestHost(t, Config{Evict: EvictNever})
+	m := h.deploy(t, "./testdata/workflows/limits")
+	name := strings.Repeat("n", MaxRunIDLen)
+	r := h.runToEnd(t, m, "tree", `{"Depth":1,"Fan":1,"Busy":300,"Name":"`+name+`"}`, "busy")
+	if r.Status != store.RunCompleted || string(r.Result) != "2" {
+		t.Fatalf("parent: %s %s %q", r.Status, r.Result, r.Error)
+	}
+	runs, err := h.st.Runs(context.Background(), store.RunFilter{Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range runs {
+		if c.ID != r.ID && (!strings.Contains(c.ID, ".~") || c.Status != store.RunCompleted) {
+			t.Errorf("child %s: %s %q; want a hashed id, completed", c.ID, c.Status, c.Error)
+		}
+	}
+	if len(runs) != 2 {
+		t.Errorf("%d runs, want the parent and its child", len(runs))
+	}
+}
+
 // Child ids stay within the run id rule however deep the tree and however
 // long the step names: past 128 characters they take the hashed form, and
 // the results still reach their parents (live and replayed).

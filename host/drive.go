@@ -376,6 +376,9 @@ func (h *Host) finish(ctx context.Context, rs *runState) error {
 	if err := h.commitRun(ctx, rs); err != nil {
 		return err
 	}
+	if toParent != nil {
+		h.forgetChildKey(rs.run.ID)
+	}
 	if rs.opts.hold != nil {
 		rs.opts.hold.released = true
 	}

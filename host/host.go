@@ -244,8 +244,12 @@ type Host struct {
 	// preclaimed holds the leases of runs Start created leased to this
 	// host, until their Drive takes them (startclaim.go).
 	preclaimed map[string]store.ClaimedRun
-	wake       chan struct{} // signals Work: new work may be due
-	sim        *simulator    // Config.Simulation
+	// childKeys holds the op key of each child run with a hashed id that
+	// this process started, until the child's end is committed: the
+	// child can end before its parent commits the op (runid.go).
+	childKeys map[string]string
+	wake      chan struct{} // signals Work: new work may be due
+	sim       *simulator    // Config.Simulation
 
 	tasks   taskBoard  // remote activity tasks (tasks.go)
 	emb     embedState // grants, event subscriptions, Await waiters (embed.go)

@@ -244,6 +244,7 @@ func (x *exec) startChild(ctx context.Context, key, workflow string, input []byt
 	if err != nil {
 		return x.fail("start child run %s: %v", id, err)
 	}
+	x.h.noteChildKey(rs.run.ID, id, key)
 	x.fx.child(ctx, key, child)
 	return nil
 }

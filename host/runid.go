@@ -69,10 +69,16 @@ func plainPath(path string) bool {
 }
 
 // childKey returns the key of the op in run parent that started child
-// run id: read off a plain id, found in the parent's journal for a
-// hashed one.
+// run id: read off a plain id; for a hashed one, noted when this process
+// started the child, else found in the parent's journal.
 func (h *Host) childKey(ctx context.Context, parent, id string) (string, error) {
-	if key, ok := strings.CutPrefix(id, parent+"."); ok && !strings.Contains(id, "~") {
+	if key, ok := plainChildKey(parent, id); ok {
+		return key, nil
+	}
+	h.mu.Lock()
+	key, ok := h.childKeys[id]
+	h.mu.Unlock()
+	if ok {
 		return key, nil
 	}
 	outs, err := h.cfg.Store.Outcomes(ctx, parent)
@@ -85,4 +91,33 @@ func (h *Host) childKey(ctx context.Context, parent, id string) (string, error) 
 		}
 	}
 	return "", fmt.Errorf("child run %s: no child op of run %s starts it: %w", id, parent, store.ErrNotFound)
+}
+
+// plainChildKey reads the op key off a child run id that is not hashed.
+func plainChildKey(parent, id string) (string, bool) {
+	key, ok := strings.CutPrefix(id, parent+".")
+	return key, ok && !strings.Contains(id, "~")
+}
+
+// noteChildKey keeps the op key of a child run this process starts, if
+// its id is hashed: the parent commits the op at its next idle point,
+// and the child may end before that.
+func (h *Host) noteChildKey(parent, id, key string) {
+	if _, ok := plainChildKey(parent, id); ok {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.childKeys == nil {
+		h.childKeys = map[string]string{}
+	}
+	h.childKeys[id] = key
+}
+
+// forgetChildKey drops what noteChildKey kept, once the child's end is
+// committed.
+func (h *Host) forgetChildKey(id string) {
+	h.mu.Lock()
+	delete(h.childKeys, id)
+	h.mu.Unlock()
 }

@@ -118,6 +118,7 @@ type treeIn struct {
 	Depth, Fan int
 	Name       string
 	Nap        int // leaves first sleep this many ms of real time in a step body
+	Busy       int // a run with children then works this many ms of real time in a step body, without yielding, before it joins them
 }
 
 // tree starts its children and returns how many runs its subtree holds.
@@ -140,6 +141,15 @@ func tree(ctx *skein.Context, in treeIn) (int, error) {
 			opts = append(opts, skein.ID(fmt.Sprintf("%s-%d", in.Name, i)))
 		}
 		fs[i] = skein.Child[int](ctx, "tree", treeIn{Depth: in.Depth - 1, Fan: in.Fan, Name: in.Name, Nap: in.Nap}, opts...)
+	}
+	if in.Busy > 0 {
+		if _, err := skein.Step(ctx, "busy", func(sc *skein.StepContext) (int, error) {
+			for end := sc.Now().Add(time.Duration(in.Busy) * time.Millisecond); sc.Now().Before(end); {
+			}
+			return 0, nil
+		}); err != nil {
+			return 0, err
+		}
 	}
 	n := 1
 	for _, f := range fs {
