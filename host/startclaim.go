@@ -37,7 +37,12 @@ func (h *Host) preclaimLive(id, owner string) bool {
 	h.mu.Lock()
 	c, ok := h.preclaimed[id]
 	h.mu.Unlock()
-	return ok && c.Lease.Owner == owner && c.Lease.Expiry > time.Now().UnixNano()
+	return ok && holds(c, owner, time.Now())
+}
+
+// holds reports whether preclaimed lease c is owner's and unexpired at now.
+func holds(c store.ClaimedRun, owner string, now time.Time) bool {
+	return c.Lease.Owner == owner && c.Lease.Expiry > now.UnixNano()
 }
 
 // takePreclaimed returns the lease of run id created leased to o.Owner,
@@ -49,7 +54,7 @@ func (h *Host) takePreclaimed(ctx context.Context, id string, o DriveOptions) (s
 	delete(h.preclaimed, id)
 	h.mu.Unlock()
 	now := time.Now()
-	if !ok || c.Lease.Owner != o.Owner || c.Lease.Expiry <= now.UnixNano() {
+	if !ok || !holds(c, o.Owner, now) {
 		return store.ClaimedRun{}, false
 	}
 	if time.Duration(c.Lease.Expiry-now.UnixNano()) < o.LeaseTTL/2 {

@@ -1,9 +1,6 @@
 package skein
 
-import (
-	"runtime"
-	"sort"
-)
+import "runtime"
 
 // Preparing a reactor (abi/README.md, "Start-up and snapshots"). The host
 // calls the export skein_prepare once per module, after the start-up and
@@ -22,12 +19,7 @@ var (
 // prepare is Main while the host prepares the module.
 func prepare() {
 	prepared = true
-	names := make([]string, 0, len(warmers))
-	for n := range warmers {
-		names = append(names, n)
-	}
-	sort.Strings(names) // the same snapshot from every preparation
-	for _, n := range names {
+	for _, n := range workflowNames() { // in order: the same snapshot from every preparation
 		warm(warmers[n])
 	}
 	runtime.GC() // the snapshot keeps the heap compact

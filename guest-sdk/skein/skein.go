@@ -107,17 +107,23 @@ func Main() {
 	serve()
 }
 
+// workflowNames returns the registered workflows' names, sorted.
+func workflowNames() []string {
+	names := make([]string, 0, len(registry))
+	for n := range registry {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
 // serve announces the workflows and runs the invocation.
 func serve() {
 	if v := hostHello(abi.Version); v != abi.Version {
 		fmt.Fprintf(os.Stderr, "skein: host speaks ABI v%d, this module ABI v%d\n", v, abi.Version)
 		os.Exit(3)
 	}
-	names := make([]string, 0, len(registry))
-	for n := range registry {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := workflowNames()
 	list := strings.Join(names, "\n")
 	hostWorkflows(unsafe.Pointer(unsafe.StringData(list)), uint32(len(list)))
 	// Schemas are derived only when the host keeps them (at deploy): an

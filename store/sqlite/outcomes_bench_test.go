@@ -52,21 +52,11 @@ func BenchmarkCommitSteps(b *testing.B) {
 	d, _ := openFile(b, Options{})
 	defer d.Close()
 	ctx := context.Background()
-	if _, _, err := d.CreateRun(ctx, store.Run{ID: "run-0123456789abcdef", ModuleHash: "h", Workflow: "w"}); err != nil {
+	if _, _, err := d.CreateRun(ctx, store.Run{ID: "r", ModuleHash: "h", Workflow: "w"}); err != nil {
 		b.Fatal(err)
 	}
-	now := time.Now().UnixNano()
-	outs := make([]store.RunOutcome, batch)
-	seq := int64(0)
-	for b.Loop() {
-		for i := range outs {
-			seq++
-			outs[i] = store.RunOutcome{RunID: "run-0123456789abcdef", Outcome: store.Outcome{
-				Key: fmt.Sprintf("%d", seq), Kind: "step", Function: "noop", Status: store.OutcomeOK,
-				Value: fmt.Appendf(nil, "%d", seq), Attempts: 1, Seq: seq, VTime: now, StartedAt: now, SettledAt: now,
-			}}
-		}
-		if err := d.Commit(ctx, store.Batch{Outcomes: outs}); err != nil {
+	for n := 0; b.Loop(); n++ {
+		if err := d.Commit(ctx, store.Batch{Outcomes: outcomes("r", fmt.Sprintf("t%d", n), n*batch, batch)}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -25,6 +25,10 @@ const (
 	ReactorEntry   = "skein_main"
 )
 
+// reactorStartUp is a reactor's start-up, in order; a function the module
+// does not export is skipped (only skein_prepare may be missing).
+var reactorStartUp = []string{ReactorInit, ReactorPrepare}
+
 // globalExportPrefix names the exports the engine adds to a reactor
 // module for its globals, so that it can read and set them.
 const globalExportPrefix = "skein:global:"

@@ -222,15 +222,14 @@ func callEntry(st *wasmtime.Store, inst *wasmtime.Instance, snap bool) (fn strin
 	return "", err
 }
 
-// startUp runs a reactor's start-up: _initialize, then skein_prepare if
-// the module exports it. fn names the function that failed.
+// startUp runs a reactor's start-up (reactorStartUp, as wazero's start
+// functions). fn names the function that failed.
 func startUp(st *wasmtime.Store, inst *wasmtime.Instance) (fn string, err error) {
-	if _, err := inst.GetFunc(st, ReactorInit).Call(st); err != nil {
-		return ReactorInit, err
-	}
-	if prep := inst.GetFunc(st, ReactorPrepare); prep != nil {
-		if _, err := prep.Call(st); err != nil {
-			return ReactorPrepare, err
+	for _, name := range reactorStartUp {
+		if f := inst.GetFunc(st, name); f != nil {
+			if _, err := f.Call(st); err != nil {
+				return name, err
+			}
 		}
 	}
 	return "", nil

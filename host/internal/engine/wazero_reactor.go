@@ -49,7 +49,7 @@ func (e *wazeroEngine) snapshot(ctx context.Context, m *wazeroModule, s reactorS
 	var stderr strings.Builder
 	st := &stopped{}
 	ictx = withMemory(context.WithValue(ictx, instanceKey{}, st), m.img, e.cfg.SliceMemory)
-	mod, err := e.instantiate(ictx, m.cm, moduleConfig(initWorld(&limitedWriter{w: &stderr, n: 4096})), ReactorInit, ReactorPrepare)
+	mod, err := e.instantiate(ictx, m.cm, moduleConfig(initWorld(&limitedWriter{w: &stderr, n: 4096})), reactorStartUp...)
 	if st.err != nil {
 		err = st.err
 	}
@@ -93,7 +93,7 @@ func (e *wazeroEngine) snapshot(ctx context.Context, m *wazeroModule, s reactorS
 // runReactor instantiates a reactor module and calls its entry: from the
 // snapshot when m has one, else after running _initialize.
 func (e *wazeroEngine) runReactor(ctx context.Context, m *wazeroModule, cfg wazero.ModuleConfig) (api.Module, error) {
-	start := []string{ReactorInit, ReactorPrepare} // a missing skein_prepare is skipped
+	start := reactorStartUp
 	if m.snap != nil {
 		start = nil
 	}
