@@ -379,8 +379,10 @@ func TestServeModuleQuota(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	quota := 2*len(base) + len(base)/2
-	maxModule := len(base) + 1000
+	// Both odd, so that the messages write them in bytes alone (a limit
+	// that is a whole number of KiB or MiB also gets that unit).
+	quota := (2*len(base) + len(base)/2) | 1
+	maxModule := (len(base) + 1000) | 1
 	s := startServer(t, filepath.Join(t.TempDir(), "quota.db"), nil,
 		"--max-stored-module-bytes", strconv.Itoa(quota), "--max-module-bytes", strconv.Itoa(maxModule))
 	big := wasmtest.WithCustomSection(base, "pad", 2000)
