@@ -39,7 +39,16 @@ const (
 	// input against it at start). It returns 1 when the host keeps the
 	// schema (describe mode), 0 when it ignores it (a run).
 	FnInputSchema = "input_schema"
+	// FnFeed hands the running task the recorded outcomes that its next
+	// unnamed ops would receive on replay, so that it can take them
+	// without an FnOp call each, and applies the ones it took from the
+	// last feed (optional; abi/README.md, "feed").
+	FnFeed = "feed"
 )
+
+// FeedHeader is the length of the FnFeed message's header: u8 replaying,
+// then u32 count.
+const FeedHeader = 5
 
 // OpKind is the kind of a durable operation (the kind argument of FnOp).
 type OpKind uint32
@@ -55,6 +64,17 @@ const (
 	OpFork    OpKind = 7 // open a parallel fork; no outcome row
 	OpBranch  OpKind = 8 // spawn branch task of a fork; arg: 4-byte fork handle
 )
+
+// ParseOpKind returns the kind whose String is name, and false for
+// none.
+func ParseOpKind(name string) (OpKind, bool) {
+	for k := OpStep; k <= OpBranch; k++ {
+		if k.String() == name {
+			return k, true
+		}
+	}
+	return 0, false
+}
 
 // String returns the kind's name as stored in outcome records.
 func (k OpKind) String() string {

@@ -305,3 +305,50 @@ func DecodeOutcomes(b []byte) ([]OutcomeEntry, error) {
 	}
 	return out, d.Err
 }
+
+// FeedEntry is one recorded outcome of the FnFeed message: what FnOp
+// would return (state settled) for the task's next unnamed op, if that
+// op has kind Kind and function Fn. Key and Fn alias the message.
+type FeedEntry struct {
+	Kind    OpKind
+	Promise uint32
+	Key, Fn []byte
+	Outcome Outcome
+}
+
+// AppendFeedHeader encodes the FnFeed message's header.
+func AppendFeedHeader(b []byte, replaying bool, count uint32) []byte {
+	e := Enc{b}
+	if replaying {
+		e.U8(1)
+	} else {
+		e.U8(0)
+	}
+	e.U32(count)
+	return e.B
+}
+
+// AppendFeedEntry encodes one entry of the FnFeed message.
+func AppendFeedEntry(b []byte, kind OpKind, promise uint32, key, fn string, out Outcome) []byte {
+	e := Enc{b}
+	e.U8(uint8(kind))
+	e.U32(promise)
+	e.Str(key)
+	e.Str(fn)
+	e.Outcome(out)
+	return e.B
+}
+
+// DecodeFeedHeader decodes the FnFeed message's header; the entries
+// follow in d.
+func DecodeFeedHeader(b []byte) (replaying bool, count uint32, d Dec) {
+	d = Dec{B: b}
+	replaying = d.U8() == 1
+	count = d.U32()
+	return replaying, count, d
+}
+
+// FeedEntry decodes the next entry of an FnFeed message.
+func (d *Dec) FeedEntry() FeedEntry {
+	return FeedEntry{Kind: OpKind(d.U8()), Promise: d.U32(), Key: d.Bytes(), Fn: d.Bytes(), Outcome: d.Outcome()}
+}

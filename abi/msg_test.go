@@ -37,6 +37,22 @@ func TestMessagesRoundTrip(t *testing.T) {
 	if got, err := DecodeOutcomes(AppendOutcomes(nil, es)); err != nil || !reflect.DeepEqual(got, es) {
 		t.Fatalf("outcomes %+v %v", got, err)
 	}
+	feed := AppendFeedHeader(nil, true, 2)
+	feed = AppendFeedEntry(feed, OpStep, 4, "7", "noop", Outcome{Status: StatusOK, Data: []byte("7")})
+	feed = AppendFeedEntry(feed, OpSleep, 5, "t2.8", "sleep", Outcome{Status: StatusError, Data: []byte("skein: canceled: x")})
+	replaying, n, d := DecodeFeedHeader(feed)
+	want := []FeedEntry{
+		{Kind: OpStep, Promise: 4, Key: []byte("7"), Fn: []byte("noop"), Outcome: Outcome{Status: StatusOK, Data: []byte("7")}},
+		{Kind: OpSleep, Promise: 5, Key: []byte("t2.8"), Fn: []byte("sleep"), Outcome: Outcome{Status: StatusError, Data: []byte("skein: canceled: x")}},
+	}
+	for i := range want {
+		if got := d.FeedEntry(); !reflect.DeepEqual(got, want[i]) {
+			t.Fatalf("feed entry %d: %+v, want %+v", i, got, want[i])
+		}
+	}
+	if !replaying || n != 2 || d.Err != nil || len(d.B) != 0 {
+		t.Fatalf("feed: replaying %v, count %d, err %v, %d bytes left", replaying, n, d.Err, len(d.B))
+	}
 	oo := OpOptions{MaxAttempts: 5, InitialBackoff: 1e6, MaxBackoff: 1e9, Multiplier: 2000, Jitter: 200, Timeout: 3e9, NonRetryable: []string{"card declined", ""}}
 	if got, err := DecodeOpOptions(AppendOpOptions(nil, oo)); err != nil || !reflect.DeepEqual(got, oo) {
 		t.Fatalf("op options %+v %v", got, err)
@@ -52,6 +68,7 @@ func TestTruncatedMessages(t *testing.T) {
 		"wait":       AppendWait(nil, Wait{Ready: true, Outcome: Outcome{Status: 1, Data: []byte("1")}}),
 		"outcomes":   AppendOutcomes(nil, []OutcomeEntry{{Key: "1", Function: "f", Outcome: Outcome{Status: 1, Data: []byte("1")}}}),
 		"options":    AppendOpOptions(nil, OpOptions{MaxAttempts: 3, NonRetryable: []string{"x"}}),
+		"feed":       AppendFeedEntry(AppendFeedHeader(nil, true, 1), OpStep, 1, "1", "f", Outcome{Status: 1, Data: []byte("1")}),
 	}
 	dec := map[string]func([]byte) error{
 		"invocation": func(b []byte) error { _, err := DecodeInvocation(b); return err },
@@ -60,6 +77,13 @@ func TestTruncatedMessages(t *testing.T) {
 		"wait":       func(b []byte) error { _, err := DecodeWait(b); return err },
 		"outcomes":   func(b []byte) error { _, err := DecodeOutcomes(b); return err },
 		"options":    func(b []byte) error { _, err := DecodeOpOptions(b); return err },
+		"feed": func(b []byte) error {
+			_, n, d := DecodeFeedHeader(b)
+			for range n {
+				d.FeedEntry()
+			}
+			return d.Err
+		},
 	}
 	for name, m := range msgs {
 		for n := 0; n < len(m); n++ {

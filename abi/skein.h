@@ -90,6 +90,9 @@ SKEIN_IMPORT("canceled") uint32_t skein_canceled(uint8_t *buf, uint32_t cap);
 SKEIN_IMPORT("continue_as_new") void skein_continue_as_new(uint32_t task, const uint8_t *input, uint32_t len);
 SKEIN_IMPORT("input_schema")
 uint32_t skein_input_schema(const char *workflow, uint32_t workflow_len, const char *schema, uint32_t schema_len);
+/* Optional (README §5, feed): writes at most cap bytes, never a message for
+ * skein_take; 0 when cap is below SKEIN_FEED_HEADER. */
+SKEIN_IMPORT("feed") uint32_t skein_feed(uint32_t task, uint32_t used, uint8_t *buf, uint32_t cap);
 
 /*
  * Messages (README §9). The decoders read a message in place: the bytes
@@ -147,6 +150,17 @@ typedef struct {
 	skein_bytes key, function;
 	skein_outcome outcome;
 } skein_outcome_entry;
+
+/* Feed: u8 replaying, u32 count, then count times u8 kind, u32 promise,
+ * str key, str function, Outcome. Read the header with skein_read_u8 and
+ * skein_read_u32, then entry by entry with skein_next_fed. */
+#define SKEIN_FEED_HEADER 5
+typedef struct {
+	uint8_t kind;
+	uint32_t promise;
+	skein_bytes key, function;
+	skein_outcome outcome;
+} skein_fed;
 
 /* OpOptions (the message of skein_op_options): 40 bytes of fixed fields,
  * u32 max_attempts, u64 initial_backoff_ns, u64 max_backoff_ns,
@@ -254,6 +268,16 @@ static inline int skein_decode_wait(const uint8_t *msg, uint32_t len, skein_wait
 /* Reads the next entry of an outcomes list; r starts after the count
  * (skein_read_u32 reads the count). */
 static inline int skein_next_outcome(skein_reader *r, skein_outcome_entry *e) {
+	e->key = skein_read_bytes(r);
+	e->function = skein_read_bytes(r);
+	e->outcome = skein_read_outcome(r);
+	return r->bad ? -1 : 0;
+}
+
+/* Reads the next entry of a feed; r starts after the header. */
+static inline int skein_next_fed(skein_reader *r, skein_fed *e) {
+	e->kind = skein_read_u8(r);
+	e->promise = skein_read_u32(r);
 	e->key = skein_read_bytes(r);
 	e->function = skein_read_bytes(r);
 	e->outcome = skein_read_outcome(r);

@@ -61,6 +61,7 @@ type exec struct {
 
 	selecting map[sched.TaskID]int           // tasks waiting in a Select, with the number of futures (for effects.observed)
 	nextOpts  map[sched.TaskID]abi.OpOptions // op_options for the task's next op
+	fed       fedState                       // the last feed, until the guest reports its use (feed.go)
 	bodies    map[sched.PromiseID]*stepBody  // step bodies running with options
 	canceled  bool                           // the cancellation was delivered and handled
 	opStarts  map[string]int64               // ops this execution issued first: key -> wall-clock start (timeline.go)

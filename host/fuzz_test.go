@@ -100,7 +100,7 @@ func fuzzCall(t *testing.T, ctx context.Context, x *exec, mem *fakeMemory, name 
 // fuzzCallOrder numbers the host functions for FuzzHostCalls.
 var fuzzCallOrder = []string{abi.FnHello, abi.FnWorkflows, abi.FnInvocation, abi.FnTake, abi.FnNext, abi.FnOp,
 	abi.FnStepDone, abi.FnAwait, abi.FnSelect, abi.FnTaskDone, abi.FnBodySleep, abi.FnRealNow, abi.FnRealRand,
-	abi.FnOutcomes, abi.FnOpOptions, abi.FnCanceled, abi.FnContinue}
+	abi.FnOutcomes, abi.FnOpOptions, abi.FnCanceled, abi.FnContinue, abi.FnFeed}
 
 func fuzzIndex(name string) byte {
 	for i, n := range fuzzCallOrder {
@@ -161,6 +161,7 @@ func fuzzSeeds() [][]byte {
 			c(abi.FnTake, 1024, 20), c(abi.FnNext, 1024, 4096))...),
 		fuzzInput(false, mem, seq(op(abi.OpFork, 0, 0), op(abi.OpBranch, 56, 4), op(abi.OpPromise, 0, 0), op(abi.OpChild, 3, 1))...),
 		fuzzInput(false, mem, c(abi.FnNext, 1024, 4096), c(abi.FnOp, 99, 1, 0xFFFFFF00, 64, 0, 0, 0, 0, 0, 0)),
+		fuzzInput(false, mem, seq(c(abi.FnFeed, 1, 0, 1024, 4096), c(abi.FnFeed, 1, 1, 0, 0), c(abi.FnFeed, 1, 0, 0xFFFFFF00, 64))...),
 	}
 }
 

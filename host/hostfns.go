@@ -53,6 +53,7 @@ var hostFns = map[string]hostFn{
 	abi.FnCanceled:    {sig([]engine.ValueType{i32, i32}, []engine.ValueType{i32}), (*exec).canceledFn},
 	abi.FnInputSchema: {sig([]engine.ValueType{i32, i32, i32, i32}, []engine.ValueType{i32}), (*exec).inputSchema},
 	abi.FnContinue:    {sig([]engine.ValueType{i32, i32, i32}, nil), (*exec).continueAsNew},
+	abi.FnFeed:        {sig([]engine.ValueType{i32, i32, i32, i32}, []engine.ValueType{i32}), (*exec).feed},
 }
 
 // engineHostFuncs returns the host functions as the engine calls them:

@@ -25,6 +25,7 @@ type metrics struct {
 	executions    atomic.Uint64    // instantiations of a run
 	replays       atomic.Uint64    // executions that started with a non-empty journal
 	reused        atomic.Uint64    // executions on an instance reset after an earlier one
+	fedOps        atomic.Uint64    // replayed ops the guest took from a feed (feed.go)
 	journalLoads  [2]atomic.Uint64 // journals loaded from memory [0] and from the store [1] (journalcache.go)
 	evictReplay   atomic.Uint64    // instances dropped to replay at once (EvictAlways)
 	evictSuspend  atomic.Uint64    // instances dropped because the run suspended
@@ -189,6 +190,8 @@ func (h *Host) WriteMetrics(ctx context.Context, w io.Writer) error {
 	fmt.Fprintf(bw, "skein_executions_total %d\n", m.executions.Load())
 	head("skein_replays_total", "counter", "Executions that started by replaying a recorded journal.")
 	fmt.Fprintf(bw, "skein_replays_total %d\n", m.replays.Load())
+	head("skein_fed_ops_total", "counter", "Replayed ops that guests took from a feed of recorded outcomes, without an op call each (abi/README.md, feed).")
+	fmt.Fprintf(bw, "skein_fed_ops_total %d\n", m.fedOps.Load())
 	head("skein_reused_instances_total", "counter", "Executions that ran on an instance of the module reset to its snapshot after an earlier execution, instead of a new instance.")
 	fmt.Fprintf(bw, "skein_reused_instances_total %d\n", m.reused.Load())
 	head("skein_journal_loads_total", "counter", "Run journals loaded: from the journals this host keeps in memory for the runs it drove (memory) or from the store (store).")

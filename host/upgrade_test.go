@@ -58,7 +58,7 @@ func TestCheckUpgradeSuspendedRuns(t *testing.T) {
 			t.Errorf("run %s: end %q, want continues (the journal is consumed, the run goes on)", r.ID, r.End)
 		}
 	}
-	if want := "upgrade check: 6 runs of named, positional, rename (suspended, running): 4 replay cleanly, 2 WOULD BREAK"; rep.Summary() != want {
+	if want := "upgrade check: 6 runs of long, named, positional, rename (suspended, running): 4 replay cleanly, 2 WOULD BREAK"; rep.Summary() != want {
 		t.Errorf("summary %q, want %q", rep.Summary(), want)
 	}
 	if !strings.Contains(out.String(), `BREAKS positional-a (positional, suspended, 2 records): code mismatch at key "1": recorded "create_vm", the new code: audit`) {

@@ -44,6 +44,9 @@ func hostCall(ctx context.Context, x *exec, mem engine.Memory, name string, prog
 	if x.rs == nil && name != abi.FnHello && name != abi.FnWorkflows && name != abi.FnInputSchema && name != abi.FnInvocation {
 		return x.fail("the module called %s before reading its invocation", name)
 	}
+	if x.fed.entries != nil && name != abi.FnFeed && name != abi.FnCanceled {
+		return x.fail("the module called %s while task %d held a feed of %d recorded outcomes; it must first report with feed how many it used (abi/README.md, feed)", name, x.fed.task, len(x.fed.entries))
+	}
 	return fn(x, ctx, stack)
 }
 

@@ -32,6 +32,7 @@ func ContinueAsNew(ctx *Context, input any) error {
 	if err != nil {
 		return fmt.Errorf("skein: ContinueAsNew: the input does not encode as JSON: %w", err)
 	}
+	flushFeed()
 	hostContinue(ctx.t.id, ptr(b), uint32(len(b)))
 	panic("skein: the host returned from continue_as_new")
 }

@@ -32,3 +32,4 @@ func hostOpOptions(uint32, unsafe.Pointer, uint32)                             {
 func hostCanceled(unsafe.Pointer, uint32) uint32                               { panic(notWasm) }
 func hostContinue(uint32, unsafe.Pointer, uint32)                              { panic(notWasm) }
 func hostInputSchema(unsafe.Pointer, uint32, unsafe.Pointer, uint32) uint32    { panic(notWasm) }
+func hostFeed(uint32, uint32, unsafe.Pointer, uint32) uint32                   { panic(notWasm) }

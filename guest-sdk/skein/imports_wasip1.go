@@ -59,3 +59,6 @@ func hostContinue(task uint32, ptr unsafe.Pointer, n uint32)
 
 //go:wasmimport skein input_schema
 func hostInputSchema(workflow unsafe.Pointer, workflowLen uint32, schema unsafe.Pointer, schemaLen uint32) uint32
+
+//go:wasmimport skein feed
+func hostFeed(task, used uint32, buf unsafe.Pointer, capacity uint32) uint32

@@ -148,6 +148,12 @@ func (c *Context) opWith(kind abi.OpKind, opts []byte, o opOptions, fn string, a
 		e := &lineage.StepIDError{Scope: c.t.scope, Rule: lineage.RuleEmpty}
 		return abi.OpResult{State: abi.StateIDError, Scope: e.Scope, Rule: e.Rule, Message: e.Error()}
 	}
+	if len(opts) == 0 && !o.named {
+		if r, ok := takeFed(c.t.id, kind, fn); ok {
+			return r // r.Outcome.Data is in feedBuf: decode it before the next feed
+		}
+	}
+	flushFeed()
 	name := o.name
 	if len(opts) > 0 {
 		hostOpOptions(c.t.id, ptr(opts), uint32(len(opts)))
@@ -162,6 +168,7 @@ func (c *Context) opWith(kind abi.OpKind, opts []byte, o opOptions, fn string, a
 	if err != nil {
 		panic("skein: bad op message: " + err.Error())
 	}
+	settledOp(kind, r.State)
 	return r // r.Outcome.Data is in scratch: decode it before the next host call
 }
 
@@ -393,6 +400,7 @@ func Select(ctx *Context, futures ...Awaitable) (int, error) {
 		ids[i] = h
 		hs = binary.LittleEndian.AppendUint32(hs, h)
 	}
+	flushFeed()
 	w, err := abi.DecodeWait(message(hostSelect(ctx.t.id, ptr(hs), uint32(len(futures)), ptr(scratch), uint32(len(scratch)))))
 	if err != nil {
 		panic("skein: bad select message: " + err.Error())
@@ -426,6 +434,7 @@ type Outcome struct {
 // Outcomes returns the outcomes settled so far in this run, by key.
 func Outcomes(ctx *Context) map[string]Outcome {
 	ctx.check()
+	flushFeed()
 	es, err := abi.DecodeOutcomes(message(hostOutcomes(bufArgs())))
 	if err != nil {
 		panic("skein: bad outcomes message: " + err.Error())

@@ -187,6 +187,7 @@ func runTasks(t *task, wake chan *task) {
 		if current != t {
 			misuse()
 		}
+		flushFeed()
 		hostTaskDone(t.id, status, ptr(data), uint32(len(data)))
 		delete(tasks, t.id)
 		current = nil
@@ -243,6 +244,7 @@ func dispatch(self *task) abi.Resume {
 
 // next asks the host which task runs next.
 func next() (abi.Resume, *task) {
+	flushFeed()
 	r, err := abi.DecodeResume(message(hostNext(bufArgs())))
 	if err != nil {
 		panic("skein: bad resume message: " + err.Error())
@@ -256,6 +258,7 @@ func next() (abi.Resume, *task) {
 
 // await waits until promise p settles and returns its outcome.
 func (t *task) await(p uint32) abi.Outcome {
+	flushFeed()
 	w, err := abi.DecodeWait(message(hostAwait(t.id, p, ptr(scratch), uint32(len(scratch)))))
 	if err != nil {
 		panic("skein: bad await message: " + err.Error())

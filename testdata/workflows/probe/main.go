@@ -217,6 +217,7 @@ func main() {
 		"rawgo":       func() { skein.Register("rawgo", rawgo) },
 		"deadlock":    func() { skein.Register("deadlock", deadlock) },
 		"waves":       func() { skein.Register("waves", waves) },
+		"feedmix":     func() { skein.Register("feedmix", feedmix) },
 	}
 	names := make([]string, 0, len(wfs))
 	for n := range wfs {

@@ -68,9 +68,24 @@ func rename(ctx *skein.Context, _ struct{}) (string, error) {
 	return a + b, err
 }
 
+// long: 40 unnamed steps, then a sleep (the run suspends there). v2
+// renames its step 30, deep in what a resume takes from a feed.
+func long(ctx *skein.Context, _ struct{}) (string, error) {
+	for i := 1; i <= 40; i++ {
+		if _, err := step(ctx, "s", "v"); err != nil {
+			return "", err
+		}
+	}
+	if err := wait(ctx); err != nil {
+		return "", err
+	}
+	return "done", nil
+}
+
 func main() {
 	skein.Register("positional", positional)
 	skein.Register("named", named)
 	skein.Register("rename", rename)
+	skein.Register("long", long)
 	skein.Main()
 }

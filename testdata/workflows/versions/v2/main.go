@@ -74,9 +74,27 @@ func rename(ctx *skein.Context, _ struct{}) (string, error) {
 	return a + b, err
 }
 
+// long: v1's 40 steps, with step 30 renamed.
+func long(ctx *skein.Context, _ struct{}) (string, error) {
+	for i := 1; i <= 40; i++ {
+		fn := "s"
+		if i == 30 {
+			fn = "s-renamed"
+		}
+		if _, err := step(ctx, fn, "v"); err != nil {
+			return "", err
+		}
+	}
+	if err := wait(ctx); err != nil {
+		return "", err
+	}
+	return "done", nil
+}
+
 func main() {
 	skein.Register("positional", positional)
 	skein.Register("named", named)
 	skein.Register("rename", rename)
+	skein.Register("long", long)
 	skein.Main()
 }

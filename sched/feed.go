@@ -1,0 +1,59 @@
+package sched
+
+import "strconv"
+
+// Fed is a recorded outcome that the running task's next unnamed op
+// receives at once on replay, if it has the recorded kind and function:
+// what Op would answer, told ahead (the host's FnFeed).
+type Fed struct {
+	Rec     *Record
+	Promise PromiseID // the handle Op will give the op
+}
+
+// feedKinds are the op kinds whose recorded settlement Op delivers at
+// once, without a round.
+var feedKinds = map[string]bool{"step": true, "call": true, "sleep": true, "promise": true, "child": true}
+
+// Feed returns the recorded settlements that the next unnamed ops of the
+// running task tid receive at once, in order, at most max. It changes
+// nothing: a later Op with each entry's kind and function, in order and
+// with no other call between, settles it with the entry's key and
+// promise. It returns nil whenever that cannot be told ahead: a task
+// inside a step body, counter minting, inline replay, a journal that
+// records a key twice.
+func (s *Sched) Feed(tid TaskID, max int) []Fed {
+	t, err := s.running(tid)
+	if err != nil || t.body != 0 || s.dupKeys || s.opts.Minting == MintCounter || s.opts.ReplayInline {
+		return nil
+	}
+	var out []Fed
+	pos, next := t.scope.Position(), PromiseID(len(s.promises)+1)
+	prefix := t.scope.Key()
+	if prefix != "" {
+		prefix += "."
+	}
+	s.nextPositional() // moves posCursor past delivered records
+	for c := s.posCursor; c < len(s.positional) && len(out) < max; c++ {
+		i := s.positional[c]
+		if s.done[i] {
+			continue
+		}
+		rec := s.settled[i]
+		if rec.Waited || !feedKinds[rec.Kind] || !positionKey(rec.Key, prefix, pos+1+len(out)) {
+			break
+		}
+		if _, issued := s.byKey[rec.Key]; issued {
+			break
+		}
+		out = append(out, Fed{Rec: rec, Promise: next + PromiseID(len(out))})
+	}
+	return out
+}
+
+// positionKey reports whether key is prefix followed by the decimal p,
+// the key lineage mints for an unnamed op at position p.
+func positionKey(key, prefix string, p int) bool {
+	var b [20]byte
+	d := strconv.AppendInt(b[:0], int64(p), 10)
+	return len(key) == len(prefix)+len(d) && key[:len(prefix)] == prefix && key[len(prefix):] == string(d)
+}
