@@ -86,7 +86,7 @@ func (x *exec) applyFed(tid sched.TaskID, used uint32) error {
 		if err := x.countOp(opArgs{tid: tid, kind: kind, fn: f.Rec.Function}); err != nil {
 			return err
 		}
-		res, err := x.s.Op(tid, f.Rec.Kind, "", f.Rec.Function)
+		res, err := x.s.OpFed(tid, f)
 		if err != nil {
 			return x.schedErr(err)
 		}

@@ -15,6 +15,8 @@
 // consumes a position, so naming or unnaming one op shifts no other key.
 package lineage
 
+import "strconv"
+
 // Scope is one id scope: the root of a run, a spawned task, or one parallel
 // branch. It holds the next position and the names used so far.
 // Not safe for concurrent use (the host's scheduler is single-threaded).
@@ -42,6 +44,26 @@ func (s *Scope) Position() int { return s.pos }
 // It costs one string allocation for the key.
 func (s *Scope) Op(name string) (string, error) {
 	return s.reserve(name, itoa)
+}
+
+// Next reserves the next position for an unnamed step-like op whose key
+// the caller already holds (one minted by Op in an earlier execution),
+// without minting it again: if key is the key Op("") would return, the
+// position is consumed and Next returns true; otherwise nothing changes.
+func (s *Scope) Next(key string) bool {
+	var b [20]byte
+	p := strconv.AppendInt(b[:0], int64(s.pos+1), 10)
+	prefix := len(key) - len(p)
+	switch {
+	case prefix < 0 || key[prefix:] != string(p) || keyLen(key) > MaxKeyLen:
+		return false
+	case s.key == "" && prefix != 0:
+		return false
+	case s.key != "" && (prefix != len(s.key)+1 || key[len(s.key)] != '.' || key[:len(s.key)] != s.key):
+		return false
+	}
+	s.pos++
+	return true
 }
 
 // Spawn reserves the next position for a spawned task (skein.Go) and

@@ -424,3 +424,32 @@ func TestFullID(t *testing.T) {
 		}
 	}
 }
+
+// Next consumes a position exactly when it is given the key Op("") would
+// mint there, and then the scope goes on as if Op had minted it.
+func TestNextTakesOnlyTheNextKey(t *testing.T) {
+	for _, scope := range []*Scope{Root(), mustSpawn(t, Root(), ""), mustFork(t, Root(), "").Branch(0)} {
+		viaOp, viaNext := clone(scope), clone(scope)
+		for i := 0; i < 12; i++ {
+			want, err := viaOp.Op("")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, wrong := range []string{want + "0", "x." + want, want[:len(want)-1], "9" + want, viaNext.Key() + "1" + want[len(want)-1:]} {
+				if wrong != want && viaNext.Next(wrong) {
+					t.Fatalf("scope %q, position %d: Next(%q) took the position of %q", scope.Key(), i+1, wrong, want)
+				}
+			}
+			if !viaNext.Next(want) {
+				t.Fatalf("scope %q: Next(%q) refused the next key", scope.Key(), want)
+			}
+		}
+		a, _ := viaOp.Op("")
+		b, _ := viaNext.Op("")
+		if a != b || viaOp.Position() != viaNext.Position() {
+			t.Fatalf("scope %q: after Next, Op mints %q at %d; after Op, %q at %d", scope.Key(), b, viaNext.Position(), a, viaOp.Position())
+		}
+	}
+}
+
+func clone(s *Scope) *Scope { c := *s; return &c }

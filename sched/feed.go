@@ -10,9 +10,15 @@ type Fed struct {
 	Promise PromiseID // the handle Op will give the op
 }
 
-// feedKinds are the op kinds whose recorded settlement Op delivers at
-// once, without a round.
-var feedKinds = map[string]bool{"step": true, "call": true, "sleep": true, "promise": true, "child": true}
+// feedKind reports whether Op delivers a recorded settlement of kind at
+// once (a durable op's kind; not a task's join).
+func feedKind(kind string) bool {
+	switch kind {
+	case "step", "call", "sleep", "promise", "child":
+		return true
+	}
+	return false
+}
 
 // Feed returns the recorded settlements that the next unnamed ops of the
 // running task tid receive at once, in order, at most max. It changes
@@ -39,11 +45,8 @@ func (s *Sched) Feed(tid TaskID, max int) []Fed {
 			continue
 		}
 		rec := s.settled[i]
-		if rec.Waited || !feedKinds[rec.Kind] || !positionKey(rec.Key, prefix, pos+1+len(out)) {
-			break
-		}
-		if _, issued := s.byKey[rec.Key]; issued {
-			break
+		if rec.Waited || !feedKind(rec.Kind) || !positionKey(rec.Key, prefix, pos+1+len(out)) {
+			break // positions are not reused: no op of this execution has the key yet
 		}
 		out = append(out, Fed{Rec: rec, Promise: next + PromiseID(len(out))})
 	}

@@ -40,6 +40,18 @@ func (s *Sched) mint(t *task, name string) (string, error) {
 // Op issues a durable op (step, call, sleep, promise, child) from the
 // running task. An id error (*lineage.StepIDError) issues nothing.
 func (s *Sched) Op(tid TaskID, kind, name, fn string) (OpResult, error) {
+	return s.op(tid, kind, name, fn, "")
+}
+
+// OpFed issues, as Op would, the unnamed op that f was fed for (Feed).
+func (s *Sched) OpFed(tid TaskID, f Fed) (OpResult, error) {
+	return s.op(tid, f.Rec.Kind, "", f.Rec.Function, f.Rec.Key)
+}
+
+// op issues a durable op. fed is the key of the op's record when a feed
+// told it ahead ("" otherwise): if it is the key of the task's next
+// position, it is used as it is, not minted again.
+func (s *Sched) op(tid TaskID, kind, name, fn, fed string) (OpResult, error) {
 	t, err := s.running(tid)
 	if err != nil {
 		return OpResult{}, err
@@ -47,15 +59,20 @@ func (s *Sched) Op(tid TaskID, kind, name, fn string) (OpResult, error) {
 	if t.body != 0 {
 		return OpResult{}, misuse("task %d issued a %s op inside the body of step %q: step bodies must not issue durable ops", tid, kind, s.promises[t.body-1].key)
 	}
-	key, err := s.mint(t, name)
-	if err != nil {
-		return OpResult{}, err
+	var key string
+	if fed != "" && name == "" && s.opts.Minting == MintLineage && t.scope.Next(fed) {
+		key = fed // a position not used before: no other op has its key
+	} else {
+		if key, err = s.mint(t, name); err != nil {
+			return OpResult{}, err
+		}
+		if _, dup := s.byKey[key]; dup {
+			// Only possible with MintCounter or a lineage bug.
+			return OpResult{}, misuse("key %q issued twice", key)
+		}
 	}
-	if _, dup := s.byKey[key]; dup {
-		// Only possible with MintCounter or a lineage bug.
-		return OpResult{}, misuse("key %q issued twice", key)
-	}
-	p := &promise{key: key, kind: kind, fn: fn, durable: true, owner: tid}
+	p := s.allocPromise()
+	*p = promise{key: key, kind: kind, fn: fn, durable: true, owner: tid}
 	id := s.newPromise(p)
 	s.byKey[key] = id
 	res := OpResult{Promise: id, Key: key}

@@ -153,6 +153,7 @@ type Sched struct {
 	idle       int64 // last counted idle point
 
 	byKey   map[string]PromiseID
+	slab    []promise // allocPromise's block
 	evt     int64
 	order   []PromiseID // durable promises in settle order
 	vnow    int64
@@ -231,6 +232,17 @@ func (s *Sched) newTask(scope *lineage.Scope) *task {
 	t.join = s.newPromise(&promise{key: scope.Key(), kind: "task", owner: t.id})
 	s.push(t)
 	return t
+}
+
+// allocPromise returns a zero promise from a block of them: an execution
+// makes one per op, and one allocation per block is cheaper.
+func (s *Sched) allocPromise() *promise {
+	if len(s.slab) == 0 {
+		s.slab = make([]promise, 64)
+	}
+	p := &s.slab[0]
+	s.slab = s.slab[1:]
+	return p
 }
 
 func (s *Sched) newPromise(p *promise) PromiseID {
