@@ -28,6 +28,9 @@ type fedState struct {
 // when the buffer can hold a header, hands it the next ones.
 func (x *exec) feed(ctx context.Context, stack []uint64) error {
 	tid := sched.TaskID(u32(stack, 0))
+	if tid == 0 || tid != x.s.Current() {
+		return x.fail("feed: task %d is not the running task", tid)
+	}
 	if err := x.applyFed(tid, u32(stack, 1)); err != nil {
 		return err
 	}

@@ -208,6 +208,10 @@ func TestFeedMessage(t *testing.T) {
 		{Key: "3", Kind: "step", Function: "s", Outcome: sched.Outcome{Err: strings.Repeat("x", 100)}, Seq: 3},
 		stepRecord("4", 4, "4"),
 	}
+	x, mem := feedExec(t, journal)
+	if n, err := callHost(x, mem, hostCallOf{abi.FnFeed, []uint64{1, 0, 8192, abi.FeedHeader - 1}}); err != nil || n != 0 || x.fed.entries != nil {
+		t.Fatalf("a buffer smaller than the header: %d bytes, %v, %d entries held; want 0, nothing", n, err, len(x.fed.entries))
+	}
 	for _, tc := range []struct {
 		capacity uint64
 		want     int

@@ -56,6 +56,9 @@ func realRand(ptr, n uint32)
 //go:wasmimport skein op_options
 func opOptions(task, ptr, n uint32)
 
+//go:wasmimport skein feed
+func feed(task, used, buf, capacity uint32) uint32
+
 var out = make([]byte, 1<<16)
 
 // far is an address beyond any linear memory the host allows.
@@ -179,6 +182,10 @@ var attacks = map[string]func(){
 		var d [8]byte
 		doOp(1, abi.OpSleep, "", "", d[:])
 	},
+	// misuse of the feed (a live run's feed is empty)
+	"oob-feed":   func() { start(); feed(1, 0, far, 64) },
+	"feed-task":  func() { start(); feed(5, 0, bp(out), uint32(len(out))) },
+	"feed-unfed": func() { start(); feed(1, 3, 0, 0) },
 	// misuse of step bodies
 	"real-now-outside":   func() { start(); realNow() },
 	"real-rand-outside":  func() { start(); realRand(bp(out), 8) },
