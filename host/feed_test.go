@@ -28,12 +28,7 @@ func TestFeedReplaysMixedOps(t *testing.T) {
 	var first []op // which timer settles first is real time's choice, so the result's picked may differ
 	for _, mode := range []Evict{EvictNever, EvictIdle, EvictAlways} {
 		t.Run(string(mode), func(t *testing.T) {
-			h := newTestHost(t, Config{Evict: mode})
-			m := h.deploy(t, "./testdata/workflows/probe")
-			r := h.runToEnd(t, m, "feedmix", fmt.Sprintf(`{"n":%d}`, n), "feedmix")
-			if r.Status != store.RunCompleted {
-				t.Fatalf("run %s: %s", r.Status, r.Error)
-			}
+			h, r := probeRun(t, mode, "feedmix", fmt.Sprintf(`{"n":%d}`, n))
 			fedLive := h.metrics.fedOps.Load()
 			if mode == EvictAlways && fedLive == 0 {
 				t.Errorf("the replays after each idle point took no op from a feed")

@@ -149,6 +149,19 @@ func (h *testHost) runToEnd(t testing.TB, m store.Module, workflow, input, id st
 	return r
 }
 
+// probeRun runs workflow of the probe module to its end on a new host
+// with eviction mode, and fails the test unless the run completed.
+func probeRun(t *testing.T, mode Evict, workflow, input string) (*testHost, store.Run) {
+	t.Helper()
+	h := newTestHost(t, Config{Evict: mode})
+	m := h.deploy(t, "./testdata/workflows/probe")
+	r := h.runToEnd(t, m, workflow, input, workflow)
+	if r.Status != store.RunCompleted {
+		t.Fatalf("run %s: %s", r.Status, r.Error)
+	}
+	return h, r
+}
+
 func (h *testHost) outcomes(t testing.TB, run string) []store.Outcome {
 	t.Helper()
 	os, err := h.st.Outcomes(context.Background(), run)

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"testing"
-
-	"github.com/skeinrun/skein/store"
 )
 
 // The guest SDK runs a task the host starts on the goroutine of a task
@@ -19,12 +17,7 @@ func TestTaskGoroutinesReused(t *testing.T) {
 	const tasks = 30
 	for _, mode := range []Evict{EvictNever, EvictIdle, EvictAlways} {
 		t.Run(string(mode), func(t *testing.T) {
-			h := newTestHost(t, Config{Evict: mode})
-			m := h.deploy(t, "./testdata/workflows/probe")
-			r := h.runToEnd(t, m, "waves", fmt.Sprintf(`{"tasks":%d}`, tasks), "waves")
-			if r.Status != store.RunCompleted {
-				t.Fatalf("run %s: %s", r.Status, r.Error)
-			}
+			h, r := probeRun(t, mode, "waves", fmt.Sprintf(`{"tasks":%d}`, tasks))
 			var out struct {
 				Sums       [2]int `json:"sums"`
 				Goroutines [3]int `json:"goroutines"`
