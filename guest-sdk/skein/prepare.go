@@ -33,7 +33,7 @@ func prepare() {
 // of every execution: a new goroutine's stack grows by copying, which in
 // WebAssembly walks every frame's tables.
 const (
-	spareGoroutines = 4
+	spareGoroutines = 16
 	spareStack      = 16 << 10
 )
 
