@@ -347,13 +347,17 @@ func describeOutcome(o *store.Outcome, tick int) string {
 	return fmt.Sprintf("tick %d: %s %q at key %q settled %s", tick, o.Kind, o.Function, o.Key, endText(string(o.Value), o.Error))
 }
 
+// childPage is the page of runs copyChildren lists at a time: most runs
+// have no children, and a list copies every run it returns.
+const childPage = 32
+
 // copyChildren copies the child runs of run (ids "{run}.…", at any depth)
 // with their outcomes as they ended, renamed under to.
 func (h *Host) copyChildren(ctx context.Context, from, to string) error {
 	st := h.cfg.Store
 	after := from + "."
 	for {
-		rs, err := st.Runs(ctx, store.RunFilter{After: after, Limit: 500})
+		rs, err := st.Runs(ctx, store.RunFilter{After: after, Limit: childPage})
 		if err != nil {
 			return err
 		}
@@ -387,7 +391,7 @@ func (h *Host) copyChildren(ctx context.Context, from, to string) error {
 			}
 			h.sim.mu.Unlock()
 		}
-		if n < 500 {
+		if n < childPage {
 			return nil
 		}
 	}

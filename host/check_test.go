@@ -160,3 +160,26 @@ func BenchmarkCheckRace(b *testing.B) {
 	b.ReportMetric(float64(r.Replays), "replays")
 	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/check")
 }
+
+// BenchmarkCheckNested is issue 20's second checker figure: a three-level
+// nested spawn of the bench module (15 tasks), whose 200 schedules record
+// 200 different journals, so no crash point is shared.
+func BenchmarkCheckNested(b *testing.B) {
+	wasm, err := os.ReadFile(wasmbuild.Build(b, "./testdata/workflows/bench"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	o := CheckOptions{Workflow: "nested", Input: []byte(`{"depth":3,"width":2}`), CacheDir: cacheDir}
+	if _, err := Check(context.Background(), wasm, CheckOptions{Workflow: "nested", Schedules: 1, CacheDir: cacheDir}); err != nil {
+		b.Fatal(err) // compile into the cache
+	}
+	b.ResetTimer()
+	var r *CheckReport
+	for range b.N {
+		if r, err = Check(context.Background(), wasm, o); err != nil || !r.OK() {
+			b.Fatal(err, r.Summary())
+		}
+	}
+	b.ReportMetric(float64(r.Replays), "replays")
+	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/check")
+}
