@@ -5,7 +5,8 @@ import "github.com/skeinrun/skein/abi"
 // The feed (abi/README.md, "feed"): on replay the host hands the running
 // task the recorded outcomes of its next unnamed ops in one message, and
 // opWith takes each from it without an op call. The task reports how
-// many it took before its next other host call (flushFeed).
+// many it took before its next other host call (flushFeed). A task asks
+// for a feed after feedStreak recorded outcomes in a row from op.
 
 // feedBuf holds the last feed; a taken entry's outcome aliases it until
 // the next feed.
@@ -19,14 +20,18 @@ var fed struct {
 	left uint32  // their number
 	used uint32  // entries taken and not yet reported
 	held bool    // the host gave entries that are not yet reported
-	// ask: the next op asks the host for a feed. It is set by a recorded
-	// outcome and cleared by an empty feed, so a live execution asks
-	// once, and a replay once per feed.
-	ask bool
-	off bool // the host said no recorded outcome is left in this execution
+	// asked: an op of this execution has asked for a feed. The first
+	// eligible op asks, so a live execution learns at once that nothing
+	// replays (off) and never asks again.
+	asked bool
+	off   bool // the host said no recorded outcome is left in this execution
 }
 
-func init() { fed.ask = true }
+// feedStreak is how many ops in a row a task must have had answered by
+// the host with a recorded outcome before it asks for a feed: a feed
+// costs a call to ask and one to report, which one or two ops do not
+// repay (a task with a single step, as in a wide spawn).
+const feedStreak = 2
 
 // feedable reports whether an op of kind may be taken from a feed.
 func feedable(kind abi.OpKind) bool {
@@ -40,17 +45,18 @@ func feedable(kind abi.OpKind) bool {
 // takeFed returns the recorded outcome of the running task's next op, an
 // unnamed op without options of kind and function fn, from the feed; ok
 // is false when the feed has none for it, and the op goes to the host.
-func takeFed(tid uint32, kind abi.OpKind, fn string) (r abi.OpResult, ok bool) {
+func takeFed(t *task, kind abi.OpKind, fn string) (r abi.OpResult, ok bool) {
 	if fed.off || !feedable(kind) {
 		return r, false
 	}
-	if fed.left == 0 || fed.task != tid {
-		if !fed.ask {
+	if fed.left == 0 || fed.task != t.id {
+		if fed.asked && t.settled < feedStreak {
 			return r, false
 		}
-		refill(tid)
+		fed.asked = true
+		refill(t.id)
 		if fed.left == 0 {
-			fed.ask = false
+			t.settled = 0 // nothing to feed here: ask again after another streak
 			return r, false
 		}
 	}
@@ -65,6 +71,7 @@ func takeFed(tid uint32, kind abi.OpKind, fn string) (r abi.OpResult, ok bool) {
 	fed.dec = d
 	fed.left--
 	fed.used++
+	t.settled = feedStreak // a used-up feed asks for the next
 	r = abi.OpResult{State: abi.StateSettled, Promise: e.Promise, Outcome: e.Outcome}
 	if kind != abi.OpStep {
 		r.Key = string(e.Key) // Step does not read the key
@@ -99,10 +106,14 @@ func flushFeed() {
 	fed.held, fed.left, fed.used = false, 0, 0
 }
 
-// settledOp notes an op the host answered: a recorded outcome means a
-// replay, and the next op asks for a feed.
-func settledOp(kind abi.OpKind, state uint8) {
-	if state == abi.StateSettled && kind != abi.OpSpawn && kind != abi.OpFork && kind != abi.OpBranch {
-		fed.ask = true
+// settledOp counts the task's streak of ops the host answered with a
+// recorded outcome (a replay), after which it asks for a feed.
+func settledOp(t *task, kind abi.OpKind, state uint8) {
+	switch {
+	case !feedable(kind):
+	case state == abi.StateSettled:
+		t.settled++
+	default:
+		t.settled = 0
 	}
 }

@@ -149,7 +149,7 @@ func (c *Context) opWith(kind abi.OpKind, opts []byte, o opOptions, fn string, a
 		return abi.OpResult{State: abi.StateIDError, Scope: e.Scope, Rule: e.Rule, Message: e.Error()}
 	}
 	if len(opts) == 0 && !o.named {
-		if r, ok := takeFed(c.t.id, kind, fn); ok {
+		if r, ok := takeFed(c.t, kind, fn); ok {
 			return r // r.Outcome.Data is in feedBuf: decode it before the next feed
 		}
 	}
@@ -168,7 +168,7 @@ func (c *Context) opWith(kind abi.OpKind, opts []byte, o opOptions, fn string, a
 	if err != nil {
 		panic("skein: bad op message: " + err.Error())
 	}
-	settledOp(kind, r.State)
+	settledOp(c.t, kind, r.State)
 	return r // r.Outcome.Data is in scratch: decode it before the next host call
 }
 

@@ -42,10 +42,11 @@ type Context struct {
 }
 
 type task struct {
-	id     uint32
-	scope  string // the key of the task's id scope ("" for the root)
-	resume chan abi.Resume
-	body   func(*Context) (uint32, []byte)
+	id      uint32
+	scope   string // the key of the task's id scope ("" for the root)
+	resume  chan abi.Resume
+	body    func(*Context) (uint32, []byte)
+	settled int // ops in a row that op answered with a recorded outcome (feed.go)
 }
 
 var (
