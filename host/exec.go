@@ -40,7 +40,7 @@ type exec struct {
 	mem       engine.Memory // the instance's memory, during a host function call
 	out       []byte        // encode buffer
 	pending   []byte        // message waiting for take
-	stderr    tailBuffer
+	stderr    stderrBuffer
 	workflows []string
 	described bool
 	// inputSchemas are the input schemas a describe run was given.
@@ -169,7 +169,7 @@ func (h *Host) instantiate(ctx context.Context, cm *cachedModule, x *exec) error
 		case err == nil:
 			x.failure = errors.New("the module exited before the workflow finished (does main call skein.Main?)")
 		default:
-			x.failure = h.memoryError(errors.New(exitDetail(err, x.stderr.String())), x.stderr.String())
+			x.failure = h.memoryError(errors.New(exitDetail(err, x.stderr.String())), x.stderr.oom)
 		}
 	}
 	if errors.Is(err, errExecEnded) {
@@ -265,21 +265,56 @@ func (x *exec) schedErr(err error) error {
 	return x.stop(stFailed, err)
 }
 
-// tailBuffer keeps the last 16 KiB written to it.
-type tailBuffer struct {
-	b    []byte
+// stderrBuffer keeps the first stderrHead and the last stderrTail bytes
+// written to it: a Go guest that dies prints its fatal error and the
+// failing goroutine first, and then every other goroutine, which can be
+// long. It also notes whether "out of memory" was ever written, which
+// memoryError reads.
+type stderrBuffer struct {
+	head []byte
+	b    []byte // the tail
+	cut  bool   // bytes were dropped between head and tail
 	also interface{ Write([]byte) (int, error) }
+	oom  bool
 }
 
-func (t *tailBuffer) Write(p []byte) (int, error) {
+const (
+	stderrHead = 4 << 10
+	stderrTail = 12 << 10
+)
+
+// oomText is what a Go guest's runtime prints when the heap cannot grow.
+const oomText = "out of memory"
+
+func (t *stderrBuffer) Write(p []byte) (int, error) {
+	written := len(p)
 	if t.also != nil {
 		t.also.Write(p)
 	}
-	t.b = append(t.b, p...)
-	if len(t.b) > 16<<10 {
-		t.b = append(t.b[:0], t.b[len(t.b)-16<<10:]...)
+	if !t.oom {
+		carry := t.b[max(0, len(t.b)-len(oomText)+1):] // the text may straddle two writes
+		if len(t.b) == 0 {
+			carry = t.head[max(0, len(t.head)-len(oomText)+1):]
+		}
+		t.oom = strings.Contains(string(carry)+string(p), oomText)
 	}
-	return len(p), nil
+	if n := min(len(p), stderrHead-len(t.head)); n > 0 {
+		t.head = append(t.head, p[:n]...)
+		p = p[n:]
+	}
+	t.b = append(t.b, p...)
+	if len(t.b) > stderrTail {
+		t.b = append(t.b[:0], t.b[len(t.b)-stderrTail:]...)
+		t.cut = true
+	}
+	return written, nil
 }
 
-func (t *tailBuffer) String() string { return string(t.b) }
+// String returns the head and the tail, with a line that says where
+// bytes were left out.
+func (t *stderrBuffer) String() string {
+	if t.cut {
+		return string(t.head) + "\n[… stderr cut …]\n" + string(t.b)
+	}
+	return string(t.head) + string(t.b)
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/skeinrun/skein/store"
@@ -217,9 +216,10 @@ func (h *Host) moduleSizeError(label string, n int64) error {
 }
 
 // memoryError names the memory limit when a guest died of running out of
-// linear memory (a Go guest prints "out of memory" and exits with code 2).
-func (h *Host) memoryError(failure error, stderr string) error {
-	if !strings.Contains(stderr, "out of memory") {
+// linear memory (a Go guest prints "out of memory" and exits with code 2,
+// or traps): oom says it printed that.
+func (h *Host) memoryError(failure error, oom bool) error {
+	if !oom {
 		return failure
 	}
 	pages := int64(h.cfg.MemoryLimitPages)
