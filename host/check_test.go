@@ -133,10 +133,6 @@ func TestCheckReproducible(t *testing.T) {
 // BenchmarkCheckRace checks the race example under 200 schedules with a
 // replay from every crash point (the issue's target: under 2 s).
 func BenchmarkCheckRace(b *testing.B) {
-	wasm, err := os.ReadFile(wasmbuild.Build(b, "./examples/race"))
-	if err != nil {
-		b.Fatal(err)
-	}
 	// -args -nointerrupt (a flag of the workload benchmarks) turns the
 	// guest's interrupt checks off.
 	off := false
@@ -146,31 +142,25 @@ func BenchmarkCheckRace(b *testing.B) {
 	if f := flag.Lookup("gomemory"); f != nil && f.Value.String() == "true" {
 		defer UseGoMemory()()
 	}
-	o := CheckOptions{Workflow: "race", CacheDir: cacheDir, DisableInterrupt: off}
-	if _, err := Check(context.Background(), wasm, CheckOptions{Workflow: "race", Schedules: 1, CacheDir: cacheDir}); err != nil {
-		b.Fatal(err) // compile into the cache
-	}
-	b.ResetTimer()
-	var r *CheckReport
-	for range b.N {
-		if r, err = Check(context.Background(), wasm, o); err != nil || !r.OK() {
-			b.Fatal(err, r.Summary())
-		}
-	}
-	b.ReportMetric(float64(r.Replays), "replays")
-	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/check")
+	benchCheck(b, "./examples/race", CheckOptions{Workflow: "race", DisableInterrupt: off})
 }
 
 // BenchmarkCheckNested is issue 20's second checker figure: a three-level
 // nested spawn of the bench module (15 tasks), whose 200 schedules record
 // 200 different journals, so no crash point is shared.
 func BenchmarkCheckNested(b *testing.B) {
-	wasm, err := os.ReadFile(wasmbuild.Build(b, "./testdata/workflows/bench"))
+	benchCheck(b, "./testdata/workflows/bench", CheckOptions{Workflow: "nested", Input: []byte(`{"depth":3,"width":2}`)})
+}
+
+// benchCheck times Check of the module built from pkg with o, after a
+// check of one schedule has compiled it into the cache.
+func benchCheck(b *testing.B, pkg string, o CheckOptions) {
+	wasm, err := os.ReadFile(wasmbuild.Build(b, pkg))
 	if err != nil {
 		b.Fatal(err)
 	}
-	o := CheckOptions{Workflow: "nested", Input: []byte(`{"depth":3,"width":2}`), CacheDir: cacheDir}
-	if _, err := Check(context.Background(), wasm, CheckOptions{Workflow: "nested", Schedules: 1, CacheDir: cacheDir}); err != nil {
+	o.CacheDir = cacheDir
+	if _, err := Check(context.Background(), wasm, CheckOptions{Workflow: o.Workflow, Schedules: 1, CacheDir: cacheDir}); err != nil {
 		b.Fatal(err) // compile into the cache
 	}
 	b.ResetTimer()
