@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -211,4 +212,40 @@ func maps(a, b map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// A replay of the Rust SDK takes its steps from feeds of recorded
+// outcomes (abi/README.md §5, feed): the verifying replay of 40 steps
+// reaches the same sum with at least 35 of them fed, as the host's
+// skein_fed_ops_total counts.
+func TestRustFeed(t *testing.T) {
+	e := hosttest.NewModule(t, guestbuild.Rust(t, probe), "probe", host.EvictNever)
+	r := e.Drive(e.Start("steps", "40").ID)
+	if string(r.Result) != "820" {
+		t.Fatalf("run %s %s %s", r.Status, r.Result, r.Error)
+	}
+	before := fedOps(t, e.Host)
+	e.Verify(r)
+	if fed := fedOps(t, e.Host) - before; fed < 35 {
+		t.Errorf("the replay took %d of 40 steps from feeds; want at least 35", fed)
+	}
+}
+
+// fedOps reads skein_fed_ops_total from the host's metrics.
+func fedOps(t *testing.T, h *host.Host) int {
+	var b strings.Builder
+	if err := h.WriteMetrics(context.Background(), &b); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(b.String(), "\n") {
+		if v, ok := strings.CutPrefix(line, "skein_fed_ops_total "); ok {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+	}
+	t.Fatal("no skein_fed_ops_total in the metrics")
+	return 0
 }

@@ -145,6 +145,10 @@ impl<'a> Dec<'a> {
     pub fn outcome(&mut self) -> Outcome {
         Outcome { status: self.u32(), data: self.bytes() }
     }
+    /// The number of bytes not yet read.
+    pub fn rest(&self) -> usize {
+        self.b.len()
+    }
     fn done<T>(self, v: T, what: &str) -> T {
         if self.short {
             panic!("skein: bad {} message from the host: too short", what);

@@ -86,6 +86,7 @@ pub(crate) fn add_task(id: u32, fut: TaskFuture) {
 /// the module inside the root's `task_done`, or inside `next`.
 pub(crate) fn run_loop() -> ! {
     loop {
+        crate::feed::flush();
         let r = abi::decode_resume(&message(|b, c| unsafe { sys::next(b, c) }));
         let task = r.task;
         let fut = EX.with(|e| {
@@ -102,6 +103,7 @@ pub(crate) fn run_loop() -> ! {
         match fut.as_mut().poll(&mut cx) {
             Poll::Ready((status, data)) => {
                 EX.with(|e| e.borrow_mut().tasks.remove(&task));
+                crate::feed::flush();
                 unsafe { sys::task_done(task, status, data.as_ptr(), data.len() as u32) };
                 if task == 1 {
                     panic!("skein: the host returned from the root task's task_done");
@@ -175,6 +177,7 @@ impl Future for Suspend {
             let msg = match &self.kind {
                 Kind::Await(p) => {
                     let p = *p;
+                    crate::feed::flush();
                     Some(message(|b, c| unsafe { sys::await_(task, p, b, c) }))
                 }
                 Kind::Select(ids) => {
@@ -183,6 +186,7 @@ impl Future for Suspend {
                         raw.extend_from_slice(&id.to_le_bytes());
                     }
                     let n = ids.len() as u32;
+                    crate::feed::flush();
                     Some(message(|b, c| unsafe { sys::select(task, raw.as_ptr(), n, b, c) }))
                 }
                 Kind::Yield => None,
@@ -232,6 +236,7 @@ pub(crate) fn on_panic(text: &str) {
     let root_running = EX.try_with(|e| e.try_borrow().map(|e| e.current == 1).unwrap_or(false)).unwrap_or(false);
     if root_running {
         let data = format!("panic: {}", text);
+        crate::feed::flush_on_panic();
         unsafe { sys::task_done(1, abi::STATUS_PANIC, data.as_ptr(), data.len() as u32) };
     }
 }

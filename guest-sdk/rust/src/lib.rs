@@ -36,6 +36,7 @@ mod abi;
 mod ctx;
 mod error;
 mod exec;
+mod feed;
 pub mod json;
 mod opts;
 mod sys;

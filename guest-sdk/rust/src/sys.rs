@@ -49,6 +49,8 @@ mod imp {
         pub fn op_options(task: u32, ptr: *const u8, len: u32);
         #[link_name = "canceled"]
         pub fn canceled(buf: *mut u8, cap: u32) -> u32;
+        #[link_name = "feed"]
+        pub fn feed(task: u32, used: u32, buf: *mut u8, cap: u32) -> u32;
     }
 }
 
@@ -74,6 +76,7 @@ mod imp {
     pub unsafe fn outcomes(_: *mut u8, _: u32) -> u32 { panic!("{}", NOT_WASM) }
     pub unsafe fn op_options(_: u32, _: *const u8, _: u32) { panic!("{}", NOT_WASM) }
     pub unsafe fn canceled(_: *mut u8, _: u32) -> u32 { panic!("{}", NOT_WASM) }
+    pub unsafe fn feed(_: u32, _: u32, _: *mut u8, _: u32) -> u32 { panic!("{}", NOT_WASM) }
 }
 
 pub(crate) use imp::*;

@@ -145,6 +145,18 @@ async fn ops(ctx: Ctx, input: String) -> Result<String> {
 }
 
 /// The child workflow of ops: twice its input.
+/// steps: input n unnamed steps in a row, each returning its index; the
+/// result is their sum. Its replay takes the steps from feeds.
+async fn steps(ctx: Ctx, input: String) -> Result<String> {
+    let n: i64 = input.trim().parse().map_err(|_| Error::msg(format!("not a number: {}", input)))?;
+    let mut sum = 0;
+    for i in 1..=n {
+        let v = ctx.step("inc", |_| async move { Ok(format!("{}", i)) }).await?;
+        sum += v.parse::<i64>().map_err(|_| Error::msg(format!("step {} returned {}", i, v)))?;
+    }
+    Ok(format!("{}", sum))
+}
+
 async fn double(_: Ctx, input: String) -> Result<String> {
     let n: i64 = input.trim().parse().map_err(|_| Error::msg(format!("not a number: {}", input)))?;
     Ok(format!("{}", 2 * n))
@@ -196,6 +208,7 @@ fn main() {
     skein::register("badnames", badnames);
     skein::register("ops", ops);
     skein::register("double", double);
+    skein::register("steps", steps);
     skein::register("approval", approval);
     skein::register("panics", panics);
     skein::register("notjson", notjson);
