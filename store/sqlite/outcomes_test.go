@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/skeinrun/skein/store"
 )
@@ -120,5 +122,68 @@ func TestOutcomesOrder(t *testing.T) {
 	}
 	if !slices.Equal(keys, want) || len(keys) != len(rows) {
 		t.Errorf("Outcomes keys = %q\nwant (ORDER BY seq = 0, seq, key) %q", keys, want)
+	}
+}
+
+// A full chunk of plain outcomes goes through upsertPlainSQL, which binds
+// only the columns such rows set; its rows, inserted and upserted over
+// pending ones, are the ones the general statement writes for the same
+// outcomes (here in chunks of 16, which take the general statement).
+func TestPlainUpsertMatchesGeneral(t *testing.T) {
+	d, _ := openFile(t, Options{})
+	defer d.Close()
+	ctx := context.Background()
+	pending := func(run string) []store.RunOutcome {
+		outs := outcomes(run, "p", 0, outcomeChunk)
+		for i := range outs {
+			o := &outs[i].Outcome
+			o.Status, o.Value, o.Seq, o.VTime = store.OutcomePending, nil, 0, 0
+			o.Deadline, o.Attempts, o.StartedAt, o.Schema = 99, 2, 7, []byte(`{"type":"number"}`)
+		}
+		return outs
+	}
+	settled := func(run string) []store.RunOutcome {
+		outs := append(outcomes(run, "p", 0, outcomeChunk/2), outcomes(run, "q", outcomeChunk/2, outcomeChunk/2)...)
+		for i := range outs {
+			outs[i].Outcome.SettledAt = 11
+		}
+		return outs
+	}
+	if !allPlain(settled("a")) || allPlain(pending("a")) {
+		t.Fatal("allPlain: the settled outcomes are plain, the pending ones (a deadline, a schema) are not")
+	}
+	for run, chunks := range map[string]int{"a": outcomeChunk, "b": outcomeChunk / 2} {
+		if _, _, err := d.CreateRun(ctx, store.Run{ID: run, ModuleHash: "h", Workflow: "w"}); err != nil {
+			t.Fatal(err)
+		}
+		for _, outs := range [][]store.RunOutcome{pending(run), settled(run)} {
+			for len(outs) > 0 {
+				if err := d.Commit(ctx, store.Batch{Outcomes: outs[:chunks]}); err != nil {
+					t.Fatal(err)
+				}
+				outs = outs[chunks:]
+			}
+		}
+	}
+	a, err := d.Outcomes(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := d.Outcomes(ctx, "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a) != outcomeChunk*3/2 || len(a) != len(b) {
+		t.Fatalf("%d and %d outcomes, want %d each", len(a), len(b), outcomeChunk*3/2)
+	}
+	for i := range a {
+		a[i].UpdatedAt, b[i].UpdatedAt = time.Time{}, time.Time{}
+		a[i].VTime, b[i].VTime = 0, 0 // outcomes() stamps the time it ran
+		if !reflect.DeepEqual(a[i], b[i]) {
+			t.Errorf("outcome %d: plain %+v, general %+v", i, a[i], b[i])
+		}
+	}
+	if o := a[0]; o.Status != store.OutcomeOK || o.Attempts != 2 || o.StartedAt != 7 || o.SettledAt != 11 || o.Deadline != 0 || string(o.Schema) != `{"type":"number"}` {
+		t.Errorf("an upserted outcome: %+v", o)
 	}
 }

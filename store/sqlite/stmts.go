@@ -81,6 +81,7 @@ var namedSQL = [nNamedSQL]string{
 type stmts struct {
 	named  [nNamedSQL]*sql.Stmt
 	upsert [outcomeChunk + 1]*sql.Stmt // upsert[n] writes n outcome rows
+	plain  *sql.Stmt                   // upsertPlainSQL(outcomeChunk)
 }
 
 func (s *stmts) prepare(ctx context.Context, db *sql.DB) error {
@@ -89,6 +90,9 @@ func (s *stmts) prepare(ctx context.Context, db *sql.DB) error {
 		if s.upsert[n], err = db.PrepareContext(ctx, upsertOutcomesSQL(n)); err != nil {
 			return fmt.Errorf("prepare %d-row outcome upsert: %w", n, err)
 		}
+	}
+	if s.plain, err = db.PrepareContext(ctx, upsertPlainSQL(outcomeChunk)); err != nil {
+		return fmt.Errorf("prepare the plain outcome upsert: %w", err)
 	}
 	for i, q := range namedSQL {
 		if s.named[i], err = db.PrepareContext(ctx, q); err != nil {
@@ -100,7 +104,7 @@ func (s *stmts) prepare(ctx context.Context, db *sql.DB) error {
 
 func (s *stmts) close() error {
 	var errs []error
-	for _, st := range append(s.upsert[1:], s.named[:]...) {
+	for _, st := range append(append(s.upsert[1:], s.plain), s.named[:]...) {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}

@@ -207,10 +207,18 @@ func applyBatch(w *wtx, creates []store.Run, outs []store.RunOutcome, runs []sto
 		n := min(len(outs), outcomeChunk)
 		chunk := outs[:n]
 		w.args = w.args[:0]
-		for i := range chunk {
-			w.args = appendOutcomeArgs(w.args, &chunk[i], now)
+		st := w.upsertStmt(n)
+		if n == outcomeChunk && allPlain(chunk) {
+			st = w.plainStmt()
+			for i := range chunk {
+				w.args = appendPlainArgs(w.args, &chunk[i], now)
+			}
+		} else {
+			for i := range chunk {
+				w.args = appendOutcomeArgs(w.args, &chunk[i], now)
+			}
 		}
-		if _, err := w.upsertStmt(n).ExecContext(w.ctx, w.args...); err != nil {
+		if _, err := st.ExecContext(w.ctx, w.args...); err != nil {
 			if err := immutable(err); errors.Is(err, store.ErrImmutable) {
 				return err // names the run and the key
 			}
@@ -365,6 +373,31 @@ func appendOutcomeArgs(args []any, ro *store.RunOutcome, now int64) []any {
 	return append(args,
 		ro.RunID, o.Key, o.Kind, o.Function, string(o.Status), o.Value, o.Error,
 		int64(o.Attempts), o.Seq, waited, o.Idle, int64(o.WakeOrder), o.VTime, o.Deadline, orphaned, updated, o.StartedAt, o.SettledAt, rowscan.NullBytes(o.Schema))
+}
+
+// allPlain reports whether every outcome is plain: no error, not waited
+// for, no idle point, wake order, deadline, orphan mark or schema, as a
+// step settled inline is. upsertPlainSQL leaves those columns to their
+// defaults, which are those values.
+func allPlain(outs []store.RunOutcome) bool {
+	for i := range outs {
+		o := &outs[i].Outcome
+		if o.Error != "" || o.Waited || o.Idle != 0 || o.WakeOrder != 0 || o.Deadline != 0 || o.Orphaned || o.Schema != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// appendPlainArgs appends the parameters of a plain row of upsertPlainSQL.
+func appendPlainArgs(args []any, ro *store.RunOutcome, now int64) []any {
+	o := &ro.Outcome
+	updated := now
+	if !o.UpdatedAt.IsZero() {
+		updated = o.UpdatedAt.UnixNano()
+	}
+	return append(args, ro.RunID, o.Key, o.Kind, o.Function, string(o.Status), o.Value,
+		int64(o.Attempts), o.Seq, o.VTime, updated, o.StartedAt, o.SettledAt)
 }
 
 // nanos returns t as unix ns, or now when t is zero.
