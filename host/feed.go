@@ -44,12 +44,12 @@ func (x *exec) feed(ctx context.Context, stack []uint64) error {
 	n := 0
 	for _, f := range fed {
 		r := f.Rec
-		size := 1 + 4 + 4 + len(r.Key) + 4 + len(r.Function) + 4 + 4 + len(r.Outcome.Value) + len(r.Outcome.Err)
-		if len(msg)+size > int(capacity) {
+		kind, _ := abi.ParseOpKind(r.Kind)
+		end := len(msg)
+		if msg = abi.AppendFeedEntry(msg, kind, uint32(f.Promise), r.Key, r.Function, toABI(r.Outcome)); len(msg) > int(capacity) {
+			msg = msg[:end] // the entry does not fit: the feed ends before it
 			break
 		}
-		kind, _ := abi.ParseOpKind(r.Kind)
-		msg = abi.AppendFeedEntry(msg, kind, uint32(f.Promise), r.Key, r.Function, toABI(r.Outcome))
 		n++
 	}
 	binary.LittleEndian.PutUint32(msg[1:], uint32(n))

@@ -51,19 +51,27 @@ func (s *Scope) Op(name string) (string, error) {
 // without minting it again: if key is the key Op("") would return, the
 // position is consumed and Next returns true; otherwise nothing changes.
 func (s *Scope) Next(key string) bool {
-	var b [20]byte
-	p := strconv.AppendInt(b[:0], int64(s.pos+1), 10)
-	prefix := len(key) - len(p)
-	switch {
-	case prefix < 0 || key[prefix:] != string(p) || keyLen(key) > MaxKeyLen:
-		return false
-	case s.key == "" && prefix != 0:
-		return false
-	case s.key != "" && (prefix != len(s.key)+1 || key[len(s.key)] != '.' || key[:len(s.key)] != s.key):
+	if !s.KeyAt(key, s.pos+1) || keyLen(key) > MaxKeyLen {
 		return false
 	}
 	s.pos++
 	return true
+}
+
+// KeyAt reports whether key is the key of the unnamed step-like op at
+// position p of s: "{scope}.{p}", or "{p}" at the root. It allocates
+// nothing.
+func (s *Scope) KeyAt(key string, p int) bool {
+	var b [20]byte
+	d := strconv.AppendInt(b[:0], int64(p), 10)
+	prefix := len(key) - len(d)
+	switch {
+	case prefix < 0 || key[prefix:] != string(d):
+		return false
+	case s.key == "":
+		return prefix == 0
+	}
+	return prefix == len(s.key)+1 && key[len(s.key)] == '.' && key[:len(s.key)] == s.key
 }
 
 // Spawn reserves the next position for a spawned task (skein.Go) and

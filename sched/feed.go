@@ -1,7 +1,5 @@
 package sched
 
-import "strconv"
-
 // Fed is a recorded outcome that the running task's next unnamed op
 // receives at once on replay, if it has the recorded kind and function:
 // what Op would answer, told ahead (the host's FnFeed).
@@ -34,10 +32,6 @@ func (s *Sched) Feed(tid TaskID, max int) []Fed {
 	}
 	var out []Fed
 	pos, next := t.scope.Position(), PromiseID(len(s.promises)+1)
-	prefix := t.scope.Key()
-	if prefix != "" {
-		prefix += "."
-	}
 	s.nextPositional() // moves posCursor past delivered records
 	for c := s.posCursor; c < len(s.positional) && len(out) < max; c++ {
 		i := s.positional[c]
@@ -45,18 +39,10 @@ func (s *Sched) Feed(tid TaskID, max int) []Fed {
 			continue
 		}
 		rec := s.settled[i]
-		if rec.Waited || !feedKind(rec.Kind) || !positionKey(rec.Key, prefix, pos+1+len(out)) {
+		if rec.Waited || !feedKind(rec.Kind) || !t.scope.KeyAt(rec.Key, pos+1+len(out)) {
 			break // positions are not reused: no op of this execution has the key yet
 		}
 		out = append(out, Fed{Rec: rec, Promise: next + PromiseID(len(out))})
 	}
 	return out
-}
-
-// positionKey reports whether key is prefix followed by the decimal p,
-// the key lineage mints for an unnamed op at position p.
-func positionKey(key, prefix string, p int) bool {
-	var b [20]byte
-	d := strconv.AppendInt(b[:0], int64(p), 10)
-	return len(key) == len(prefix)+len(d) && key[:len(prefix)] == prefix && key[len(prefix):] == string(d)
 }

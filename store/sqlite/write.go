@@ -207,13 +207,14 @@ func applyBatch(w *wtx, creates []store.Run, outs []store.RunOutcome, runs []sto
 		n := min(len(outs), outcomeChunk)
 		chunk := outs[:n]
 		w.args = w.args[:0]
-		st := w.upsertStmt(n)
+		var st *sql.Stmt
 		if n == outcomeChunk && allPlain(chunk) {
 			st = w.plainStmt()
 			for i := range chunk {
 				w.args = appendPlainArgs(w.args, &chunk[i], now)
 			}
 		} else {
+			st = w.upsertStmt(n)
 			for i := range chunk {
 				w.args = appendOutcomeArgs(w.args, &chunk[i], now)
 			}
@@ -366,13 +367,9 @@ func appendOutcomeArgs(args []any, ro *store.RunOutcome, now int64) []any {
 	if o.Orphaned {
 		orphaned = 1
 	}
-	updated := now
-	if !o.UpdatedAt.IsZero() {
-		updated = o.UpdatedAt.UnixNano()
-	}
 	return append(args,
 		ro.RunID, o.Key, o.Kind, o.Function, string(o.Status), o.Value, o.Error,
-		int64(o.Attempts), o.Seq, waited, o.Idle, int64(o.WakeOrder), o.VTime, o.Deadline, orphaned, updated, o.StartedAt, o.SettledAt, rowscan.NullBytes(o.Schema))
+		int64(o.Attempts), o.Seq, waited, o.Idle, int64(o.WakeOrder), o.VTime, o.Deadline, orphaned, updatedNanos(o, now), o.StartedAt, o.SettledAt, rowscan.NullBytes(o.Schema))
 }
 
 // allPlain reports whether every outcome is plain: no error, not waited
@@ -392,12 +389,16 @@ func allPlain(outs []store.RunOutcome) bool {
 // appendPlainArgs appends the parameters of a plain row of upsertPlainSQL.
 func appendPlainArgs(args []any, ro *store.RunOutcome, now int64) []any {
 	o := &ro.Outcome
-	updated := now
-	if !o.UpdatedAt.IsZero() {
-		updated = o.UpdatedAt.UnixNano()
-	}
 	return append(args, ro.RunID, o.Key, o.Kind, o.Function, string(o.Status), o.Value,
-		int64(o.Attempts), o.Seq, o.VTime, updated, o.StartedAt, o.SettledAt)
+		int64(o.Attempts), o.Seq, o.VTime, updatedNanos(o, now), o.StartedAt, o.SettledAt)
+}
+
+// updatedNanos is o's UpdatedAt as unix ns, or now when it is zero.
+func updatedNanos(o *store.Outcome, now int64) int64 {
+	if o.UpdatedAt.IsZero() {
+		return now
+	}
+	return o.UpdatedAt.UnixNano()
 }
 
 // nanos returns t as unix ns, or now when t is zero.

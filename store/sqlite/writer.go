@@ -52,7 +52,7 @@ func upsertOutcomesSQL(n int) string {
 	return upsertSQL(allOutcomeCols, outcomeParams, n)
 }
 
-// upsertPlainSQL is upsertOutcomesSQL for n plain rows (plainOutcome):
+// upsertPlainSQL is upsertOutcomesSQL for n plain rows (allPlain):
 // the columns they leave at their defaults are not bound. Binding costs
 // the driver a call and often a copy per parameter, a quarter of the
 // writer's time.

@@ -103,7 +103,7 @@ pub(crate) fn run_loop() -> ! {
         match fut.as_mut().poll(&mut cx) {
             Poll::Ready((status, data)) => {
                 EX.with(|e| e.borrow_mut().tasks.remove(&task));
-                crate::feed::flush();
+                crate::feed::task_done(task);
                 unsafe { sys::task_done(task, status, data.as_ptr(), data.len() as u32) };
                 if task == 1 {
                     panic!("skein: the host returned from the root task's task_done");

@@ -52,6 +52,15 @@ pub(crate) fn flush() {
     FEED.with(|f| f.borrow_mut().flush())
 }
 
+/// flush before a task's `task_done`, and forgets the task's streak.
+pub(crate) fn task_done(task: u32) {
+    FEED.with(|f| {
+        let mut f = f.borrow_mut();
+        f.flush();
+        f.streak.remove(&task);
+    })
+}
+
 /// flush for the panic hook, which may run while the feed is borrowed
 /// (then nothing was taken since the last report that matters: the
 /// panic came from inside the feed's own code).
