@@ -39,9 +39,9 @@ var ErrLeaseHeld = errors.New("the run is leased by another worker")
 
 // ErrImmutable is returned (wrapped) by a Commit that would change what
 // is write-once: a settled outcome's status, value, error, kind or
-// function, or the status, result, error or module of a completed or
-// canceled run (see Batch). The error names the run and the key; nothing
-// of the batch is applied.
+// function, the status, result, error or module of a completed, canceled
+// or continued run, or any outcome of such a run (see Batch). The error
+// names the run (and the key); nothing of the batch is applied.
 var ErrImmutable = errors.New("recorded outcomes and an ended run's result are write-once")
 
 // ErrFull is returned (wrapped) by a write the database could not make
@@ -290,7 +290,12 @@ type RunAttempt struct {
 //     a settled one is skipped, as before (a late attempt counter).
 //   - a completed, canceled or continued run keeps its Status, Result, Error and
 //     ModuleHash for good (an update that leaves them as they are is
-//     allowed). A failed or diverged run may be updated: Host.Resume
+//     allowed). Its journal is closed: a batch that writes any
+//     outcome of it (a new key, a rewrite, a settlement of a pending
+//     one, a mark) fails whole with JournalClosedError. The run's status
+//     before the batch decides: a batch may write outcomes of a run and
+//     end it. So a journal read after its run was seen final never
+//     changes, and a reader may keep it (the host's journal cache does). A failed or diverged run may be updated: Host.Resume
 //     points it at new code and executes it again, and its settled
 //     outcomes stay as they are.
 type Batch struct {

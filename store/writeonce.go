@@ -21,6 +21,13 @@ func RunImmutableError(old Run) error {
 	return fmt.Errorf("run %s is %s: its status, result, error and module cannot change: %w", old.ID, old.Status, ErrImmutable)
 }
 
+// JournalClosedError is the error of a write of an outcome of the run id
+// whose stored status st is final (see Batch): it names both and wraps
+// ErrImmutable.
+func JournalClosedError(id string, st RunStatus) error {
+	return fmt.Errorf("run %s is %s: its journal is closed, no outcome of it can be written: %w", id, st, ErrImmutable)
+}
+
 // Final reports whether a run's status, result, error and module are
 // final: it completed, was canceled or continued as new. (A failed or
 // diverged run may be resumed onto new code.)

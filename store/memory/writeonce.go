@@ -9,7 +9,8 @@ import (
 )
 
 // checkWriteOnce fails with store.ErrImmutable (wrapped) if applying b in
-// order would change a settled outcome or an ended run (see store.Batch).
+// order would change a settled outcome, an ended run or the journal of a
+// final run (see store.Batch).
 // The caller holds mu and has checked that every run of b exists.
 func (s *Store) checkWriteOnce(b *store.Batch) error {
 	type runKey struct{ run, key string }
@@ -17,8 +18,12 @@ func (s *Store) checkWriteOnce(b *store.Batch) error {
 	for i := range b.Outcomes {
 		ro := &b.Outcomes[i]
 		k := runKey{ro.RunID, ro.Outcome.Key}
+		rec := s.runs[ro.RunID] // nil: a run b creates
+		if rec != nil && rec.run.Status.Final() {
+			return store.JournalClosedError(ro.RunID, rec.run.Status)
+		}
 		old, ok := seen[k]
-		if rec := s.runs[ro.RunID]; !ok && rec != nil { // nil: a run b creates
+		if !ok && rec != nil {
 			old, ok = rec.outcomes[k.key]
 		}
 		if ok && store.ChangesSettled(old, ro.Outcome) {

@@ -167,7 +167,9 @@ VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (run_id, key) DO NOTHING`
 // (on a settlement) is stored as now. A ctx that has ended fails the
 // commit with its error before anything is written. A fenced batch's
 // pipeline starts with a statement that locks its run's row and checks
-// the lease (see lockLeaseSQL); a lost lease rolls the batch back.
+// the lease (see lockLeaseSQL); a lost lease rolls the batch back. An
+// unfenced one with outcomes starts with journalRunsSQL. Either refuses
+// outcomes of a final run (store.JournalClosedError).
 func (d *DB) Commit(ctx context.Context, b store.Batch) error {
 	if len(b.Creates) == 0 && len(b.Outcomes) == 0 && len(b.Runs) == 0 && len(b.Settlements) == 0 && len(b.Tasks) == 0 && len(b.Attempts) == 0 && b.Fence == nil {
 		if d.closed.Load() {
@@ -188,6 +190,8 @@ func (d *DB) Commit(ctx context.Context, b store.Batch) error {
 		var pb pgx.Batch
 		if f := b.Fence; f != nil {
 			pb.Queue(lockLeaseSQL, f.RunID, f.Owner, f.Token)
+		} else if len(b.Outcomes) > 0 {
+			pb.Queue(journalRunsSQL, outcomeRuns(&b))
 		}
 		for i := range b.Creates {
 			r := b.Creates[i].ForCreate(time.Unix(0, now))
@@ -223,8 +227,13 @@ func (d *DB) Commit(ctx context.Context, b store.Batch) error {
 		}
 		br := tx.SendBatch(ctx, &pb)
 		var err error
-		if b.Fence != nil {
-			err = readFence(br, *b.Fence)
+		if f := b.Fence; f != nil {
+			var st store.RunStatus
+			if st, err = readFence(br, *f); err == nil && st.Final() && len(b.Outcomes) > 0 {
+				err = store.JournalClosedError(f.RunID, st)
+			}
+		} else if len(b.Outcomes) > 0 {
+			err = readJournalRuns(br)
 		}
 		if err == nil {
 			err = readBatch(br, &b, touched)

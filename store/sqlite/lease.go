@@ -2,6 +2,8 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -12,25 +14,27 @@ import (
 // checkFence checks b's fence, if any, inside the writer's transaction:
 // every outcome and run update is for the fenced run, and its lease is
 // still the run's current one. Only the writer goroutine writes, so the
-// lease cannot change between the check and the commit.
-func checkFence(w *wtx, b *store.Batch) error {
+// lease cannot change between the check and the commit. It returns the
+// fenced run's stored status ("" without a fence).
+func checkFence(w *wtx, b *store.Batch) (store.RunStatus, error) {
 	if err := b.CheckFenceWrites(); err != nil || b.Fence == nil {
-		return err
+		return "", err
 	}
 	return checkLease(w, *b.Fence)
 }
 
 // checkLease fails with store.ErrLeaseLost (wrapped) unless l is the
-// current lease of its run.
-func checkLease(w *wtx, l store.Lease) error {
-	var n int
-	if err := w.stmt(sqlCheckLease).QueryRowContext(w.ctx, l.RunID, l.Owner, l.Token).Scan(&n); err != nil {
-		return fmt.Errorf("check lease of run %s: %w", l.RunID, err)
+// current lease of its run; it returns the run's status.
+func checkLease(w *wtx, l store.Lease) (store.RunStatus, error) {
+	var st string
+	err := w.stmt(sqlCheckLease).QueryRowContext(w.ctx, l.RunID, l.Owner, l.Token).Scan(&st)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", l.LostError()
 	}
-	if n == 0 {
-		return l.LostError()
+	if err != nil {
+		return "", fmt.Errorf("check lease of run %s: %w", l.RunID, err)
 	}
-	return nil
+	return store.RunStatus(st), nil
 }
 
 // ClaimRuns claims due runs whose lease is free or expired, in one queued
@@ -72,7 +76,7 @@ func (d *DB) ClaimRuns(ctx context.Context, owner string, now int64, ttl time.Du
 // The statements of the lease writes (prepared once: namedSQL).
 const (
 	// checkLeaseSQL counts the run's rows held by a lease (0 or 1).
-	checkLeaseSQL = `SELECT count(*) FROM runs WHERE id = ? AND lease_owner <> '' AND lease_owner = ? AND lease_token = ?`
+	checkLeaseSQL = `SELECT status FROM runs WHERE id = ? AND lease_owner <> '' AND lease_owner = ? AND lease_token = ?`
 	claimRunSQL   = `UPDATE runs SET lease_owner = ?, lease_token = ?, lease_expiry = ? WHERE id = ?`
 	// recordLeaseSQL adds a claim to the history; it starts no earlier
 	// than the release of the claim before.
@@ -131,7 +135,7 @@ func (d *DB) ClaimRun(ctx context.Context, id, owner string, now int64, ttl time
 // RenewLease extends a lease still held. See store.Store.
 func (d *DB) RenewLease(ctx context.Context, l store.Lease, expiry int64) error {
 	err := d.write(&request{ctx: ctx, apply: func(w *wtx) error {
-		if err := checkLease(w, l); err != nil {
+		if _, err := checkLease(w, l); err != nil {
 			return err
 		}
 		if _, err := w.stmt(sqlRenewRun).ExecContext(w.ctx, expiry, l.RunID); err != nil {
@@ -161,7 +165,7 @@ func releaseLease(w *wtx, l store.Lease) error {
 // ReleaseLease gives up a lease still held. See store.Store.
 func (d *DB) ReleaseLease(ctx context.Context, l store.Lease) error {
 	err := d.write(&request{ctx: ctx, apply: func(w *wtx) error {
-		if err := checkLease(w, l); err != nil {
+		if _, err := checkLease(w, l); err != nil {
 			return err
 		}
 		return releaseLease(w, l)

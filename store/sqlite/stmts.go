@@ -34,6 +34,7 @@ const (
 	sqlUpdateRun
 	sqlWaiting
 	sqlCheckLease
+	sqlRunStatus
 	sqlClaimDue
 	sqlClaimRun
 	sqlRecordLease
@@ -65,6 +66,7 @@ var namedSQL = [nNamedSQL]string{
 	sqlUpdateRun:        updateRunSQL,
 	sqlWaiting:          waitingSQL,
 	sqlCheckLease:       checkLeaseSQL,
+	sqlRunStatus:        runStatusSQL,
 	sqlClaimDue:         claimDueSQL,
 	sqlClaimRun:         claimRunSQL,
 	sqlRecordLease:      recordLeaseSQL,

@@ -161,9 +161,10 @@ func createRuns(w *wtx, creates []store.Run, now int64) error {
 // batch up, the batch is dropped and ctx's error returned. A fenced batch
 // (b.Fence) is checked inside the writer's transaction (see checkFence);
 // a lost lease fails it alone with store.ErrLeaseLost (wrapped). A batch
-// that would change a settled outcome or an ended run fails alone with
-// store.ErrImmutable (wrapped; triggers of schema migration 6 enforce it:
-// see store.Batch).
+// that would change a settled outcome or an ended run, or write an outcome
+// of a final run, fails alone with store.ErrImmutable (wrapped; triggers
+// of schema migration 6 and checkJournalsOpen enforce it: see
+// store.Batch).
 func (d *DB) Commit(ctx context.Context, b store.Batch) error {
 	if len(b.Creates) == 0 && len(b.Outcomes) == 0 && len(b.Runs) == 0 && len(b.Settlements) == 0 && len(b.Tasks) == 0 && len(b.Attempts) == 0 && b.Fence == nil {
 		d.mu.RLock()

@@ -22,7 +22,11 @@ type request struct {
 
 func (r *request) run(w *wtx) error {
 	if r.batch != nil {
-		if err := checkFence(w, r.batch); err != nil {
+		fenced, err := checkFence(w, r.batch)
+		if err != nil {
+			return err
+		}
+		if err := checkJournalsOpen(w, r.batch, fenced, nil); err != nil {
 			return err
 		}
 		if err := applyBatch(w, r.batch.Creates, r.batch.Outcomes, r.batch.Runs, r.batch.Settlements, r.batch.Tasks, r.batch.Attempts); err != nil {
@@ -250,6 +254,7 @@ func (d *DB) applyMerged(reqs []*request) error {
 	var sets []store.Settlement
 	var tasks []store.Task
 	var attempts []store.RunAttempt
+	var ended map[string]store.RunStatus // runs the group's batches make final
 	flush := func() error {
 		err := applyBatch(w, creates, outs, runs, sets, tasks, attempts)
 		clear(outs)
@@ -264,9 +269,14 @@ func (d *DB) applyMerged(reqs []*request) error {
 			// as checking it after. A release is applied at once (it
 			// writes lease columns only), so that a later fence of the
 			// same lease in this group fails its check.
-			if err := checkFence(w, r.batch); err != nil {
+			fenced, err := checkFence(w, r.batch)
+			if err != nil {
 				return err
 			}
+			if err := checkJournalsOpen(w, r.batch, fenced, ended); err != nil {
+				return err
+			}
+			ended = noteEnded(ended, r.batch)
 			if r.batch.Release {
 				if err := releaseLease(w, *r.batch.Fence); err != nil {
 					return err

@@ -59,6 +59,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"WriteOnceOutcome", testWriteOnceOutcome},
 		{"WriteOnceRun", testWriteOnceRun},
 		{"WriteOnceConcurrent", testWriteOnceConcurrent},
+		{"JournalClosed", testJournalClosed},
+		{"JournalClosedRace", testJournalClosedRace},
 		{"TaskQueueInCommit", testTaskQueueInCommit},
 		{"TaskQueueClaimed", testTaskQueueClaimed},
 		{"TaskClaim", testTaskClaim},
