@@ -164,9 +164,10 @@ type Config struct {
 	DisableInstanceReuse bool
 	// JournalCacheBytes bounds the journals the host keeps in memory for
 	// the runs it drove, so that a run it suspended or evicted replays
-	// without reading its journal from the store (docs/PERFORMANCE.md,
-	// "Journals kept in memory"). 0 means DefaultJournalCacheBytes
-	// (64 MiB); a negative value keeps none.
+	// without reading its journal from the store, and a verifying replay
+	// (Replay) of a completed, canceled or continued run reads it once
+	// (docs/PERFORMANCE.md, "Journals kept in memory"). 0 means
+	// DefaultJournalCacheBytes (64 MiB); a negative value keeps none.
 	JournalCacheBytes int64
 
 	// Simulation, if set, runs every workflow in virtual time only, with

@@ -29,6 +29,13 @@ import (
 // it. The cache answers only while this host holds the run's lease; every
 // other read goes to the store.
 //
+// The journal of a run that ended completed, canceled or continued is
+// closed: every store refuses to write any outcome of it (store.Batch). So
+// once a run is seen final, its journal is kept without a lease: the
+// host's own final commit keeps the journal it had (last out of the
+// cache's order: a drive never replays it again), and a verifying replay
+// (Host.Replay) of a final run keeps what it read.
+//
 // It sits between the host and the store (Config.Store) as a store.Store.
 
 // DefaultJournalCacheBytes is the default of Config.JournalCacheBytes.
@@ -65,6 +72,9 @@ type keptJournal struct {
 	sorted bool           // outs is in store.CompareJournal order
 	bytes  int64
 	elem   *list.Element
+	// final: the run was completed, canceled or continued, and its journal
+	// is closed (store.Batch), so it is used without a lease.
+	final bool
 }
 
 func newJournalCache(max int64, m *metrics) *journalCache {
@@ -129,6 +139,26 @@ func (s journalStore) Outcomes(ctx context.Context, runID string) ([]store.Outco
 	outs, err := s.Store.Outcomes(ctx, runID)
 	if err == nil && token != 0 {
 		s.c.put(runID, token, gen, outs)
+	}
+	s.c.m.journalLoads[1].Add(1)
+	return outs, err
+}
+
+// finalOutcomes is Outcomes of the run id, which the caller read final
+// (store.RunStatus.Final) before this call: its journal is closed
+// (store.Batch), so the cache answers without a lease, and keeps what it
+// reads from the store for good (within its budget).
+func (s journalStore) finalOutcomes(ctx context.Context, id string) ([]store.Outcome, error) {
+	if outs, _, _, ok := s.c.get(id); ok {
+		s.c.m.journalLoads[0].Add(1)
+		if verifyJournalCache {
+			return outs, s.verify(ctx, id, outs)
+		}
+		return outs, nil
+	}
+	outs, err := s.Store.Outcomes(ctx, id)
+	if err == nil {
+		s.c.putFinal(id, outs)
 	}
 	s.c.m.journalLoads[1].Add(1)
 	return outs, err

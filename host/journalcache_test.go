@@ -15,7 +15,9 @@ import (
 // TestJournalCacheFollowsStore: two hosts' journal caches over one store
 // take turns at a run in a random sequence of claims (leases expire and
 // are taken over), renewals, fenced commits (new, settled, late pending and
-// refused outcomes, some releasing the lease), releases and reads. Every
+// refused outcomes, some releasing the lease; late in the sequence one
+// may complete the run, after which every write is refused), releases and
+// reads, as a drive or a verifying replay reads. Every
 // read through either cache must equal the store's, and the caches must
 // have answered from memory, from both sides of a takeover.
 func TestJournalCacheFollowsStore(t *testing.T) {
@@ -60,11 +62,18 @@ func journalCacheModel(t *testing.T, seed uint64) {
 			for range 1 + rng.IntN(3) {
 				b.Outcomes = append(b.Outcomes, store.RunOutcome{RunID: "r", Outcome: randomOutcome(rng, now, &seq)})
 			}
+			if step > 3000 && rng.IntN(10) == 0 { // the run completes; its journal closes
+				b.Runs = []store.Run{{ID: "r", ModuleHash: "h", Workflow: "w", Status: store.RunCompleted, Result: []byte(`1`)}}
+			}
 			if err := w.Commit(ctx, b); err == nil && b.Release {
 				leases[i] = store.Lease{}
 			}
 		default:
-			got, err := w.Outcomes(ctx, "r")
+			read := w.Outcomes
+			if r, err := st.Run(ctx, "r"); err == nil && r.Status.Final() && rng.IntN(2) == 0 {
+				read = w.finalOutcomes // as a verifying replay reads
+			}
+			got, err := read(ctx, "r")
 			if err != nil {
 				t.Fatalf("step %d: read through cache %d: %v", step, i, err)
 			}
@@ -91,13 +100,17 @@ func journalCacheModel(t *testing.T, seed uint64) {
 
 // randomOutcome is an outcome at one of a few keys: pending, or settled
 // with the next seq (a settled key settled again is refused by the store,
-// a pending one written after it is ignored), sometimes with a schema.
+// a pending one written after it is ignored), sometimes with a schema;
+// or, settled, at a new key.
 func randomOutcome(rng *rand.Rand, now int64, seq *int64) store.Outcome {
 	o := store.Outcome{Key: fmt.Sprint("k", rng.IntN(12)), Kind: "step", Function: "f", Status: store.OutcomePending,
 		Attempts: 1 + rng.IntN(3), UpdatedAt: time.Unix(0, now), StartedAt: rng.Int64N(3)}
 	if rng.IntN(2) == 0 {
 		*seq++
 		o.Status, o.Seq, o.Value, o.SettledAt = store.OutcomeOK, *seq, json.RawMessage(fmt.Sprint(*seq)), now
+		if rng.IntN(4) == 0 { // a new key: the journal grows to the end
+			o.Key = fmt.Sprint("n", *seq)
+		}
 	}
 	if rng.IntN(4) == 0 {
 		o.Schema = []byte(`{"type":"integer"}`)
@@ -150,7 +163,8 @@ func TestJournalCacheReadRacesCommit(t *testing.T) {
 
 // TestJournalCacheReplay: a run that suspends on a promise replays from the
 // journal this host kept; a second host that drives the run in between
-// makes the first read the store again.
+// makes the first read the store again. A completed run's journal is kept
+// for verifying replays.
 func TestJournalCacheReplay(t *testing.T) {
 	ctx := context.Background()
 	h := newTestHost(t, Config{})
@@ -206,6 +220,25 @@ func TestJournalCacheReplay(t *testing.T) {
 	if got := loads(h.Host); got[0] != before[0] || got[1] != before[1]+1 {
 		t.Errorf("a run another host drove since loaded %d journals from memory and %d from the store; want 0 and 1", got[0]-before[0], got[1]-before[1])
 	}
+
+	// A completed run's journal is closed: the host that completed it
+	// keeps it, and a verifying replay reads it from memory; another
+	// host reads it from the store once, then from memory.
+	replay := func(h *Host, id string, want [2]uint64) {
+		t.Helper()
+		before := loads(h)
+		rr, err := h.Replay(ctx, id)
+		if err != nil || rr.Status != store.RunCompleted || string(rr.Result) != `"approved: yes"` {
+			t.Fatalf("replay %s: %+v, %v", id, rr, err)
+		}
+		if got := loads(h); got[0]-before[0] != want[0] || got[1]-before[1] != want[1] {
+			t.Errorf("a verifying replay of %s loaded %d journals from memory and %d from the store; want %d and %d", id, got[0]-before[0], got[1]-before[1], want[0], want[1])
+		}
+	}
+	replay(h.Host, "same", [2]uint64{1, 0})
+	replay(h.Host, "taken", [2]uint64{1, 0})
+	replay(other, "same", [2]uint64{0, 1})
+	replay(other, "same", [2]uint64{1, 0})
 }
 
 // TestJournalCacheBudget: the byte budget bounds the journals kept, empty

@@ -2,6 +2,7 @@ package host
 
 import (
 	"bytes"
+	"container/list"
 	"slices"
 	"time"
 
@@ -35,7 +36,7 @@ func (c *journalCache) claimed(l store.Lease) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.held[l.RunID] = &lease{token: l.Token, expiry: l.Expiry}
-	if e := c.entries[l.RunID]; e != nil {
+	if e := c.entries[l.RunID]; e != nil && !e.final {
 		if e.token == l.Token-1 {
 			e.token = l.Token
 		} else if e.token != l.Token {
@@ -107,8 +108,12 @@ func (c *journalCache) committed(b store.Batch, ok bool) {
 	if e == nil {
 		return
 	}
-	if !ok || e.token != token || ends(b, run) {
-		c.drop(e) // an ended run is not replayed by a drive
+	if e.final {
+		return // the store refused b if it wrote e's outcomes
+	}
+	end := ends(b, run)
+	if !ok || e.token != token || end != "" && !end.Final() {
+		c.drop(e) // a failed run is not replayed by a drive
 		return
 	}
 	for i := range b.Outcomes {
@@ -120,18 +125,25 @@ func (c *journalCache) committed(b store.Batch, ok bool) {
 		e.bytes += d
 		c.size += d
 	}
-	c.lru.MoveToFront(e.elem)
+	if end.Final() {
+		// The journal is closed (store.Batch) and kept, first out: a
+		// verifying replay of the run may read it, a drive never will.
+		e.final = true
+		c.lru.MoveToBack(e.elem)
+	} else {
+		c.lru.MoveToFront(e.elem)
+	}
 	c.trim()
 }
 
-// ends reports whether b ends run.
-func ends(b store.Batch, run string) bool {
+// ends returns the status b ends run with; "" if b does not end it.
+func ends(b store.Batch, run string) store.RunStatus {
 	for i := range b.Runs {
 		if b.Runs[i].ID == run && b.Runs[i].Status.Terminal() {
-			return true
+			return b.Runs[i].Status
 		}
 	}
-	return false
+	return ""
 }
 
 // get returns a copy of the journal of run if this host holds the run's
@@ -143,6 +155,9 @@ func ends(b store.Batch, run string) bool {
 func (c *journalCache) get(run string) (outs []store.Outcome, token, gen int64, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if e := c.entries[run]; e != nil && e.final {
+		return e.copyOut(&c.lru), 0, 0, true
+	}
 	h := c.held[run]
 	if h == nil || h.inflight > 0 || c.now() >= h.expiry {
 		return nil, 0, 0, false
@@ -151,6 +166,12 @@ func (c *journalCache) get(run string) (outs []store.Outcome, token, gen int64, 
 	if e == nil || e.token != h.token {
 		return nil, h.token, h.gen, false
 	}
+	return e.copyOut(&c.lru), 0, 0, true
+}
+
+// copyOut returns a copy of e's journal in store.CompareJournal order and
+// marks e used in lru.
+func (e *keptJournal) copyOut(lru *list.List) []store.Outcome {
 	if !e.sorted {
 		slices.SortFunc(e.outs, store.CompareJournal)
 		for i := range e.outs {
@@ -158,8 +179,8 @@ func (c *journalCache) get(run string) (outs []store.Outcome, token, gen int64, 
 		}
 		e.sorted = true
 	}
-	c.lru.MoveToFront(e.elem)
-	return slices.Clone(e.outs), 0, 0, true
+	lru.MoveToFront(e.elem)
+	return slices.Clone(e.outs)
 }
 
 // put keeps outs, read from the store under lease token, as the run's
@@ -171,8 +192,21 @@ func (c *journalCache) put(run string, token, gen int64, outs []store.Outcome) {
 	if h := c.held[run]; h == nil || h.token != token || h.gen != gen {
 		return
 	}
-	c.dropRun(run)
-	e := &keptJournal{run: run, token: token, outs: make([]store.Outcome, 0, len(outs)), byKey: make(map[string]int, len(outs)), sorted: true, bytes: journalOverhead}
+	c.keep(&keptJournal{run: run, token: token}, outs)
+}
+
+// putFinal keeps outs, read from the store after run was read final, as
+// its closed journal (store.Batch): it never changes again.
+func (c *journalCache) putFinal(run string, outs []store.Outcome) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.keep(&keptJournal{run: run, final: true}, outs)
+}
+
+// keep makes e, with outs, the journal of e.run. The caller holds mu.
+func (c *journalCache) keep(e *keptJournal, outs []store.Outcome) {
+	c.dropRun(e.run)
+	e.outs, e.byKey, e.sorted, e.bytes = make([]store.Outcome, 0, len(outs)), make(map[string]int, len(outs)), true, journalOverhead
 	for _, o := range outs {
 		e.byKey[o.Key] = len(e.outs)
 		e.outs = append(e.outs, keepOutcome(o))
@@ -181,7 +215,7 @@ func (c *journalCache) put(run string, token, gen int64, outs []store.Outcome) {
 	if e.bytes > c.max {
 		return
 	}
-	c.entries[run] = e
+	c.entries[e.run] = e
 	c.size += e.bytes
 	e.elem = c.lru.PushFront(e)
 	c.trim()

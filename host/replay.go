@@ -42,7 +42,7 @@ func (h *Host) Replay(ctx context.Context, runID string) (ReplayResult, error) {
 		return ReplayResult{}, fmt.Errorf("replay %s: %w", runID, err)
 	}
 	defer h.release(cm)
-	outs, err := st.Outcomes(ctx, runID)
+	outs, err := h.outcomesOf(ctx, run)
 	if err != nil {
 		return ReplayResult{}, fmt.Errorf("replay %s: %w", runID, err)
 	}
@@ -70,4 +70,13 @@ func (h *Host) Replay(ctx context.Context, runID string) (ReplayResult, error) {
 		return ReplayResult{}, x.failure
 	}
 	return ReplayResult{Status: store.RunFailed, Error: x.failure.Error()}, nil
+}
+
+// outcomesOf returns the journal of run, as read from the store: that of a
+// final run through the journal cache, which keeps it (journalcache.go).
+func (h *Host) outcomesOf(ctx context.Context, run store.Run) ([]store.Outcome, error) {
+	if js, ok := h.cfg.Store.(journalStore); ok && run.Status.Final() {
+		return js.finalOutcomes(ctx, run.ID)
+	}
+	return h.cfg.Store.Outcomes(ctx, run.ID)
 }
