@@ -375,10 +375,9 @@ func (h *Host) copyChildren(ctx context.Context, from, to string) error {
 			c := r
 			c.ID = to + strings.TrimPrefix(r.ID, from)
 			c.Parent = to + strings.TrimPrefix(r.Parent, from)
-			if _, _, err := st.CreateRun(ctx, c); err != nil {
-				return err
-			}
-			b := store.Batch{Outcomes: make([]store.RunOutcome, len(outs))}
+			// One batch: the copy of a completed run is created with its
+			// journal, which is closed from then on (store.Batch).
+			b := store.Batch{Creates: []store.Run{c}, Outcomes: make([]store.RunOutcome, len(outs))}
 			for i, o := range outs {
 				b.Outcomes[i] = store.RunOutcome{RunID: c.ID, Outcome: o}
 			}
