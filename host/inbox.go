@@ -14,14 +14,20 @@ import (
 // cancellation, the run timeout, and the wake-up of a suspended run.
 
 // inbox queues what the store holds for the run beyond its journal: the
-// settlements not yet delivered, the cancellation, the run timeout.
+// settlements not yet delivered, the cancellation, the run timeout. A run
+// without outcomes (its first execution) has no settlement to read: a
+// settlement settles an op the run recorded (Store.Settle refuses any
+// other key, and the host settles only a child's spawn or a task's call),
+// so its read is skipped there.
 func (h *Host) inbox(ctx context.Context, rs *runState, outs []store.Outcome) error {
-	sets, err := h.cfg.Store.Settlements(ctx, rs.run.ID)
-	if err != nil {
-		return fmt.Errorf("drive %s: %w", rs.run.ID, err)
-	}
-	for _, s := range sets {
-		rs.mb.put(settlementCompletion(s))
+	if len(outs) > 0 {
+		sets, err := h.cfg.Store.Settlements(ctx, rs.run.ID)
+		if err != nil {
+			return fmt.Errorf("drive %s: %w", rs.run.ID, err)
+		}
+		for _, s := range sets {
+			rs.mb.put(settlementCompletion(s))
+		}
 	}
 	delivered := false
 	for _, o := range outs {

@@ -236,15 +236,18 @@ func (e *Env) id(prefix string) string {
 // start creates a run of workflow with input, leased to the host for
 // the drive that follows.
 func (e *Env) start(ctx context.Context, prefix, workflow string, input any) (string, error) {
+	id := e.id(prefix)
+	return id, e.startID(ctx, id, workflow, input)
+}
+
+// startID is start with the run id given.
+func (e *Env) startID(ctx context.Context, id, workflow string, input any) error {
 	in, err := json.Marshal(input)
 	if err != nil {
-		return "", err
+		return err
 	}
-	r, err := e.Host.Start(ctx, host.StartOptions{Module: e.Module.Hash, Workflow: workflow, Input: in, ID: e.id(prefix), Seed: 1, ClaimForDrive: true})
-	if err != nil {
-		return "", err
-	}
-	return r.ID, nil
+	_, err = e.Host.Start(ctx, host.StartOptions{Module: e.Module.Hash, Workflow: workflow, Input: in, ID: id, Seed: 1, ClaimForDrive: true})
+	return err
 }
 
 // drive drives a run and checks that it reached want.

@@ -161,16 +161,18 @@ func Run(ctx context.Context, workload string, o Options, s Sizes, progress io.W
 				return nil, err
 			}
 		}
-		var total, hostPart []time.Duration
+		var total, firstOp, hostPart []time.Duration
 		for i := 0; i < s.Samples; i++ {
 			a, err := e.Activate(ctx)
 			if err != nil {
 				return nil, err
 			}
-			total, hostPart = append(total, a.Total), append(hostPart, a.Host)
+			total, firstOp, hostPart = append(total, a.Total), append(firstOp, a.FirstOp), append(hostPart, a.Host)
 		}
 		add("p50_ms", ms(Percentile(total, 50)))
 		add("p99_ms", ms(Percentile(total, 99)))
+		add("first_op_p50_ms", ms(Percentile(firstOp, 50)))
+		add("first_op_p99_ms", ms(Percentile(firstOp, 99)))
 		add("p50_before_instantiate_ms", ms(Percentile(hostPart, 50)))
 		fmt.Fprintf(progress, "%s: %d samples, p50 %v, p99 %v\n", workload, len(total), Percentile(total, 50), Percentile(total, 99))
 		co := o
