@@ -158,8 +158,15 @@ func (h *Host) drive(ctx context.Context, rs *runState) (store.Run, error) {
 	if h.sim != nil {
 		rs.world = simWorld{run: h.sim.run(runID, run.StartTime), cfg: h.sim.cfg}
 	}
+	fresh := run.Status == store.RunPending
 	rs.run.Status, rs.run.WakeAt, rs.run.Error = store.RunRunning, 0, ""
-	if err := h.commitRun(ctx, rs); err != nil {
+	if fresh {
+		// A run never executed has no journal to guard: its status goes
+		// with the first records (the first idle point, or its end), and
+		// its first op does not wait for a commit of its own.
+		rs.run.UpdatedAt = time.Now()
+		rs.batch.Runs = append(rs.batch.Runs, rs.run)
+	} else if err := h.commitRun(ctx, rs); err != nil {
 		return run, err
 	}
 	for {
@@ -168,6 +175,8 @@ func (h *Host) drive(ctx context.Context, rs *runState) (store.Run, error) {
 			return rs.run, err
 		}
 		switch x.state {
+		case stUnrecorded:
+			return rs.run, fmt.Errorf("drive %s: %w", runID, x.failure)
 		case stEvicted:
 			h.metrics.evictReplay.Add(1)
 			rs.dropped(x.lastSeq)

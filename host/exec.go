@@ -29,6 +29,10 @@ const (
 	stSuspended           // dropped until a timer or a settlement
 	stDescribed           // describe mode ended
 	stStopped             // stopped by a cancellation it did not take in time (watchdog.go)
+	// stUnrecorded: a commit of the execution's records failed. The drive
+	// returns the error and the run is not failed: what was committed
+	// before stands, and the next drive replays it.
+	stUnrecorded
 )
 
 // exec is one instance of a run's module, from instantiation to exit.

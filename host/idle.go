@@ -104,7 +104,7 @@ func (x *exec) flush(ctx context.Context) error {
 	var err error
 	x.blocking(func() { err = x.rs.flush(ctx, x.h.cfg.Store) })
 	if err != nil {
-		return x.stop(stFailed, err)
+		return x.stop(stUnrecorded, err)
 	}
 	return nil
 }

@@ -61,7 +61,7 @@ func (x *exec) stepDone(ctx context.Context, stack []uint64) error {
 	if len(x.rs.batch.Outcomes) >= flushEvery && !x.s.Replaying() && !x.upgrade {
 		x.blocking(func() { err = x.rs.flushAsync(x.h) })
 		if err != nil {
-			return x.stop(stFailed, err)
+			return x.stop(stUnrecorded, err)
 		}
 	}
 	return nil
