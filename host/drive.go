@@ -158,17 +158,12 @@ func (h *Host) drive(ctx context.Context, rs *runState) (store.Run, error) {
 	if h.sim != nil {
 		rs.world = simWorld{run: h.sim.run(runID, run.StartTime), cfg: h.sim.cfg}
 	}
-	fresh := run.Status == store.RunPending
+	// The running status is committed as the first execution starts
+	// (execute), without waiting for it.
 	rs.run.Status, rs.run.WakeAt, rs.run.Error = store.RunRunning, 0, ""
-	if fresh {
-		// A run never executed has no journal to guard: its status goes
-		// with the first records (the first idle point, or its end), and
-		// its first op does not wait for a commit of its own.
-		rs.run.UpdatedAt = time.Now()
-		rs.batch.Runs = append(rs.batch.Runs, rs.run)
-	} else if err := h.commitRun(ctx, rs); err != nil {
-		return run, err
-	}
+	rs.run.UpdatedAt = time.Now()
+	rs.batch.Runs = append(rs.batch.Runs, rs.run)
+	rs.statusDue = true
 	for {
 		x, outs, err := h.execute(ctx, rs, cm)
 		if err != nil {
@@ -264,6 +259,16 @@ func (h *Host) execute(ctx context.Context, rs *runState, cm *cachedModule) (*ex
 	h.emitStarted(rs.run, len(recs) > 0)
 	h.metrics.execution(len(recs) > 0)
 	h.log.Debug("execution started", "run", runID, "workflow", rs.run.Workflow, "replay", len(recs) > 0, "records", len(recs))
+	if rs.statusDue {
+		// The run's running status commits while the instance starts:
+		// the first op does not wait for it, and the execution's first
+		// flush (or the run's end) does (flushAsync keeps commits in
+		// order). A failed commit is the drive's error (stUnrecorded).
+		rs.statusDue = false
+		if err := rs.flushAsync(h); err != nil {
+			return nil, nil, fmt.Errorf("drive %s: %w", runID, err)
+		}
+	}
 	x := newExec(h, rs, recs)
 	h.instantiate(ctx, cm, x)
 	return x, outs, nil

@@ -22,6 +22,7 @@ import (
 type runState struct {
 	run        store.Run
 	opts       DriveOptions
+	statusDue  bool // the batch holds the drive's running status, to commit as the execution starts
 	mb         mailbox
 	timers     map[string]int64 // armed durable timers: key -> deadline
 	handles    map[string]*time.Timer
