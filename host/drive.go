@@ -161,8 +161,7 @@ func (h *Host) drive(ctx context.Context, rs *runState) (store.Run, error) {
 	// The running status is committed as the first execution starts
 	// (execute), without waiting for it.
 	rs.run.Status, rs.run.WakeAt, rs.run.Error = store.RunRunning, 0, ""
-	rs.run.UpdatedAt = time.Now()
-	rs.batch.Runs = append(rs.batch.Runs, rs.run)
+	queueRun(rs)
 	rs.statusDue = true
 	for {
 		x, outs, err := h.execute(ctx, rs, cm)
@@ -430,10 +429,16 @@ func markOrphans(rs *runState, outs []store.Outcome, s *sched.Sched) {
 	}
 }
 
-// commitRun commits queued records with the run's current status.
-func (h *Host) commitRun(ctx context.Context, rs *runState) error {
+// queueRun queues the run's current status (stamped now) for the next
+// commit.
+func queueRun(rs *runState) {
 	rs.run.UpdatedAt = time.Now()
 	rs.batch.Runs = append(rs.batch.Runs, rs.run)
+}
+
+// commitRun commits queued records with the run's current status.
+func (h *Host) commitRun(ctx context.Context, rs *runState) error {
+	queueRun(rs)
 	if err := rs.flush(context.WithoutCancel(ctx), h.cfg.Store); err != nil {
 		return fmt.Errorf("drive %s: %w", rs.run.ID, err)
 	}

@@ -12,13 +12,21 @@ import (
 // runStatusSQL reads the status of one run.
 const runStatusSQL = `SELECT status FROM runs WHERE id = ?`
 
-// checkJournalsOpen fails with store.JournalClosedError (wrapped
-// ErrImmutable) if b writes an outcome of a final run (see store.Batch).
-// A run's status is the one set by a batch applied before b in the same
-// transaction (ended), else the stored one: fenced, the status checkFence
-// read, for the fenced run (a fenced batch writes outcomes of that run
-// only, so it costs no read), else read here.
-func checkJournalsOpen(w *wtx, b *store.Batch, fenced store.RunStatus, ended map[string]store.RunStatus) error {
+// checkBatch checks b inside the writer's transaction before it is
+// applied: its fence (checkFence), and that it writes no outcome of a
+// final run (store.JournalClosedError, wrapping ErrImmutable; see
+// store.Batch). A run's status is the one set by a batch applied before b
+// in the same transaction (ended), else the stored one: for a fenced
+// batch, whose outcomes are all of the fenced run, the status the fence's
+// check read; else read here, once per run.
+func checkBatch(w *wtx, b *store.Batch, ended map[string]store.RunStatus) error {
+	fenced, err := checkFence(w, b)
+	if err != nil || len(b.Outcomes) == 0 {
+		return err
+	}
+	if f := b.Fence; f != nil {
+		return closedJournal(f.RunID, fenced, ended)
+	}
 	var checked []string
 	for i := range b.Outcomes {
 		id := b.Outcomes[i].RunID
@@ -26,20 +34,25 @@ func checkJournalsOpen(w *wtx, b *store.Batch, fenced store.RunStatus, ended map
 			continue
 		}
 		checked = append(checked, id)
-		st, ok := ended[id]
-		switch {
-		case ok:
-		case b.Fence != nil && id == b.Fence.RunID:
-			st = fenced
-		default:
-			var err error
-			if st, err = runStatus(w, id); err != nil {
-				return err
-			}
+		st, err := runStatus(w, id)
+		if err != nil {
+			return err
 		}
-		if st.Final() {
-			return store.JournalClosedError(id, st)
+		if err := closedJournal(id, st, ended); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// closedJournal is store.JournalClosedError if run id is final: by ended,
+// else by its stored status st.
+func closedJournal(id string, st store.RunStatus, ended map[string]store.RunStatus) error {
+	if e, ok := ended[id]; ok {
+		st = e
+	}
+	if st.Final() {
+		return store.JournalClosedError(id, st)
 	}
 	return nil
 }

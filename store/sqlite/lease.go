@@ -75,7 +75,8 @@ func (d *DB) ClaimRuns(ctx context.Context, owner string, now int64, ttl time.Du
 
 // The statements of the lease writes (prepared once: namedSQL).
 const (
-	// checkLeaseSQL counts the run's rows held by a lease (0 or 1).
+	// checkLeaseSQL reads the status of the run if the lease is its
+	// current one (no row otherwise).
 	checkLeaseSQL = `SELECT status FROM runs WHERE id = ? AND lease_owner <> '' AND lease_owner = ? AND lease_token = ?`
 	claimRunSQL   = `UPDATE runs SET lease_owner = ?, lease_token = ?, lease_expiry = ? WHERE id = ?`
 	// recordLeaseSQL adds a claim to the history; it starts no earlier

@@ -50,7 +50,7 @@ const nextTagSQL1 = `max((SELECT v FROM task_clock WHERE id = 1), coalesce((SELE
 func queueTasks(w *wtx, tasks []store.Task, now int64) error {
 	for i := range tasks {
 		t := tasks[i].ForQueue()
-		created := nanos(t.CreatedAt, time.Unix(0, now))
+		created := nanosOr(t.CreatedAt, now)
 		visible := t.VisibleAt
 		if visible == 0 {
 			visible = created

@@ -163,7 +163,7 @@ func createRuns(w *wtx, creates []store.Run, now int64) error {
 // a lost lease fails it alone with store.ErrLeaseLost (wrapped). A batch
 // that would change a settled outcome or an ended run, or write an outcome
 // of a final run, fails alone with store.ErrImmutable (wrapped; triggers
-// of schema migration 6 and checkJournalsOpen enforce it: see
+// of schema migration 6 and checkBatch enforce it: see
 // store.Batch).
 func (d *DB) Commit(ctx context.Context, b store.Batch) error {
 	if len(b.Creates) == 0 && len(b.Outcomes) == 0 && len(b.Runs) == 0 && len(b.Settlements) == 0 && len(b.Tasks) == 0 && len(b.Attempts) == 0 && b.Fence == nil {
@@ -234,11 +234,7 @@ func applyBatch(w *wtx, creates []store.Run, outs []store.RunOutcome, runs []sto
 	}
 	for i := range runs {
 		r := &runs[i]
-		updated := now
-		if !r.UpdatedAt.IsZero() {
-			updated = r.UpdatedAt.UnixNano()
-		}
-		res, err := w.stmt(sqlUpdateRun).ExecContext(w.ctx, r.ModuleHash, string(r.Status), r.Result, r.Error, r.WakeAt, updated, r.ID)
+		res, err := w.stmt(sqlUpdateRun).ExecContext(w.ctx, r.ModuleHash, string(r.Status), r.Result, r.Error, r.WakeAt, nanosOr(r.UpdatedAt, now), r.ID)
 		if err := immutable(err); errors.Is(err, store.ErrImmutable) {
 			return err // names the run
 		} else if err != nil {
@@ -279,7 +275,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, key) DO NOTHING`
 // insertSettlement stores st unless its (run, key) has one already.
 func insertSettlement(w *wtx, st *store.Settlement, now int64) error {
 	_, err := w.stmt(sqlInsertSettlement).ExecContext(w.ctx,
-		st.RunID, st.Key, string(st.Status), st.Value, st.Error, st.Attempts, nanos(st.CreatedAt, time.Unix(0, now)))
+		st.RunID, st.Key, string(st.Status), st.Value, st.Error, st.Attempts, nanosOr(st.CreatedAt, now))
 	return err
 }
 
@@ -370,7 +366,7 @@ func appendOutcomeArgs(args []any, ro *store.RunOutcome, now int64) []any {
 	}
 	return append(args,
 		ro.RunID, o.Key, o.Kind, o.Function, string(o.Status), o.Value, o.Error,
-		int64(o.Attempts), o.Seq, waited, o.Idle, int64(o.WakeOrder), o.VTime, o.Deadline, orphaned, updatedNanos(o, now), o.StartedAt, o.SettledAt, rowscan.NullBytes(o.Schema))
+		int64(o.Attempts), o.Seq, waited, o.Idle, int64(o.WakeOrder), o.VTime, o.Deadline, orphaned, nanosOr(o.UpdatedAt, now), o.StartedAt, o.SettledAt, rowscan.NullBytes(o.Schema))
 }
 
 // allPlain reports whether every outcome is plain: no error, not waited
@@ -391,15 +387,15 @@ func allPlain(outs []store.RunOutcome) bool {
 func appendPlainArgs(args []any, ro *store.RunOutcome, now int64) []any {
 	o := &ro.Outcome
 	return append(args, ro.RunID, o.Key, o.Kind, o.Function, string(o.Status), o.Value,
-		int64(o.Attempts), o.Seq, o.VTime, updatedNanos(o, now), o.StartedAt, o.SettledAt)
+		int64(o.Attempts), o.Seq, o.VTime, nanosOr(o.UpdatedAt, now), o.StartedAt, o.SettledAt)
 }
 
-// updatedNanos is o's UpdatedAt as unix ns, or now when it is zero.
-func updatedNanos(o *store.Outcome, now int64) int64 {
-	if o.UpdatedAt.IsZero() {
+// nanosOr returns t as unix ns, or now when t is zero.
+func nanosOr(t time.Time, now int64) int64 {
+	if t.IsZero() {
 		return now
 	}
-	return o.UpdatedAt.UnixNano()
+	return t.UnixNano()
 }
 
 // nanos returns t as unix ns, or now when t is zero.

@@ -22,11 +22,7 @@ type request struct {
 
 func (r *request) run(w *wtx) error {
 	if r.batch != nil {
-		fenced, err := checkFence(w, r.batch)
-		if err != nil {
-			return err
-		}
-		if err := checkJournalsOpen(w, r.batch, fenced, nil); err != nil {
+		if err := checkBatch(w, r.batch, nil); err != nil {
 			return err
 		}
 		if err := applyBatch(w, r.batch.Creates, r.batch.Outcomes, r.batch.Runs, r.batch.Settlements, r.batch.Tasks, r.batch.Attempts); err != nil {
@@ -269,11 +265,7 @@ func (d *DB) applyMerged(reqs []*request) error {
 			// as checking it after. A release is applied at once (it
 			// writes lease columns only), so that a later fence of the
 			// same lease in this group fails its check.
-			fenced, err := checkFence(w, r.batch)
-			if err != nil {
-				return err
-			}
-			if err := checkJournalsOpen(w, r.batch, fenced, ended); err != nil {
+			if err := checkBatch(w, r.batch, ended); err != nil {
 				return err
 			}
 			ended = noteEnded(ended, r.batch)
