@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
+	"runtime"
 	"sync"
 	"unsafe"
 
@@ -21,9 +22,16 @@ import (
 type memImage struct {
 	fd   int
 	size uint64 // page-rounded
-	data []byte // the image, for instances that cannot map it
+	// data is the file mapped shared and read-only, for restoreWritten and
+	// for instances that cannot map the file: no copy of the image on the
+	// Go heap, and a page of it costs memory only once read. It is
+	// unmapped when the image becomes unreachable, not at close, since
+	// an instance's reset may still read it then.
+	data []byte
 }
 
+// newMemImage writes data into a new image. data is not kept: it may be
+// a view of an instance's memory (a snapshot).
 func newMemImage(data []byte) (*memImage, error) {
 	fd, err := unix.MemfdCreate("skein-memory-image", unix.MFD_CLOEXEC)
 	if err != nil {
@@ -34,8 +42,27 @@ func newMemImage(data []byte) (*memImage, error) {
 		unix.Close(fd)
 		return nil, fmt.Errorf("ftruncate: %w", err)
 	}
-	// Pages of zeros are left as holes: they read as zeros and take no
-	// memory (a snapshot's free heap is mostly zeros).
+	if err := writeNonZero(fd, data); err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	img := &memImage{fd: fd, size: size}
+	if size > 0 {
+		view, err := unix.Mmap(fd, 0, int(size), unix.PROT_READ, unix.MAP_SHARED)
+		if err != nil {
+			unix.Close(fd)
+			return nil, fmt.Errorf("mmap: %w", err)
+		}
+		img.data = view[:len(data)]
+		runtime.AddCleanup(img, func(b []byte) { unix.Munmap(b) }, view)
+	}
+	return img, nil
+}
+
+// writeNonZero writes data to fd at offset 0, page by page, leaving pages
+// of zeros as holes: they read as zeros and take no memory (a snapshot's
+// free heap is mostly zeros).
+func writeNonZero(fd int, data []byte) error {
 	ps := int(osPageSize)
 	for start := 0; start < len(data); start += ps {
 		page := data[start:min(start+ps, len(data))]
@@ -45,13 +72,12 @@ func newMemImage(data []byte) (*memImage, error) {
 		for off := 0; off < len(page); {
 			n, err := unix.Pwrite(fd, page[off:], int64(start+off))
 			if err != nil {
-				unix.Close(fd)
-				return nil, fmt.Errorf("write: %w", err)
+				return fmt.Errorf("write: %w", err)
 			}
 			off += n
 		}
 	}
-	return &memImage{fd: fd, size: size, data: data}, nil
+	return nil
 }
 
 // mapInto maps the image copy-on-write over the first img.size bytes of
@@ -107,5 +133,6 @@ func (img *memImage) restoreWritten(buf []byte, ents []byte) ([]byte, bool) {
 			copy(buf[i*ps:(i+1)*ps], img.data[i*ps:])
 		}
 	}
+	runtime.KeepAlive(img) // img.data is unmapped once img is unreachable
 	return ents, true
 }

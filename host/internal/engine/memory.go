@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"runtime"
 
 	"github.com/tetratelabs/wazero/experimental"
 )
@@ -57,5 +58,6 @@ func copiedImage(img *memImage, capacity, limit uint64) experimental.LinearMemor
 	if buf := m.Reallocate(max(capacity, uint64(len(img.data)))); buf != nil {
 		copy(buf, img.data)
 	}
+	runtime.KeepAlive(img) // img.data may be unmapped once img is unreachable
 	return m
 }

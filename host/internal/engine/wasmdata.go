@@ -52,10 +52,15 @@ func activeData(wasm []byte) (sections []wasmSection, dataIndex int, segs []data
 	if len(wasm) < 8 {
 		return nil, 0, nil, false, errors.New("short module")
 	}
-	dataIndex = -1
 	if sections, err = sectionsOf(wasm); err != nil {
 		return nil, 0, nil, false, err
 	}
+	return activeDataOf(sections)
+}
+
+// activeDataOf is activeData of a module already split into sections.
+func activeDataOf(sections []wasmSection) (_ []wasmSection, dataIndex int, segs []dataSegment, ok bool, err error) {
+	dataIndex = -1
 	for i, s := range sections {
 		switch s.id {
 		case 11:
@@ -106,16 +111,26 @@ func sectionsOf(wasm []byte) ([]wasmSection, error) {
 // for (all but "name" and DWARF's ".debug_*"): a module padded with a
 // large custom section costs no copy of it.
 func assemble(header []byte, sections []wasmSection, dataIndex int, data []byte) []byte {
-	out := append([]byte(nil), header[:8]...)
-	for i, s := range sections {
-		if s.id == 0 && !keptCustom(s.content) {
-			continue
-		}
-		c := s.content
+	content := func(i int) []byte {
 		if i == dataIndex {
-			c = data
+			return data
 		}
-		out = appendSection(out, s.id, c)
+		return sections[i].content
+	}
+	kept := func(s wasmSection) bool { return s.id != 0 || keptCustom(s.content) }
+	size := 8
+	for i, s := range sections {
+		if kept(s) {
+			size += 1 + binary.MaxVarintLen32 + len(content(i))
+		}
+	}
+	// Sized once: a module is megabytes, and growing it by appends would
+	// copy it several times into fresh memory.
+	out := append(make([]byte, 0, size), header[:8]...)
+	for i, s := range sections {
+		if kept(s) {
+			out = appendSection(out, s.id, content(i))
+		}
 	}
 	return out
 }
@@ -166,7 +181,17 @@ func mergeData(wasm []byte) ([]byte, error) {
 // host can give every instance that memory without copying it (see
 // memImage). ok is false when the module has a form activeData refuses.
 func splitData(wasm []byte) (stripped, image []byte, ok bool) {
-	sections, dataIndex, segs, ok, err := activeData(wasm)
+	sections, err := sectionsOf(wasm)
+	if err != nil {
+		return nil, nil, false
+	}
+	return splitSections(wasm, sections)
+}
+
+// splitSections is splitData of a module already split into sections
+// (header holds its first 8 bytes).
+func splitSections(header []byte, sections []wasmSection) (stripped, image []byte, ok bool) {
+	sections, dataIndex, segs, ok, err := activeDataOf(sections)
 	if err != nil || !ok || len(segs) == 0 {
 		return nil, nil, false
 	}
@@ -182,7 +207,7 @@ func splitData(wasm []byte) (stripped, image []byte, ok bool) {
 	for _, s := range segs {
 		copy(image[s.offset:], s.data)
 	}
-	return assemble(wasm, sections, dataIndex, []byte{0}), image, true
+	return assemble(header, sections, dataIndex, []byte{0}), image, true
 }
 
 // parseData parses a data section whose segments are all active, in

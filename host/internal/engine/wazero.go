@@ -183,17 +183,20 @@ func (m *wazeroModule) Close(ctx context.Context) error {
 // cannot be, its data segments are merged so that instantiation copies
 // them in a few calls (wasmdata.go).
 func (e *wazeroEngine) Compile(ctx context.Context, wasm []byte, o CompileOptions) (Module, error) {
-	wasm, shape := e.prepareReactor(wasm)
+	sections, shape := e.prepareReactor(wasm)
 	var code []byte
 	var img *memImage
-	if !e.cfg.NoMemoryImages {
-		if stripped, data, ok := splitData(wasm); ok {
+	if !e.cfg.NoMemoryImages && sections != nil {
+		if stripped, data, ok := splitSections(wasm, sections); ok {
 			if i, err := newMemImage(data); err == nil {
 				code, img = stripped, i
 			}
 		}
 	}
 	if code == nil {
+		if sections != nil {
+			wasm = assemble(wasm, sections, -1, nil)
+		}
 		code = mergeDataSegments(wasm)
 	}
 	var unchecked error // the module could not have the interrupt checks (refused after the import check)

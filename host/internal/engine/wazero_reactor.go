@@ -15,18 +15,20 @@ import (
 // engine takes its snapshot and Config.InitTimeout is 0.
 const defaultInitTimeout = 10 * time.Second
 
-// prepareReactor returns wasm ready to compile and the module's shape:
-// a reactor to be snapshotted gets exports for its globals.
-func (e *wazeroEngine) prepareReactor(wasm []byte) ([]byte, reactorShape) {
+// prepareReactor returns the module's sections, ready to be assembled
+// and compiled, and the module's shape: a reactor to be snapshotted gets
+// exports for its globals. sections is nil when the module cannot be
+// parsed (the compiler reports what is wrong).
+func (e *wazeroEngine) prepareReactor(wasm []byte) ([]wasmSection, reactorShape) {
 	sections, err := sectionsOf(wasm)
 	if err != nil {
-		return wasm, reactorShape{} // the compiler reports what is wrong
+		return nil, reactorShape{}
 	}
 	s, err := shapeOf(sections)
 	if err != nil || !s.reactor || e.cfg.NoSnapshots {
-		return wasm, s
+		return sections, s
 	}
-	return assemble(wasm, exportGlobals(sections, s), -1, nil), s
+	return exportGlobals(sections, s), s
 }
 
 // initContext bounds a reactor's _initialize by limit, or by
@@ -78,7 +80,7 @@ func (e *wazeroEngine) snapshot(ctx context.Context, m *wazeroModule, s reactorS
 		return &InvalidError{Err: errors.New("a reactor module must define its linear memory")}
 	}
 	data, _ := mem.Read(0, mem.Size())
-	img, err := newMemImage(append([]byte(nil), data...))
+	img, err := newMemImage(data) // written to the image's file: no copy on the heap
 	if err != nil {
 		return nil // no snapshot where images cannot be made: instances run _initialize
 	}
