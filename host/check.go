@@ -347,8 +347,9 @@ func describeOutcome(o *store.Outcome, tick int) string {
 	return fmt.Sprintf("tick %d: %s %q at key %q settled %s", tick, o.Kind, o.Function, o.Key, endText(string(o.Value), o.Error))
 }
 
-// childPage is the page of runs copyChildren lists at a time: most runs
-// have no children, and a list copies every run it returns.
+// childPage is the page of runs copyChildren lists at a time after its
+// first page of one: most runs have no children, and a list copies every
+// run it returns.
 const childPage = 32
 
 // copyChildren copies the child runs of run (ids "{run}.…", at any depth)
@@ -356,8 +357,8 @@ const childPage = 32
 func (h *Host) copyChildren(ctx context.Context, from, to string) error {
 	st := h.cfg.Store
 	after := from + "."
-	for {
-		rs, err := st.Runs(ctx, store.RunFilter{After: after, Limit: childPage})
+	for page := 1; ; page = childPage {
+		rs, err := st.Runs(ctx, store.RunFilter{After: after, Limit: page})
 		if err != nil {
 			return err
 		}
@@ -390,7 +391,7 @@ func (h *Host) copyChildren(ctx context.Context, from, to string) error {
 			}
 			h.sim.mu.Unlock()
 		}
-		if n < childPage {
+		if n < page {
 			return nil
 		}
 	}

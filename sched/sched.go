@@ -235,10 +235,12 @@ func (s *Sched) newTask(scope *lineage.Scope) *task {
 }
 
 // allocPromise returns a zero promise from a block of them: an execution
-// makes one per op, and one allocation per block is cheaper.
+// makes one per op, and one allocation per block is cheaper. Blocks grow
+// with the execution's promises, from 8 to 64: a short execution (most
+// of a check's replays) does not pay for 64.
 func (s *Sched) allocPromise() *promise {
 	if len(s.slab) == 0 {
-		s.slab = make([]promise, 64)
+		s.slab = make([]promise, min(64, max(8, len(s.promises))))
 	}
 	p := &s.slab[0]
 	s.slab = s.slab[1:]
