@@ -53,7 +53,7 @@ func newMemImage(data []byte) (*memImage, error) {
 			unix.Close(fd)
 			return nil, fmt.Errorf("mmap: %w", err)
 		}
-		img.data = view[:len(data)]
+		img.data = view // page-rounded: a written tail past len(data) is reset to zeros too
 		runtime.AddCleanup(img, func(b []byte) { unix.Munmap(b) }, view)
 	}
 	return img, nil
@@ -109,22 +109,28 @@ var pagemap = sync.OnceValue(func() *os.File {
 // pages the kernel gave a private copy (present and no longer the
 // file's page) or swapped out. Pages only read still map the image and
 // stay mapped, so the next run on the memory takes no fault for them.
-// It reports false when the page map cannot be read; ents is scratch
-// space, returned for the next call.
-func (img *memImage) restoreWritten(buf []byte, ents []byte) ([]byte, bool) {
+// It finds the pages with PAGEMAP_SCAN (memscan_linux.go) or, on an
+// older kernel, by reading an entry of the page map per page. It reports
+// false when the page map cannot be read; s is scratch space.
+func (img *memImage) restoreWritten(buf []byte, s *resetScratch) bool {
 	f := pagemap()
 	if f == nil || uint64(len(buf)) != img.size || len(buf) == 0 {
-		return ents, false
+		return false
+	}
+	defer runtime.KeepAlive(img) // img.data is unmapped once img is unreachable
+	var ok bool
+	if s.regions, ok = img.restoreScanned(f.Fd(), buf, s.regions); ok {
+		return true
 	}
 	ps := int(osPageSize)
 	pages := len(buf) / ps
-	if cap(ents) < pages*8 {
-		ents = make([]byte, pages*8)
+	if cap(s.ents) < pages*8 {
+		s.ents = make([]byte, pages*8)
 	}
-	ents = ents[:pages*8]
+	ents := s.ents[:pages*8]
 	first := uintptr(unsafe.Pointer(unsafe.SliceData(buf))) / uintptr(ps)
 	if _, err := f.ReadAt(ents, int64(first)*8); err != nil {
-		return ents, false
+		return false
 	}
 	for i := range pages {
 		e := binary.LittleEndian.Uint64(ents[i*8:])
@@ -133,6 +139,12 @@ func (img *memImage) restoreWritten(buf []byte, ents []byte) ([]byte, bool) {
 			copy(buf[i*ps:(i+1)*ps], img.data[i*ps:])
 		}
 	}
-	runtime.KeepAlive(img) // img.data is unmapped once img is unreachable
-	return ents, true
+	return true
+}
+
+// resetScratch is restoreWritten's scratch space, kept by a memory
+// between resets.
+type resetScratch struct {
+	regions []pageRegion // PAGEMAP_SCAN's output
+	ents    []byte       // the page map's entries
 }

@@ -20,4 +20,7 @@ func (img *memImage) mapInto([]byte) error { return errors.New("unsupported") }
 
 func (img *memImage) close() {}
 
-func (img *memImage) restoreWritten(_, ents []byte) ([]byte, bool) { return ents, false }
+func (img *memImage) restoreWritten([]byte, *resetScratch) bool { return false }
+
+// resetScratch is restoreWritten's scratch space (none here).
+type resetScratch struct{}

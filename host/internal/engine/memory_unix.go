@@ -35,10 +35,10 @@ func reserveMemory(capacity, max uint64) experimental.LinearMemory {
 // wazero calls Reallocate only from the goroutine that runs the instance;
 // the mutex keeps Free after a trap safe all the same.
 type reservedMemory struct {
-	mu   sync.Mutex
-	buf  []byte
-	max  uint64
-	ents []byte // scratch for remap
+	mu      sync.Mutex
+	buf     []byte
+	max     uint64
+	scratch resetScratch // for remap
 }
 
 // Reallocate commits memory up to size bytes and returns the memory; it
@@ -98,8 +98,7 @@ func (m *reservedMemory) remap(img *memImage) bool {
 	if uint64(len(m.buf)) != img.size {
 		return false
 	}
-	var ok bool
-	if m.ents, ok = img.restoreWritten(m.buf, m.ents); ok {
+	if img.restoreWritten(m.buf, &m.scratch) {
 		return true
 	}
 	return img.mapInto(m.buf[:cap(m.buf)]) == nil

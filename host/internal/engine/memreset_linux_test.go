@@ -9,13 +9,14 @@ import (
 )
 
 // TestMemoryReset: a memory mapped from an image gets the image's
-// contents back after the guest wrote to it, both by copying the image
-// over the written pages (which leaves the pages only read mapped) and
-// by mapping the image again.
+// contents back after the guest wrote to it, by copying the image over
+// the written pages (found with PAGEMAP_SCAN, or by reading the page
+// map's entries on kernels without it), which leaves the pages only
+// read mapped, and by mapping the image again.
 func TestMemoryReset(t *testing.T) {
 	const pages = 16
 	ps := int(osPageSize)
-	data := make([]byte, pages*ps)
+	data := make([]byte, pages*ps-100) // a tail past the image, in its last page
 	for i := range data {
 		data[i] = byte(rand.IntN(256))
 	}
@@ -24,32 +25,76 @@ func TestMemoryReset(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer img.close()
-	for _, copyBack := range []bool{true, false} {
-		m, ok := imageMemory(img, uint64(len(data)), 64*uint64(len(data)), true).(*reservedMemory)
+	want := append(data, make([]byte, 100)...)
+	for _, mode := range []string{"scan", "entries", "map"} {
+		m, ok := imageMemory(img, uint64(len(want)), 64*uint64(len(want)), true).(*reservedMemory)
 		if !ok {
 			t.Fatal("no reserved memory")
 		}
-		buf := m.Reallocate(uint64(len(data)))
+		buf := m.Reallocate(uint64(len(want)))
 		_ = buf[3*ps] // read page 3
 		buf[1*ps] ^= 0xff
 		buf[5*ps+7] ^= 0xff
-		buf[15*ps+ps-1] ^= 0xff
-		var read bool
-		if copyBack {
-			m.ents, read = img.restoreWritten(m.buf, m.ents)
+		buf[6*ps+7] ^= 0xff     // pages 5 and 6: one range
+		buf[15*ps+ps-1] ^= 0xff // in the tail
+		switch mode {
+		case "scan", "entries":
+			noPagemapScan.Store(mode == "entries")
+			read := img.restoreWritten(m.buf, &m.scratch)
 			if !read {
 				t.Skip("/proc/self/pagemap cannot be read here")
 			}
-			if private(t, buf, 3) || !private(t, buf, 1) {
-				t.Error("page 3 (read) should still map the image, page 1 (written) be a private copy")
+			if mode == "scan" && noPagemapScan.Load() {
+				t.Log("this kernel has no PAGEMAP_SCAN: the entries were read")
 			}
-		} else if err := img.mapInto(m.buf[:cap(m.buf)]); err != nil {
-			t.Fatal(err)
+			noPagemapScan.Store(false)
+			if private(t, buf, 3) || !private(t, buf, 1) || !private(t, buf, 6) {
+				t.Errorf("%s: page 3 (read) should still map the image, pages 1 and 6 (written) be private copies", mode)
+			}
+		case "map":
+			if err := img.mapInto(m.buf[:cap(m.buf)]); err != nil {
+				t.Fatal(err)
+			}
 		}
-		if !bytes.Equal(buf, data) {
-			t.Errorf("copyBack=%v: the memory differs from the image after the reset", copyBack)
+		if !bytes.Equal(buf, want) {
+			t.Errorf("%s: the memory differs from the image after the reset", mode)
 		}
 		m.Free()
+	}
+}
+
+// BenchmarkMemoryReset resets an 8 MB memory of which the guest wrote
+// 40 pages, with PAGEMAP_SCAN and with the page map's entries.
+func BenchmarkMemoryReset(b *testing.B) {
+	ps := int(osPageSize)
+	data := make([]byte, 8<<20)
+	for i := 0; i < len(data); i += 64 {
+		data[i] = 1
+	}
+	img, err := newMemImage(data)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer img.close()
+	for _, mode := range []string{"scan", "entries"} {
+		b.Run(mode, func(b *testing.B) {
+			m, ok := imageMemory(img, uint64(len(data)), 2*uint64(len(data)), true).(*reservedMemory)
+			if !ok {
+				b.Fatal("no reserved memory")
+			}
+			defer m.Free()
+			buf := m.Reallocate(uint64(len(data)))
+			noPagemapScan.Store(mode == "entries")
+			defer noPagemapScan.Store(false)
+			for b.Loop() {
+				for p := 0; p < 40; p++ {
+					buf[(p*97%2048)*ps] = 2
+				}
+				if !img.restoreWritten(m.buf, &m.scratch) {
+					b.Skip("/proc/self/pagemap cannot be read here")
+				}
+			}
+		})
 	}
 }
 
