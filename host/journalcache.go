@@ -143,8 +143,12 @@ func (s journalStore) Outcomes(ctx context.Context, runID string) ([]store.Outco
 // finalOutcomes is Outcomes of the run id, which the caller read final
 // (store.RunStatus.Final) before this call: its journal is closed
 // (store.Batch), so the cache answers without a lease, and keeps what it
-// reads from the store for good (within its budget).
+// reads from the store for good (within its budget). The caller must not
+// write the slice: it may be the one the cache keeps.
 func (s journalStore) finalOutcomes(ctx context.Context, id string) ([]store.Outcome, error) {
+	if outs, ok := s.c.getFinal(id); ok {
+		return s.fromMemory(ctx, id, outs)
+	}
 	if outs, _, _, ok := s.c.get(id); ok {
 		return s.fromMemory(ctx, id, outs)
 	}

@@ -169,9 +169,29 @@ func (c *journalCache) get(run string) (outs []store.Outcome, token, gen int64, 
 	return e.copyOut(&c.lru), 0, 0, true
 }
 
+// getFinal returns the journal of run if it is kept closed (final): the
+// kept slice itself, not a copy, for a caller that only reads it. A
+// closed journal is never written again (store.Batch), so nothing
+// changes the slice once it is sorted here.
+func (c *journalCache) getFinal(run string) ([]store.Outcome, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.entries[run]
+	if e == nil || !e.final {
+		return nil, false
+	}
+	return slices.Clip(e.inOrder(&c.lru)), true
+}
+
 // copyOut returns a copy of e's journal in store.CompareJournal order and
 // marks e used in lru.
 func (e *keptJournal) copyOut(lru *list.List) []store.Outcome {
+	return slices.Clone(e.inOrder(lru))
+}
+
+// inOrder sorts e's journal in store.CompareJournal order, if it is not
+// yet, marks e used in lru and returns the journal.
+func (e *keptJournal) inOrder(lru *list.List) []store.Outcome {
 	if !e.sorted {
 		slices.SortFunc(e.outs, store.CompareJournal)
 		for i := range e.outs {
@@ -180,7 +200,7 @@ func (e *keptJournal) copyOut(lru *list.List) []store.Outcome {
 		e.sorted = true
 	}
 	lru.MoveToFront(e.elem)
-	return slices.Clone(e.outs)
+	return e.outs
 }
 
 // put keeps outs, read from the store under lease token, as the run's
