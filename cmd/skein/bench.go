@@ -29,7 +29,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	engines := fs.String("engine", "wazero", "engines, comma-separated: wazero, wasmtime (a binary built with -tags wasmtime), or all; each workload runs on each in turn")
 	asJSON := fs.Bool("json", false, "print one JSON object per figure")
 	module := fs.String("module", defaultBenchModule, "the bench workflow module (build it with: make bench-wasm)")
-	dir := fs.String("dir", "", "folder for the benchmark databases (default: a temporary folder, removed)")
+	dir := fs.String("dir", "", "folder for the benchmark databases, created if missing (default: a temporary folder, removed)")
 	quick := fs.Bool("quick", false, "tiny sizes: every workload in a few seconds (a smoke test, not a measurement)")
 	quiet := fs.Bool("quiet", false, "no progress lines on stderr")
 	pgURL := fs.String("store", "", "a postgres:// URL: run the activities workloads on that PostgreSQL database instead of SQLite (--durability is then ignored)")
@@ -56,6 +56,11 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	wasm, err := os.ReadFile(*module)
 	if err != nil {
 		return fmt.Errorf("bench module: %w (build it with: make bench-wasm, or pass --module)", err)
+	}
+	if *dir != "" {
+		if err := os.MkdirAll(*dir, 0o755); err != nil {
+			return fmt.Errorf("bench --dir: %w", err)
+		}
 	}
 	// One compilation cache for the whole command: the first host compiles
 	// the module, every later one loads it from this folder.

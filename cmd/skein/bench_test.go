@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -56,18 +58,23 @@ func benchQuickJSON(t *testing.T, module string) {
 	}
 }
 
-// TestBenchText prints one line per figure; bad flags are usage errors.
+// TestBenchText prints one line per figure, with its databases in a
+// --dir it creates; bad flags are usage errors.
 func TestBenchText(t *testing.T) {
 	module := wasmbuild.Build(t, "./testdata/workflows/bench")
 	var stdout, stderr bytes.Buffer
+	dir := filepath.Join(t.TempDir(), "new", "dbs")
 	code := runMain(context.Background(), []string{"bench", "--workload", "sequential", "--durability", "strict", "--interrupt", "off",
-		"--steps", "50", "--repeat", "1", "--quiet", "--module", module, "--dir", t.TempDir()}, &stdout, &stderr)
+		"--steps", "50", "--repeat", "1", "--quiet", "--module", module, "--dir", dir}, &stdout, &stderr)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s%s", code, stdout.String(), stderr.String())
 	}
 	fields := strings.Fields(stdout.String())
 	if len(fields) != 7 || fields[0] != "sequential" || fields[1] != "steps_per_s" || fields[3] != "durability=strict" || fields[4] != "interrupt=off" || fields[5] != "reuse=on" || fields[6] != "engine=wazero" {
 		t.Fatalf("want one line `sequential steps_per_s N durability=strict interrupt=off reuse=on engine=wazero`, got %q", stdout.String())
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		t.Errorf("--dir %s was not created: %v", dir, err)
 	}
 	for _, args := range [][]string{
 		{"bench", "--workload", "nope"},
