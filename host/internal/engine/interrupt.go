@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/skeinrun/skein/host/internal/wasmlimits"
 	"github.com/tetratelabs/wazero"
@@ -98,8 +97,16 @@ func addInterruptChecks(wasm []byte, shape *wasmlimits.Shape) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	return interruptChecked(wasm, sections, shape)
+}
+
+// interruptChecked is addInterruptChecks of a module split into sections
+// (wasm holds its header): it assembles the module once, with the checks
+// written straight into it, and with no custom section but "name" (the
+// checks make DWARF's code offsets stale; wazero reads no other).
+func interruptChecked(wasm []byte, sections []wasmSection, shape *wasmlimits.Shape) ([]byte, error) {
 	if shape == nil || shape.CodeBytes != codeBytes(sections) {
-		s, err := wasmlimits.Measure(wasm)
+		s, err := wasmlimits.Measure(assemble(wasm, sections, -1, nil))
 		if err != nil {
 			return nil, err
 		}
@@ -114,24 +121,29 @@ func addInterruptChecks(wasm []byte, shape *wasmlimits.Shape) ([]byte, error) {
 		return nil, errNoMemory
 	}
 	check := checkCode(flag)
-	out := make([]byte, 0, len(wasm)+len(loops)*(len(check)+1)+64)
-	out = append(out, wasm[:8]...)
+	size := 8 + len(loops)*len(check) + 128
+	for _, s := range sections {
+		size += 1 + binary.MaxVarintLen32 + len(s.content)
+	}
+	out := append(make([]byte, 0, size), wasm[:8]...)
 	added := map[byte]bool{}
 	for _, s := range sections {
 		c := s.content
 		switch {
-		case s.id == 0 && strings.HasPrefix(customName(c), ".debug_"):
+		case s.id == 0 && customName(c) != "name":
 			continue
 		case s.id == 6:
 			c, added[6] = appendVec(appendVec(c, newGlobal), newCountdown), true
 		case s.id == 7:
 			c, added[7] = appendVec(c, flagExport(flag)), true
-		case s.id == 10:
-			if c, err = checkLoops(c, loops, check); err != nil {
-				return nil, err
-			}
 		}
 		out = addMissing(out, s.id, added, flag)
+		if s.id == 10 {
+			if out, err = appendCheckedCode(out, c, loops, check); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		out = appendSection(out, s.id, c)
 	}
 	return addMissing(out, 255, added, flag), nil
@@ -199,39 +211,72 @@ func appendVec(content, entry []byte) []byte {
 	return append(c, entry...)
 }
 
-// checkLoops returns the code section content with check inserted at
-// each offset of loops (in content).
-func checkLoops(content []byte, loops []int, check []byte) ([]byte, error) {
-	n, k := uvarint(content)
-	out := make([]byte, 0, len(content)+len(loops)*(len(check)+1)+16)
+// appendCheckedCode appends the code section whose content is content,
+// with check inserted at each offset of loops (in content, ascending). It
+// walks the function bodies twice: once for the section's size, once to
+// write it, so the section goes straight into out.
+func appendCheckedCode(out, content []byte, loops []int, check []byte) ([]byte, error) {
+	size := 0
+	if err := walkBodies(content, loops, len(check), func(_, _ int, bodySize uint64, _ []int) {
+		size += uvarintLen(bodySize) + int(bodySize)
+	}); err != nil {
+		return nil, err
+	}
+	n, _ := uvarint(content)
+	out = append(out, 10)
+	out = binary.AppendUvarint(out, uint64(uvarintLen(n)+size))
 	out = binary.AppendUvarint(out, n)
+	err := walkBodies(content, loops, len(check), func(start, end int, bodySize uint64, at []int) {
+		out = binary.AppendUvarint(out, bodySize)
+		from := start
+		for _, l := range at {
+			out = append(append(out, content[from:l]...), check...)
+			from = l
+		}
+		out = append(out, content[from:end]...)
+	})
+	return out, err
+}
+
+// walkBodies calls body for each function body of the code section
+// content with its span in content, its size once a check of checkLen
+// bytes is inserted at each of its loops, and its loops.
+func walkBodies(content []byte, loops []int, checkLen int, body func(start, end int, size uint64, at []int)) error {
+	n, k := uvarint(content)
+	if k <= 0 {
+		return errors.New("bad code section")
+	}
 	pos, next := k, 0
 	for range n {
 		size, w := uvarint(content[pos:])
 		if w <= 0 || uint64(len(content)-pos-w) < size {
-			return nil, fmt.Errorf("bad function body at byte %d of the code section", pos)
+			return fmt.Errorf("bad function body at byte %d of the code section", pos)
 		}
 		start, end := pos+w, pos+w+int(size)
 		first := next
 		for next < len(loops) && loops[next] < end {
 			if loops[next] < start {
-				return nil, fmt.Errorf("a loop at byte %d of the code section, outside a function body", loops[next])
+				return fmt.Errorf("a loop at byte %d of the code section, outside a function body", loops[next])
 			}
 			next++
 		}
-		out = binary.AppendUvarint(out, size+uint64((next-first)*len(check)))
-		at := start
-		for _, l := range loops[first:next] {
-			out = append(append(out, content[at:l]...), check...)
-			at = l
-		}
-		out = append(out, content[at:end]...)
+		body(start, end, size+uint64((next-first)*checkLen), loops[first:next])
 		pos = end
 	}
 	if next != len(loops) {
-		return nil, fmt.Errorf("%d loops outside the function bodies", len(loops)-next)
+		return fmt.Errorf("%d loops outside the function bodies", len(loops)-next)
 	}
-	return out, nil
+	return nil
+}
+
+// uvarintLen is the length of v's LEB128 encoding.
+func uvarintLen(v uint64) int {
+	n := 1
+	for v >= 0x80 {
+		v >>= 7
+		n++
+	}
+	return n
 }
 
 // codeBytes is the size of the code section's content (0 without one).

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
 	"runtime"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/tetratelabs/wazero"
 
 	"github.com/skeinrun/skein/host/internal/wasmlimits"
+	"github.com/skeinrun/skein/internal/wasmbuild"
 )
 
 func section(id byte, content ...byte) wasmSection { return wasmSection{id: id, content: content} }
@@ -158,5 +160,43 @@ func TestInterruptGlobalsUnreachable(t *testing.T) {
 	_, err := addInterruptChecks(wasmModule(secTypes, secFuncs, secMemory, secExports, body), nil)
 	if err == nil || !strings.Contains(err.Error(), "global index 0, but the module has 0 globals") {
 		t.Fatalf("a module setting a global it does not have: %v; want it refused", err)
+	}
+}
+
+// TestModuleCodeOnePass: the module Compile hands wazero, assembled once
+// from the prepared sections with the data split off and the checks
+// written in, is byte for byte the module of the steps taken one by one
+// (assemble the prepared sections, split the data off, add the checks).
+func TestModuleCodeOnePass(t *testing.T) {
+	wasm, err := os.ReadFile(wasmbuild.Build(t, "./testdata/workflows/bench"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &wazeroEngine{checks: true}
+	sections, shape := e.prepareReactor(wasm)
+	if !shape.reactor {
+		t.Fatal("the bench module is not a reactor")
+	}
+	stripped, image, ok := splitData(assemble(wasm, sections, -1, nil))
+	if !ok {
+		t.Fatal("splitData refused a Go module")
+	}
+	want, err := addInterruptChecks(stripped, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, img, unchecked, err := e.moduleCode(wasm, sections, CompileOptions{})
+	if err != nil || unchecked != nil {
+		t.Fatal(err, unchecked)
+	}
+	if img == nil {
+		t.Skip("no copy-on-write images here: the data segments stay in the module")
+	}
+	defer img.close()
+	if !bytes.Equal(got, want) {
+		t.Fatalf("one pass: %d bytes; step by step: %d bytes, not the same", len(got), len(want))
+	}
+	if !bytes.Equal(img.data[:len(image)], image) {
+		t.Fatal("the image differs from the split data")
 	}
 }

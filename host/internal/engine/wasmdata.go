@@ -191,6 +191,16 @@ func splitData(wasm []byte) (stripped, image []byte, ok bool) {
 // splitSections is splitData of a module already split into sections
 // (header holds its first 8 bytes).
 func splitSections(header []byte, sections []wasmSection) (stripped, image []byte, ok bool) {
+	if sections, image, ok = stripData(sections); !ok {
+		return nil, nil, false
+	}
+	return assemble(header, sections, -1, nil), image, true
+}
+
+// stripData returns sections with an empty data section, and the initial
+// memory their data segments describe (see splitData). It leaves
+// sections as they are.
+func stripData(sections []wasmSection) (stripped []wasmSection, image []byte, ok bool) {
 	sections, dataIndex, segs, ok, err := activeDataOf(sections)
 	if err != nil || !ok || len(segs) == 0 {
 		return nil, nil, false
@@ -207,7 +217,9 @@ func splitSections(header []byte, sections []wasmSection) (stripped, image []byt
 	for _, s := range segs {
 		copy(image[s.offset:], s.data)
 	}
-	return assemble(header, sections, dataIndex, []byte{0}), image, true
+	stripped = slices.Clone(sections)
+	stripped[dataIndex].content = []byte{0}
+	return stripped, image, true
 }
 
 // parseData parses a data section whose segments are all active, in

@@ -184,35 +184,9 @@ func (m *wazeroModule) Close(ctx context.Context) error {
 // them in a few calls (wasmdata.go).
 func (e *wazeroEngine) Compile(ctx context.Context, wasm []byte, o CompileOptions) (Module, error) {
 	sections, shape := e.prepareReactor(wasm)
-	var code []byte
-	var img *memImage
-	if !e.cfg.NoMemoryImages && sections != nil {
-		if stripped, data, ok := splitSections(wasm, sections); ok {
-			if i, err := newMemImage(data); err == nil {
-				code, img = stripped, i
-			}
-		}
-	}
-	if code == nil {
-		if sections != nil {
-			wasm = assemble(wasm, sections, -1, nil)
-		}
-		code = mergeDataSegments(wasm)
-	}
-	var unchecked error // the module could not have the interrupt checks (refused after the import check)
-	if e.checks {
-		checked, err := addInterruptChecks(code, o.Shape)
-		switch {
-		case errors.Is(err, errNoMemory):
-			unchecked = err
-		case err != nil:
-			if img != nil {
-				img.close()
-			}
-			return nil, &InvalidError{Err: err}
-		default:
-			code = checked
-		}
+	code, img, unchecked, err := e.moduleCode(wasm, sections, o)
+	if err != nil {
+		return nil, err
 	}
 	m := &wazeroModule{img: img, codeBytes: len(code), reactor: shape.reactor}
 	if o.Workers > 1 {
@@ -244,6 +218,52 @@ func (e *wazeroEngine) Compile(ctx context.Context, wasm []byte, o CompileOption
 		}
 	}
 	return m, nil
+}
+
+// moduleCode returns the code to compile for wasm, whose sections are as
+// prepareReactor left them: the data segments split off into img (see
+// memImage) or, where that cannot be, merged, and the interrupt checks
+// added when the engine has them; a module with an image is assembled
+// once. unchecked is set when the module cannot have the checks (it has
+// no memory): Compile refuses it after the import check.
+func (e *wazeroEngine) moduleCode(wasm []byte, sections []wasmSection, o CompileOptions) (code []byte, img *memImage, unchecked, err error) {
+	if !e.cfg.NoMemoryImages && sections != nil {
+		if stripped, data, ok := stripData(sections); ok {
+			if i, ierr := newMemImage(data); ierr == nil {
+				sections, img = stripped, i
+			}
+		}
+	}
+	var checked []byte
+	if img != nil {
+		if !e.checks {
+			return assemble(wasm, sections, -1, nil), img, nil, nil
+		}
+		checked, err = interruptChecked(wasm, sections, o.Shape)
+	} else {
+		code = wasm
+		if sections != nil {
+			code = assemble(wasm, sections, -1, nil)
+		}
+		code = mergeDataSegments(code)
+		if !e.checks {
+			return code, nil, nil, nil
+		}
+		checked, err = addInterruptChecks(code, o.Shape)
+	}
+	switch {
+	case errors.Is(err, errNoMemory):
+		if code == nil {
+			code = assemble(wasm, sections, -1, nil)
+		}
+		return code, img, err, nil
+	case err != nil:
+		if img != nil {
+			img.close()
+		}
+		return nil, nil, nil, &InvalidError{Err: err}
+	}
+	return checked, img, nil, nil
 }
 
 // compileRecover runs wazero's compiler, turning a panic in it (a module
