@@ -46,6 +46,12 @@ func newMemImage(data []byte) (*memImage, error) {
 		unix.Close(fd)
 		return nil, err
 	}
+	return imageOf(fd, size)
+}
+
+// imageOf returns the image held in the in-memory file fd, of size bytes
+// (page-rounded), which it owns from then on (closed on failure).
+func imageOf(fd int, size uint64) (*memImage, error) {
 	img := &memImage{fd: fd, size: size}
 	if size > 0 {
 		view, err := unix.Mmap(fd, 0, int(size), unix.PROT_READ, unix.MAP_SHARED)
@@ -53,7 +59,7 @@ func newMemImage(data []byte) (*memImage, error) {
 			unix.Close(fd)
 			return nil, fmt.Errorf("mmap: %w", err)
 		}
-		img.data = view // page-rounded: a written tail past len(data) is reset to zeros too
+		img.data = view // page-rounded: a written tail past the data is reset to zeros too
 		runtime.AddCleanup(img, func(b []byte) { unix.Munmap(b) }, view)
 	}
 	return img, nil

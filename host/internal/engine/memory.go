@@ -20,10 +20,20 @@ import (
 // which the module itself no longer writes (its data segments were split
 // off when it was compiled).
 func withMemory(ctx context.Context, img *memImage, slice bool) context.Context {
+	return withMemoryOf(ctx, img, slice, nil)
+}
+
+// withMemoryOf is withMemory that also sets *got, if got is not nil, to
+// the memory it gives an instance of img.
+func withMemoryOf(ctx context.Context, img *memImage, slice bool, got *experimental.LinearMemory) context.Context {
 	reserve := defaultWasmMemory != nil && !slice
 	if img != nil {
 		return experimental.WithMemoryAllocator(ctx, experimental.MemoryAllocatorFunc(func(capacity, max uint64) experimental.LinearMemory {
-			return imageMemory(img, capacity, max, reserve)
+			lm := imageMemory(img, capacity, max, reserve)
+			if got != nil {
+				*got = lm
+			}
+			return lm
 		}))
 	}
 	if !reserve {

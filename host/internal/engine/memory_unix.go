@@ -88,6 +88,13 @@ func imageMemory(img *memImage, capacity, max uint64, reserve bool) experimental
 	return copiedImage(img, capacity, max)
 }
 
+// mapped reports whether lm, a memory imageMemory returned, maps its
+// image (else it holds a copy).
+func mapped(lm experimental.LinearMemory) bool {
+	_, ok := lm.(*reservedMemory)
+	return ok
+}
+
 // remap gives the memory img's contents again, when the memory is img's
 // size (it never grew past it): it copies the image over the pages
 // written since (restoreWritten) or, where the page map cannot be read,

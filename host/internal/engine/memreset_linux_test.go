@@ -109,3 +109,44 @@ func private(t *testing.T, buf []byte, i int) bool {
 	e := binary.LittleEndian.Uint64(ent)
 	return e&(1<<63) != 0 && e&(1<<61) == 0
 }
+
+// TestSnapshotImage: the image of a memory mapped from a base image and
+// then read and written (within the base and past it, with data and with
+// zeros) is byte for byte the memory, built from the base's file and the
+// written pages only.
+func TestSnapshotImage(t *testing.T) {
+	ps := int(osPageSize)
+	data := make([]byte, 16*ps)
+	for i := range data {
+		data[i] = byte(rand.IntN(255) + 1)
+	}
+	base, err := newMemImage(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer base.close()
+	lm := imageMemory(base, uint64(len(data)), uint64(64*ps), true)
+	if !mapped(lm) {
+		t.Skip("no mapped memory here")
+	}
+	defer lm.Free()
+	buf := lm.Reallocate(uint64(32 * ps)) // 16 pages of base, 16 past it
+	_ = buf[2*ps]                         // read within the base
+	_ = buf[20*ps]                        // read past it
+	buf[3*ps+5] = 0                       // a write within the base
+	clear(buf[4*ps : 5*ps])               // a page of the base made zeros
+	buf[17*ps+9] = 7                      // a write past the base
+	buf[18*ps] = 0                        // zeros written past the base
+	img, ok, err := snapshotImage(base, buf)
+	if err != nil || !ok {
+		t.Skipf("the kernel cannot scan the page map or copy files: %v", err)
+	}
+	defer img.close()
+	if !bytes.Equal(img.data, buf) {
+		for p := 0; p < len(buf); p += ps {
+			if !bytes.Equal(img.data[p:p+ps], buf[p:p+ps]) {
+				t.Errorf("page %d differs", p/ps)
+			}
+		}
+	}
+}

@@ -41,6 +41,18 @@ const (
 // the page map's entries instead (restoreWritten).
 var noPagemapScan atomic.Bool
 
+// scanArg asks PAGEMAP_SCAN for the ranges of pages in [start, end) that
+// are not the file's page and are present or swapped out (written), into
+// vec.
+func scanArg(start, end uint64, vec []pageRegion) pmScanArg {
+	return pmScanArg{
+		size: uint64(unsafe.Sizeof(pmScanArg{})), start: start, end: end,
+		vec: uint64(uintptr(unsafe.Pointer(&vec[0]))), vecLen: uint64(len(vec)),
+		categoryInverted: pageIsFile, categoryMask: pageIsFile,
+		categoryAnyofMask: pageIsPresent | pageIsSwapped, returnMask: pageIsPresent | pageIsSwapped,
+	}
+}
+
 // restoreScanned copies the image over the pages of buf that PAGEMAP_SCAN
 // finds written (restoreWritten says which). It reports false when the
 // kernel cannot scan; the pages it copied by then are the image's again,
@@ -55,13 +67,7 @@ func (img *memImage) restoreScanned(fd uintptr, buf []byte, vec []pageRegion) ([
 	}
 	base := uint64(uintptr(unsafe.Pointer(unsafe.SliceData(buf))))
 	for start, end := base, base+uint64(len(buf)); start < end; {
-		arg := pmScanArg{
-			size: uint64(unsafe.Sizeof(pmScanArg{})), start: start, end: end,
-			vec: uint64(uintptr(unsafe.Pointer(&vec[0]))), vecLen: uint64(len(vec)),
-			// Not the file's page, and present or swapped out.
-			categoryInverted: pageIsFile, categoryMask: pageIsFile,
-			categoryAnyofMask: pageIsPresent | pageIsSwapped, returnMask: pageIsPresent | pageIsSwapped,
-		}
+		arg := scanArg(start, end, vec)
 		n, _, errno := unix.Syscall(unix.SYS_IOCTL, fd, uintptr(pagemapScan), uintptr(unsafe.Pointer(&arg)))
 		if errno != 0 {
 			if errno == unix.ENOTTY || errno == unix.EINVAL {

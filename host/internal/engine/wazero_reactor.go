@@ -9,6 +9,7 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
 )
 
 // defaultInitTimeout bounds a reactor module's _initialize when the
@@ -50,7 +51,8 @@ func (e *wazeroEngine) snapshot(ctx context.Context, m *wazeroModule, s reactorS
 	defer cancel()
 	var stderr strings.Builder
 	st := &stopped{}
-	ictx = withMemory(context.WithValue(ictx, instanceKey{}, st), m.img, e.cfg.SliceMemory)
+	var lm experimental.LinearMemory
+	ictx = withMemoryOf(context.WithValue(ictx, instanceKey{}, st), m.img, e.cfg.SliceMemory, &lm)
 	mod, err := e.instantiate(ictx, m.cm, moduleConfig(initWorld(&limitedWriter{w: &stderr, n: 4096})), reactorStartUp...)
 	if st.err != nil {
 		err = st.err
@@ -80,9 +82,14 @@ func (e *wazeroEngine) snapshot(ctx context.Context, m *wazeroModule, s reactorS
 		return &InvalidError{Err: errors.New("a reactor module must define its linear memory")}
 	}
 	data, _ := mem.Read(0, mem.Size())
-	img, err := newMemImage(data) // written to the image's file: no copy on the heap
-	if err != nil {
-		return nil // no snapshot where images cannot be made: instances run _initialize
+	var img *memImage
+	if mapped(lm) {
+		img, _, _ = snapshotImage(m.img, data) // nil: read the memory whole instead
+	}
+	if img == nil {
+		if img, err = newMemImage(data); err != nil { // written to the image's file: no copy on the heap
+			return nil // no snapshot where images cannot be made: instances run _initialize
+		}
 	}
 	snap.pages, snap.img = mem.Size()/65536, img
 	if m.img != nil {

@@ -1,0 +1,82 @@
+//go:build linux
+
+package engine
+
+import (
+	"fmt"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// snapshotImage returns an image of mem, the memory of an instance that
+// mapInto mapped from base, after the instance ran (a reactor's
+// start-up): base's file copied by the kernel, then the pages the
+// instance wrote, found with PAGEMAP_SCAN (memscan_linux.go). Reading
+// mem whole instead (newMemImage) takes a page fault on every page the
+// start-up never touched, most of a Go guest's 8 MB. ok is false when the
+// kernel cannot do either; the caller then reads mem.
+func snapshotImage(base *memImage, mem []byte) (img *memImage, ok bool, err error) {
+	if noPagemapScan.Load() || pagemap() == nil || uint64(len(mem)) < base.size {
+		return nil, false, nil
+	}
+	fd, err := unix.MemfdCreate("skein-memory-image", unix.MFD_CLOEXEC)
+	if err != nil {
+		return nil, false, fmt.Errorf("memfd_create: %w", err)
+	}
+	size := roundUp(uint64(len(mem)), osPageSize)
+	if err := unix.Ftruncate(fd, int64(size)); err != nil {
+		unix.Close(fd)
+		return nil, false, fmt.Errorf("ftruncate: %w", err)
+	}
+	if !copyFile(base.fd, fd, int(base.size)) || !writeWritten(fd, mem, base.size) {
+		unix.Close(fd)
+		return nil, false, nil
+	}
+	img, err = imageOf(fd, size)
+	return img, err == nil, err
+}
+
+// copyFile copies n bytes at the start of the file from to the file to,
+// in the kernel; false when it cannot.
+func copyFile(from, to, n int) bool {
+	var off, toOff int64
+	for n > 0 {
+		k, err := unix.CopyFileRange(from, &off, to, &toOff, n, 0)
+		if err != nil || k == 0 {
+			return false
+		}
+		n -= k
+	}
+	return true
+}
+
+// writeWritten writes to fd the pages of mem the instance wrote since its
+// mapping (present and not the file's page, or swapped out), leaving as
+// holes those past the first mapped bytes that hold only zeros; false
+// when the page map cannot be scanned.
+func writeWritten(fd int, mem []byte, mapped uint64) bool {
+	vec := make([]pageRegion, scanRegions)
+	base := uint64(uintptr(unsafe.Pointer(unsafe.SliceData(mem))))
+	ps := osPageSize
+	for start, end := base, base+uint64(len(mem)); start < end; {
+		arg := scanArg(start, end, vec)
+		n, _, errno := unix.Syscall(unix.SYS_IOCTL, pagemap().Fd(), uintptr(pagemapScan), uintptr(unsafe.Pointer(&arg)))
+		if errno != 0 || arg.walkEnd <= start {
+			return false
+		}
+		for _, r := range vec[:n] {
+			for p := r.start - base; p < r.end-base; p += ps {
+				page := mem[p:min(p+ps, uint64(len(mem)))]
+				if p >= mapped && nextNonZero(page, 0) == len(page) {
+					continue
+				}
+				if _, err := unix.Pwrite(fd, page, int64(p)); err != nil {
+					return false
+				}
+			}
+		}
+		start = arg.walkEnd
+	}
+	return true
+}
