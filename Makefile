@@ -5,7 +5,7 @@ SHELL   := /bin/bash
 WASMENV := GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0
 EXAMPLES := race sequence provision
 
-.PHONY: test test-all test-race test-wasmtime vet fmt-check demo bench bench-wasm wasm skein skein-wasmtime install clean
+.PHONY: test test-all test-race test-wasmtime test-no-snapshots vet fmt-check demo bench bench-wasm wasm skein skein-wasmtime install clean
 
 ## test: vet, gofmt check, and every test but the slow groups (cross-builds,
 ## heavy scenarios: see test-all); wasm modules are built inside the tests.
@@ -38,6 +38,12 @@ test-wasmtime:
 	$(GO) vet -tags wasmtime ./host/... ./cmd/skein/ ./internal/bench/
 	$(GO) test -tags wasmtime -count=1 ./host/internal/engine/
 	SKEIN_TEST_BUILDMODE=exe SKEIN_TEST_ENGINE=wasmtime $(GO) test -tags wasmtime -count=1 -timeout 20m ./host/
+
+## test-no-snapshots: the host's behavioural suite with every host's
+## snapshots off (host.Config.DisableSnapshots): each instance runs its
+## module's start-up, and the same tests pass (about 2.5 minutes)
+test-no-snapshots:
+	SKEIN_NO_SNAPSHOTS=1 $(GO) test -count=1 -timeout 20m ./host/
 
 vet:
 	$(GO) vet ./...

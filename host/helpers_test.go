@@ -102,7 +102,7 @@ func newTestHostHooks(t testing.TB, cfg Config, hooks testHooks) *testHost {
 	if os.Getenv("SKEIN_NO_MEM_IMAGES") != "" { // benchmarks compare (docs/PERFORMANCE.md)
 		cfg.DisableMemoryImages = true
 	}
-	if os.Getenv("SKEIN_NO_SNAPSHOTS") != "" { // the suite without snapshots (make test-reactor)
+	if os.Getenv("SKEIN_NO_SNAPSHOTS") != "" { // the suite without snapshots (make test-no-snapshots)
 		cfg.DisableSnapshots = true
 	}
 	if cfg.LimitHint == nil {

@@ -13,10 +13,17 @@ import (
 )
 
 // snapshotsTaken reports whether the test hosts start reactors from
-// snapshots: wazero maps the snapshot's memory image (Linux only);
-// wasmtime compiles the module rewritten to start in that state.
+// snapshots: wazero maps the snapshot's memory image (Linux only, and
+// not with the images off, SKEIN_NO_MEM_IMAGES); wasmtime compiles the
+// module rewritten to start in that state.
 func snapshotsTaken() bool {
-	return (testEngine == EngineWasmtime || runtime.GOOS == "linux") && os.Getenv("SKEIN_NO_SNAPSHOTS") == ""
+	if os.Getenv("SKEIN_NO_SNAPSHOTS") != "" {
+		return false
+	}
+	if testEngine == EngineWasmtime {
+		return true
+	}
+	return runtime.GOOS == "linux" && os.Getenv("SKEIN_NO_MEM_IMAGES") == ""
 }
 
 // A reactor module's instances start from its snapshot: its package
@@ -84,7 +91,7 @@ func TestReactorSnapshot(t *testing.T) {
 // previous run on it completed or was dropped mid-run, and whether it
 // grew its heap (an instance whose memory grew is not reused).
 func TestInstanceReuse(t *testing.T) {
-	if testEngine == "wasmtime" || runtime.GOOS != "linux" || os.Getenv("SKEIN_NO_SNAPSHOTS") != "" {
+	if testEngine == "wasmtime" || !snapshotsTaken() {
 		t.Skip("instances are reused on wazero, on Linux, with snapshots")
 	}
 	wasm, err := os.ReadFile(wasmbuild.BuildReactor(t, "./testdata/workflows/reactor"))
