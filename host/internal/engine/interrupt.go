@@ -121,7 +121,7 @@ func interruptChecked(wasm []byte, sections []wasmSection, shape *wasmlimits.Sha
 		return nil, errNoMemory
 	}
 	check := checkCode(flag)
-	size := 8 + len(loops)*len(check) + 128
+	size := 8 + len(loops)*(len(check)+1) + 128 // a body with checks may need a longer size too
 	for _, s := range sections {
 		size += 1 + binary.MaxVarintLen32 + len(s.content)
 	}

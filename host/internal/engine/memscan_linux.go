@@ -13,8 +13,9 @@ import (
 // returns the ranges of pages in a given state, so a reset learns which
 // pages the guest wrote without reading an entry for every page of the
 // memory and testing each: for a Go guest's 8 MB memory, 2,048 entries
-// read and tested, for a few dozen written pages (RATIONALE.md, "Memory
-// resets scan the page map for written pages").
+// read and tested, for a few dozen written pages (RATIONALE.md, "Reused
+// instances: reset to the snapshot, only where nothing else keeps
+// state").
 
 // pageRegion is the kernel's struct page_region.
 type pageRegion struct {
