@@ -137,9 +137,9 @@ func TestSnapshotImage(t *testing.T) {
 	clear(buf[4*ps : 5*ps])               // a page of the base made zeros
 	buf[17*ps+9] = 7                      // a write past the base
 	buf[18*ps] = 0                        // zeros written past the base
-	img, ok, err := snapshotImage(base, buf)
-	if err != nil || !ok {
-		t.Skipf("the kernel cannot scan the page map or copy files: %v", err)
+	img := snapshotImage(base, buf)
+	if img == nil {
+		t.Skip("the kernel cannot scan the page map or copy files")
 	}
 	defer img.close()
 	if !bytes.Equal(img.data, buf) {

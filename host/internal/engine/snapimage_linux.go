@@ -3,7 +3,6 @@
 package engine
 
 import (
-	"fmt"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -14,27 +13,26 @@ import (
 // start-up): base's file copied by the kernel, then the pages the
 // instance wrote, found with PAGEMAP_SCAN (memscan_linux.go). Reading
 // mem whole instead (newMemImage) takes a page fault on every page the
-// start-up never touched, most of a Go guest's 8 MB. ok is false when the
-// kernel cannot do either; the caller then reads mem.
-func snapshotImage(base *memImage, mem []byte) (img *memImage, ok bool, err error) {
+// start-up never touched, most of a Go guest's 8 MB. It returns nil when
+// the kernel cannot do either; the caller then reads mem.
+func snapshotImage(base *memImage, mem []byte) *memImage {
 	if noPagemapScan.Load() || pagemap() == nil || uint64(len(mem)) < base.size {
-		return nil, false, nil
+		return nil
 	}
 	fd, err := unix.MemfdCreate("skein-memory-image", unix.MFD_CLOEXEC)
 	if err != nil {
-		return nil, false, fmt.Errorf("memfd_create: %w", err)
+		return nil
 	}
 	size := roundUp(uint64(len(mem)), osPageSize)
-	if err := unix.Ftruncate(fd, int64(size)); err != nil {
+	if unix.Ftruncate(fd, int64(size)) != nil || !copyFile(base.fd, fd, int(base.size)) || !writeWritten(fd, mem, base.size) {
 		unix.Close(fd)
-		return nil, false, fmt.Errorf("ftruncate: %w", err)
+		return nil
 	}
-	if !copyFile(base.fd, fd, int(base.size)) || !writeWritten(fd, mem, base.size) {
-		unix.Close(fd)
-		return nil, false, nil
+	img, err := imageOf(fd, size)
+	if err != nil {
+		return nil
 	}
-	img, err = imageOf(fd, size)
-	return img, err == nil, err
+	return img
 }
 
 // copyFile copies n bytes at the start of the file from to the file to,

@@ -84,7 +84,7 @@ func (e *wazeroEngine) snapshot(ctx context.Context, m *wazeroModule, s reactorS
 	data, _ := mem.Read(0, mem.Size())
 	var img *memImage
 	if mapped(lm) {
-		img, _, _ = snapshotImage(m.img, data) // nil: read the memory whole instead
+		img = snapshotImage(m.img, data) // nil: read the memory whole instead
 	}
 	if img == nil {
 		if img, err = newMemImage(data); err != nil { // written to the image's file: no copy on the heap
