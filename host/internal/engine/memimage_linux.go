@@ -125,7 +125,10 @@ func (img *memImage) restoreWritten(buf []byte, s *resetScratch) bool {
 	}
 	defer runtime.KeepAlive(img) // img.data is unmapped once img is unreachable
 	var ok bool
-	if s.regions, ok = img.restoreScanned(f.Fd(), buf, s.regions); ok {
+	if s.regions, ok = scanWritten(buf, s.regions, func(from, to uint64) bool {
+		copy(buf[from:to], img.data[from:])
+		return true
+	}); ok {
 		return true
 	}
 	ps := int(osPageSize)

@@ -39,7 +39,8 @@ const (
 )
 
 // noPagemapScan is set once the kernel refused PAGEMAP_SCAN: resets read
-// the page map's entries instead (restoreWritten).
+// the page map's entries instead (restoreWritten), and snapshots the
+// whole memory (snapshotImage).
 var noPagemapScan atomic.Bool
 
 // scanArg asks PAGEMAP_SCAN for the ranges of pages in [start, end) that
@@ -54,13 +55,15 @@ func scanArg(start, end uint64, vec []pageRegion) pmScanArg {
 	}
 }
 
-// restoreScanned copies the image over the pages of buf that PAGEMAP_SCAN
-// finds written (restoreWritten says which). It reports false when the
-// kernel cannot scan; the pages it copied by then are the image's again,
-// so a caller may copy them once more. vec is scratch space, returned
-// for the next call.
-func (img *memImage) restoreScanned(fd uintptr, buf []byte, vec []pageRegion) ([]pageRegion, bool) {
-	if noPagemapScan.Load() {
+// scanWritten calls each with the offsets in buf of every range of pages
+// that PAGEMAP_SCAN finds written since buf was mapped from a file
+// (present and not the file's page, or swapped out), in order. It
+// reports false when the kernel cannot scan, or each returned false; the
+// ranges before were handed to each. vec is scratch space, returned for
+// the next call.
+func scanWritten(buf []byte, vec []pageRegion, each func(from, to uint64) bool) ([]pageRegion, bool) {
+	f := pagemap()
+	if noPagemapScan.Load() || f == nil || len(buf) == 0 {
 		return vec, false
 	}
 	if len(vec) < scanRegions {
@@ -69,7 +72,7 @@ func (img *memImage) restoreScanned(fd uintptr, buf []byte, vec []pageRegion) ([
 	base := uint64(uintptr(unsafe.Pointer(unsafe.SliceData(buf))))
 	for start, end := base, base+uint64(len(buf)); start < end; {
 		arg := scanArg(start, end, vec)
-		n, _, errno := unix.Syscall(unix.SYS_IOCTL, fd, uintptr(pagemapScan), uintptr(unsafe.Pointer(&arg)))
+		n, _, errno := unix.Syscall(unix.SYS_IOCTL, f.Fd(), uintptr(pagemapScan), uintptr(unsafe.Pointer(&arg)))
 		if errno != 0 {
 			if errno == unix.ENOTTY || errno == unix.EINVAL {
 				noPagemapScan.Store(true)
@@ -77,7 +80,9 @@ func (img *memImage) restoreScanned(fd uintptr, buf []byte, vec []pageRegion) ([
 			return vec, false
 		}
 		for _, r := range vec[:n] {
-			copy(buf[r.start-base:r.end-base], img.data[r.start-base:])
+			if !each(r.start-base, r.end-base) {
+				return vec, false
+			}
 		}
 		if arg.walkEnd <= start {
 			return vec, false // no progress

@@ -2,11 +2,7 @@
 
 package engine
 
-import (
-	"unsafe"
-
-	"golang.org/x/sys/unix"
-)
+import "golang.org/x/sys/unix"
 
 // snapshotImage returns an image of mem, the memory of an instance that
 // mapInto mapped from base, after the instance ran (a reactor's
@@ -50,31 +46,21 @@ func copyFile(from, to, n int) bool {
 }
 
 // writeWritten writes to fd the pages of mem the instance wrote since its
-// mapping (present and not the file's page, or swapped out), leaving as
-// holes those past the first mapped bytes that hold only zeros; false
-// when the page map cannot be scanned.
+// mapping (scanWritten), leaving as holes those past the first mapped
+// bytes that hold only zeros; false when the page map cannot be scanned
+// or a write fails.
 func writeWritten(fd int, mem []byte, mapped uint64) bool {
-	vec := make([]pageRegion, scanRegions)
-	base := uint64(uintptr(unsafe.Pointer(unsafe.SliceData(mem))))
-	ps := osPageSize
-	for start, end := base, base+uint64(len(mem)); start < end; {
-		arg := scanArg(start, end, vec)
-		n, _, errno := unix.Syscall(unix.SYS_IOCTL, pagemap().Fd(), uintptr(pagemapScan), uintptr(unsafe.Pointer(&arg)))
-		if errno != 0 || arg.walkEnd <= start {
-			return false
-		}
-		for _, r := range vec[:n] {
-			for p := r.start - base; p < r.end-base; p += ps {
-				page := mem[p:min(p+ps, uint64(len(mem)))]
-				if p >= mapped && nextNonZero(page, 0) == len(page) {
-					continue
-				}
-				if _, err := unix.Pwrite(fd, page, int64(p)); err != nil {
-					return false
-				}
+	_, ok := scanWritten(mem, nil, func(from, to uint64) bool {
+		for p := from; p < to; p += osPageSize {
+			page := mem[p:min(p+osPageSize, uint64(len(mem)))]
+			if p >= mapped && nextNonZero(page, 0) == len(page) {
+				continue
+			}
+			if _, err := unix.Pwrite(fd, page, int64(p)); err != nil {
+				return false
 			}
 		}
-		start = arg.walkEnd
-	}
-	return true
+		return true
+	})
+	return ok
 }

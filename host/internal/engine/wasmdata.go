@@ -185,16 +185,10 @@ func splitData(wasm []byte) (stripped, image []byte, ok bool) {
 	if err != nil {
 		return nil, nil, false
 	}
-	return splitSections(wasm, sections)
-}
-
-// splitSections is splitData of a module already split into sections
-// (header holds its first 8 bytes).
-func splitSections(header []byte, sections []wasmSection) (stripped, image []byte, ok bool) {
 	if sections, image, ok = stripData(sections); !ok {
 		return nil, nil, false
 	}
-	return assemble(header, sections, -1, nil), image, true
+	return assemble(wasm, sections, -1, nil), image, true
 }
 
 // stripData returns sections with an empty data section, and the initial
