@@ -524,5 +524,5 @@ func CheckClaim(owner string, ttl time.Duration) error {
 	if owner == "" || ttl <= 0 {
 		return fmt.Errorf("need an owner and a positive ttl (got %q, %v)", owner, ttl)
 	}
-	return nil
+	return CheckText("lease owner", owner)
 }

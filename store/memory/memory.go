@@ -108,6 +108,9 @@ func (s *Store) createRun(ctx context.Context, r store.Run, owner string, now in
 	if r.ID == "" {
 		return store.ClaimedRun{}, false, errors.New("memory store: create run: empty id")
 	}
+	if err := r.CheckTexts(); err != nil {
+		return store.ClaimedRun{}, false, fmt.Errorf("memory store: create run: %w", err)
+	}
 	r = r.ForCreate(time.Now())
 
 	s.mu.Lock()
@@ -262,6 +265,9 @@ func (s *Store) Settle(ctx context.Context, st store.Settlement) error {
 	if st.Status != store.OutcomeOK && st.Status != store.OutcomeError {
 		return fmt.Errorf("memory store: settle %s.%s: status %q is not ok or error", st.RunID, st.Key, st.Status)
 	}
+	if err := st.CheckTexts(); err != nil {
+		return fmt.Errorf("memory store: settle: %w", err)
+	}
 	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -329,6 +335,9 @@ func (s *Store) Settlements(ctx context.Context, runID string) ([]store.Settleme
 // RequestCancel records a cancellation request (and sets UpdatedAt to now)
 // unless one was recorded already or the run is terminal. See store.Store.
 func (s *Store) RequestCancel(ctx context.Context, runID, reason string) (store.Run, error) {
+	if err := store.CheckText("cancel reason", reason); err != nil {
+		return store.Run{}, fmt.Errorf("memory store: cancel %s: %w", runID, err)
+	}
 	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -365,6 +374,9 @@ func (s *Store) Commit(ctx context.Context, b store.Batch) error {
 	}
 	// Check every write first (the runs it creates count as existing):
 	// once these pass, nothing below can fail.
+	if err := b.CheckTexts(); err != nil {
+		return fmt.Errorf("memory store: commit: %w", err)
+	}
 	if err := s.checkFence(&b); err != nil {
 		return fmt.Errorf("memory store: commit: %w", err)
 	}

@@ -20,6 +20,9 @@ func (s *Store) PutModule(ctx context.Context, m store.Module) error {
 	if m.Hash == "" {
 		return errors.New("memory store: put module: empty hash")
 	}
+	if err := m.CheckTexts(); err != nil {
+		return fmt.Errorf("memory store: put module: %w", err)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.check(ctx); err != nil {

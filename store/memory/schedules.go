@@ -19,6 +19,9 @@ type scheduleMaps struct {
 
 // CreateSchedule stores a new schedule (see store.ScheduleStore).
 func (s *Store) CreateSchedule(ctx context.Context, sc store.Schedule) (store.Schedule, error) {
+	if err := sc.CheckTexts(); err != nil {
+		return store.Schedule{}, fmt.Errorf("memory store: %w", err)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.check(ctx); err != nil {
@@ -68,6 +71,9 @@ func (s *Store) Schedules(ctx context.Context) ([]store.Schedule, error) {
 
 // UpdateSchedule replaces a schedule if its version is still sc.Version.
 func (s *Store) UpdateSchedule(ctx context.Context, sc store.Schedule) (store.Schedule, error) {
+	if err := sc.CheckTexts(); err != nil {
+		return store.Schedule{}, fmt.Errorf("memory store: %w", err)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.check(ctx); err != nil {
@@ -103,6 +109,9 @@ func (s *Store) DeleteSchedule(ctx context.Context, name string) error {
 
 // CreateHook stores a new hook.
 func (s *Store) CreateHook(ctx context.Context, h store.Hook) (store.Hook, error) {
+	if err := h.CheckTexts(); err != nil {
+		return store.Hook{}, fmt.Errorf("memory store: %w", err)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.check(ctx); err != nil {

@@ -67,6 +67,9 @@ func (s *Store) ClaimTasks(ctx context.Context, c store.TaskClaim) ([]store.Task
 	if c.Owner == "" || len(c.Names) == 0 || c.Max < 1 || c.TTL <= 0 {
 		return nil, fmt.Errorf("memory store: claim tasks: owner, names, max >= 1 and a positive ttl are needed")
 	}
+	if err := c.CheckTexts(); err != nil {
+		return nil, fmt.Errorf("memory store: claim tasks: %w", err)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.check(ctx); err != nil {
@@ -104,6 +107,9 @@ func (s *Store) task(ctx context.Context, runID, key string) (*taskRec, error) {
 
 // HeartbeatTask extends a claimed attempt's lease. See store.TaskStore.
 func (s *Store) HeartbeatTask(ctx context.Context, runID, key string, attempt int, owner string, now int64, ttl time.Duration, progress []byte) (store.Task, error) {
+	if err := store.CheckText("heartbeat: owner", owner); err != nil {
+		return store.Task{}, fmt.Errorf("memory store: %w", err)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r, err := s.task(ctx, runID, key)
@@ -124,6 +130,9 @@ func (s *Store) HeartbeatTask(ctx context.Context, runID, key string, attempt in
 func (s *Store) EndTask(ctx context.Context, e store.TaskEnd) error {
 	if (e.Settle == nil) == (e.Retry == nil) {
 		return fmt.Errorf("memory store: end task %s.%s: exactly one of Settle and Retry is needed", e.RunID, e.Key)
+	}
+	if err := e.CheckTexts(); err != nil {
+		return fmt.Errorf("memory store: %w", err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -155,6 +164,9 @@ func (s *Store) EndTask(ctx context.Context, e store.TaskEnd) error {
 
 // CancelTasks cancels a run's open tasks. See store.TaskStore.
 func (s *Store) CancelTasks(ctx context.Context, runID, reason string) error {
+	if err := store.CheckText("cancel reason", reason); err != nil {
+		return fmt.Errorf("memory store: cancel tasks of %s: %w", runID, err)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.check(ctx); err != nil {

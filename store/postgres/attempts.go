@@ -43,6 +43,9 @@ func (d *DB) Attempts(ctx context.Context, runID string) ([]store.Attempt, error
 	if err := d.check(ctx); err != nil {
 		return nil, fmt.Errorf("postgres store: attempts of %s: %w", runID, err)
 	}
+	if unstorable(runID) {
+		return nil, nil
+	}
 	rows, err := d.pool.Query(ctx, `SELECT key, n, started_at, ended_at, error FROM attempts WHERE run_id = $1 ORDER BY key, n`, runID)
 	if err != nil {
 		return nil, fmt.Errorf("postgres store: attempts of %s: %w", runID, d.wrapClosed(err))

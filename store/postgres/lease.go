@@ -206,6 +206,9 @@ func (d *DB) ReleaseLease(ctx context.Context, l store.Lease) error {
 // history row in the statement that takes the lease, so a current lease
 // always has one.)
 func (d *DB) leaseStmt(ctx context.Context, l store.Lease, sql string, arg int64) error {
+	if unstorable(l.RunID, l.Owner) {
+		return l.LostError() // no stored lease has such an owner
+	}
 	return d.inStmt(ctx, func() error {
 		tag, err := d.pool.Exec(ctx, sql, l.RunID, l.Owner, l.Token, arg)
 		if err != nil {
@@ -223,6 +226,9 @@ func (d *DB) leaseStmt(ctx context.Context, l store.Lease, sql string, arg int64
 func (d *DB) LeaseHistory(ctx context.Context, runID string) ([]store.LeaseRecord, error) {
 	if err := d.check(ctx); err != nil {
 		return nil, fmt.Errorf("postgres store: lease history of %s: %w", runID, err)
+	}
+	if unstorable(runID) {
+		return nil, nil
 	}
 	rows, err := d.pool.Query(ctx, `SELECT owner, token, claimed_at, expiry, released_at
 FROM leases WHERE run_id = $1 ORDER BY token`, runID)

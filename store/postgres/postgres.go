@@ -78,12 +78,37 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		}
 		return nil, fmt.Errorf("postgres store: open: %w", err)
 	}
+	if err := checkSchema(ctx, pool); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres store: open: %w", err)
+	}
 	if err := migrate(ctx, pool, log); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("postgres store: open: %w", err)
 	}
 	log.Debug("postgres store: opened", "host", cfg.ConnConfig.Host, "database", cfg.ConnConfig.Database)
 	return &DB{pool: pool, log: log}, nil
+}
+
+// ErrNoSchema is returned (wrapped) by Open when no schema that the
+// connection's search_path names exists: skein creates its tables, not
+// the schema they live in.
+var ErrNoSchema = errors.New("no schema of the search_path exists")
+
+// checkSchema fails with ErrNoSchema, naming the search_path, when the
+// connection has no current schema to create tables in (PostgreSQL would
+// say only "no schema has been selected to create in", SQLSTATE 3F000).
+func checkSchema(ctx context.Context, pool *pgxpool.Pool) error {
+	var current *string
+	var path string
+	err := pool.QueryRow(ctx, `SELECT current_schema(), current_setting('search_path')`).Scan(&current, &path)
+	if err != nil {
+		return fmt.Errorf("read the current schema: %w", err)
+	}
+	if current == nil {
+		return fmt.Errorf("%w (search_path is %q): create the schema first (CREATE SCHEMA name;) or name an existing one in the URL's search_path parameter", ErrNoSchema, path)
+	}
+	return nil
 }
 
 // Close waits for the operations in progress to return their connections,
@@ -103,6 +128,28 @@ func (d *DB) check(ctx context.Context) error {
 		return ErrClosed
 	}
 	return ctx.Err()
+}
+
+// unstorable reports whether any of texts is one that no row can hold
+// (store.ValidText): PostgreSQL refuses it as a parameter, so a read
+// that names one finds nothing without asking, as in every backend.
+func unstorable(texts ...string) bool {
+	for _, t := range texts {
+		if !store.ValidText(t) {
+			return true
+		}
+	}
+	return false
+}
+
+// unstorableArgs is unstorable for the string arguments of a query.
+func unstorableArgs(args []any) bool {
+	for _, a := range args {
+		if s, ok := a.(string); ok && unstorable(s) {
+			return true
+		}
+	}
+	return false
 }
 
 // maxTxAttempts bounds how often inTx runs a transaction that PostgreSQL
@@ -150,6 +197,14 @@ func retryable(err error) bool {
 	return errors.As(err, &pe) && (pe.Code == "40P01" || pe.Code == "40001")
 }
 
+// badTextState and untranslatableState are PostgreSQL's SQLSTATEs
+// character_not_in_repertoire (a NUL byte, invalid UTF-8) and
+// untranslatable_character.
+const (
+	badTextState        = "22021"
+	untranslatableState = "22P05"
+)
+
 // diskFullState is PostgreSQL's SQLSTATE disk_full.
 const diskFullState = "53100"
 
@@ -160,10 +215,14 @@ const diskFullState = "53100"
 func (d *DB) wrapClosed(err error) error {
 	var pe *pgconn.PgError
 	switch {
-	case err == nil, errors.Is(err, ErrClosed), errors.Is(err, store.ErrUnavailable), errors.Is(err, store.ErrImmutable), errors.Is(err, store.ErrFull):
+	case err == nil, errors.Is(err, ErrClosed), errors.Is(err, store.ErrUnavailable), errors.Is(err, store.ErrImmutable), errors.Is(err, store.ErrFull), errors.Is(err, store.ErrInvalidText):
 		return err
 	case errors.As(err, &pe) && pe.Code == writeOnceState:
 		return fmt.Errorf("%s: %w", pe.Message, store.ErrImmutable)
+	case errors.As(err, &pe) && (pe.Code == badTextState || pe.Code == untranslatableState):
+		// The Go checks of every write (store.ErrInvalidText) come first;
+		// this keeps a text they missed a clear, permanent error.
+		return fmt.Errorf("%w: %w", store.ErrInvalidText, err)
 	case errors.As(err, &pe) && pe.Code == diskFullState:
 		return fmt.Errorf("%w: the disk of the PostgreSQL database is full (SQLSTATE %s); free space, then the runs that could not commit resume: %w", store.ErrFull, pe.Code, err)
 	case d.closed.Load():

@@ -40,6 +40,9 @@ func (d *DB) module(ctx context.Context, hashOrName string, withBytes bool) (sto
 	if err := d.check(ctx); err != nil {
 		return store.Module{}, err
 	}
+	if unstorable(hashOrName) {
+		return store.Module{}, store.ErrNotFound
+	}
 	cols := `SELECT ` + rowscan.ModuleColumns(withBytes) + ` FROM modules `
 	m, err := scanModule(d.pool.QueryRow(ctx, cols+`WHERE hash = $1`, hashOrName), withBytes)
 	if errors.Is(err, store.ErrNotFound) && hashOrName != "" {
@@ -84,6 +87,9 @@ func (d *DB) Run(ctx context.Context, id string) (store.Run, error) {
 	if err := d.check(ctx); err != nil {
 		return store.Run{}, fmt.Errorf("postgres store: run %s: %w", id, err)
 	}
+	if unstorable(id) {
+		return store.Run{}, fmt.Errorf("postgres store: run %s: %w", store.CleanText(id), store.ErrNotFound)
+	}
 	r, err := scanRun(d.pool.QueryRow(ctx, `SELECT `+runColumns+` FROM runs WHERE id = $1`, id))
 	if err != nil {
 		return store.Run{}, fmt.Errorf("postgres store: run %s: %w", id, d.wrapClosed(err))
@@ -99,7 +105,8 @@ func (d *DB) Runs(ctx context.Context, f store.RunFilter) ([]store.Run, error) {
 		limit = defaultRunsLimit
 	}
 	q := `SELECT ` + runColumns + ` FROM runs WHERE id > $1`
-	args := []any{f.After}
+	// A cursor no id can equal sorts where its valid prefix ends.
+	args := []any{store.CleanText(f.After)}
 	if f.Status != "" {
 		q += ` AND status = $3`
 		args = append(args, limit, string(f.Status))
@@ -181,6 +188,9 @@ func (d *DB) Settlements(ctx context.Context, runID string) ([]store.Settlement,
 	if err := d.check(ctx); err != nil {
 		return nil, fmt.Errorf("postgres store: settlements of %s: %w", runID, err)
 	}
+	if unstorable(runID) {
+		return nil, nil
+	}
 	rows, err := d.pool.Query(ctx, `SELECT s.key, s.status, s.value, s.error, s.attempts, s.created_at
 FROM settlements s JOIN outcomes o ON o.run_id = s.run_id AND o.key = s.key
 WHERE s.run_id = $1 AND o.status = $2 ORDER BY s.created_at, s.key`, runID, string(store.OutcomePending))
@@ -241,6 +251,9 @@ func (d *DB) Outcome(ctx context.Context, runID, key string) (store.Outcome, err
 func (d *DB) outcomes(ctx context.Context, what, where string, args ...any) ([]store.Outcome, error) {
 	if err := d.check(ctx); err != nil {
 		return nil, fmt.Errorf("postgres store: %s: %w", what, err)
+	}
+	if unstorableArgs(args) {
+		return nil, nil
 	}
 	rows, err := d.pool.Query(ctx, `
 SELECT key, kind, function, status, value, error, attempts, seq, waited, idle, wake_order, vtime, deadline, orphaned, updated_at, started_at, settled_at, schema

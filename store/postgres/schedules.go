@@ -17,6 +17,9 @@ import (
 
 // CreateSchedule stores a new schedule with version 1.
 func (d *DB) CreateSchedule(ctx context.Context, sc store.Schedule) (store.Schedule, error) {
+	if err := sc.CheckTexts(); err != nil {
+		return store.Schedule{}, fmt.Errorf("postgres store: create schedule: %w", err)
+	}
 	sc.Version = 1
 	if sc.CreatedAt.IsZero() {
 		sc.CreatedAt = time.Now()
@@ -51,6 +54,9 @@ func (d *DB) Schedule(ctx context.Context, name string) (store.Schedule, error) 
 	if err := d.check(ctx); err != nil {
 		return store.Schedule{}, fmt.Errorf("postgres store: schedule %q: %w", name, err)
 	}
+	if unstorable(name) {
+		return store.Schedule{}, fmt.Errorf("postgres store: schedule %q: %w", name, store.ErrNotFound)
+	}
 	sc, err := scanSchedule(d.pool.QueryRow(ctx, `SELECT doc, version, created_at FROM schedules WHERE name = $1`, name))
 	if err != nil {
 		return store.Schedule{}, fmt.Errorf("postgres store: schedule %q: %w", name, d.wrapClosed(err))
@@ -76,6 +82,9 @@ func (d *DB) Schedules(ctx context.Context) ([]store.Schedule, error) {
 
 // UpdateSchedule replaces a schedule if its version is still sc.Version.
 func (d *DB) UpdateSchedule(ctx context.Context, sc store.Schedule) (store.Schedule, error) {
+	if err := sc.CheckTexts(); err != nil {
+		return store.Schedule{}, fmt.Errorf("postgres store: update schedule: %w", err)
+	}
 	doc, err := json.Marshal(sc)
 	if err != nil {
 		return store.Schedule{}, fmt.Errorf("postgres store: update schedule %q: %w", sc.Name, err)
@@ -110,6 +119,9 @@ func (d *DB) DeleteSchedule(ctx context.Context, name string) error {
 // deleteNamed deletes the row of a name from table, or fails with
 // store.ErrNotFound.
 func (d *DB) deleteNamed(ctx context.Context, table, name string) error {
+	if unstorable(name) {
+		return fmt.Errorf("postgres store: delete %q from %s: %w", name, table, store.ErrNotFound)
+	}
 	err := d.inStmt(ctx, func() error {
 		tag, err := d.pool.Exec(ctx, `DELETE FROM `+table+` WHERE name = $1`, name)
 		if err == nil && tag.RowsAffected() == 0 {
@@ -125,6 +137,9 @@ func (d *DB) deleteNamed(ctx context.Context, table, name string) error {
 
 // CreateHook stores a new hook.
 func (d *DB) CreateHook(ctx context.Context, h store.Hook) (store.Hook, error) {
+	if err := h.CheckTexts(); err != nil {
+		return store.Hook{}, fmt.Errorf("postgres store: create hook: %w", err)
+	}
 	if h.CreatedAt.IsZero() {
 		h.CreatedAt = time.Now()
 	}
@@ -145,6 +160,9 @@ func (d *DB) CreateHook(ctx context.Context, h store.Hook) (store.Hook, error) {
 func (d *DB) Hook(ctx context.Context, name string) (store.Hook, error) {
 	if err := d.check(ctx); err != nil {
 		return store.Hook{}, fmt.Errorf("postgres store: hook %q: %w", name, err)
+	}
+	if unstorable(name) {
+		return store.Hook{}, fmt.Errorf("postgres store: hook %q: %w", name, store.ErrNotFound)
 	}
 	h, err := scanHook(d.pool.QueryRow(ctx, `SELECT doc, created_at FROM hooks WHERE name = $1`, name))
 	if err != nil {

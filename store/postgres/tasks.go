@@ -49,6 +49,9 @@ ORDER BY tag, seq LIMIT $3 FOR UPDATE SKIP LOCKED`
 
 // ClaimTasks hands queued tasks to a worker. See store.TaskStore.
 func (d *DB) ClaimTasks(ctx context.Context, c store.TaskClaim) ([]store.Task, error) {
+	if err := c.CheckTexts(); err != nil {
+		return nil, fmt.Errorf("postgres store: claim tasks: %w", err)
+	}
 	if c.Owner == "" || len(c.Names) == 0 || c.Max < 1 || c.TTL <= 0 {
 		return nil, fmt.Errorf("postgres store: claim tasks: owner, names, max >= 1 and a positive ttl are needed")
 	}
@@ -114,6 +117,9 @@ func lockTask(ctx context.Context, tx pgx.Tx, runID, key string) (store.Task, er
 
 // HeartbeatTask extends a claimed attempt's lease. See store.TaskStore.
 func (d *DB) HeartbeatTask(ctx context.Context, runID, key string, attempt int, owner string, now int64, ttl time.Duration, progress []byte) (store.Task, error) {
+	if err := store.CheckText("heartbeat: owner", owner); err != nil {
+		return store.Task{}, fmt.Errorf("postgres store: heartbeat: %w", err)
+	}
 	var t store.Task
 	err := d.inTx(ctx, func(tx pgx.Tx) error {
 		var err error
@@ -140,6 +146,9 @@ func (d *DB) HeartbeatTask(ctx context.Context, runID, key string, attempt int, 
 // settlement makes its run due as Settle does: the run's row is locked
 // before its waiting flag is computed again (see lockRunSQL).
 func (d *DB) EndTask(ctx context.Context, e store.TaskEnd) error {
+	if err := e.CheckTexts(); err != nil {
+		return fmt.Errorf("postgres store: end task: %w", err)
+	}
 	if (e.Settle == nil) == (e.Retry == nil) {
 		return fmt.Errorf("postgres store: end task %s.%s: exactly one of Settle and Retry is needed", e.RunID, e.Key)
 	}
@@ -177,6 +186,9 @@ func (d *DB) EndTask(ctx context.Context, e store.TaskEnd) error {
 
 // CancelTasks cancels a run's open tasks. See store.TaskStore.
 func (d *DB) CancelTasks(ctx context.Context, runID, reason string) error {
+	if err := store.CheckText("cancel reason", reason); err != nil {
+		return fmt.Errorf("postgres store: cancel tasks: %w", err)
+	}
 	err := d.inStmt(ctx, func() error {
 		_, err := d.pool.Exec(ctx, `UPDATE tasks SET state = 'canceled', last_error = $1, expiry = 0
 WHERE run_id = $2 AND state IN ('queued', 'claimed')`, reason, runID)
@@ -207,6 +219,9 @@ func (d *DB) Task(ctx context.Context, runID, key string) (store.Task, error) {
 func (d *DB) tasks(ctx context.Context, what, where string, args ...any) ([]store.Task, error) {
 	if err := d.check(ctx); err != nil {
 		return nil, fmt.Errorf("postgres store: %s: %w", what, err)
+	}
+	if unstorableArgs(args) {
+		return nil, nil
 	}
 	rows, err := d.pool.Query(ctx, `SELECT `+rowscan.TaskColumns+` FROM tasks WHERE `+where, args...)
 	if err != nil {

@@ -20,6 +20,9 @@ import (
 // non-empty m.Name renames it and makes it the most recent module of that
 // name. A zero m.CreatedAt is set to now.
 func (d *DB) PutModule(ctx context.Context, m store.Module) error {
+	if err := m.CheckTexts(); err != nil {
+		return fmt.Errorf("postgres store: put module: %w", err)
+	}
 	if m.Hash == "" {
 		return errors.New("postgres store: put module: empty hash")
 	}
@@ -58,12 +61,18 @@ WHERE excluded.name <> ''`,
 // stored and whether this call created it. An empty r.Status is stored as
 // pending; zero CreatedAt and UpdatedAt are set to now.
 func (d *DB) CreateRun(ctx context.Context, r store.Run) (store.Run, bool, error) {
+	if err := r.CheckTexts(); err != nil {
+		return store.Run{}, false, fmt.Errorf("postgres store: create run: %w", err)
+	}
 	c, created, err := d.createRun(ctx, r, "", 0, 0)
 	return c.Run, created, err
 }
 
 // CreateClaimedRun creates a run claimed by owner. See store.Store.
 func (d *DB) CreateClaimedRun(ctx context.Context, r store.Run, owner string, now int64, ttl time.Duration) (store.ClaimedRun, bool, error) {
+	if err := r.CheckTexts(); err != nil {
+		return store.ClaimedRun{}, false, fmt.Errorf("postgres store: create run: %w", err)
+	}
 	if err := store.CheckClaim(owner, ttl); err != nil {
 		return store.ClaimedRun{}, false, fmt.Errorf("postgres store: create run %s: %w", r.ID, err)
 	}
@@ -171,6 +180,9 @@ VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (run_id, key) DO NOTHING`
 // unfenced one with outcomes starts with journalRunsSQL. Either refuses
 // outcomes of a final run (store.JournalClosedError).
 func (d *DB) Commit(ctx context.Context, b store.Batch) error {
+	if err := b.CheckTexts(); err != nil {
+		return fmt.Errorf("postgres store: commit: %w", err)
+	}
 	if len(b.Creates) == 0 && len(b.Outcomes) == 0 && len(b.Runs) == 0 && len(b.Settlements) == 0 && len(b.Tasks) == 0 && len(b.Attempts) == 0 && b.Fence == nil {
 		if d.closed.Load() {
 			return fmt.Errorf("postgres store: commit: %w", ErrClosed)
@@ -359,6 +371,9 @@ func cmpBool(a, b bool) int {
 // Settle records the settlement of an external promise exactly once. See
 // store.Store.
 func (d *DB) Settle(ctx context.Context, st store.Settlement) error {
+	if err := st.CheckTexts(); err != nil {
+		return fmt.Errorf("postgres store: settle: %w", err)
+	}
 	if st.Status != store.OutcomeOK && st.Status != store.OutcomeError {
 		return fmt.Errorf("postgres store: settle %s.%s: status %q is not ok or error", st.RunID, st.Key, st.Status)
 	}
@@ -396,6 +411,12 @@ func (d *DB) Settle(ctx context.Context, st store.Settlement) error {
 
 // RequestCancel records a cancellation request. See store.Store.
 func (d *DB) RequestCancel(ctx context.Context, runID, reason string) (store.Run, error) {
+	if err := store.CheckText("cancel reason", reason); err != nil {
+		return store.Run{}, fmt.Errorf("postgres store: cancel: %w", err)
+	}
+	if unstorable(runID) {
+		return store.Run{}, fmt.Errorf("postgres store: cancel %s: %w", store.CleanText(runID), store.ErrNotFound)
+	}
 	var r store.Run
 	err := d.inTx(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `UPDATE runs SET cancel = $1, updated_at = $2

@@ -16,6 +16,9 @@ import (
 
 // CreateSchedule stores a new schedule with version 1.
 func (d *DB) CreateSchedule(ctx context.Context, sc store.Schedule) (store.Schedule, error) {
+	if err := sc.CheckTexts(); err != nil {
+		return store.Schedule{}, fmt.Errorf("sqlite store: create schedule: %w", err)
+	}
 	sc.Version = 1
 	sc.CreatedAt = time.Unix(0, nanos(sc.CreatedAt, time.Now()))
 	doc, err := json.Marshal(sc)
@@ -81,6 +84,9 @@ func (d *DB) Schedules(ctx context.Context) ([]store.Schedule, error) {
 
 // UpdateSchedule replaces a schedule if its version is still sc.Version.
 func (d *DB) UpdateSchedule(ctx context.Context, sc store.Schedule) (store.Schedule, error) {
+	if err := sc.CheckTexts(); err != nil {
+		return store.Schedule{}, fmt.Errorf("sqlite store: update schedule: %w", err)
+	}
 	doc, err := json.Marshal(sc)
 	if err != nil {
 		return store.Schedule{}, fmt.Errorf("sqlite store: update schedule %q: %w", sc.Name, err)
@@ -135,6 +141,9 @@ func (d *DB) deleteNamed(ctx context.Context, table, name string) error {
 
 // CreateHook stores a new hook.
 func (d *DB) CreateHook(ctx context.Context, h store.Hook) (store.Hook, error) {
+	if err := h.CheckTexts(); err != nil {
+		return store.Hook{}, fmt.Errorf("sqlite store: create hook: %w", err)
+	}
 	h.CreatedAt = time.Unix(0, nanos(h.CreatedAt, time.Now()))
 	doc, err := json.Marshal(h)
 	if err != nil {

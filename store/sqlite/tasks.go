@@ -66,6 +66,9 @@ func queueTasks(w *wtx, tasks []store.Task, now int64) error {
 
 // ClaimTasks hands queued tasks to a worker. See store.TaskStore.
 func (d *DB) ClaimTasks(ctx context.Context, c store.TaskClaim) ([]store.Task, error) {
+	if err := c.CheckTexts(); err != nil {
+		return nil, fmt.Errorf("sqlite store: claim tasks: %w", err)
+	}
 	if c.Owner == "" || len(c.Names) == 0 || c.Max < 1 || c.TTL <= 0 {
 		return nil, fmt.Errorf("sqlite store: claim tasks: owner, names, max >= 1 and a positive ttl are needed")
 	}
@@ -144,6 +147,9 @@ func taskRow(w *wtx, runID, key string) (store.Task, error) {
 
 // HeartbeatTask extends a claimed attempt's lease. See store.TaskStore.
 func (d *DB) HeartbeatTask(ctx context.Context, runID, key string, attempt int, owner string, now int64, ttl time.Duration, progress []byte) (store.Task, error) {
+	if err := store.CheckText("heartbeat: owner", owner); err != nil {
+		return store.Task{}, fmt.Errorf("sqlite store: heartbeat: %w", err)
+	}
 	var t store.Task
 	err := d.write(&request{ctx: ctx, apply: func(w *wtx) error {
 		var err error
@@ -168,6 +174,9 @@ func (d *DB) HeartbeatTask(ctx context.Context, runID, key string, attempt int, 
 
 // EndTask ends a task's current attempt. See store.TaskStore.
 func (d *DB) EndTask(ctx context.Context, e store.TaskEnd) error {
+	if err := e.CheckTexts(); err != nil {
+		return fmt.Errorf("sqlite store: end task: %w", err)
+	}
 	if (e.Settle == nil) == (e.Retry == nil) {
 		return fmt.Errorf("sqlite store: end task %s.%s: exactly one of Settle and Retry is needed", e.RunID, e.Key)
 	}
@@ -201,6 +210,9 @@ func (d *DB) EndTask(ctx context.Context, e store.TaskEnd) error {
 
 // CancelTasks cancels a run's open tasks. See store.TaskStore.
 func (d *DB) CancelTasks(ctx context.Context, runID, reason string) error {
+	if err := store.CheckText("cancel reason", reason); err != nil {
+		return fmt.Errorf("sqlite store: cancel tasks: %w", err)
+	}
 	err := d.write(&request{ctx: ctx, apply: func(w *wtx) error {
 		_, err := w.stmt(sqlCancelTasks).ExecContext(w.ctx, reason, runID)
 		return err

@@ -18,6 +18,9 @@ import (
 // non-empty m.Name renames it and makes it the most recent module of that
 // name. A zero m.CreatedAt is set to now. It costs one queued write.
 func (d *DB) PutModule(ctx context.Context, m store.Module) error {
+	if err := m.CheckTexts(); err != nil {
+		return fmt.Errorf("sqlite store: put module: %w", err)
+	}
 	if m.Hash == "" {
 		return errors.New("sqlite store: put module: empty hash")
 	}
@@ -62,12 +65,18 @@ WHERE excluded.name <> ''`,
 // pending; zero CreatedAt and UpdatedAt are set to now. It costs one queued
 // write.
 func (d *DB) CreateRun(ctx context.Context, r store.Run) (store.Run, bool, error) {
+	if err := r.CheckTexts(); err != nil {
+		return store.Run{}, false, fmt.Errorf("sqlite store: create run: %w", err)
+	}
 	c, created, err := d.createRun(ctx, r, "", 0, 0)
 	return c.Run, created, err
 }
 
 // CreateClaimedRun creates a run claimed by owner. See store.Store.
 func (d *DB) CreateClaimedRun(ctx context.Context, r store.Run, owner string, now int64, ttl time.Duration) (store.ClaimedRun, bool, error) {
+	if err := r.CheckTexts(); err != nil {
+		return store.ClaimedRun{}, false, fmt.Errorf("sqlite store: create run: %w", err)
+	}
 	if err := store.CheckClaim(owner, ttl); err != nil {
 		return store.ClaimedRun{}, false, fmt.Errorf("sqlite store: create run %s: %w", r.ID, err)
 	}
@@ -166,6 +175,9 @@ func createRuns(w *wtx, creates []store.Run, now int64) error {
 // of schema migration 6 and checkBatch enforce it: see
 // store.Batch).
 func (d *DB) Commit(ctx context.Context, b store.Batch) error {
+	if err := b.CheckTexts(); err != nil {
+		return fmt.Errorf("sqlite store: commit: %w", err)
+	}
 	if len(b.Creates) == 0 && len(b.Outcomes) == 0 && len(b.Runs) == 0 && len(b.Settlements) == 0 && len(b.Tasks) == 0 && len(b.Attempts) == 0 && b.Fence == nil {
 		d.mu.RLock()
 		closed := d.closed
@@ -299,6 +311,9 @@ WHERE id = ? AND cancel = '' AND status NOT IN (?, ?, ?, ?)`
 // Settle records the settlement of an external promise exactly once. See
 // store.Store.
 func (d *DB) Settle(ctx context.Context, st store.Settlement) error {
+	if err := st.CheckTexts(); err != nil {
+		return fmt.Errorf("sqlite store: settle: %w", err)
+	}
 	if st.Status != store.OutcomeOK && st.Status != store.OutcomeError {
 		return fmt.Errorf("sqlite store: settle %s.%s: status %q is not ok or error", st.RunID, st.Key, st.Status)
 	}
@@ -334,6 +349,9 @@ func (d *DB) Settle(ctx context.Context, st store.Settlement) error {
 
 // RequestCancel records a cancellation request. See store.Store.
 func (d *DB) RequestCancel(ctx context.Context, runID, reason string) (store.Run, error) {
+	if err := store.CheckText("cancel reason", reason); err != nil {
+		return store.Run{}, fmt.Errorf("sqlite store: cancel: %w", err)
+	}
 	var r store.Run
 	err := d.write(&request{ctx: ctx, apply: func(w *wtx) error {
 		if _, err := w.stmt(sqlRequestCancel).ExecContext(w.ctx, reason, time.Now().UnixNano(), runID,

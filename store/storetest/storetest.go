@@ -82,6 +82,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Hooks", testHooks},
 		{"PromiseSchema", testPromiseSchema},
 		{"ModuleInputSchemas", testModuleInputSchemas},
+		{"Texts", testTexts},
 		{"Close", testClose},
 	}
 	for _, tc := range tests {
