@@ -45,6 +45,7 @@ var (
 // next idle point, now if it is active in this process, else when a
 // worker (Work) or a Drive picks the run up.
 func (h *Host) Resolve(ctx context.Context, fullID string, value json.RawMessage, errMsg string) error {
+	errMsg = store.CleanText(errMsg)
 	runID, key, status, err := h.splitFullID(ctx, fullID)
 	if err != nil {
 		return fmt.Errorf("resolve %q: %w", fullID, err)
@@ -67,7 +68,7 @@ func (h *Host) Resolve(ctx context.Context, fullID string, value json.RawMessage
 		}
 	}
 	if n := len(value) + len(errMsg); n > h.cfg.MaxPayloadBytes {
-		return fmt.Errorf("resolve %s: %w: %w", fullID, h.payloadError("the promise value", n), ErrInvalid)
+		return invalidf("resolve %s: %w", fullID, h.payloadError("the promise value", n))
 	}
 	if errMsg == "" {
 		if err := h.checkSettlement(ctx, runID, key, value); err != nil {
@@ -100,6 +101,7 @@ func (h *Host) Cancel(ctx context.Context, runID, reason string) (store.Run, err
 	if reason == "" {
 		reason = "canceled"
 	}
+	reason = store.CleanText(reason)
 	r, err := h.cfg.Store.RequestCancel(ctx, runID, reason)
 	if err != nil {
 		return store.Run{}, fmt.Errorf("cancel %s: %w", runID, err)

@@ -88,7 +88,11 @@ func (x *exec) continueAsNew(ctx context.Context, stack []uint64) error {
 	if err != nil {
 		return err
 	}
-	if err := x.checkPayload(len(data), func() string { return "the input of the continued run" }); err != nil {
+	what := func() string { return "the input of the continued run" }
+	if err := x.checkPayload(len(data), what); err != nil {
+		return err
+	}
+	if err := x.checkValue(what, data); err != nil {
 		return err
 	}
 	if p := x.rs.run.Parent; p != "" {

@@ -166,31 +166,34 @@ func (h *Host) drive(ctx context.Context, rs *runState) (store.Run, error) {
 	for {
 		x, outs, err := h.execute(ctx, rs, cm)
 		if err != nil {
-			return rs.run, err
+			return h.driveFailed(ctx, rs, err)
 		}
 		switch x.state {
 		case stUnrecorded:
-			return rs.run, fmt.Errorf("drive %s: %w", runID, x.failure)
+			return h.driveFailed(ctx, rs, fmt.Errorf("drive %s: %w", runID, x.failure))
 		case stEvicted:
 			h.metrics.evictReplay.Add(1)
 			rs.dropped(x.lastSeq)
 			continue
 		case stSuspended:
 			next, err := h.suspended(ctx, rs, x, outs)
-			if err != nil || next == nil {
-				return rs.run, err
+			if err != nil {
+				return h.driveFailed(ctx, rs, err)
+			}
+			if next == nil {
+				return rs.run, nil
 			}
 			rs = next
 			continue
 		}
 		if err := h.endStatus(ctx, rs, x); err != nil {
-			return rs.run, err
+			return h.driveFailed(ctx, rs, err)
 		}
 		if x.state == stDone {
 			markOrphans(rs, outs, x.s)
 		}
 		if err := h.finish(ctx, rs); err != nil {
-			return rs.run, err
+			return h.driveFailed(ctx, rs, err)
 		}
 		var runErr error
 		if rs.run.Status == store.RunDiverged {
@@ -433,6 +436,7 @@ func markOrphans(rs *runState, outs []store.Outcome, s *sched.Sched) {
 // commit.
 func queueRun(rs *runState) {
 	rs.run.UpdatedAt = time.Now()
+	rs.run.Error = store.CleanText(rs.run.Error)
 	rs.batch.Runs = append(rs.batch.Runs, rs.run)
 }
 

@@ -89,8 +89,10 @@ func (x *exec) read(ptr, n uint32) ([]byte, error) {
 	return b, nil
 }
 
-// fnName reads a function name, interned to avoid an allocation per op.
-func (x *exec) fnName(ptr, n uint32) (string, error) {
+// fnName reads the function name of an op of kind, interned to avoid an
+// allocation per op. A name that is not valid text fails the execution
+// before the op is issued (texts.go); only valid names are interned.
+func (x *exec) fnName(kind abi.OpKind, ptr, n uint32) (string, error) {
 	b, err := x.read(ptr, n)
 	if err != nil {
 		return "", err
@@ -99,6 +101,9 @@ func (x *exec) fnName(ptr, n uint32) (string, error) {
 		return s, nil
 	}
 	s := string(b)
+	if err := checkNameText(kind.String()+" op: the function name", s); err != nil {
+		return "", x.fail("%v", err)
+	}
 	x.fnNames[s] = s
 	return s, nil
 }
@@ -143,6 +148,11 @@ func (x *exec) announce(ctx context.Context, stack []uint64) error {
 	x.workflows = nil
 	if len(b) > 0 {
 		x.workflows = strings.Split(string(b), "\n")
+	}
+	for _, w := range x.workflows {
+		if err := checkNameText("workflows: the workflow name", w); err != nil {
+			return x.fail("%v", err)
+		}
 	}
 	return nil
 }

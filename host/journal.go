@@ -28,9 +28,9 @@ func fromABI(status uint32, data []byte, panicOK bool) (sched.Outcome, bool) {
 	case abi.StatusOK:
 		return sched.Outcome{OK: true, Value: bytes.Clone(data)}, true
 	case abi.StatusPanic:
-		return sched.Outcome{Err: string(data)}, panicOK
+		return errOutcome(string(data)), panicOK
 	case abi.StatusError:
-		return sched.Outcome{Err: string(data)}, true
+		return errOutcome(string(data)), true
 	}
 	return sched.Outcome{}, false
 }

@@ -39,6 +39,9 @@ func (h *Host) driveLeased(ctx context.Context, c store.ClaimedRun, o WorkOption
 		h.log.Warn("run diverged", "run", l.RunID, "err", err)
 	case ctx.Err() != nil:
 		h.log.Info("run interrupted by shutdown; its lease is released, it resumes on another worker or the next start", "run", l.RunID)
+	case h.failedBefore(l.RunID) && h.cancelUndrivable(ctx, l, err):
+		h.retried(l.RunID) // ended canceled: its last commit released the lease
+		return
 	default:
 		h.retryLater(ctx, l, o, err)
 		return

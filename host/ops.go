@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/skeinrun/skein/abi"
@@ -30,7 +31,7 @@ func (x *exec) readOp(stack []uint64) (opArgs, error) {
 		return a, err
 	}
 	a.name = string(name)
-	if a.fn, err = x.fnName(u32(stack, 4), u32(stack, 5)); err != nil {
+	if a.fn, err = x.fnName(a.kind, u32(stack, 4), u32(stack, 5)); err != nil {
 		return a, err
 	}
 	a.arg, err = x.read(u32(stack, 6), u32(stack, 7))
@@ -104,7 +105,11 @@ func (x *exec) countOp(a opArgs) error {
 		}
 	}
 	if a.kind == abi.OpCall || a.kind == abi.OpChild {
-		return x.checkPayload(len(a.arg), func() string { return fmt.Sprintf("the input of %s op %q", a.kind, a.fn) })
+		what := func() string { return fmt.Sprintf("the input of %s op %q", a.kind, a.fn) }
+		if err := x.checkPayload(len(a.arg), what); err != nil {
+			return err
+		}
+		return x.checkValue(what, a.arg)
 	}
 	return nil
 }
@@ -202,7 +207,11 @@ func (x *exec) sleepOp(res sched.OpResult, arg []byte) error {
 			return x.fail("sleep op needs an 8-byte duration, got %d bytes", len(arg))
 		}
 		d := max(int64(binary.LittleEndian.Uint64(arg)), 0)
-		deadline := x.s.VNow() + d // time.Sleep in workflow code moves only the virtual clock
+		// time.Sleep in workflow code moves only the virtual clock. A
+		// deadline past the last instant an int64 of nanoseconds holds
+		// (2262-04-11) is that instant: it would otherwise wrap around
+		// into the past and fire at once.
+		deadline := x.s.VNow() + min(d, math.MaxInt64-x.s.VNow())
 		x.s.RecordPending(res.Promise, deadline)
 		x.fx.armTimer(res.Key, deadline)
 	}

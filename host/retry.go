@@ -43,6 +43,14 @@ func (h *Host) retryLater(ctx context.Context, l store.Lease, o WorkOptions, err
 	}
 }
 
+// failedBefore reports whether the drive of runID failed the last time
+// too (retryLater counted it).
+func (h *Host) failedBefore(runID string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.failures[runID] > 0
+}
+
 // retried forgets the failures of a run whose drive went well.
 func (h *Host) retried(runID string) {
 	h.mu.Lock()

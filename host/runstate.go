@@ -142,7 +142,7 @@ func (rs *runState) startActivity(h *Host, c activityCall) {
 		out, attempts, err := rs.runAttempts(st, c)
 		done := sched.Completion{Key: c.key, Outcome: sched.Outcome{OK: true, Value: out}, Attempts: attempts}
 		if err != nil {
-			done.Outcome = sched.Outcome{Err: err.Error()}
+			done.Outcome = errOutcome(err.Error())
 		}
 		if rs.actx.Err() == nil {
 			rs.mb.put(done)
@@ -194,7 +194,7 @@ func (rs *runState) runAttempts(st store.Store, c activityCall) ([]byte, int, er
 			}
 			return out, attempt, err
 		}
-		prev = store.Attempt{Key: c.key, N: attempt, Start: start, End: end, Error: err.Error()}
+		prev = store.Attempt{Key: c.key, N: attempt, Start: start, End: end, Error: store.CleanText(err.Error())}
 		t := time.NewTimer(backoff(c.opts, attempt))
 		select {
 		case <-t.C:

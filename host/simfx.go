@@ -192,7 +192,7 @@ func (f *simEffects) call(c activityCall) error {
 	}
 	done := sched.Completion{Key: c.key, Outcome: sched.Outcome{OK: true, Value: out}, Attempts: attempt}
 	if err != nil {
-		done.Outcome = sched.Outcome{Err: err.Error()}
+		done.Outcome = errOutcome(err.Error())
 	}
 	f.sim.schedule("call:"+c.key, total, done)
 	return nil

@@ -33,6 +33,11 @@ func (x *exec) stepDone(ctx context.Context, stack []uint64) error {
 	if !ok {
 		return x.fail("step_done with unknown status %d", u32(stack, 2))
 	}
+	if out.OK {
+		if err := x.checkValue(func() string { return fmt.Sprintf("the value of step %q", x.s.BodyKey(tid)) }, data); err != nil {
+			return err
+		}
+	}
 	if b := x.bodies[p]; b != nil {
 		if t := time.Duration(b.opts.Timeout); t > 0 && time.Since(b.start) > t {
 			out = sched.Outcome{Err: fmt.Sprintf("step timed out: its body ran %s, longer than its timeout of %s", time.Since(b.start).Round(time.Millisecond), t)}
@@ -103,6 +108,11 @@ func (x *exec) taskDone(ctx context.Context, stack []uint64) error {
 	out, ok := fromABI(status, data, true)
 	if !ok {
 		return x.fail("task_done with unknown status %d", status)
+	}
+	if out.OK {
+		if err := x.checkValue(func() string { return fmt.Sprintf("the result of task %d", tid) }, data); err != nil {
+			return err
+		}
 	}
 	if err := x.s.TaskDone(tid, out); err != nil {
 		return x.schedErr(err)

@@ -50,7 +50,7 @@ func (r TaskRef) String() string {
 // returns no task (and no error) when the wait ends, or ctx does.
 func (h *Host) ClaimTasks(ctx context.Context, o ClaimOptions) ([]store.Task, error) {
 	if err := checkClaim(o); err != nil {
-		return nil, fmt.Errorf("claim tasks: %w: %w", err, ErrInvalid)
+		return nil, invalidf("claim tasks: %w", err)
 	}
 	deadline := time.Now().Add(o.Wait)
 	for {
@@ -96,9 +96,15 @@ func checkClaim(o ClaimOptions) error {
 	case o.Max < 1 || o.Max > MaxClaim:
 		return fmt.Errorf("a claim takes 1 to %d tasks (got %d)", MaxClaim, o.Max)
 	}
+	if err := checkNameText("the worker's identity", o.Worker); err != nil {
+		return err
+	}
 	for _, n := range o.Names {
 		if n == "" || len(n) > 200 {
 			return fmt.Errorf("activity name %.40q must be 1 to 200 bytes", n)
+		}
+		if err := checkNameText("activity name", n); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -111,10 +117,10 @@ func checkClaim(o ClaimOptions) error {
 // task was canceled: the worker should stop it.
 func (h *Host) HeartbeatTask(ctx context.Context, ref TaskRef, progress json.RawMessage) (store.Task, error) {
 	if len(progress) > 0 && !json.Valid(progress) {
-		return store.Task{}, fmt.Errorf("heartbeat of %s: the progress is not valid JSON: %w", ref, ErrInvalid)
+		return store.Task{}, invalidf("heartbeat of %s: the progress is not valid JSON", ref)
 	}
 	if len(progress) > h.cfg.MaxPayloadBytes {
-		return store.Task{}, fmt.Errorf("heartbeat of %s: %w: %w", ref, h.payloadError("the progress", len(progress)), ErrInvalid)
+		return store.Task{}, invalidf("heartbeat of %s: %w", ref, h.payloadError("the progress", len(progress)))
 	}
 	t, err := h.cfg.Store.HeartbeatTask(ctx, ref.RunID, ref.Key, ref.Attempt, ref.Worker, time.Now().UnixNano(), h.cfg.TaskLeaseTTL, progress)
 	if err != nil {
@@ -132,10 +138,10 @@ func (h *Host) CompleteTask(ctx context.Context, ref TaskRef, value json.RawMess
 		value = json.RawMessage("null")
 	}
 	if !json.Valid(value) {
-		return fmt.Errorf("complete %s: the result is not valid JSON: %.100q: %w", ref, value, ErrInvalid)
+		return invalidf("complete %s: the result is not valid JSON: %.100q", ref, value)
 	}
 	if len(value) > h.cfg.MaxPayloadBytes {
-		return fmt.Errorf("complete %s: %w: %w", ref, h.payloadError("the activity result", len(value)), ErrInvalid)
+		return invalidf("complete %s: %w", ref, h.payloadError("the activity result", len(value)))
 	}
 	var t store.Task // a retried call's task, for its attempt's claim (timeline.go)
 	if ref.Attempt > 1 {
@@ -164,10 +170,11 @@ func (h *Host) CompleteTask(ctx context.Context, ref TaskRef, value json.RawMess
 // with msg. nonRetryable ends the retries. Errors as CompleteTask.
 func (h *Host) FailTask(ctx context.Context, ref TaskRef, msg string, nonRetryable bool) (retry bool, err error) {
 	if msg == "" {
-		return false, fmt.Errorf("fail %s: the error message is empty: %w", ref, ErrInvalid)
+		return false, invalidf("fail %s: the error message is empty", ref)
 	}
+	msg = store.CleanText(msg)
 	if len(msg) > h.cfg.MaxPayloadBytes {
-		return false, fmt.Errorf("fail %s: %w: %w", ref, h.payloadError("the activity error", len(msg)), ErrInvalid)
+		return false, invalidf("fail %s: %w", ref, h.payloadError("the activity error", len(msg)))
 	}
 	t, err := h.task(ctx, ref.RunID, ref.Key)
 	if err != nil {

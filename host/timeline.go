@@ -55,13 +55,14 @@ func (x *exec) bodyAttempt(key string, n int, start, end int64, err string) {
 // what it knows already of the other.
 func (rs *runState) attempt(key string, n int, start, end int64, err string) {
 	rs.batch.Attempts = append(rs.batch.Attempts, store.RunAttempt{RunID: rs.run.ID,
-		Attempt: store.Attempt{Key: key, N: n, Start: start, End: end, Error: err}})
+		Attempt: store.Attempt{Key: key, N: n, Start: start, End: end, Error: store.CleanText(err)}})
 }
 
 // lateAttempt queues an attempt from an activity's goroutine; the next
 // flush takes it.
 func (rs *runState) lateAttempt(a store.Attempt) {
 	rs.mu.Lock()
+	a.Error = store.CleanText(a.Error)
 	rs.late = append(rs.late, store.RunAttempt{RunID: rs.run.ID, Attempt: a})
 	rs.mu.Unlock()
 }

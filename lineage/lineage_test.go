@@ -138,6 +138,9 @@ func TestValidateName(t *testing.T) {
 		{"", "a\nb", RuleSpace},
 		{"", "a\u00a0b", RuleSpace}, // no-break space
 		{"", "\u2003", RuleSpace},   // em space
+		{"", "a\x00b", RuleText},    // NUL
+		{"", "a\xffb", RuleText},    // not UTF-8
+		{"", "\x1b[2J", RuleText},   // an escape sequence
 		{"", "a.b c", RuleDot},      // first rule wins
 		{"", "0", RuleNumeric},
 		{"", "123", RuleNumeric},
@@ -359,7 +362,7 @@ func TestStepIDErrorMessage(t *testing.T) {
 	for _, tt := range tests {
 		eq(t, "Error()", tt.err.Error(), tt.want)
 	}
-	for _, r := range []string{RuleEmpty, RuleDot, RuleSpace, RuleNumeric, RuleTaskSegment, RuleTooLong, RuleDuplicate} {
+	for _, r := range []string{RuleEmpty, RuleText, RuleDot, RuleSpace, RuleNumeric, RuleTaskSegment, RuleTooLong, RuleDuplicate} {
 		msg := (&StepIDError{Scope: "s", Name: "n", Rule: r}).Error()
 		if strings.Contains(msg, "rule "+r) {
 			t.Errorf("rule %s has no words: %s", r, msg)

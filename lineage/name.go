@@ -16,6 +16,7 @@ const MaxKeyLen = 300
 // meant for programs; Error gives the words for users.
 const (
 	RuleEmpty       = "empty"        // a name must not be empty
+	RuleText        = "text"         // a name must be UTF-8 without control characters
 	RuleDot         = "dot"          // a name must not contain "."
 	RuleSpace       = "whitespace"   // a name must not contain whitespace
 	RuleNumeric     = "numeric"      // a name must not be all ASCII digits
@@ -48,6 +49,8 @@ func ruleText(rule string) string {
 	switch rule {
 	case RuleEmpty:
 		return "a name must not be empty"
+	case RuleText:
+		return "a name must be valid UTF-8 without control characters (such as NUL)"
 	case RuleDot:
 		return `a name must not contain "." (dots separate scopes)`
 	case RuleSpace:
@@ -77,6 +80,8 @@ func ValidateName(scopeKey, name string) error {
 		rule = RuleDot
 	case strings.IndexFunc(name, unicode.IsSpace) >= 0:
 		rule = RuleSpace
+	case !utf8.ValidString(name) || strings.IndexFunc(name, unicode.IsControl) >= 0:
+		rule = RuleText
 	case allDigits(name):
 		rule = RuleNumeric
 	case name[0] == 't' && allDigits(name[1:]):

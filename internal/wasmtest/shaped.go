@@ -87,7 +87,7 @@ func Shaped(s Shape) []byte {
 	m = section(m, 10, vec(1+extra, s.code()))
 	data := append([]byte{0, 0x41, 0, 0x0b}, str(s.Workflow)...) // the name at offset 0
 	for range s.DataSegments {
-		data = append(data, 0, 0x41, 0, 0x0b, 1, 0)
+		data = append(data, 0, 0x41, 0xe0, 0, 0x0b, 1, 0) // at offset 96 (i32.const, signed LEB128), past the name
 	}
 	m = section(m, 11, vec(1+s.DataSegments, data))
 	if s.Pad > 0 {
