@@ -21,6 +21,9 @@ func (h *Host) Run(ctx context.Context, id string) (store.Run, error) {
 
 // Runs lists the stored runs that f selects.
 func (h *Host) Runs(ctx context.Context, f store.RunFilter) ([]store.Run, error) {
+	if err := store.CheckText("the cursor", f.After); err != nil {
+		return nil, invalidf("list runs: %w", err)
+	}
 	return h.cfg.Store.Runs(ctx, f)
 }
 

@@ -91,7 +91,7 @@ func (h *Host) CreateHook(ctx context.Context, o HookOptions) (store.Hook, error
 	}
 	if o.SecretEnv != "" {
 		if v, ok := os.LookupEnv(o.SecretEnv); !ok || v == "" {
-			return store.Hook{}, fmt.Errorf("create hook %s: secret variable $%s is not set in the server's environment: %w", o.Name, o.SecretEnv, ErrInvalid)
+			return store.Hook{}, invalidf("create hook %s: secret variable $%s is not set in the server's environment", o.Name, o.SecretEnv)
 		}
 	}
 	wf, err := h.workflowOf(ctx, o.Module, o.Workflow)
@@ -144,7 +144,7 @@ func (h *Host) Deliver(ctx context.Context, name string, d Delivery) (store.Run,
 		return store.Run{}, false, fmt.Errorf("hook %s: encode the input: %w", name, err)
 	}
 	if len(input) > h.cfg.MaxPayloadBytes {
-		return store.Run{}, false, fmt.Errorf("hook %s: %w: %w", name, h.payloadError("the delivery's input", len(input)), ErrInvalid)
+		return store.Run{}, false, invalidf("hook %s: %w", name, h.payloadError("the delivery's input", len(input)))
 	}
 	m, err := h.moduleInfo(ctx, hk.Module)
 	if err != nil {

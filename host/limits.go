@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"github.com/skeinrun/skein/store"
 )
@@ -133,10 +134,10 @@ func (h *Host) runInput(in json.RawMessage) ([]byte, error) {
 		input = []byte("null")
 	}
 	if len(input) > h.cfg.MaxPayloadBytes {
-		return nil, fmt.Errorf("%w: %w", h.payloadError("the input", len(input)), ErrInvalid)
+		return nil, invalidf("%w", h.payloadError("the input", len(input)))
 	}
-	if !json.Valid(input) {
-		return nil, fmt.Errorf("input is not valid JSON: %.100q: %w", input, ErrInvalid)
+	if !json.Valid(input) || !utf8.Valid(input) {
+		return nil, invalidf("input is not valid JSON in UTF-8: %.100q", input)
 	}
 	return input, nil
 }

@@ -21,8 +21,15 @@ func runIDChar(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-_:@", c) >= 0
 }
 
-// validRunID checks a run id given to Start.
-func validRunID(id string) error {
+// ReservedRunIDPrefixes start the ids of the runs that schedules
+// ("sched:{name}@{slot}") and webhooks ("hook:{name}:{key}") start: a
+// client's Start of such an id is refused, so that no client can take a
+// schedule's slot or a delivery's run before it happens.
+var ReservedRunIDPrefixes = []string{"sched:", "hook:"}
+
+// validRunID checks a run id given to Start; reserved allows the
+// ReservedRunIDPrefixes (a schedule's own start).
+func validRunID(id string, reserved bool) error {
 	if id == "" {
 		return fmt.Errorf("run id is empty")
 	}
@@ -32,6 +39,11 @@ func validRunID(id string) error {
 	for i := 0; i < len(id); i++ {
 		if !runIDChar(id[i]) {
 			return fmt.Errorf("run id %q has %q at byte %d: a run id is made of letters, digits and - _ : @ (a full op id is {run}.{key})", id, id[i:i+1], i)
+		}
+	}
+	for _, p := range ReservedRunIDPrefixes {
+		if strings.HasPrefix(id, p) && !reserved {
+			return fmt.Errorf("run id %q starts with %q: ids that start with sched: or hook: are reserved for the runs schedules and webhooks start", id, p)
 		}
 	}
 	return nil

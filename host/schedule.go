@@ -68,12 +68,12 @@ func ScheduleRunID(name string, slot time.Time) string {
 // validName checks a schedule or hook name.
 func validName(what, name string) error {
 	if name == "" || len(name) > MaxScheduleNameLen {
-		return fmt.Errorf("%s name %q: want 1 to %d characters: %w", what, name, MaxScheduleNameLen, ErrInvalid)
+		return invalidf("%s name %q: want 1 to %d characters", what, name, MaxScheduleNameLen)
 	}
 	for i := 0; i < len(name); i++ {
 		c := name[i]
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
-			return fmt.Errorf("%s name %q has %q at byte %d: a name is made of letters, digits, - and _: %w", what, name, name[i:i+1], i, ErrInvalid)
+			return invalidf("%s name %q has %q at byte %d: a name is made of letters, digits, - and _", what, name, name[i:i+1], i)
 		}
 	}
 	return nil
@@ -83,14 +83,14 @@ func validName(what, name string) error {
 func parseSpec(expr, tz string) (cron.Schedule, *time.Location, error) {
 	loc, err := time.LoadLocation(tz)
 	if err != nil {
-		return nil, nil, fmt.Errorf("timezone %q: %v: %w", tz, err, ErrInvalid)
+		return nil, nil, invalidf("timezone %q: %v", tz, err)
 	}
 	if strings.HasPrefix(expr, "TZ=") || strings.HasPrefix(expr, "CRON_TZ=") {
-		return nil, nil, fmt.Errorf("cron %q: give the time zone as the timezone, not in the expression: %w", expr, ErrInvalid)
+		return nil, nil, invalidf("cron %q: give the time zone as the timezone, not in the expression", expr)
 	}
 	spec, err := cronParser.Parse(expr)
 	if err != nil {
-		return nil, nil, fmt.Errorf("cron %q: %v (want 5 fields: minute hour day-of-month month day-of-week, or 6 with seconds first, or a descriptor such as @daily): %w", expr, err, ErrInvalid)
+		return nil, nil, invalidf("cron %q: %v (want 5 fields: minute hour day-of-month month day-of-week, or 6 with seconds first, or a descriptor such as @daily)", expr, err)
 	}
 	return spec, loc, nil
 }
@@ -104,12 +104,12 @@ func (h *Host) workflowOf(ctx context.Context, module, workflow string) (string,
 	}
 	if workflow == "" {
 		if len(m.Workflows) != 1 {
-			return "", fmt.Errorf("name the workflow: module %q registers %s: %w", module, strings.Join(m.Workflows, ", "), ErrInvalid)
+			return "", invalidf("name the workflow: module %q registers %s", module, strings.Join(m.Workflows, ", "))
 		}
 		return m.Workflows[0], nil
 	}
 	if !slices.Contains(m.Workflows, workflow) {
-		return "", fmt.Errorf("module %q has no workflow %q; it registers %s: %w", module, workflow, strings.Join(m.Workflows, ", "), ErrInvalid)
+		return "", invalidf("module %q has no workflow %q; it registers %s", module, workflow, strings.Join(m.Workflows, ", "))
 	}
 	return workflow, nil
 }
@@ -143,11 +143,11 @@ func (h *Host) newSchedule(ctx context.Context, o ScheduleOptions) (store.Schedu
 		o.Overlap = store.OverlapSkip
 	case store.OverlapSkip, store.OverlapBufferOne, store.OverlapAllow:
 	default:
-		return store.Schedule{}, fmt.Errorf("overlap %q: want skip, buffer-one or allow: %w", o.Overlap, ErrInvalid)
+		return store.Schedule{}, invalidf("overlap %q: want skip, buffer-one or allow", o.Overlap)
 	}
 	switch {
 	case o.Catchup < 0:
-		return store.Schedule{}, fmt.Errorf("catch-up window %s is negative: %w", o.Catchup, ErrInvalid)
+		return store.Schedule{}, invalidf("catch-up window %s is negative", o.Catchup)
 	case o.Catchup == 0:
 		o.Catchup = DefaultCatchup
 	}
@@ -259,5 +259,5 @@ func (h *Host) TriggerSchedule(ctx context.Context, name string) (store.Run, err
 	var b [3]byte
 	rand.Read(b[:])
 	id := "sched:" + name + "@trigger-" + time.Now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
-	return h.Start(ctx, StartOptions{Module: sc.Module, Workflow: sc.Workflow, Input: sc.Input, ID: id})
+	return h.Start(ctx, StartOptions{Module: sc.Module, Workflow: sc.Workflow, Input: sc.Input, ID: id, reserved: true})
 }

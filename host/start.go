@@ -31,6 +31,8 @@ type StartOptions struct {
 	// ends or the lease expires. A run that existed already is not
 	// claimed.
 	ClaimForDrive bool
+
+	reserved bool // the id may be in a reserved space (ReservedRunIDPrefixes): Trigger's
 }
 
 // ConflictError reports a start whose id names an existing run started
@@ -49,7 +51,7 @@ func (h *Host) Start(ctx context.Context, o StartOptions) (store.Run, error) {
 		return store.Run{}, fmt.Errorf("start: module %q: %w", o.Module, err)
 	}
 	if !slices.Contains(m.Workflows, o.Workflow) {
-		return store.Run{}, fmt.Errorf("start: module %s has no workflow %q; it registers: %s: %w", shortHash(m.Hash), o.Workflow, strings.Join(m.Workflows, ", "), ErrInvalid)
+		return store.Run{}, invalidf("start: module %s has no workflow %q; it registers: %s", shortHash(m.Hash), o.Workflow, strings.Join(m.Workflows, ", "))
 	}
 	input, err := h.runInput(o.Input)
 	if err != nil {
@@ -63,11 +65,11 @@ func (h *Host) Start(ctx context.Context, o StartOptions) (store.Run, error) {
 		rand.Read(b[:])
 		o.ID = hex.EncodeToString(b[:])
 	}
-	if err := validRunID(o.ID); err != nil {
-		return store.Run{}, fmt.Errorf("start: %w: %w", err, ErrInvalid)
+	if err := validRunID(o.ID, o.reserved); err != nil {
+		return store.Run{}, invalidf("start: %w", err)
 	}
 	if o.Timeout < 0 {
-		return store.Run{}, fmt.Errorf("start: timeout %s is negative: %w", o.Timeout, ErrInvalid)
+		return store.Run{}, invalidf("start: timeout %s is negative", o.Timeout)
 	}
 	r := store.Run{ID: o.ID, ModuleHash: m.Hash, Workflow: o.Workflow, Input: input, Seed: o.Seed}
 	if o.Timeout > 0 {
