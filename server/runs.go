@@ -63,7 +63,8 @@ func (a *api) start(w http.ResponseWriter, r *http.Request) {
 	run, err := a.h.Start(ctx, host.StartOptions{Module: m.Hash, Workflow: req.Workflow, Input: req.Input, ID: req.ID, Timeout: timeout})
 	if err != nil {
 		if errors.Is(err, host.ErrInvalid) {
-			err = badRequest("%v", err)
+			// The client knows it asked to start: the message is the rule.
+			err = badRequest("%s", strings.TrimPrefix(err.Error(), "start: "))
 		}
 		a.fail(w, r, err)
 		return
@@ -250,7 +251,7 @@ func (a *api) resolve(w http.ResponseWriter, r *http.Request) {
 	case errors.Is(err, host.ErrConflict):
 		err = &requestError{status: http.StatusConflict, code: CodeConflict, msg: fmt.Sprintf("promise %q: %v", id, err)}
 	case errors.Is(err, host.ErrInvalid):
-		err = badRequest("%v", err)
+		err = badRequest("%s", strings.TrimPrefix(err.Error(), "resolve "+id+": "))
 	}
 	if err != nil {
 		a.fail(w, r, err)

@@ -184,6 +184,8 @@ func (a *api) fail(w http.ResponseWriter, r *http.Request, err error) {
 		writeError(w, status, code, me.Error())
 	case errors.As(err, &ce):
 		writeError(w, http.StatusConflict, CodeConflict, ce.Error())
+	case errors.Is(err, store.ErrInvalidText), errors.Is(err, host.ErrInvalid):
+		writeError(w, http.StatusBadRequest, CodeBadRequest, err.Error())
 	case errors.Is(err, store.ErrNotFound), errors.Is(err, host.ErrNotFound):
 		writeError(w, http.StatusNotFound, CodeNotFound, err.Error())
 	case errors.Is(err, host.ErrTerminal), errors.Is(err, store.ErrConflict), errors.Is(err, host.ErrConflict):

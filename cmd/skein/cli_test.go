@@ -585,25 +585,28 @@ func TestBadInput(t *testing.T) {
 		// error contains each of errWant.
 		status  string
 		errWant []string
+		// noDB: the command fails before any run exists, and leaves no
+		// database file behind (the next inspect says "no database").
+		noDB bool
 	}
 	cases := []tc{
-		{name: "not-wasm", args: []string{"run", text, "--db", "DB"}, code: -1,
+		{name: "not-wasm", noDB: true, args: []string{"run", text, "--db", "DB"}, code: -1,
 			want: []string{"not a WebAssembly module"}},
-		{name: "empty-file", args: []string{"run", empty, "--db", "DB"}, code: -1,
+		{name: "empty-file", noDB: true, args: []string{"run", empty, "--db", "DB"}, code: -1,
 			want: []string{"empty"}},
-		{name: "empty-module", args: []string{"run", emptyMod, "--db", "DB"}, code: -1,
+		{name: "empty-module", noDB: true, args: []string{"run", emptyMod, "--db", "DB"}, code: -1,
 			want: []string{"not a skein module"}},
-		{name: "unknown-workflow", args: []string{"run", probe, "--db", "DB", "--workflow", "nope"}, code: -1,
+		{name: "unknown-workflow", noDB: true, args: []string{"run", probe, "--db", "DB", "--workflow", "nope"}, code: -1,
 			want: []string{`"nope"`, "interleave", "sandbox", "panics", "rawgo"}},
-		{name: "workflow-not-chosen", args: []string{"run", probe, "--db", "DB"}, code: exitUsage,
+		{name: "workflow-not-chosen", noDB: true, args: []string{"run", probe, "--db", "DB"}, code: exitUsage,
 			want: []string{"--workflow", "interleave", "sandbox"}},
 		// The shape is right (an integer), the value does not fit an int.
 		{name: "input-does-not-decode", args: []string{"run", sequence, "--db", "DB", "--input", `{"n":99999999999999999999}`, "--json"}, code: exitFailed,
 			status: "failed", errWant: []string{"does not decode"}},
-		{name: "input-wrong-shape", args: []string{"run", sequence, "--db", "DB", "--input", `{"n":"x"}`}, code: -1,
+		{name: "input-wrong-shape", noDB: true, args: []string{"run", sequence, "--db", "DB", "--input", `{"n":"x"}`}, code: -1,
 			want: []string{`the input of workflow "sequence" does not have the expected shape: at $.n: want integer, got string "x"`,
 				`expected shape (JSON Schema): {"properties":{"n":{"type":"integer"}},"type":"object"}`}},
-		{name: "input-not-json", args: []string{"run", sequence, "--db", "DB", "--input", "{"}, code: -1,
+		{name: "input-not-json", noDB: true, args: []string{"run", sequence, "--db", "DB", "--input", "{"}, code: -1,
 			want: []string{"not valid JSON"}},
 		{name: "workflow-panics", args: []string{"run", probe, "--db", "DB", "--workflow", "panics", "--json"}, code: exitFailed,
 			status: "failed", errWant: []string{"assignment to entry in nil map"}},
@@ -611,7 +614,7 @@ func TestBadInput(t *testing.T) {
 			status: "failed", errWant: []string{"exited with code 7"}},
 		{name: "raw-goroutine", args: []string{"run", probe, "--db", "DB", "--workflow", "rawgo", "--json"}, code: exitFailed,
 			status: "failed", errWant: []string{"skein.Go"}},
-		{name: "missing-module", args: []string{"run", missing, "--db", "DB"}, code: -1,
+		{name: "missing-module", noDB: true, args: []string{"run", missing, "--db", "DB"}, code: -1,
 			want: []string{missing}},
 		{name: "unknown-command", args: []string{"frobnicate"}, code: exitUsage,
 			want: []string{`unknown command "frobnicate"`, "run", "inspect"}},
@@ -619,7 +622,7 @@ func TestBadInput(t *testing.T) {
 			want: []string{"usage: skein run MODULE.wasm", "want exactly one MODULE.wasm"}},
 		{name: "no-args", args: nil, code: exitUsage,
 			want: []string{"Commands:", "run", "inspect"}},
-		{name: "bad-evict", args: []string{"run", sequence, "--db", "DB", "--evict", "sometimes"}, code: exitUsage,
+		{name: "bad-evict", noDB: true, args: []string{"run", sequence, "--db", "DB", "--evict", "sometimes"}, code: exitUsage,
 			want: []string{"sometimes", "never", "always"}},
 		{name: "inspect-no-run", args: []string{"inspect", "nope", "--db", existing}, code: -1,
 			want: []string{"no run", "nope"}},
@@ -663,7 +666,25 @@ func TestBadInput(t *testing.T) {
 					t.Errorf("stderr does not report the failed run\n%s", r)
 				}
 			}
+			if c.noDB {
+				checkNoDatabase(t, dir, filepath.Join(dir, "bad.db"))
+			}
 			noHostPanic(t, r)
 		})
+	}
+}
+
+// checkNoDatabase checks that the SQLite file db and its journal files do
+// not exist, and that skein inspect says so.
+func checkNoDatabase(t *testing.T, dir, db string) {
+	t.Helper()
+	for _, p := range []string{db, db + "-wal", db + "-shm"} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("a failed command left %s behind", p)
+		}
+	}
+	r := skein(t, dir, "inspect", "any", "--db", db)
+	if !strings.Contains(r.stderr, "no database "+db) {
+		t.Errorf("skein inspect after a failed run does not say there is no database:\n%s", r)
 	}
 }

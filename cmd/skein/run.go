@@ -52,6 +52,12 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if *guestOut {
 		dbf.guestOutput = prefixedOutput(stderr)
 	}
+	// A run that fails before any run exists (no module file, a module
+	// that does not load, an unknown workflow, an input of the wrong
+	// shape) leaves no database behind if it made one: the next command
+	// then says "no database", not "no run".
+	created := false
+	defer dbf.removeIfNew(&created)()
 	h, st, closeAll, err := dbf.open(ctx)
 	if err != nil {
 		return err
@@ -92,6 +98,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	created = true
 	execs := 0
 	r, err = driveChain(ctx, h, r.ID, host.DriveOptions{WaitTimers: true, OnExecution: func() { execs++ },
 		LeaseWait: *leaseWait, OnLeaseWait: leaseWaitNote(stderr, *leaseWait)}, *asJSON, stdout)
@@ -309,6 +316,27 @@ func addDBFlags(fs *flag.FlagSet, withEvict, mustExist bool) *dbFlags {
 	return f
 }
 
+// removeIfNew returns a function that, unless *keep is true by then,
+// removes the SQLite file of --db and its journal files if none of them
+// existed when removeIfNew was called; it must run after the store is
+// closed. With --store it does nothing.
+func (f *dbFlags) removeIfNew(keep *bool) func() {
+	files := []string{*f.db, *f.db + "-wal", *f.db + "-shm"}
+	for _, p := range files {
+		if _, err := os.Lstat(p); *f.store != "" || !errors.Is(err, iofs.ErrNotExist) {
+			return func() {}
+		}
+	}
+	return func() {
+		if *keep {
+			return
+		}
+		for _, p := range files {
+			os.Remove(p)
+		}
+	}
+}
+
 // checkExists fails when the SQLite file of --db does not exist, with a
 // message that says what to pass instead.
 func (f *dbFlags) checkExists() error {
@@ -441,7 +469,7 @@ func printView(v runjson.View, asJSON bool, w io.Writer) error {
 		printChain(w, v.ContinuedFrom, v.ContinuedAs)
 		fmt.Fprintln(w)
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "KEY\tFUNCTION\tSTATUS\tVALUE")
+		fmt.Fprintln(tw, "KEY\tFUNCTION\tSTATUS\tATTEMPTS\tVALUE")
 		for _, o := range v.Outcomes {
 			val := string(o.Value)
 			if o.Error != nil {
@@ -454,7 +482,11 @@ func printView(v runjson.View, asJSON bool, w io.Writer) error {
 			if o.Orphaned {
 				status += " (orphaned)"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", printable(o.Key), printable(o.Function), printable(status), printable(val))
+			attempts := "" // an op without a body or an activity (a sleep, a promise) has none
+			if o.Attempts > 0 {
+				attempts = fmt.Sprint(o.Attempts)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", printable(o.Key), printable(o.Function), printable(status), attempts, printable(val))
 		}
 		tw.Flush()
 		printWaiting(w, v.Waiting, time.Now())
