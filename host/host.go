@@ -204,6 +204,10 @@ type Config struct {
 	// HTTPMaxResponseBytes bounds the body of a response of the HTTP
 	// activity. Default 1 MiB.
 	HTTPMaxResponseBytes int64
+	// HTTPResolver resolves the host names of the HTTP activity's
+	// requests; nil: the system's resolver. The addresses it gives are
+	// checked like any (docs/activities.md).
+	HTTPResolver HTTPResolver
 	// Engine names the WebAssembly engine: "wazero" (pure Go, the
 	// default when empty) or "wasmtime" (Cranelift through cgo, only in
 	// a binary built with -tags wasmtime; see docs/engines.md). --engine.
@@ -279,7 +283,6 @@ type Activity func(ctx context.Context, input []byte) ([]byte, error)
 // testHooks let the package's tests change or watch a host's behaviour.
 type testHooks struct {
 	minting      sched.Minting         // the scheduler's id policy (a broken one, for the checker's tests)
-	resolver     egress.Resolver       // the HTTP activity's name resolver (nil: the system's)
 	replayInline bool                  // a replay that hands every recorded value back at once
 	onBody       func(run, key string) // called before each step body runs
 	onExec       func(run string)      // called at each instantiation of a run
@@ -319,7 +322,7 @@ func newHost(ctx context.Context, cfg Config, hooks testHooks) (*Host, error) {
 	cfg.setLimitDefaults()  // limits.go
 	cfg.setModuleDefaults() // modlimits.go
 	cfg.setHTTPDefaults()   // httpactivity.go
-	httpClient, err := newHTTPClient(&cfg, hooks.resolver)
+	httpClient, err := newHTTPClient(&cfg)
 	if err != nil {
 		return nil, fmt.Errorf("host: %w", err)
 	}

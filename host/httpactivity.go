@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"time"
 
@@ -40,14 +41,20 @@ func (c *Config) setHTTPDefaults() {
 	}
 }
 
+// HTTPResolver resolves a host name to IP addresses (Config.HTTPResolver);
+// *net.Resolver is one.
+type HTTPResolver interface {
+	LookupIPAddr(ctx context.Context, host string) ([]net.IPAddr, error)
+}
+
 // newHTTPClient makes the egress client of the HTTP activity from cfg.
-func newHTTPClient(cfg *Config, resolver egress.Resolver) (*egress.Client, error) {
+func newHTTPClient(cfg *Config) (*egress.Client, error) {
 	c, err := egress.New(egress.Policy{
 		Allow:            cfg.HTTPAllow,
 		Timeout:          cfg.HTTPTimeout,
 		MaxResponseBytes: cfg.HTTPMaxResponseBytes,
 		AllowSetting:     "Config.HTTPAllow" + hintSuffix(cfg.limitHint("HTTPAllow")),
-		Resolver:         resolver,
+		Resolver:         cfg.HTTPResolver,
 	})
 	if err != nil {
 		if hint := cfg.limitHint("HTTPAllow"); hint != "" {

@@ -31,8 +31,13 @@ func addHTTPFlags(fs *flag.FlagSet) *httpFlags {
 	return f
 }
 
+// testResolver resolves the HTTP activity's names in a binary built with
+// -tags skeintest (testresolver.go); nil, the system's resolver, otherwise.
+var testResolver host.HTTPResolver
+
 // apply sets the HTTP activity's policy in cfg.
 func (f *httpFlags) apply(cfg *host.Config) {
+	cfg.HTTPResolver = testResolver
 	cfg.HTTPAllow = f.allow
 	cfg.HTTPTimeout = *f.timeout
 	cfg.HTTPMaxResponseBytes = *f.maxResponse
