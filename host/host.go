@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/netip"
 	"sync"
 	"time"
 
@@ -194,16 +195,37 @@ type Config struct {
 	// docs/activities.md).
 
 	// HTTPAllow lists the hosts the HTTP activity may reach: "host" (any
-	// port) or "host:port" ("[::1]:8080" for IPv6). A link-local or cloud
-	// metadata address is reached only when named here itself. Empty (the
-	// default): none; every request fails, naming the host.
+	// port) or "host:port" ("[::1]:8080" for IPv6). A special-purpose
+	// address (link-local, cloud metadata, reserved, or a form embedding
+	// such an IPv4 address; docs/activities.md) is reached only when
+	// named here itself. Empty (the default): none; every request fails,
+	// naming the host.
 	HTTPAllow []string
 	// HTTPTimeout bounds one request of the HTTP activity, redirects and
 	// body included. Default 30s.
 	HTTPTimeout time.Duration
-	// HTTPMaxResponseBytes bounds the body of a response of the HTTP
-	// activity. Default 1 MiB.
+	// HTTPMaxResponseBytes bounds a response of the HTTP activity as it
+	// is recorded: its headers' names and values and its body, together.
+	// Default 1 MiB.
 	HTTPMaxResponseBytes int64
+	// HTTPMaxConcurrentPerRun bounds the HTTP activity's requests in
+	// progress for one run in this process, HTTPMaxConcurrent all of
+	// them; more wait for one to end (while their call's context
+	// lasts). Defaults 16 and 256.
+	HTTPMaxConcurrentPerRun int
+	HTTPMaxConcurrent       int
+	// APIAddrs are the addresses and ports this process serves an API on
+	// (`skein serve` sets its listener's): the HTTP activity never
+	// reaches them, whatever HTTPAllow names, so a module cannot drive
+	// the API that runs it. An unspecified address (0.0.0.0, ::) stands
+	// for every address of this machine at its port. APIName names that
+	// API in the denials (default "the host's API").
+	APIAddrs []netip.AddrPort
+	APIName  string
+	// HTTPResolver resolves the host names of the HTTP activity's
+	// requests; nil: the system's resolver. The addresses it gives are
+	// checked like any (docs/activities.md).
+	HTTPResolver HTTPResolver
 	// Engine names the WebAssembly engine: "wazero" (pure Go, the
 	// default when empty) or "wasmtime" (Cranelift through cgo, only in
 	// a binary built with -tags wasmtime; see docs/engines.md). --engine.
@@ -260,6 +282,7 @@ type Host struct {
 	deploySlots  chan struct{}  // Config.MaxConcurrentDeploys (deploy.go)
 	compiles     sync.WaitGroup // compilations running, stopped or not
 	http         *egress.Client // the HTTP activity's (httpactivity.go)
+	httpSlots    httpSlots      // its requests in progress (httpslots.go)
 	quotaMu      sync.Mutex     // Config.MaxStoredModuleBytes: check and store one at a time
 
 	// The drives of child runs a parent drives in this process
@@ -279,7 +302,6 @@ type Activity func(ctx context.Context, input []byte) ([]byte, error)
 // testHooks let the package's tests change or watch a host's behaviour.
 type testHooks struct {
 	minting      sched.Minting         // the scheduler's id policy (a broken one, for the checker's tests)
-	resolver     egress.Resolver       // the HTTP activity's name resolver (nil: the system's)
 	replayInline bool                  // a replay that hands every recorded value back at once
 	onBody       func(run, key string) // called before each step body runs
 	onExec       func(run string)      // called at each instantiation of a run
@@ -319,7 +341,7 @@ func newHost(ctx context.Context, cfg Config, hooks testHooks) (*Host, error) {
 	cfg.setLimitDefaults()  // limits.go
 	cfg.setModuleDefaults() // modlimits.go
 	cfg.setHTTPDefaults()   // httpactivity.go
-	httpClient, err := newHTTPClient(&cfg, hooks.resolver)
+	httpClient, err := newHTTPClient(&cfg)
 	if err != nil {
 		return nil, fmt.Errorf("host: %w", err)
 	}
@@ -349,7 +371,7 @@ func newHost(ctx context.Context, cfg Config, hooks testHooks) (*Host, error) {
 		active: map[string]*runState{}, leased: map[string]context.CancelCauseFunc{}, failures: map[string]int{},
 		owner: defaultOwner(), wake: make(chan struct{}, 1),
 		compileSlots: make(chan struct{}, cfg.MaxConcurrentCompiles), deploySlots: make(chan struct{}, cfg.MaxConcurrentDeploys),
-		http: httpClient}
+		http: httpClient, httpSlots: newHTTPSlots(&cfg)}
 	h.closing, h.stopChilds = context.WithCancel(context.Background())
 	if cfg.Simulation != nil {
 		h.sim = newSimulator(*cfg.Simulation)

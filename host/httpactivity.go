@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"time"
 
@@ -13,8 +14,9 @@ import (
 
 // The built-in HTTP activity: the host serves the activity HTTPActivity
 // itself, making the request under the egress policy of Config.HTTPAllow,
-// Config.HTTPTimeout and Config.HTTPMaxResponseBytes (internal/egress;
-// docs/activities.md).
+// Config.HTTPTimeout, Config.HTTPMaxResponseBytes and Config.APIAddrs
+// (internal/egress), at most Config.HTTPMaxConcurrentPerRun and
+// Config.HTTPMaxConcurrent at once (httpslots.go; docs/activities.md).
 
 // HTTPActivity is the name of the built-in HTTP activity (skein.HTTP in
 // the Go guest SDK). Its input is a JSON HTTP request and its output a JSON
@@ -27,8 +29,10 @@ const ReservedActivityPrefix = "skein."
 
 // Defaults of the HTTP activity's bounds (Config).
 const (
-	DefaultHTTPTimeout          = 30 * time.Second
-	DefaultHTTPMaxResponseBytes = 1 << 20
+	DefaultHTTPTimeout             = 30 * time.Second
+	DefaultHTTPMaxResponseBytes    = 1 << 20
+	DefaultHTTPMaxConcurrentPerRun = 16
+	DefaultHTTPMaxConcurrent       = 256
 )
 
 func (c *Config) setHTTPDefaults() {
@@ -38,16 +42,33 @@ func (c *Config) setHTTPDefaults() {
 	if c.HTTPMaxResponseBytes <= 0 {
 		c.HTTPMaxResponseBytes = DefaultHTTPMaxResponseBytes
 	}
+	if c.HTTPMaxConcurrentPerRun <= 0 {
+		c.HTTPMaxConcurrentPerRun = DefaultHTTPMaxConcurrentPerRun
+	}
+	if c.HTTPMaxConcurrent <= 0 {
+		c.HTTPMaxConcurrent = DefaultHTTPMaxConcurrent
+	}
+	if c.APIName == "" {
+		c.APIName = "the host's API"
+	}
+}
+
+// HTTPResolver resolves a host name to IP addresses (Config.HTTPResolver);
+// *net.Resolver is one.
+type HTTPResolver interface {
+	LookupIPAddr(ctx context.Context, host string) ([]net.IPAddr, error)
 }
 
 // newHTTPClient makes the egress client of the HTTP activity from cfg.
-func newHTTPClient(cfg *Config, resolver egress.Resolver) (*egress.Client, error) {
+func newHTTPClient(cfg *Config) (*egress.Client, error) {
 	c, err := egress.New(egress.Policy{
 		Allow:            cfg.HTTPAllow,
 		Timeout:          cfg.HTTPTimeout,
 		MaxResponseBytes: cfg.HTTPMaxResponseBytes,
 		AllowSetting:     "Config.HTTPAllow" + hintSuffix(cfg.limitHint("HTTPAllow")),
-		Resolver:         resolver,
+		Resolver:         cfg.HTTPResolver,
+		Own:              cfg.APIAddrs,
+		OwnSetting:       fmt.Sprintf("the address and port %s listens on (Config.APIAddrs)", cfg.APIName),
 	})
 	if err != nil {
 		if hint := cfg.limitHint("HTTPAllow"); hint != "" {
@@ -74,16 +95,24 @@ func (h *Host) builtinActivity(name string) Activity {
 	return nil
 }
 
-// httpActivity makes the request its input describes. A response of any
-// status is its output; a request the policy denies, an input that is not
-// a request (or whose URL or method does not parse) and a response over
-// Config.HTTPMaxResponseBytes fail it without retries; a transport error or a timeout fails the attempt,
-// which the call's retry policy may retry.
+// httpActivity makes the request its input describes, once a request
+// slot of its run and of the process is free (httpslots.go). A response
+// of any status is its output; a request the policy denies, an input that
+// is not a request (or whose URL or method does not parse) and a response
+// over Config.HTTPMaxResponseBytes fail it without retries; a transport
+// error or a timeout fails the attempt, which the call's retry policy may
+// retry.
 func (h *Host) httpActivity(ctx context.Context, input []byte) ([]byte, error) {
 	var req egress.Request
 	if err := json.Unmarshal(input, &req); err != nil {
 		return nil, NonRetryable(fmt.Errorf("activity %q: input %.100q is not an HTTP request (abi/README.md): %w", HTTPActivity, input, err))
 	}
+	info, _ := ActivityInfoFrom(ctx)
+	release, err := h.httpSlots.acquire(ctx, info.RunID)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	resp, err := h.http.Do(ctx, req)
 	if err != nil {
 		return nil, h.httpError(err)

@@ -99,8 +99,8 @@ func TestHTTPActivity(t *testing.T) {
 			}
 		},
 	})
-	cfg := Config{HTTPAllow: []string{srv.addr, "metadata.test"}, HTTPMaxResponseBytes: 1024}
-	h := newTestHostHooks(t, cfg, testHooks{resolver: fakeResolver{"metadata.test": "169.254.169.254"}})
+	cfg := Config{HTTPAllow: []string{srv.addr, "metadata.test"}, HTTPMaxResponseBytes: 1024, HTTPResolver: fakeResolver{"metadata.test": "169.254.169.254"}}
+	h := newTestHost(t, cfg)
 	m := h.deploy(t, httpcallPkg)
 	// The timeout's own host: a short HTTPTimeout on a loaded machine
 	// could also stop the requests that should succeed.

@@ -32,7 +32,7 @@ func countingServer(t *testing.T, h http.HandlerFunc) (*httptest.Server, *atomic
 func TestHTTPActivityServe(t *testing.T) {
 	allowed, hits := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/big" {
-			w.Write(make([]byte, 100))
+			w.Write(make([]byte, 300))
 			return
 		}
 		w.WriteHeader(http.StatusAccepted)
@@ -42,7 +42,7 @@ func TestHTTPActivityServe(t *testing.T) {
 	allowedAddr := strings.TrimPrefix(allowed.URL, "http://")
 	deniedAddr := strings.TrimPrefix(denied.URL, "http://")
 
-	s := startServer(t, filepath.Join(t.TempDir(), "skein.db"), nil, "--allow-http", allowedAddr, "--http-max-response", "64")
+	s := startServer(t, filepath.Join(t.TempDir(), "skein.db"), nil, "--allow-http", allowedAddr, "--http-max-response", "256")
 	wantExit(t, s.cli(t, nil, "deploy", wasmbuild.Build(t, httpcallWorkflows), "--name", "httpcall"), 0)
 
 	for _, tc := range []struct {
@@ -50,7 +50,7 @@ func TestHTTPActivityServe(t *testing.T) {
 	}{
 		{"ok", allowed.URL + "/hello", `{"status":202,"body":"hello from /hello"}`},
 		{"denied", denied.URL + "/x", `{"err":"HTTP request to ` + deniedAddr + ` denied: the host is not in the egress allow list (Config.HTTPAllow; --allow-http)"}`},
-		{"big", allowed.URL + "/big", `{"err":"the response of GET ` + allowed.URL + `/big is larger than 64 bytes (limit Config.HTTPMaxResponseBytes = 64 bytes; --http-max-response)"}`},
+		{"big", allowed.URL + "/big", `{"err":"the response of GET ` + allowed.URL + `/big is larger than 256 bytes (limit Config.HTTPMaxResponseBytes = 256 bytes; --http-max-response)"}`},
 	} {
 		body, _ := json.Marshal(map[string]any{"id": tc.id, "module": "httpcall", "workflow": "fetch", "input": map[string]any{"req": map[string]any{"url": tc.url}}})
 		want(t, "start "+tc.id, s.call(t, "POST", "/v1/runs", "", string(body)), 201, "")
@@ -88,7 +88,7 @@ func TestHTTPActivityRun(t *testing.T) {
 		{"/slow", "200ms", `{"err":"GET ` + srv.URL + `/slow did not complete within 200ms (limit Config.HTTPTimeout = 200ms; --http-timeout)"}`},
 	} {
 		in, _ := json.Marshal(map[string]any{"req": map[string]any{"url": srv.URL + tc.path}})
-		r := skein(t, dir, "run", wasm, "--db", filepath.Join(dir, "skein.db"), "--allow-http", "localhost:1,"+addr, "--http-timeout", tc.timeout, "--input", string(in), "--json")
+		r := skein(t, dir, "run", wasm, "--workflow", "fetch", "--db", filepath.Join(dir, "skein.db"), "--allow-http", "localhost:1,"+addr, "--http-timeout", tc.timeout, "--input", string(in), "--json")
 		wantExit(t, r, 0)
 		if v := decodeRun(t, r); v.Status != "completed" || string(v.Result) != tc.want {
 			t.Errorf("%s: %s %s, want result %s", tc.path, v.Status, v.Result, tc.want)

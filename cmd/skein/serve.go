@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/netip"
 	"os"
 	"time"
 
@@ -64,6 +65,11 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		cfg.GuestOutputFor = loggedOutput(log)
 	}
 	f.limits.apply(&cfg)
+	// A module's HTTP requests never reach this server's own API.
+	if tcp, ok := ln.Addr().(*net.TCPAddr); ok {
+		ap := tcp.AddrPort()
+		cfg.APIAddrs, cfg.APIName = []netip.AddrPort{netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())}, "skein serve"
+	}
 	h, err := host.New(bg, cfg)
 	if err != nil {
 		st.Close()

@@ -82,11 +82,17 @@ func startServer(t *testing.T, db string, env []string, args ...string) *skeinSe
 // --store); see startServer.
 func startServe(t *testing.T, storeFlags, env []string, args ...string) *skeinServer {
 	t.Helper()
+	return startServeBin(t, skeinBin, storeFlags, env, args...)
+}
+
+// startServeBin is startServe with another skein binary.
+func startServeBin(t *testing.T, bin string, storeFlags, env []string, args ...string) *skeinServer {
+	t.Helper()
 	all := append(append([]string{"serve"}, storeFlags...), "--addr", "127.0.0.1:0")
 	if c := wazeroCache(); c != "" {
 		all = append(all, "--cache-dir", c)
 	}
-	cmd := exec.Command(skeinBin, append(all, args...)...)
+	cmd := exec.Command(bin, append(all, args...)...)
 	cmd.Dir = t.TempDir()
 	cmd.Env = append(cleanEnv(), env...)
 	s := startListener(t, cmd, "skein serve: listening on ", "skein serve")

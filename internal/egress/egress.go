@@ -1,8 +1,10 @@
 // Package egress makes the HTTP requests of skein's built-in HTTP activity
 // under a policy that denies by default: a request may reach only the
-// hosts the operator allowed, never a link-local or cloud metadata address
-// unless that address itself was allowed, follows redirects only to
-// allowed hosts, and is bounded in time and in response size. The address
+// hosts the operator allowed, never a special-purpose address (link-local,
+// cloud metadata, documentation, reserved, or a form that embeds such an
+// IPv4 address: special.go) unless that address itself was allowed, never
+// the process's own API (Policy.Own), follows redirects only to allowed
+// hosts, and is bounded in time and in response size. The address
 // a host name resolves to is checked when the connection is dialed, so a
 // DNS answer that changes between the check and the dial cannot get
 // around the policy.
@@ -16,6 +18,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 	"time"
@@ -42,7 +45,8 @@ type Policy struct {
 	// Timeout bounds a whole request, redirects and body included.
 	// Default DefaultTimeout.
 	Timeout time.Duration
-	// MaxResponseBytes bounds a response body. Default
+	// MaxResponseBytes bounds a response as it is returned: the names
+	// and values of its headers and its body, together. Default
 	// DefaultMaxResponseBytes.
 	MaxResponseBytes int64
 	// AllowSetting says where Allow is set, for the errors of requests it
@@ -52,6 +56,14 @@ type Policy struct {
 	// Resolver resolves host names; nil means net.DefaultResolver. Tests
 	// set it to give names addresses without a DNS server.
 	Resolver Resolver
+	// Own lists the addresses and ports of this process's own API:
+	// requests never reach them, whatever Allow names. An unspecified
+	// address (0.0.0.0, ::) stands for every address of this machine at
+	// its port.
+	Own []netip.AddrPort
+	// OwnSetting says what Own is, for the errors of requests it denies.
+	// Default "an address and port of this process's API (Policy.Own)".
+	OwnSetting string
 }
 
 // Resolver resolves a host name to IP addresses.
@@ -102,6 +114,9 @@ func New(p Policy) (*Client, error) {
 	if p.AllowSetting == "" {
 		p.AllowSetting = "Policy.Allow"
 	}
+	if p.OwnSetting == "" {
+		p.OwnSetting = "an address and port of this process's API (Policy.Own)"
+	}
 	c := &Client{p: p}
 	for _, a := range p.Allow {
 		e, err := parseAllow(a)
@@ -115,8 +130,12 @@ func New(p Policy) (*Client, error) {
 		Proxy:               nil, // never a proxy from the environment
 		DialContext:         c.dialer(dialer),
 		ForceAttemptHTTP2:   true,
+		MaxIdleConns:        64,
 		MaxIdleConnsPerHost: 16,
 		IdleConnTimeout:     90 * time.Second,
+		// The headers count against the response's bound (Do): more
+		// than all of it on the wire stops the read there.
+		MaxResponseHeaderBytes: p.MaxResponseBytes,
 		// The request's context bounds the whole request (Do): the
 		// transport's own timeouts are not set, so one error names the limit.
 	}
@@ -157,7 +176,8 @@ func (c *Client) Do(ctx context.Context, r Request) (Response, error) {
 	}
 	rctx, cancel := context.WithTimeout(ctx, c.p.Timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(rctx, method, u.String(), bytes.NewReader(r.Body))
+	trace := &redirectTrace{}
+	req, err := http.NewRequestWithContext(context.WithValue(rctx, redirectKey{}, trace), method, u.String(), bytes.NewReader(r.Body))
 	if err != nil {
 		return Response{}, fmt.Errorf("HTTP request %s %s: %w: %w", method, r.URL, ErrBadRequest, err)
 	}
@@ -166,33 +186,81 @@ func (c *Client) Do(ctx context.Context, r Request) (Response, error) {
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return Response{}, c.requestError(ctx, rctx, method, r.URL, err)
+		return Response{}, c.requestError(ctx, rctx, method, r.URL, trace, err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, c.p.MaxResponseBytes+1))
+	out, err := c.read(resp, method, r.URL)
 	if err != nil {
-		return Response{}, c.requestError(ctx, rctx, method, r.URL, err)
-	}
-	if int64(len(body)) > c.p.MaxResponseBytes {
-		return Response{}, &LimitError{What: fmt.Sprintf("the response of %s %s is larger than %d bytes", method, r.URL, c.p.MaxResponseBytes),
-			Field: "MaxResponseBytes", Value: fmt.Sprintf("%d bytes", c.p.MaxResponseBytes)}
-	}
-	out := Response{Status: resp.StatusCode, Body: body}
-	if len(resp.Header) > 0 {
-		out.Header = make(map[string]string, len(resp.Header))
-		for k, vs := range resp.Header {
-			out.Header[k] = strings.Join(vs, ", ")
+		var le *LimitError
+		if !errors.As(err, &le) {
+			err = c.requestError(ctx, rctx, method, r.URL, trace, err)
 		}
+		return Response{}, err
 	}
 	return out, nil
 }
 
+// read reads a response within MaxResponseBytes: its headers' names and
+// values first, then its body in what remains.
+func (c *Client) read(resp *http.Response, method, rawURL string) (Response, error) {
+	out := Response{Status: resp.StatusCode}
+	var headerBytes int64
+	if len(resp.Header) > 0 {
+		out.Header = make(map[string]string, len(resp.Header))
+		for k, vs := range resp.Header {
+			v := strings.Join(vs, ", ")
+			out.Header[k] = v
+			headerBytes += int64(len(k) + len(v))
+		}
+	}
+	if headerBytes > c.p.MaxResponseBytes {
+		return Response{}, c.headersError(method, rawURL)
+	}
+	room := c.p.MaxResponseBytes - headerBytes
+	body, err := io.ReadAll(io.LimitReader(resp.Body, room+1))
+	if err != nil {
+		return Response{}, err
+	}
+	if int64(len(body)) > room {
+		return Response{}, &LimitError{What: fmt.Sprintf("the response of %s %s is larger than %d bytes", method, rawURL, c.p.MaxResponseBytes),
+			Field: "MaxResponseBytes", Value: fmt.Sprintf("%d bytes", c.p.MaxResponseBytes)}
+	}
+	out.Body = body
+	return out, nil
+}
+
+// headersError is the error of a response whose headers alone go over
+// MaxResponseBytes.
+func (c *Client) headersError(method, rawURL string) error {
+	return &LimitError{What: fmt.Sprintf("the response headers of %s %s are larger than %d bytes", method, rawURL, c.p.MaxResponseBytes),
+		Field: "MaxResponseBytes", Value: fmt.Sprintf("%d bytes", c.p.MaxResponseBytes)}
+}
+
+// headerOverflow are the texts of the transport's errors for headers
+// over MaxResponseHeaderBytes (HTTP/1 and HTTP/2); net/http exports no
+// error value for them.
+var headerOverflow = []string{"server response headers exceeded", "response header list larger than"}
+
+// redirectTrace remembers the last URL that redirected a request, so a
+// denial at the dial names the redirect.
+type redirectTrace struct{ from string }
+
+type redirectKey struct{}
+
 // requestError turns a failed request into an error that names the rule
 // when the policy stopped it.
-func (c *Client) requestError(parent, rctx context.Context, method, rawURL string, err error) error {
+func (c *Client) requestError(parent, rctx context.Context, method, rawURL string, trace *redirectTrace, err error) error {
 	var denied *DeniedError
 	if errors.As(err, &denied) {
+		if denied.Redirect == "" {
+			denied.Redirect = trace.from
+		}
 		return denied
+	}
+	for _, s := range headerOverflow {
+		if strings.Contains(err.Error(), s) {
+			return c.headersError(method, rawURL)
+		}
 	}
 	if parent.Err() == nil && errors.Is(rctx.Err(), context.DeadlineExceeded) {
 		return &LimitError{What: fmt.Sprintf("%s %s did not complete within %s", method, rawURL, c.p.Timeout),
@@ -206,12 +274,16 @@ func (c *Client) checkRedirect(req *http.Request, via []*http.Request) error {
 	if len(via) >= maxRedirects {
 		return fmt.Errorf("HTTP request: stopped after %d redirects", maxRedirects)
 	}
+	from := via[len(via)-1].URL.String()
 	if err := c.checkURL(req.URL); err != nil {
 		var denied *DeniedError
 		if errors.As(err, &denied) {
-			denied.Redirect = via[len(via)-1].URL.String()
+			denied.Redirect = from
 		}
 		return err
+	}
+	if t, ok := req.Context().Value(redirectKey{}).(*redirectTrace); ok {
+		t.from = from
 	}
 	return nil
 }

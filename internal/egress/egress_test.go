@@ -3,6 +3,8 @@ package egress
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -117,18 +119,18 @@ func TestDenied(t *testing.T) {
 func TestNamedSpecialAddress(t *testing.T) {
 	c := newClient(t, Policy{Allow: []string{"169.254.169.254", "[fd00:ec2::254]:80"}})
 	for _, a := range []string{"169.254.169.254", "fd00:ec2::254"} {
-		if err := c.checkAddr(a, netip.MustParseAddr(a)); err != nil {
+		if err := c.checkAddr(a, netip.AddrPortFrom(netip.MustParseAddr(a), 80)); err != nil {
 			t.Errorf("%s named in the allow list: %v", a, err)
 		}
 	}
 	c2 := newClient(t, Policy{Allow: []string{"metadata.test"}})
 	for _, a := range []string{"169.254.169.254", "fd00:ec2::254", "100.100.100.200", "fe80::1", "0.0.0.0", "224.0.0.1"} {
-		if err := c2.checkAddr("metadata.test:80", netip.MustParseAddr(a)); err == nil {
+		if err := c2.checkAddr("metadata.test:80", netip.AddrPortFrom(netip.MustParseAddr(a), 80)); err == nil {
 			t.Errorf("%s allowed though not named", a)
 		}
 	}
 	for _, a := range []string{"127.0.0.1", "10.1.2.3", "::1"} {
-		if err := c2.checkAddr("x:80", netip.MustParseAddr(a)); err != nil {
+		if err := c2.checkAddr("x:80", netip.AddrPortFrom(netip.MustParseAddr(a), 80)); err != nil {
 			t.Errorf("%s: %v (only the host name is checked for ordinary addresses)", a, err)
 		}
 	}
@@ -175,6 +177,69 @@ func TestBadRequest(t *testing.T) {
 	for _, r := range []Request{{URL: "http://%zz/"}, {Method: "BAD METHOD", URL: "http://x.test/"}} {
 		if _, err := c.Do(context.Background(), r); !errors.Is(err, ErrBadRequest) {
 			t.Errorf("%+v: got %v, want ErrBadRequest", r, err)
+		}
+	}
+}
+
+// TestResponseHeaders: the headers count against MaxResponseBytes with
+// the body: headers over the bound stop the read there (the transport's
+// MaxResponseHeaderBytes; 10 MB are not read whole), and headers plus a
+// body under the bound by itself go over it together.
+func TestResponseHeaders(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, _ := strconv.Atoi(r.URL.Query().Get("headers"))
+		for i := range n {
+			w.Header().Set(fmt.Sprintf("X-H%d", i), strings.Repeat("v", 100))
+		}
+		body, _ := strconv.Atoi(r.URL.Query().Get("body"))
+		w.Write(make([]byte, body))
+	}))
+	defer srv.Close()
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	c := newClient(t, Policy{Allow: []string{addr}, MaxResponseBytes: 4000})
+	const limit = " (limit Policy.MaxResponseBytes = 4000 bytes)"
+	for _, tc := range []struct{ query, want string }{
+		{"headers=10&body=100", ""},
+		{"headers=100000", "the response headers of GET URL are larger than 4000 bytes" + limit},
+		{"headers=38", "the response headers of GET URL are larger than 4000 bytes" + limit},
+		{"headers=30&body=900", "the response of GET URL is larger than 4000 bytes" + limit},
+		{"body=3900", ""},
+		{"body=4000", "the response of GET URL is larger than 4000 bytes" + limit},
+	} {
+		url := srv.URL + "/?" + tc.query
+		resp, err := c.Do(context.Background(), Request{URL: url})
+		want := strings.ReplaceAll(tc.want, "URL", url)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v", tc.query, err)
+		case tc.want != "" && (err == nil || err.Error() != want):
+			t.Errorf("%s: got %v (%d headers), want %q", tc.query, err, len(resp.Header), want)
+		}
+	}
+}
+
+// TestReadCountsHeaders: read counts the headers' names and values
+// (several values joined) against the bound even when the transport let
+// them through.
+func TestReadCountsHeaders(t *testing.T) {
+	c := newClient(t, Policy{MaxResponseBytes: 100})
+	for _, tc := range []struct {
+		header http.Header
+		body   string
+		want   string
+	}{
+		{http.Header{"A": {strings.Repeat("x", 96)}}, "", ""}, // 97 + 0
+		{http.Header{"A": {strings.Repeat("x", 96)}}, "abc", ""},
+		{http.Header{"A": {strings.Repeat("x", 96)}}, "abcd", "the response of GET u is larger than 100 bytes (limit Policy.MaxResponseBytes = 100 bytes)"},
+		{http.Header{"A": {strings.Repeat("x", 50), strings.Repeat("y", 48)}}, "", "the response headers of GET u are larger than 100 bytes (limit Policy.MaxResponseBytes = 100 bytes)"},
+	} {
+		resp := &http.Response{Status: "200 OK", StatusCode: 200, Header: tc.header, Body: io.NopCloser(strings.NewReader(tc.body))}
+		out, err := c.read(resp, "GET", "u")
+		switch {
+		case tc.want == "" && (err != nil || string(out.Body) != tc.body):
+			t.Errorf("%d header bytes, body %q: %+v %v", len(tc.header["A"][0]), tc.body, out, err)
+		case tc.want != "" && (err == nil || err.Error() != tc.want):
+			t.Errorf("body %q: got %v, want %q", tc.body, err, tc.want)
 		}
 	}
 }

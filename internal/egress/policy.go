@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 )
 
@@ -58,6 +59,13 @@ func (c *Client) checkURL(u *url.URL) error {
 	if !c.allowed(host, port) {
 		return &DeniedError{Host: net.JoinHostPort(host, port), Reason: c.notAllowed()}
 	}
+	// An address is checked now, so that a redirect's denial names the
+	// redirect; a name's addresses are checked when dialing.
+	if a, err := netip.ParseAddr(host); err == nil {
+		if p, err := strconv.ParseUint(port, 10, 16); err == nil {
+			return c.checkAddr(net.JoinHostPort(host, port), netip.AddrPortFrom(a, uint16(p)))
+		}
+	}
 	return nil
 }
 
@@ -85,45 +93,73 @@ func (c *Client) allowed(host, port string) bool {
 }
 
 // namedAddr reports whether the allow list names addr itself (as an IP
-// literal), which is what lets a request reach a link-local or metadata
-// address.
+// literal), which is what lets a request reach a special address.
 func (c *Client) namedAddr(addr netip.Addr) bool {
+	addr = addr.Unmap().WithZone("")
 	for _, e := range c.allow {
-		if a, err := netip.ParseAddr(e.host); err == nil && a.Unmap() == addr.Unmap() {
+		if a, err := netip.ParseAddr(e.host); err == nil && a.Unmap().WithZone("") == addr {
 			return true
 		}
 	}
 	return false
 }
 
-// metadataAddrs are cloud instance-metadata endpoints outside the
-// link-local ranges.
-var metadataAddrs = []netip.Addr{
-	netip.MustParseAddr("100.100.100.200"), // Alibaba Cloud
-	netip.MustParseAddr("fd00:ec2::254"),   // AWS over IPv6
-}
-
-// checkAddr refuses an address a request must not reach unless named.
-func (c *Client) checkAddr(host string, addr netip.Addr) error {
-	addr = addr.Unmap()
-	special := ""
-	switch {
-	case addr.IsLinkLocalUnicast() || addr.IsLinkLocalMulticast():
-		special = "a link-local address (such as a cloud metadata endpoint)"
-	case addr.IsUnspecified():
-		special = "an unspecified address"
-	case addr.IsMulticast():
-		special = "a multicast address"
+// checkAddr refuses an address and port a request to host must not
+// reach: one of Policy.Own whatever the allow list says, a special
+// address (special.go) unless the allow list names it.
+func (c *Client) checkAddr(host string, ap netip.AddrPort) error {
+	addr := ap.Addr().Unmap()
+	if c.own(addr, ap.Port()) {
+		return &DeniedError{Host: host, Reason: fmt.Sprintf("it resolves to %s, %s; requests never reach it, whatever the egress allow list names",
+			netip.AddrPortFrom(addr, ap.Port()), c.p.OwnSetting)}
 	}
-	for _, m := range metadataAddrs {
-		if addr == m {
-			special = "a cloud metadata address"
-		}
-	}
-	if special == "" || c.namedAddr(addr) {
+	k, what := classify(addr)
+	if k != special || c.namedAddr(addr) {
 		return nil
 	}
-	return &DeniedError{Host: host, Reason: fmt.Sprintf("it resolves to %s, %s; name the address itself in the egress allow list (%s) to allow it", addr, special, c.p.AllowSetting)}
+	return &DeniedError{Host: host, Reason: fmt.Sprintf("it resolves to %s, %s; name the address itself in the egress allow list (%s) to allow it", addr, what, c.p.AllowSetting)}
+}
+
+// interfaceAddrs lists this machine's addresses (tests replace it).
+var interfaceAddrs = net.InterfaceAddrs
+
+// own reports whether addr and port reach one of Policy.Own: the same
+// address and port, or, for an unspecified one, any address of this
+// machine at that port. Connecting to an unspecified address reaches this
+// machine, so it matches every entry at that port.
+func (c *Client) own(addr netip.Addr, port uint16) bool {
+	for _, o := range c.p.Own {
+		if o.Port() != port {
+			continue
+		}
+		oa := o.Addr().Unmap()
+		switch {
+		case oa == addr.WithZone(""), addr.IsUnspecified():
+			return true
+		case oa.IsUnspecified() && c.thisMachine(addr):
+			return true
+		}
+	}
+	return false
+}
+
+// thisMachine reports whether addr is an address of this machine.
+func (c *Client) thisMachine(addr netip.Addr) bool {
+	if addr.IsLoopback() {
+		return true
+	}
+	ifs, err := interfaceAddrs()
+	if err != nil {
+		return true // unknown: refuse rather than risk the API
+	}
+	for _, ia := range ifs {
+		if n, ok := ia.(*net.IPNet); ok {
+			if a, ok := netip.AddrFromSlice(n.IP); ok && a.Unmap() == addr.WithZone("") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // dialer returns a DialContext that checks every address before it
@@ -134,6 +170,10 @@ func (c *Client) dialer(d *net.Dialer) func(ctx context.Context, network, addres
 		host, port, err := net.SplitHostPort(address)
 		if err != nil {
 			return nil, err
+		}
+		pn, err := strconv.ParseUint(port, 10, 16)
+		if err != nil {
+			return nil, fmt.Errorf("dial %s: bad port: %w", address, err)
 		}
 		if !c.allowed(strings.ToLower(host), port) {
 			return nil, &DeniedError{Host: address, Reason: c.notAllowed()}
@@ -156,7 +196,7 @@ func (c *Client) dialer(d *net.Dialer) func(ctx context.Context, network, addres
 			return nil, fmt.Errorf("resolve %s: no addresses", host)
 		}
 		for _, a := range addrs {
-			if err := c.checkAddr(address, a); err != nil {
+			if err := c.checkAddr(address, netip.AddrPortFrom(a, uint16(pn))); err != nil {
 				return nil, err
 			}
 		}

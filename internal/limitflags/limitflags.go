@@ -30,6 +30,9 @@ var flags = map[string]string{
 	"HTTPAllow":            "--allow-http",
 	"HTTPTimeout":          "--http-timeout",
 	"HTTPMaxResponseBytes": "--http-max-response",
+	// The HTTP activity's requests in progress (no error: a request waits).
+	"HTTPMaxConcurrentPerRun": "--http-max-concurrent-per-run",
+	"HTTPMaxConcurrent":       "--http-max-concurrent",
 
 	"ModuleLimits.MaxNesting":         "--max-module-nesting",
 	"ModuleLimits.MaxControlOps":      "--max-module-control-ops",

@@ -1,8 +1,9 @@
-// Command httpcall holds a workflow that calls the built-in HTTP activity
+// Command httpcall holds workflows that call the built-in HTTP activity
 // (skein.HTTP), for the HTTP activity's tests in host and cmd/skein.
 package main
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/skeinrun/skein/guest-sdk/skein"
@@ -40,7 +41,37 @@ func fetch(ctx *skein.Context, in fetchIn) (fetchOut, error) {
 	return fetchOut{Status: resp.Status, Body: string(resp.Body), XTest: resp.Header["X-Test"]}, nil
 }
 
+type fanoutIn struct {
+	URL string `json:"url"` // each call gets "?i=N" appended
+	N   int    `json:"n"`   // calls made at once
+}
+
+type fanoutOut struct {
+	OK  int    `json:"ok"`            // calls that got a response
+	Err string `json:"err,omitempty"` // the first op error, if any
+}
+
+// fanout starts N calls at once, then waits for them all.
+func fanout(ctx *skein.Context, in fanoutIn) (fanoutOut, error) {
+	calls := make([]skein.Future[skein.HTTPResponse], in.N)
+	for i := range calls {
+		calls[i] = skein.HTTP(ctx, skein.HTTPRequest{URL: fmt.Sprintf("%s?i=%d", in.URL, i)})
+	}
+	var out fanoutOut
+	for _, c := range calls {
+		if _, err := c.Get(ctx); err != nil {
+			if out.Err == "" {
+				out.Err = err.Error()
+			}
+			continue
+		}
+		out.OK++
+	}
+	return out, nil
+}
+
 func main() {
 	skein.Register("fetch", fetch)
+	skein.Register("fanout", fanout)
 	skein.Main()
 }
