@@ -7,8 +7,10 @@ package host_test
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/skeinrun/skein/host"
@@ -96,5 +98,27 @@ func TestCOpsCheck(t *testing.T) {
 		ScheduleIndependent: true, Activities: map[string]host.Activity{"echo": echo}})
 	if len(rep.Ends) != 1 || !sameJSON(t, []byte(rep.Ends[0].Result), cOpsWant) {
 		t.Fatalf("ends %+v", rep.Ends)
+	}
+}
+
+// A C run that ends while a task's step body is still running passes the
+// check; a step that only a replay issues still fails it
+// (host/inflight_test.go has the same in Go).
+func TestCInFlightAtEnd(t *testing.T) {
+	path := guestbuild.C(t, "testdata/c/inflight.c")
+	rep := skeintest.Check(t, path, "lost", "null", skeintest.Options{Schedules: 20})
+	if len(rep.Ends) != 1 || rep.Ends[0].Result != "0" {
+		t.Fatalf("ends %+v; want the timer's index, 0", rep.Ends)
+	}
+	wasm, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := host.Check(context.Background(), wasm, host.CheckOptions{Workflow: "broken", Schedules: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.OK() || len(r.Divergences) == 0 || !strings.Contains(r.Divergences[0].Got, `"only-on-replay"`) {
+		t.Fatalf("the check of a step issued only on replay: %s %+v", r.Summary(), r.Divergences)
 	}
 }

@@ -327,6 +327,9 @@ func (h *Host) suspended(ctx context.Context, rs *runState, x *exec, outs []stor
 func (h *Host) endStatus(ctx context.Context, rs *runState, x *exec) error {
 	switch x.state {
 	case stDone:
+		// Steps still in flight are recorded pending: the journal of an
+		// ended run holds every op it issued (docs/design.md).
+		x.s.RecordUnsettledSteps()
 		canceled, reason := x.s.Canceled()
 		switch {
 		case canceled:

@@ -98,14 +98,26 @@ func newDescribeExec(h *Host) *exec {
 }
 
 func newExec(h *Host, rs *runState, recorded []sched.Record) *exec {
-	x := &exec{h: h, rs: rs, fnNames: map[string]string{}, lastSeq: maxSeq(recorded)}
+	return newExecOf(h, rs, recorded, false)
+}
+
+// newVerifyExec is the execution of a verifying replay (Replay): it
+// records nothing, runs no step body, and leaves a step recorded pending
+// pending.
+func newVerifyExec(h *Host, rs *runState, recorded []sched.Record) *exec {
+	return newExecOf(h, rs, recorded, true)
+}
+
+func newExecOf(h *Host, rs *runState, recorded []sched.Record, verify bool) *exec {
+	x := &exec{h: h, rs: rs, fnNames: map[string]string{}, lastSeq: maxSeq(recorded), verify: verify}
 	x.fx = rs.world.effects(x)
 	x.s = sched.New(sched.Options{
-		Now:          x.fx.now,
-		StartTime:    rs.run.StartTime,
-		OnRecord:     x.record,
-		Minting:      h.hooks.minting,
-		ReplayInline: h.hooks.replayInline,
+		Now:               x.fx.now,
+		StartTime:         rs.run.StartTime,
+		OnRecord:          x.record,
+		Minting:           h.hooks.minting,
+		ReplayInline:      h.hooks.replayInline,
+		LeavePendingSteps: verify,
 	}, recorded)
 	return x
 }

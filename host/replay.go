@@ -52,8 +52,7 @@ func (h *Host) Replay(ctx context.Context, runID string) (ReplayResult, error) {
 	}
 	rs := newRunState(run, DriveOptions{})
 	defer rs.close()
-	x := newExec(h, rs, recs)
-	x.verify = true
+	x := newVerifyExec(h, rs, recs)
 	h.instantiate(ctx, cm, x)
 	switch x.state {
 	case stDone:

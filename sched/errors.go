@@ -24,6 +24,9 @@ type NondeterminismError struct {
 }
 
 func (e *NondeterminismError) Error() string {
+	if e.Seq == 0 { // not at a recorded outcome: an op the journal does not hold
+		return fmt.Sprintf("nondeterminism: expected %s, got %s", e.Expected, e.Got)
+	}
 	return fmt.Sprintf("nondeterminism at tick %d: expected %s, got %s", e.Seq, e.Expected, e.Got)
 }
 

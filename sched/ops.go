@@ -109,7 +109,7 @@ func (s *Sched) op(tid TaskID, kind, name, fn, fed string) (OpResult, error) {
 	res.Attempts = rec.Attempts
 	if rec.Pending {
 		p.deadline = rec.Deadline
-		if kind == "step" { // a step is never recorded pending; treat as new
+		if kind == "step" && !s.opts.LeavePendingSteps { // its body ran without settling (RecordUnsettledSteps): run it again
 			res.New, res.RunBody = true, true
 			t.body, t.bodyWaited = id, false
 			s.bodies++
@@ -226,6 +226,20 @@ func (s *Sched) RecordPending(id PromiseID, deadline int64) {
 	r := Record{Key: p.key, Kind: p.kind, Function: p.fn, Pending: true, Deadline: deadline, Attempts: p.attempts}
 	if s.opts.OnRecord != nil {
 		s.opts.OnRecord(r)
+	}
+}
+
+// RecordUnsettledSteps records as pending every step this execution
+// issued that has not settled: its body still runs, or its outcome waits
+// to be delivered. The host calls it when the run ends with such steps in
+// flight (a task that lost a select), so that the journal of an ended run
+// holds every durable op the run issued (docs/design.md, "The journal of
+// an ended run"), and a verifying replay that issues them finds them.
+func (s *Sched) RecordUnsettledSteps() {
+	for _, p := range s.promises {
+		if p.durable && !p.settled && p.kind == "step" && s.opts.OnRecord != nil {
+			s.opts.OnRecord(Record{Key: p.key, Kind: p.kind, Function: p.fn, Pending: true, Attempts: p.attempts})
+		}
 	}
 }
 

@@ -75,6 +75,10 @@ type Options struct {
 	// when its op is issued, ignoring idle points (the "instant promise
 	// recovery" that lineage ids make harmless), and skip function checks.
 	ReplayInline bool
+	// LeavePendingSteps: a step the journal records pending (its body
+	// was in flight when the run ended) stays pending, its body not run,
+	// as a verifying replay needs; otherwise its body runs again.
+	LeavePendingSteps bool
 }
 
 type taskState uint8

@@ -6,6 +6,7 @@ package rust
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -248,4 +249,26 @@ func fedOps(t *testing.T, h *host.Host) int {
 	}
 	t.Fatal("no skein_fed_ops_total in the metrics")
 	return 0
+}
+
+// A run that ends while a task's step body is still running (the task
+// lost a select) passes the check, as in the Go SDK; a step that only a
+// replay issues (a body set workflow state) still fails it.
+func TestRustInFlightAtEnd(t *testing.T) {
+	wasmPath := guestbuild.Rust(t, probe)
+	rep := skeintest.Check(t, wasmPath, "lost", `null`, skeintest.Options{Schedules: 20})
+	if len(rep.Ends) != 1 || rep.Ends[0].Result != "0" {
+		t.Fatalf("ends %+v; want the timer's index, 0", rep.Ends)
+	}
+	wasm, err := os.ReadFile(wasmPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := host.Check(context.Background(), wasm, host.CheckOptions{Workflow: "broken", Schedules: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.OK() || len(r.Divergences) == 0 || !strings.Contains(r.Divergences[0].Got, `"only-on-replay"`) {
+		t.Fatalf("the check of a step issued only on replay: %s %+v", r.Summary(), r.Divergences)
+	}
 }

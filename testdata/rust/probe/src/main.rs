@@ -2,6 +2,8 @@
 //! through the real host: every op kind, the name rules, promises settled
 //! from outside, cancellation, retries and panics.
 
+use std::cell::Cell;
+use std::rc::Rc;
 use std::time::{Duration, UNIX_EPOCH};
 
 use skein::{json, Ctx, Error, Opts, Result, Retry};
@@ -203,7 +205,43 @@ async fn notjson(_: Ctx, _: String) -> Result<String> {
     Ok("not json".to_string())
 }
 
+/// lost: a 10ms timer wins a select over a task whose step body takes
+/// 500ms; the run ends with that step in flight. Returns the winner, 0.
+async fn lost(ctx: Ctx, _: String) -> Result<String> {
+    let timer = ctx.sleep(Duration::from_millis(10));
+    let worker = ctx.id("worker").spawn(|c| async move {
+        c.step("compute", |s| async move {
+            s.sleep(Duration::from_millis(500)).await;
+            Ok(json::quote("computed"))
+        })
+        .await
+    });
+    let i = ctx.select(&[&timer, &worker]).await?;
+    Ok(format!("{}", i))
+}
+
+/// broken: a step body sets workflow state, so a replay (which does not
+/// run the body) issues a step the live run never issued.
+async fn broken(ctx: Ctx, _: String) -> Result<String> {
+    let ran = Rc::new(Cell::new(false));
+    let r = ran.clone();
+    ctx.step("a", move |_| {
+        let r = r.clone();
+        async move {
+            r.set(true);
+            Ok("1".to_string())
+        }
+    })
+    .await?;
+    if !ran.get() {
+        return ctx.step("only-on-replay", |_| async { Ok(json::quote("replayed")) }).await;
+    }
+    Ok(json::quote("live"))
+}
+
 fn main() {
+    skein::register("lost", lost);
+    skein::register("broken", broken);
     skein::register("emptyname", emptyname);
     skein::register("badnames", badnames);
     skein::register("ops", ops);
