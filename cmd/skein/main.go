@@ -56,6 +56,8 @@ func init() {
 			"serve the HTTP API (docs/api.md) and execute runs: the worker pool and timer service", cmdServe},
 		{"deploy", "skein deploy MODULE.wasm [--name NAME] [--server URL] [--json]",
 			"upload a module to a server", cmdDeploy},
+		{"modules", "skein modules [--server URL] [--json]",
+			"list the modules on a server, each with every name that points at it", cmdModules},
 		{"start", "skein start MODULE [--workflow NAME] [--input JSON] [--id RUN] [--timeout D] [--server URL] [--json]",
 			"start a run on a server (MODULE: a deployed module's name or hash)", cmdStart},
 		{"status", "skein status RUN [--server URL] [--json]",

@@ -414,6 +414,7 @@ func deployServerModule(t *testing.T, s *skeinServer, env []string) string {
 	m := decodeJSON[struct {
 		Hash       string    `json:"hash"`
 		Name       string    `json:"name"`
+		Names      []string  `json:"names"`
 		ABIVersion int       `json:"abi_version"`
 		Workflows  []string  `json:"workflows"`
 		CreatedAt  time.Time `json:"created_at"`

@@ -331,6 +331,7 @@ func TestServeCompiledCacheBound(t *testing.T) {
 		hashes[i] = decodeJSON[struct {
 			Hash       string    `json:"hash"`
 			Name       string    `json:"name"`
+			Names      []string  `json:"names"`
 			ABIVersion int       `json:"abi_version"`
 			Workflows  []string  `json:"workflows"`
 			CreatedAt  time.Time `json:"created_at"`

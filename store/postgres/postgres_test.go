@@ -133,6 +133,41 @@ func TestMigrationWaiting(t *testing.T) {
 	storetest.CheckWaitingMigrated(t, d)
 }
 
+// TestMigrationModuleNames: a schema from before migration 10, where a
+// module had one name, keeps every name pointing at the module it named.
+func TestMigrationModuleNames(t *testing.T) {
+	dsn := freshSchema(t)
+	ctx := t.Context()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`); err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range postgres.Migrations[:9] {
+		if _, err := conn.Exec(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conn.Exec(ctx, `INSERT INTO schema_migrations (version) VALUES ($1)`, i+1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, m := range storetest.ModuleNamesSeed {
+		if _, err := conn.Exec(ctx, `INSERT INTO modules (hash, name, bytes, abi_version, workflows, created_at, named_seq) VALUES ($1, $2, '', 1, '[]', 1, $3)`,
+			m.Hash, m.Name, m.NamedSeq); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d, err := postgres.Open(ctx, dsn, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	storetest.CheckModuleNamesMigrated(t, d)
+}
+
 // TestUnavailable: a database that cannot be reached is reported as
 // store.ErrUnavailable, which the API answers with 503.
 func TestUnavailable(t *testing.T) {

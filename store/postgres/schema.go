@@ -225,6 +225,22 @@ CREATE TABLE hooks (
 ALTER TABLE outcomes ADD COLUMN schema BYTEA;
 ALTER TABLE modules ADD COLUMN input_schemas TEXT;
 `,
+	// 10: a module may carry several names (store/sqlite's migration
+	// 13): a name points at one module, the one last stored under it;
+	// every name a module held keeps pointing at it.
+	`
+CREATE TABLE module_names (
+	name TEXT COLLATE "C" PRIMARY KEY,
+	hash TEXT COLLATE "C" NOT NULL,
+	seq  BIGINT NOT NULL -- order in which names were last stored (modules_named_seq)
+);
+CREATE INDEX module_names_hash ON module_names (hash, seq);
+INSERT INTO module_names (name, hash, seq)
+	SELECT DISTINCT ON (name) name, hash, named_seq FROM modules WHERE name <> '' ORDER BY name, named_seq DESC;
+DROP INDEX modules_name;
+ALTER TABLE modules DROP COLUMN name;
+ALTER TABLE modules DROP COLUMN named_seq;
+`,
 }
 
 // writeOnceState is the SQLSTATE the write-once triggers raise (class SK:

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/skeinrun/skein/store"
+	"github.com/skeinrun/skein/store/storetest"
 )
 
 // BenchmarkModuleInfo reads a module's record without its bytes, by hash
@@ -88,4 +89,39 @@ INSERT INTO modules (hash, name, bytes, abi_version, workflows, created_at, name
 	if _, err := d.ModuleInfo(t.Context(), ""); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("ModuleInfo(\"\") = %v, want ErrNotFound (h3 has no name)", err)
 	}
+}
+
+// TestMigrationModuleNames opens a database of schema 12, where a module
+// had one name, and checks that migration 13 keeps every name pointing
+// at the module it named.
+func TestMigrationModuleNames(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.db")
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range migrations[:12] {
+		if _, err := raw.Exec(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := raw.Exec(`PRAGMA user_version = 12`); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range storetest.ModuleNamesSeed {
+		if _, err := raw.Exec(`INSERT INTO modules (hash, name, size, abi_version, workflows, created_at, named_seq) VALUES (?, ?, 0, 1, '[]', 1, ?)`,
+			m.Hash, m.Name, m.NamedSeq); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := raw.Exec(`INSERT INTO module_bytes (hash, bytes) VALUES (?, x'')`, m.Hash); err != nil {
+			t.Fatal(err)
+		}
+	}
+	raw.Close()
+	d, err := Open(t.Context(), path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	storetest.CheckModuleNamesMigrated(t, d)
 }

@@ -226,6 +226,23 @@ CREATE TABLE hooks (
 ALTER TABLE outcomes ADD COLUMN schema BLOB;
 ALTER TABLE modules ADD COLUMN input_schemas TEXT;
 `,
+	// 13: a module may carry several names. A name points at one module
+	// (the one last stored under it); every name a module held keeps
+	// pointing at it. The order of a module's names (seq) says which was
+	// pointed at it last.
+	`
+CREATE TABLE module_names (
+	name TEXT PRIMARY KEY,
+	hash TEXT NOT NULL,
+	seq  INTEGER NOT NULL -- order in which names were last stored
+);
+CREATE INDEX module_names_hash ON module_names (hash, seq);
+INSERT INTO module_names (name, hash, seq)
+	SELECT name, hash, MAX(named_seq) FROM modules WHERE name <> '' GROUP BY name;
+DROP INDEX modules_name;
+ALTER TABLE modules DROP COLUMN name;
+ALTER TABLE modules DROP COLUMN named_seq;
+`,
 }
 
 // SchemaTooNewError is returned by Open when the database's schema version

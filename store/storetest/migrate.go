@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/skeinrun/skein/store"
@@ -37,5 +38,41 @@ func CheckWaitingMigrated(t *testing.T, s store.Store) {
 	}
 	if got := runIDs(rs); !slices.Equal(got, []string{"c", "s"}) {
 		t.Errorf("DueRuns after the migration = %q, want [c s]", got)
+	}
+}
+
+// ModuleNameSeed is a module of a database whose schema predates
+// module_names (SQLite before migration 13, Postgres before migration
+// 10), where a module had one name and named_seq ordered the modules
+// stored under a name.
+type ModuleNameSeed struct {
+	Hash, Name string
+	NamedSeq   int
+}
+
+// ModuleNamesSeed are the modules a backend's test stores in such a
+// database before it opens the store (which migrates it) and calls
+// CheckModuleNamesMigrated: "mod" was stored under h1 then h2, "other"
+// under h3, and h4 has no name.
+var ModuleNamesSeed = []ModuleNameSeed{{"h1", "mod", 1}, {"h2", "mod", 2}, {"h3", "other", 3}, {"h4", "", 0}}
+
+// CheckModuleNamesMigrated checks that every name of ModuleNamesSeed
+// still points at the module it named before the migration, and that
+// each module carries the names that point at it.
+func CheckModuleNamesMigrated(t *testing.T, s store.Store) {
+	t.Helper()
+	for _, c := range []struct {
+		key, hash string
+		names     []string
+	}{
+		{"mod", "h2", []string{"mod"}},
+		{"other", "h3", []string{"other"}},
+		{"h1", "h1", nil},
+		{"h4", "h4", nil},
+	} {
+		m, err := s.ModuleInfo(t.Context(), c.key)
+		if err != nil || m.Hash != c.hash || !slices.Equal(m.Names, c.names) || m.Name != strings.Join(c.names, "") {
+			t.Errorf("ModuleInfo(%s) after the migration = %s named %q %q, %v; want %s named %q", c.key, m.Hash, m.Name, m.Names, err, c.hash, c.names)
+		}
 	}
 }

@@ -20,6 +20,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ModulePutGet", testModulePutGet},
 		{"ModuleIdempotentPut", testModuleIdempotentPut},
 		{"ModuleByNameMostRecent", testModuleByNameMostRecent},
+		{"ModuleNames", testModuleNames},
 		{"ModulesListWithoutBytes", testModulesList},
 		{"ModuleNotFound", testModuleNotFound},
 		{"CreateRun", testCreateRun},

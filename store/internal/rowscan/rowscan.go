@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/skeinrun/skein/store"
@@ -43,13 +44,16 @@ func Run(s Scanner, noRows error) (store.Run, error) {
 	return r, nil
 }
 
-// ModuleColumns returns the columns of modules that Module reads, in
-// order, with or without the module's bytes.
+// ModuleColumns returns the columns of modules (the table, as in
+// store/postgres) that Module reads, in order, with or without the
+// module's bytes: its names as a JSON array, the one last stored first
+// (module_names), then the record.
 func ModuleColumns(withBytes bool) string {
+	const names = `hash, (SELECT COALESCE(json_agg(n.name ORDER BY n.seq DESC), '[]')::text FROM module_names n WHERE n.hash = modules.hash), `
 	if withBytes {
-		return `hash, name, length(bytes), bytes, abi_version, workflows, created_at, input_schemas`
+		return names + `length(bytes), bytes, abi_version, workflows, created_at, input_schemas`
 	}
-	return `hash, name, length(bytes), abi_version, workflows, created_at, input_schemas`
+	return names + `length(bytes), abi_version, workflows, created_at, input_schemas`
 }
 
 // InputSchemas encodes a module's input schemas for its input_schemas
@@ -77,12 +81,12 @@ func NullBytes(b []byte) any {
 // error that is noRows) is store.ErrNotFound.
 func Module(s Scanner, withBytes bool, noRows error) (store.Module, error) {
 	var m store.Module
-	var workflows string
+	var names, workflows string
 	var created int64
 	var schemas *string
-	dest := []any{&m.Hash, &m.Name, &m.Size, &m.ABIVersion, &workflows, &created, &schemas}
+	dest := []any{&m.Hash, &names, &m.Size, &m.ABIVersion, &workflows, &created, &schemas}
 	if withBytes {
-		dest = []any{&m.Hash, &m.Name, &m.Size, &m.Bytes, &m.ABIVersion, &workflows, &created, &schemas}
+		dest = []any{&m.Hash, &names, &m.Size, &m.Bytes, &m.ABIVersion, &workflows, &created, &schemas}
 	}
 	err := s.Scan(dest...)
 	if errors.Is(err, noRows) {
@@ -90,6 +94,15 @@ func Module(s Scanner, withBytes bool, noRows error) (store.Module, error) {
 	}
 	if err != nil {
 		return store.Module{}, err
+	}
+	if err := json.Unmarshal([]byte(names), &m.Names); err != nil {
+		return store.Module{}, fmt.Errorf("module %s: decode names: %w", m.Hash, err)
+	}
+	if len(m.Names) == 0 {
+		m.Names = nil
+	} else {
+		m.Name = m.Names[0]
+		slices.Sort(m.Names)
 	}
 	if err := json.Unmarshal([]byte(workflows), &m.Workflows); err != nil {
 		return store.Module{}, fmt.Errorf("module %s: decode workflows: %w", m.Hash, err)
