@@ -253,6 +253,7 @@ type Host struct {
 	sim       *simulator    // Config.Simulation
 
 	tasks   taskBoard  // remote activity tasks (tasks.go)
+	specs   specCache  // schedules' parsed cron expressions (cronspec.go)
 	emb     embedState // grants, event subscriptions, Await waiters (embed.go)
 	metrics *metrics   // counters for WriteMetrics (metrics.go)
 
