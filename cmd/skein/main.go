@@ -70,7 +70,7 @@ func init() {
 			"cancel a run on a server", cmdCancel},
 		{"schedule", "skein schedule create NAME --cron EXPR --module M [--workflow W] [--input JSON] [--overlap skip|buffer-one|allow] [--catchup D] [--timezone TZ] | list | pause|resume|delete|trigger NAME [--server URL] [--json]",
 			"start runs of a workflow on a cron schedule, on a server (docs/schedules.md)", cmdSchedule},
-		{"hook", "skein hook create NAME --module M [--workflow W] [--secret-env VAR] | list | delete NAME [--server URL] [--json]",
+		{"hook", "skein hook create NAME --module M [--workflow W] [--secret-env SKEIN_HOOK_VAR | --secret NAME] [--scheme github|timestamped] [--tolerance D] [--keep-header H] | list | delete NAME [--server URL] [--json]",
 			"bind a webhook, POST /v1/hooks/NAME, to a workflow on a server (docs/schedules.md)", cmdHook},
 		{"new", "skein new NAME [--skein-dir PATH]",
 			"write a workflow module skeleton in NAME/: go.mod (replacing skein with a local checkout), main.go, main_test.go, Makefile", cmdNew},

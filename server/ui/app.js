@@ -678,6 +678,14 @@
     main.replaceChildren(...parts);
   }
 
+  // How a hook's deliveries are signed, for the schedules page.
+  function hookSigning(h) {
+    if (!h.scheme) return 'none';
+    const where = h.secret ? 'secret ' + h.secret + ' of the server\'s hook secrets' : 'secret in $' + h.secret_env;
+    const scheme = h.scheme === 'timestamped' ? 'timestamped HMAC-SHA256 (within ' + h.tolerance + ', once)' : 'HMAC-SHA256 of the body (GitHub)';
+    return scheme + ', ' + where;
+  }
+
   // The schedules page: each schedule's next slots, latest run and
   // counts, with pause, resume and trigger; then the webhooks. It
   // refreshes every 2 s.
@@ -719,7 +727,7 @@
           el('td', { class: 'mono' }, h.name),
           el('td', { class: 'mono' }, 'POST ' + h.url),
           el('td', {}, h.module + ' / ' + h.workflow),
-          el('td', {}, h.secret_env ? 'HMAC-SHA256, secret in $' + h.secret_env : 'none'))))));
+          el('td', {}, hookSigning(h)))))));
     }
     main.replaceChildren(...parts);
     schedule(g, () => schedulesPage(g), 2000);

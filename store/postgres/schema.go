@@ -241,6 +241,17 @@ DROP INDEX modules_name;
 ALTER TABLE modules DROP COLUMN name;
 ALTER TABLE modules DROP COLUMN named_seq;
 `,
+	// 11: the signatures of webhook deliveries accepted within their
+	// hook's tolerance window (store/sqlite's migration 14).
+	`
+CREATE TABLE hook_deliveries (
+	hook    TEXT COLLATE "C" NOT NULL,
+	id      TEXT COLLATE "C" NOT NULL,
+	expires BIGINT NOT NULL, -- unix ns
+	PRIMARY KEY (hook, id)
+);
+CREATE INDEX hook_deliveries_expires ON hook_deliveries (expires);
+`,
 }
 
 // writeOnceState is the SQLSTATE the write-once triggers raise (class SK:

@@ -243,6 +243,18 @@ DROP INDEX modules_name;
 ALTER TABLE modules DROP COLUMN name;
 ALTER TABLE modules DROP COLUMN named_seq;
 `,
+	// 14: the signatures of webhook deliveries accepted within their
+	// hook's tolerance window (store.ScheduleStore.ClaimDelivery): a
+	// replay of one is refused until it expires.
+	`
+CREATE TABLE hook_deliveries (
+	hook    TEXT NOT NULL,
+	id      TEXT NOT NULL,
+	expires INTEGER NOT NULL, -- unix ns
+	PRIMARY KEY (hook, id)
+);
+CREATE INDEX hook_deliveries_expires ON hook_deliveries (expires);
+`,
 }
 
 // SchemaTooNewError is returned by Open when the database's schema version

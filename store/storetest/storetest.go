@@ -81,6 +81,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Schedules", testSchedules},
 		{"ScheduleUpdateConcurrent", testScheduleUpdateConcurrent},
 		{"Hooks", testHooks},
+		{"HookDeliveries", testHookDeliveries},
 		{"PromiseSchema", testPromiseSchema},
 		{"ModuleInputSchemas", testModuleInputSchemas},
 		{"Close", testClose},
