@@ -14,18 +14,6 @@ import (
 	"github.com/skeinrun/skein/internal/wasmbuild"
 )
 
-// namedModule is a module's JSON (declared here rather than taken from
-// package server, so that the test also builds against a server that
-// knew one name a module).
-type namedModule struct {
-	Hash       string    `json:"hash"`
-	Name       string    `json:"name"`
-	Names      []string  `json:"names"`
-	ABIVersion int       `json:"abi_version"`
-	Workflows  []string  `json:"workflows"`
-	CreatedAt  time.Time `json:"created_at"`
-}
-
 // TestDeploySameBytesUnderTwoNames: the server's module deployed as prod
 // then as staging answers under both names; prod's schedule keeps
 // starting runs and its hook keeps answering. Other bytes deployed as
@@ -45,7 +33,7 @@ func TestDeploySameBytesUnderTwoNames(t *testing.T) {
 			t.Errorf("GET /v1/modules/%s after deploying the same bytes as staging: %s; want 200", name, r)
 			continue
 		}
-		if m := decodeJSON[namedModule](t, "module "+name, r.body); m.Name != name || !slices.Equal(m.Names, []string{"prod", "staging"}) {
+		if m := decodeJSON[apiModule](t, "module "+name, r.body); m.Name != name || !slices.Equal(m.Names, []string{"prod", "staging"}) {
 			t.Errorf("GET /v1/modules/%s after deploying the same bytes as staging: %s; want 200 named %s, names [prod staging]", name, r, name)
 		}
 	}
@@ -70,8 +58,8 @@ func TestDeploySameBytesUnderTwoNames(t *testing.T) {
 	// Other bytes under staging: staging moves, prod stays.
 	other := wasmbuild.Build(t, "./examples/race")
 	wantExit(t, s.cli(t, nil, "deploy", other, "--name", "staging"), 0, "module staging deployed")
-	prod := decodeJSON[namedModule](t, "prod", s.call(t, "GET", "/v1/modules/prod", "", nil).body)
-	staging := decodeJSON[namedModule](t, "staging", s.call(t, "GET", "/v1/modules/staging", "", nil).body)
+	prod := decodeJSON[apiModule](t, "prod", s.call(t, "GET", "/v1/modules/prod", "", nil).body)
+	staging := decodeJSON[apiModule](t, "staging", s.call(t, "GET", "/v1/modules/staging", "", nil).body)
 	if prod.Hash == staging.Hash || !slices.Equal(prod.Names, []string{"prod"}) || !slices.Equal(staging.Names, []string{"staging"}) {
 		t.Errorf("after other bytes were deployed as staging: prod %s %q, staging %s %q; want two modules, one name each", prod.Hash[:8], prod.Names, staging.Hash[:8], staging.Names)
 	}

@@ -3,10 +3,8 @@ package sqlite
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -45,18 +43,8 @@ func BenchmarkModuleInfo(b *testing.B) {
 // hold their bytes in the row, and checks that migration 8 keeps every
 // module's bytes, size, name order and workflows.
 func TestMigrationModuleBytes(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "old.db")
-	raw, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range migrations[:7] {
-		if _, err := raw.Exec(m); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := raw.Exec(`PRAGMA user_version = 7;
-INSERT INTO modules (hash, name, bytes, abi_version, workflows, created_at, named_seq) VALUES
+	path, raw := oldDatabase(t, 7)
+	if _, err := raw.Exec(`INSERT INTO modules (hash, name, bytes, abi_version, workflows, created_at, named_seq) VALUES
 	('h1', 'mod', x'0061736d01', 1, '["a"]', 1, 1),
 	('h2', 'mod', x'0061736d0102', 1, '["a","b"]', 2, 2),
 	('h3', '', x'', 1, '[]', 3, 0);`); err != nil {
@@ -95,19 +83,7 @@ INSERT INTO modules (hash, name, bytes, abi_version, workflows, created_at, name
 // had one name, and checks that migration 13 keeps every name pointing
 // at the module it named.
 func TestMigrationModuleNames(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "old.db")
-	raw, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range migrations[:12] {
-		if _, err := raw.Exec(m); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := raw.Exec(`PRAGMA user_version = 12`); err != nil {
-		t.Fatal(err)
-	}
+	path, raw := oldDatabase(t, 12)
 	for _, m := range storetest.ModuleNamesSeed {
 		if _, err := raw.Exec(`INSERT INTO modules (hash, name, size, abi_version, workflows, created_at, named_seq) VALUES (?, ?, 0, 1, '[]', 1, ?)`,
 			m.Hash, m.Name, m.NamedSeq); err != nil {
