@@ -127,11 +127,14 @@ type Module struct {
 	Name string
 	// Names are every name that points at the module, sorted; set by
 	// reads. A name points at one module: the one last stored under it.
-	Names      []string
-	Bytes      []byte   // the .wasm file
-	Size       int64    // len(Bytes); set by every read, with or without the bytes
-	ABIVersion int      // ABI version the module speaks
-	Workflows  []string // registered workflow names, sorted
+	Names []string
+	// DeployedNames are every name the module was stored under, sorted:
+	// Names, and those that point at another module since.
+	DeployedNames []string
+	Bytes         []byte   // the .wasm file
+	Size          int64    // len(Bytes); set by every read, with or without the bytes
+	ABIVersion    int      // ABI version the module speaks
+	Workflows     []string // registered workflow names, sorted
 	// InputSchemas holds the JSON Schema of each workflow's input, by
 	// workflow name, as the module announced them (abi.FnInputSchema);
 	// nil for a module that announced none (no input is checked).

@@ -52,7 +52,7 @@ type Store struct {
 type moduleRec struct {
 	m     store.Module     // Bytes and Workflows are owned by the store
 	order int              // insertion order; breaks CreatedAt ties in Modules
-	names map[string]int64 // the names that point at it, each with when it was last stored under it
+	names map[string]int64 // the names it was stored under, each with when it last was
 }
 
 // runRec is a stored run with its outcomes and settlements.

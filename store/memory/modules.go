@@ -38,14 +38,11 @@ func (s *Store) PutModule(ctx context.Context, m store.Module) error {
 			m.InputSchemas = nil
 		}
 		m.CreatedAt = orNow(m.CreatedAt, time.Now())
-		m.Name, m.Names = "", nil
+		m.Name, m.Names, m.DeployedNames = "", nil, nil
 		rec = &moduleRec{m: m, order: len(s.modules), names: map[string]int64{}}
 		s.modules[m.Hash] = rec
 	}
 	if name != "" {
-		if old := s.names[name]; old != "" && old != m.Hash {
-			delete(s.modules[old].names, name)
-		}
 		s.names[name] = m.Hash
 		s.namedSeq++
 		rec.names[name] = s.namedSeq
@@ -78,7 +75,7 @@ func (s *Store) module(ctx context.Context, hashOrName string, withBytes bool) (
 	if rec == nil {
 		return store.Module{}, fmt.Errorf("memory store: module %q: %w", hashOrName, store.ErrNotFound)
 	}
-	return copyModule(rec, withBytes), nil
+	return s.copyModule(rec, withBytes), nil
 }
 
 // Modules lists every module without its bytes, most recently created
@@ -98,23 +95,29 @@ func (s *Store) Modules(ctx context.Context) ([]store.Module, error) {
 	})
 	var ms []store.Module
 	for _, r := range recs {
-		ms = append(ms, copyModule(r, false))
+		ms = append(ms, s.copyModule(r, false))
 	}
 	return ms, nil
 }
 
 // copyModule returns rec's module with its own copy of Workflows, its
 // names, and a copy of its Bytes when withBytes is set (nil otherwise).
-func copyModule(rec *moduleRec, withBytes bool) store.Module {
+// The caller holds mu.
+func (s *Store) copyModule(rec *moduleRec, withBytes bool) store.Module {
 	m := rec.m
 	var newest int64
 	for name, seq := range rec.names {
+		m.DeployedNames = append(m.DeployedNames, name)
+		if s.names[name] != m.Hash {
+			continue // moved to another module
+		}
 		m.Names = append(m.Names, name)
 		if seq > newest {
 			m.Name, newest = name, seq
 		}
 	}
 	slices.Sort(m.Names)
+	slices.Sort(m.DeployedNames)
 	m.Size = int64(len(m.Bytes))
 	if withBytes {
 		m.Bytes = bytes.Clone(m.Bytes)

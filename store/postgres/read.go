@@ -43,7 +43,7 @@ func (d *DB) module(ctx context.Context, hashOrName string, withBytes bool) (sto
 	cols := `SELECT ` + rowscan.ModuleColumns(withBytes) + ` FROM modules `
 	m, err := scanModule(d.pool.QueryRow(ctx, cols+`WHERE hash = $1`, hashOrName), withBytes)
 	if errors.Is(err, store.ErrNotFound) && hashOrName != "" {
-		m, err = scanModule(d.pool.QueryRow(ctx, cols+`WHERE hash = (SELECT hash FROM module_names WHERE name = $1)`, hashOrName), withBytes)
+		m, err = scanModule(d.pool.QueryRow(ctx, cols+`WHERE hash = (SELECT hash FROM module_names WHERE name = $1 ORDER BY seq DESC LIMIT 1)`, hashOrName), withBytes)
 	}
 	return m, err
 }

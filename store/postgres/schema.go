@@ -226,17 +226,18 @@ ALTER TABLE outcomes ADD COLUMN schema BYTEA;
 ALTER TABLE modules ADD COLUMN input_schemas TEXT;
 `,
 	// 10: a module may carry several names (store/sqlite's migration
-	// 13): a name points at one module, the one last stored under it;
-	// every name a module held keeps pointing at it.
+	// 13): a row is a name a module was stored under, with when it last
+	// was; a name points at the module of its newest row.
 	`
 CREATE TABLE module_names (
-	name TEXT COLLATE "C" PRIMARY KEY,
+	name TEXT COLLATE "C" NOT NULL,
 	hash TEXT COLLATE "C" NOT NULL,
-	seq  BIGINT NOT NULL -- order in which names were last stored (modules_named_seq)
+	seq  BIGINT NOT NULL, -- order in which modules were stored under names (modules_named_seq)
+	PRIMARY KEY (name, hash)
 );
+CREATE INDEX module_names_seq ON module_names (name, seq);
 CREATE INDEX module_names_hash ON module_names (hash, seq);
-INSERT INTO module_names (name, hash, seq)
-	SELECT DISTINCT ON (name) name, hash, named_seq FROM modules WHERE name <> '' ORDER BY name, named_seq DESC;
+INSERT INTO module_names (name, hash, seq) SELECT name, hash, named_seq FROM modules WHERE name <> '';
 DROP INDEX modules_name;
 ALTER TABLE modules DROP COLUMN name;
 ALTER TABLE modules DROP COLUMN named_seq;

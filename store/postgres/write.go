@@ -55,7 +55,7 @@ VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (hash) DO NOTHING`,
 		}
 		_, err := tx.Exec(ctx, `
 INSERT INTO module_names (name, hash, seq) VALUES ($1, $2, nextval('modules_named_seq'))
-ON CONFLICT (name) DO UPDATE SET hash = excluded.hash, seq = excluded.seq`, m.Name, m.Hash)
+ON CONFLICT (name, hash) DO UPDATE SET seq = excluded.seq`, m.Name, m.Hash)
 		return err
 	})
 	if err != nil {

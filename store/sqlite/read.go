@@ -34,7 +34,7 @@ func (d *DB) ModuleInfo(ctx context.Context, hashOrName string) (store.Module, e
 // moduleInfoSQL finds a module by hash, else the module of that name, in
 // one statement (prepared once: readSQL).
 var moduleInfoSQL = `SELECT ` + moduleColumns(false) + `
-WHERE m.hash = ?1 OR m.hash = (SELECT hash FROM module_names WHERE ?1 <> '' AND name = ?1)
+WHERE m.hash = ?1 OR m.hash = (SELECT hash FROM module_names WHERE ?1 <> '' AND name = ?1 ORDER BY seq DESC LIMIT 1)
 ORDER BY m.hash = ?1 DESC LIMIT 1`
 
 func (d *DB) module(ctx context.Context, hashOrName string, withBytes bool) (store.Module, error) {
@@ -42,7 +42,7 @@ func (d *DB) module(ctx context.Context, hashOrName string, withBytes bool) (sto
 	m, err := scanModule(d.rdb.QueryRowContext(ctx, cols+`WHERE m.hash = ?`, hashOrName), withBytes)
 	if errors.Is(err, store.ErrNotFound) && hashOrName != "" {
 		m, err = scanModule(d.rdb.QueryRowContext(ctx,
-			cols+`WHERE m.hash = (SELECT hash FROM module_names WHERE name = ?)`, hashOrName), withBytes)
+			cols+`WHERE m.hash = (SELECT hash FROM module_names WHERE name = ? ORDER BY seq DESC LIMIT 1)`, hashOrName), withBytes)
 	}
 	if err != nil {
 		return store.Module{}, fmt.Errorf("sqlite store: module %q: %w", hashOrName, err)
@@ -51,11 +51,13 @@ func (d *DB) module(ctx context.Context, hashOrName string, withBytes bool) (sto
 }
 
 // moduleColumns is the select list and FROM clause of a read of modules
-// (as m) in rowscan.Module's order: its names, the one last stored first
-// (module_names, migration 13), then the record. The bytes live in
+// (as m) in rowscan.Module's order: the names it was stored under, the
+// last first, each with whether it still points at it (module_names,
+// migration 13), then the record. The bytes live in
 // module_bytes and are joined only when asked for (migration 8 says why).
 func moduleColumns(withBytes bool) string {
-	const names = `m.hash, (SELECT json_group_array(name ORDER BY seq DESC) FROM module_names WHERE hash = m.hash), `
+	const names = `m.hash, (SELECT json_group_array(json_array(n.name, n.seq = (SELECT MAX(o.seq) FROM module_names o WHERE o.name = n.name)) ORDER BY n.seq DESC)
+	FROM module_names n WHERE n.hash = m.hash), `
 	if withBytes {
 		return names + `m.size, b.bytes, m.abi_version, m.workflows, m.created_at, m.input_schemas FROM modules m JOIN module_bytes b ON b.hash = m.hash `
 	}

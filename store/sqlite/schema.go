@@ -226,19 +226,21 @@ CREATE TABLE hooks (
 ALTER TABLE outcomes ADD COLUMN schema BLOB;
 ALTER TABLE modules ADD COLUMN input_schemas TEXT;
 `,
-	// 13: a module may carry several names. A name points at one module
-	// (the one last stored under it); every name a module held keeps
-	// pointing at it. The order of a module's names (seq) says which was
-	// pointed at it last.
+	// 13: a module may carry several names. A row is a name a module was
+	// stored under, with when it last was (seq); a name points at the
+	// module of its newest row. Every module keeps the names it was
+	// stored under (a grant by name applies to them), and every name
+	// keeps pointing at the module it named.
 	`
 CREATE TABLE module_names (
-	name TEXT PRIMARY KEY,
+	name TEXT NOT NULL,
 	hash TEXT NOT NULL,
-	seq  INTEGER NOT NULL -- order in which names were last stored
+	seq  INTEGER NOT NULL, -- order in which modules were stored under names
+	PRIMARY KEY (name, hash)
 );
+CREATE INDEX module_names_seq ON module_names (name, seq);
 CREATE INDEX module_names_hash ON module_names (hash, seq);
-INSERT INTO module_names (name, hash, seq)
-	SELECT name, hash, MAX(named_seq) FROM modules WHERE name <> '' GROUP BY name;
+INSERT INTO module_names (name, hash, seq) SELECT name, hash, named_seq FROM modules WHERE name <> '';
 DROP INDEX modules_name;
 ALTER TABLE modules DROP COLUMN name;
 ALTER TABLE modules DROP COLUMN named_seq;

@@ -55,7 +55,7 @@ VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (hash) DO NOTHING`,
 		}
 		_, err := w.tx.ExecContext(w.ctx, `
 INSERT INTO module_names (name, hash, seq) VALUES (?1, ?2, (SELECT COALESCE(MAX(seq), 0) + 1 FROM module_names))
-ON CONFLICT (name) DO UPDATE SET hash = excluded.hash, seq = excluded.seq`, m.Name, m.Hash)
+ON CONFLICT (name, hash) DO UPDATE SET seq = excluded.seq`, m.Name, m.Hash)
 		return err
 	}})
 	if err != nil {

@@ -57,22 +57,24 @@ type ModuleNameSeed struct {
 var ModuleNamesSeed = []ModuleNameSeed{{"h1", "mod", 1}, {"h2", "mod", 2}, {"h3", "other", 3}, {"h4", "", 0}}
 
 // CheckModuleNamesMigrated checks that every name of ModuleNamesSeed
-// still points at the module it named before the migration, and that
-// each module carries the names that point at it.
+// still points at the module it named before the migration, that each
+// module carries the names that point at it, and that h1 keeps "mod"
+// among the names it was deployed under.
 func CheckModuleNamesMigrated(t *testing.T, s store.Store) {
 	t.Helper()
 	for _, c := range []struct {
-		key, hash string
-		names     []string
+		key, hash       string
+		names, deployed []string
 	}{
-		{"mod", "h2", []string{"mod"}},
-		{"other", "h3", []string{"other"}},
-		{"h1", "h1", nil},
-		{"h4", "h4", nil},
+		{"mod", "h2", []string{"mod"}, []string{"mod"}},
+		{"other", "h3", []string{"other"}, []string{"other"}},
+		{"h1", "h1", nil, []string{"mod"}},
+		{"h4", "h4", nil, nil},
 	} {
 		m, err := s.ModuleInfo(t.Context(), c.key)
-		if err != nil || m.Hash != c.hash || !slices.Equal(m.Names, c.names) || m.Name != strings.Join(c.names, "") {
-			t.Errorf("ModuleInfo(%s) after the migration = %s named %q %q, %v; want %s named %q", c.key, m.Hash, m.Name, m.Names, err, c.hash, c.names)
+		if err != nil || m.Hash != c.hash || !slices.Equal(m.Names, c.names) || m.Name != strings.Join(c.names, "") || !slices.Equal(m.DeployedNames, c.deployed) {
+			t.Errorf("ModuleInfo(%s) after the migration = %s named %q %q (deployed as %q), %v; want %s named %q (deployed as %q)",
+				c.key, m.Hash, m.Name, m.Names, m.DeployedNames, err, c.hash, c.names, c.deployed)
 		}
 	}
 }

@@ -177,6 +177,17 @@ func testModuleNames(t *testing.T, s store.Store) {
 	}
 	checkNames(t, info, "prod")
 	checkNames(t, mustModule(t, s, v2.Hash), "staging")
+	if got := mustModule(t, s, v1.Hash).DeployedNames; !slices.Equal(got, []string{"prod", "staging"}) {
+		t.Errorf("v1: DeployedNames = %q; want [prod staging]: the names it was stored under, staging too", got)
+	}
+	mustPutModule(t, s, v1) // v1 again under staging (a rollback): staging moves back
+	if got := mustModule(t, s, "staging"); got.Hash != v1.Hash || !slices.Equal(got.Names, []string{"prod", "staging"}) {
+		t.Errorf("after a rollback of staging, Module(staging) = %s %q; want v1 [prod staging]", got.Hash[:8], got.Names)
+	}
+	if got := mustModule(t, s, v2.Hash); got.Names != nil || !slices.Equal(got.DeployedNames, []string{"staging"}) || got.Name != "" {
+		t.Errorf("v2 after the rollback: Name %q, Names %q, DeployedNames %q; want none, none, [staging]", got.Name, got.Names, got.DeployedNames)
+	}
+	mustPutModule(t, s, v2) // and forward again, for the listing below
 
 	mustPutModule(t, s, testModule("", 3)) // no name: names nothing
 	ms, err := s.Modules(t.Context())

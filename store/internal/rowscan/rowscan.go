@@ -46,10 +46,12 @@ func Run(s Scanner, noRows error) (store.Run, error) {
 
 // ModuleColumns returns the columns of modules (the table, as in
 // store/postgres) that Module reads, in order, with or without the
-// module's bytes: its names as a JSON array, the one last stored first
+// module's bytes: the names it was stored under as a JSON array of
+// [name, whether it still points at it], the last stored first
 // (module_names), then the record.
 func ModuleColumns(withBytes bool) string {
-	const names = `hash, (SELECT COALESCE(json_agg(n.name ORDER BY n.seq DESC), '[]')::text FROM module_names n WHERE n.hash = modules.hash), `
+	const names = `hash, (SELECT COALESCE(json_agg(json_build_array(n.name, n.seq = (SELECT MAX(o.seq) FROM module_names o WHERE o.name = n.name)) ORDER BY n.seq DESC), '[]')::text
+	FROM module_names n WHERE n.hash = modules.hash), `
 	if withBytes {
 		return names + `length(bytes), bytes, abi_version, workflows, created_at, input_schemas`
 	}
@@ -95,14 +97,8 @@ func Module(s Scanner, withBytes bool, noRows error) (store.Module, error) {
 	if err != nil {
 		return store.Module{}, err
 	}
-	if err := json.Unmarshal([]byte(names), &m.Names); err != nil {
-		return store.Module{}, fmt.Errorf("module %s: decode names: %w", m.Hash, err)
-	}
-	if len(m.Names) == 0 {
-		m.Names = nil
-	} else {
-		m.Name = m.Names[0]
-		slices.Sort(m.Names)
+	if err := moduleNames(&m, names); err != nil {
+		return store.Module{}, err
 	}
 	if err := json.Unmarshal([]byte(workflows), &m.Workflows); err != nil {
 		return store.Module{}, fmt.Errorf("module %s: decode workflows: %w", m.Hash, err)
@@ -117,4 +113,28 @@ func Module(s Scanner, withBytes bool, noRows error) (store.Module, error) {
 	}
 	m.CreatedAt = time.Unix(0, created)
 	return m, nil
+}
+
+// moduleNames sets m's names from the names column of ModuleColumns.
+func moduleNames(m *store.Module, col string) error {
+	var pairs [][2]json.RawMessage
+	if err := json.Unmarshal([]byte(col), &pairs); err != nil {
+		return fmt.Errorf("module %s: decode names: %w", m.Hash, err)
+	}
+	for _, p := range pairs {
+		var name string
+		if err := json.Unmarshal(p[0], &name); err != nil {
+			return fmt.Errorf("module %s: decode names: %w", m.Hash, err)
+		}
+		m.DeployedNames = append(m.DeployedNames, name)
+		if current := string(p[1]); current == "1" || current == "true" { // SQLite, Postgres
+			if m.Name == "" {
+				m.Name = name // the newest
+			}
+			m.Names = append(m.Names, name)
+		}
+	}
+	slices.Sort(m.Names)
+	slices.Sort(m.DeployedNames)
+	return nil
 }
