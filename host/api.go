@@ -205,7 +205,7 @@ func (h *Host) Work(ctx context.Context, o WorkOptions) error {
 	defer poll.Stop()
 	var outage claimOutage
 	scheduled := make(chan struct{})
-	go func() { defer close(scheduled); h.runSchedules(ctx) }() // scheduler.go
+	go func() { defer close(scheduled); h.warnHookSecrets(ctx); h.runSchedules(ctx) }() // hooks.go, scheduler.go
 	defer func() { <-scheduled }()
 	for ctx.Err() == nil {
 		// Only this loop takes slots, so claiming no more runs than are

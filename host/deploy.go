@@ -114,6 +114,9 @@ func (h *Host) deploy(ctx context.Context, name, label string, wasm []byte) (sto
 	if err != nil {
 		return store.Module{}, fmt.Errorf("deploy %s: %w", label, err)
 	}
+	if name != "" { // the name deployed, even if another deploy named it since
+		m.Name = name
+	}
 	m.Bytes = wasm
 	return m, nil
 }

@@ -65,7 +65,9 @@ func Typed[In, Out any](fn func(context.Context, In) (Out, error)) Activity {
 //
 // A module with a grant may call only the activities granted to it: a
 // call to any other fails the run, with an error that names the activity
-// and the module. A grant by hash takes precedence over a grant by name.
+// and the module. A grant by hash takes precedence over a grant by name;
+// a module has the grants of every name it was deployed under (the names
+// that point at it, and those that moved to a newer version since).
 // A module with no grant may call every registered activity, unless
 // Config.RequireGrants is set. Child runs use their parent's module and
 // so its grants.
@@ -102,7 +104,10 @@ func (h *Host) Grants(module string) ([]string, bool) {
 }
 
 // checkGrant returns an error when the module with the given hash may not
-// call activity.
+// call activity. Without a grant by hash, the grants of every name the
+// module was deployed under apply (a name that moved to a newer version
+// since still covers the runs of this one): a grant to any allows the
+// call.
 func (h *Host) checkGrant(ctx context.Context, hash, activity string) error {
 	e := &h.emb
 	e.mu.Lock()
@@ -113,23 +118,22 @@ func (h *Host) checkGrant(ctx context.Context, hash, activity string) error {
 	if allowed || (none && !h.cfg.RequireGrants) {
 		return nil
 	}
-	name := ""
-	if m, err := h.moduleInfo(ctx, hash); err == nil {
-		name = m.Name
-	}
+	names := h.moduleNames(ctx, hash)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if !byHash {
-		var byName bool
-		g, byName = e.grants[name]
-		if !byName && !h.cfg.RequireGrants {
-			return nil
+		byName := false
+		g = map[string]bool{}
+		for _, n := range names {
+			gn, ok := e.grants[n]
+			byName = byName || ok
+			maps.Copy(g, gn)
 		}
-		if g[activity] {
+		if !byName && !h.cfg.RequireGrants || g[activity] {
 			return nil
 		}
 	}
-	label := name
+	label := strings.Join(names, ", ")
 	if label == "" {
 		label = "(unnamed)"
 	}
@@ -138,6 +142,19 @@ func (h *Host) checkGrant(ctx context.Context, hash, activity string) error {
 		may = "it may call: " + strings.Join(slices.Sorted(maps.Keys(g)), ", ")
 	}
 	return fmt.Errorf("activity %q is not granted to module %s (%s); %s", activity, label, shortHash(hash), may)
+}
+
+// moduleNames returns the names a module was deployed under, read from
+// the store (it may have been deployed under another since it was
+// cached), else from the cache.
+func (h *Host) moduleNames(ctx context.Context, hash string) []string {
+	m, err := h.cfg.Store.ModuleInfo(ctx, hash)
+	if err != nil {
+		if m, err = h.moduleInfo(ctx, hash); err != nil {
+			return nil
+		}
+	}
+	return m.DeployedNames
 }
 
 // EventKind says what happened to a run.

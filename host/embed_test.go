@@ -184,6 +184,26 @@ func TestGrantRules(t *testing.T) {
 			t.Fatalf("granted: run %s %s %q, %v", r.Status, r.Result, r.Error, err)
 		}
 	})
+	t.Run("a grant to any name of the module", func(t *testing.T) {
+		e := newEnv(t, host.Config{RequireGrants: true})
+		m := e.deploy("greet")
+		e.h.Grant("greet", "upper")
+		if _, err := e.h.Deploy(context.Background(), "greet-canary", plugin("greet")); err != nil { // the same bytes, a second name
+			t.Fatal(err)
+		}
+		r, err := e.h.Drive(context.Background(), e.start(m.Hash, "greet", `"cy"`).ID, host.DriveOptions{})
+		if err != nil || r.Status != store.RunCompleted || string(r.Result) != `"hello, CY"` {
+			t.Fatalf("a module granted by its first name, deployed again under a second: run %s %s %q, %v", r.Status, r.Result, r.Error, err)
+		}
+		// Another module under greet: the runs of the first keep its grant.
+		if _, err := e.h.Deploy(context.Background(), "greet", plugin("sneaky")); err != nil {
+			t.Fatal(err)
+		}
+		r, err = e.h.Drive(context.Background(), e.start(m.Hash, "greet", `"di"`).ID, host.DriveOptions{})
+		if err != nil || r.Status != store.RunCompleted || string(r.Result) != `"hello, DI"` {
+			t.Fatalf("the first module after greet moved to another: run %s %s %q, %v", r.Status, r.Result, r.Error, err)
+		}
+	})
 	t.Run("no grant, no restriction", func(t *testing.T) {
 		e := newEnv(t, host.Config{})
 		e.h.Grant("another-module", "wordcount")

@@ -1,52 +1,56 @@
 package host
 
 import (
+	"bytes"
+	"cmp"
 	"context"
-	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
-	"os"
-	"strings"
-	"unicode/utf8"
+	"time"
 
 	"github.com/skeinrun/skein/store"
 )
 
 // Webhooks: an HTTP request to a hook's endpoint starts a run of the
 // hook's workflow with the request as its input (docs/schedules.md).
-
-// SignatureHeader is the header of a signed delivery: "sha256=" and the
-// hex HMAC-SHA256 of the body under the hook's secret (GitHub's scheme).
-const SignatureHeader = "X-Hub-Signature-256"
+// hooksig.go checks signatures, hookinput.go makes the run's input.
 
 // IdempotencyHeader is the header whose value names a delivery: the
-// same value again starts nothing new (HookRunID).
+// same value again, with the same body, starts nothing new (HookRunID).
 const IdempotencyHeader = "Idempotency-Key"
 
-// ErrSignature: a delivery to a hook with a secret is not signed with it.
-var ErrSignature = errors.New("the delivery's signature does not match the hook's secret")
-
-// ErrHookSecret: the environment variable that holds a hook's secret is
-// not set (or empty) in this process.
-var ErrHookSecret = errors.New("the hook's secret is not set in the server's environment")
+// ErrIdempotencyKey: a delivery's Idempotency-Key was first used by a
+// delivery with another body.
+var ErrIdempotencyKey = errors.New("the delivery's Idempotency-Key was first used by a delivery with another body: a key names one delivery, so a new delivery needs a new key")
 
 // HookOptions define a hook.
 type HookOptions struct {
 	Name     string // letters, digits, - and _; at most MaxScheduleNameLen
-	Module   string // module name or hash; a name starts its newest module
+	Module   string // module name or hash; a name starts the module it points at
 	Workflow string // default: the module's only workflow
 	// SecretEnv names the environment variable that holds the HMAC
-	// secret deliveries are signed with; it must be set where the hook
-	// is created and where deliveries arrive. Empty: deliveries are not
-	// checked.
+	// secret deliveries are signed with: HookSecretEnvPrefix and a name,
+	// set where the hook is created and where deliveries arrive. Secret
+	// names the secret in Config.HookSecrets instead. Both empty:
+	// deliveries are not checked.
 	SecretEnv string
+	Secret    string
+	// Scheme is how deliveries are signed: SchemeGitHub (the default) or
+	// SchemeTimestamped. It needs a secret.
+	Scheme string
+	// Tolerance is, for SchemeTimestamped, how far a delivery's time may
+	// be from the server's: MinHookTolerance to MaxHookTolerance, default
+	// DefaultHookTolerance.
+	Tolerance time.Duration
+	// KeepHeaders are credential-looking headers (CredentialHeader) the
+	// run's input keeps all the same; at most 32.
+	KeepHeaders []string
 }
 
 // Delivery is one HTTP request to a hook.
@@ -58,24 +62,6 @@ type Delivery struct {
 	Body   []byte
 }
 
-// HookInput is the input of a hook's run: the request (docs/schedules.md).
-type HookInput struct {
-	Hook    string              `json:"hook"`
-	Method  string              `json:"method"`
-	Path    string              `json:"path"`
-	Query   map[string][]string `json:"query"`
-	Headers map[string][]string `json:"headers"` // without Authorization, Cookie and Proxy-Authorization
-	// Body is the body as text when it is UTF-8; otherwise BodyBase64
-	// holds it. JSON is the body again when it is a JSON value.
-	Body       string          `json:"body"`
-	BodyBase64 string          `json:"body_base64,omitempty"`
-	JSON       json.RawMessage `json:"json,omitempty"`
-}
-
-// droppedHeaders are left out of a hook run's input: credentials have no
-// place in the store.
-var droppedHeaders = []string{"Authorization", "Cookie", "Proxy-Authorization"}
-
 // HookRunID returns the id of the run a delivery with an idempotency key
 // starts: "hook:{name}:{first 32 hex digits of sha256(key)}".
 func HookRunID(name, key string) string {
@@ -84,24 +70,64 @@ func HookRunID(name, key string) string {
 }
 
 // CreateHook stores a hook. A hook of the same name existing fails with
-// ErrConflict.
+// ErrConflict; bad options with ErrInvalid, naming the rule.
 func (h *Host) CreateHook(ctx context.Context, o HookOptions) (store.Hook, error) {
-	if err := validName("hook", o.Name); err != nil {
+	hk, err := h.newHook(o)
+	if err != nil {
 		return store.Hook{}, fmt.Errorf("create hook: %w", err)
 	}
-	if o.SecretEnv != "" {
-		if v, ok := os.LookupEnv(o.SecretEnv); !ok || v == "" {
-			return store.Hook{}, invalidf("create hook %s: secret variable $%s is not set in the server's environment", o.Name, o.SecretEnv)
-		}
-	}
-	wf, err := h.workflowOf(ctx, o.Module, o.Workflow)
-	if err != nil {
+	if hk.Workflow, err = h.workflowOf(ctx, o.Module, o.Workflow); err != nil {
 		return store.Hook{}, fmt.Errorf("create hook %s: %w", o.Name, err)
 	}
-	hk, err := h.cfg.Store.CreateHook(ctx, store.Hook{Name: o.Name, Module: o.Module, Workflow: wf, SecretEnv: o.SecretEnv})
+	hk, err = h.cfg.Store.CreateHook(ctx, hk)
 	if err != nil {
 		return store.Hook{}, fmt.Errorf("create hook: %w", err)
 	}
+	return hk, nil
+}
+
+// newHook checks o (but for its module and workflow) and returns the
+// hook to store.
+func (h *Host) newHook(o HookOptions) (store.Hook, error) {
+	if err := validName("hook", o.Name); err != nil {
+		return store.Hook{}, err
+	}
+	hk := store.Hook{Name: o.Name, Module: o.Module, SecretEnv: o.SecretEnv, Secret: o.Secret}
+	switch {
+	case o.SecretEnv != "" && o.Secret != "":
+		return store.Hook{}, invalidf("hook %s: give its secret's variable or its name in the hook secrets, not both", o.Name)
+	case o.SecretEnv != "" && !secretEnvAllowed(o.SecretEnv):
+		return store.Hook{}, invalidf("hook %s: secret variable $%s: a hook's secret variable must be named %sNAME, so that no client can have the server check signatures with its other variables (and so confirm guesses of their values); or name a secret of the server's hook secrets file (skein serve --hook-secrets FILE; --secret NAME)",
+			o.Name, o.SecretEnv, HookSecretEnvPrefix)
+	}
+	if _, err := h.hookSecret(hk); err != nil {
+		return store.Hook{}, invalidf("hook %s: %w", o.Name, err)
+	}
+	signed := o.SecretEnv != "" || o.Secret != ""
+	switch o.Scheme {
+	case "", SchemeGitHub, SchemeTimestamped:
+		if o.Scheme != "" && !signed {
+			return store.Hook{}, invalidf("hook %s: scheme %s checks signatures: give the hook a secret (--secret-env or --secret)", o.Name, o.Scheme)
+		}
+	default:
+		return store.Hook{}, invalidf("hook %s: scheme %q: want %s or %s", o.Name, o.Scheme, SchemeGitHub, SchemeTimestamped)
+	}
+	if signed {
+		hk.Scheme = cmp.Or(o.Scheme, SchemeGitHub)
+	}
+	switch {
+	case o.Tolerance != 0 && hk.Scheme != SchemeTimestamped:
+		return store.Hook{}, invalidf("hook %s: a tolerance applies to the %s scheme only", o.Name, SchemeTimestamped)
+	case o.Tolerance != 0 && (o.Tolerance < MinHookTolerance || o.Tolerance > MaxHookTolerance):
+		return store.Hook{}, invalidf("hook %s: tolerance %s: want %s to %s", o.Name, o.Tolerance, MinHookTolerance, MaxHookTolerance)
+	case hk.Scheme == SchemeTimestamped:
+		hk.Tolerance = cmp.Or(o.Tolerance, DefaultHookTolerance)
+	}
+	keep, err := keepHeaders(o.KeepHeaders)
+	if err != nil {
+		return store.Hook{}, fmt.Errorf("hook %s: %w", o.Name, err)
+	}
+	hk.KeepHeaders = keep
 	return hk, nil
 }
 
@@ -120,26 +146,69 @@ func (h *Host) DeleteHook(ctx context.Context, name string) error {
 
 // Deliver starts the run of a delivery to hook name and reports whether
 // it created it. A hook with a secret checks the signature first and
-// fails with ErrSignature (or ErrHookSecret) having stored nothing. With
-// an Idempotency-Key header the run's id is HookRunID: a delivery with a
-// key seen before returns the existing run (created false), whatever its
-// body. Without one, the id is "hook:{name}:{random}".
+// fails with ErrSignature, ErrStale (a timestamped delivery outside its
+// tolerance) or ErrHookSecret having stored nothing; a timestamped one
+// then claims the signature in the store and fails with
+// ErrReplay if it was accepted before. With an Idempotency-Key header
+// the run's id is HookRunID: a delivery with a key seen before returns
+// the existing run (created false) when its body is the first one's, and
+// fails with ErrIdempotencyKey otherwise. Without one, the id is
+// "hook:{name}:{random}".
 func (h *Host) Deliver(ctx context.Context, name string, d Delivery) (store.Run, bool, error) {
 	hk, err := h.cfg.Store.Hook(ctx, name)
 	if err != nil {
 		return store.Run{}, false, fmt.Errorf("hook %q: %w", name, err)
 	}
-	if err := checkSignature(hk, d); err != nil {
+	sd, err := h.acceptDelivery(ctx, hk, d)
+	if err != nil {
 		return store.Run{}, false, fmt.Errorf("hook %s: %w", name, err)
 	}
+	r, created, err := h.startDelivery(ctx, hk, d)
+	if err != nil && sd.id != "" {
+		// Nothing started: the sender may deliver the same request again.
+		if rerr := h.cfg.Store.ReleaseDelivery(context.WithoutCancel(ctx), name, sd.id); rerr != nil {
+			h.log.Warn("hook delivery: cannot release the signature of a delivery that started nothing; its sender must sign it again", "hook", name, "err", rerr)
+		}
+	}
+	return r, created, err
+}
+
+// acceptDelivery checks a delivery's signature, if its hook has a
+// secret, and claims a timestamped one in the store (ErrReplay: it was
+// claimed before).
+func (h *Host) acceptDelivery(ctx context.Context, hk store.Hook, d Delivery) (signedDelivery, error) {
+	secret, err := h.hookSecret(hk)
+	if err != nil || secret == "" {
+		return signedDelivery{}, err
+	}
+	now := time.Now()
+	sd, err := verifyDelivery(hk, secret, d, now)
+	if err != nil || sd.id == "" {
+		return sd, err
+	}
+	claimed, err := h.cfg.Store.ClaimDelivery(ctx, hk.Name, sd.id, now.UnixNano(), sd.expires.UnixNano())
+	if err != nil {
+		return signedDelivery{}, err
+	}
+	if !claimed {
+		return signedDelivery{}, ErrReplay
+	}
+	return sd, nil
+}
+
+// startDelivery starts (or finds, by its Idempotency-Key) the run of an
+// accepted delivery.
+func (h *Host) startDelivery(ctx context.Context, hk store.Hook, d Delivery) (store.Run, bool, error) {
+	name := hk.Name
+	key := d.Header.Get(IdempotencyHeader)
 	id := "hook:" + name + ":" + randomHex(16)
-	if key := d.Header.Get(IdempotencyHeader); key != "" {
+	if key != "" {
 		id = HookRunID(name, key)
+		if r, err := h.cfg.Store.Run(ctx, id); err == nil {
+			return r, false, sameDelivery(name, r, d.Body)
+		}
 	}
-	if r, err := h.cfg.Store.Run(ctx, id); err == nil {
-		return r, false, nil
-	}
-	input, err := json.Marshal(hookInput(name, d))
+	input, err := json.Marshal(hookInput(hk, d))
 	if err != nil {
 		return store.Run{}, false, fmt.Errorf("hook %s: encode the input: %w", name, err)
 	}
@@ -154,56 +223,37 @@ func (h *Host) Deliver(ctx context.Context, name string, d Delivery) (store.Run,
 	if err != nil {
 		return store.Run{}, false, fmt.Errorf("hook %s: start %s: %w", name, id, err)
 	}
-	if created {
-		h.signal()
+	if !created { // a delivery with the same key came first
+		return r, false, sameDelivery(name, r, d.Body)
 	}
-	return r, created, nil
+	h.signal()
+	return r, true, nil
 }
 
-// checkSignature checks a delivery's SignatureHeader against the hook's
-// secret, in constant time.
-func checkSignature(hk store.Hook, d Delivery) error {
-	if hk.SecretEnv == "" {
-		return nil
-	}
-	secret := os.Getenv(hk.SecretEnv)
-	if secret == "" {
-		return fmt.Errorf("$%s: %w", hk.SecretEnv, ErrHookSecret)
-	}
-	got := d.Header.Get(SignatureHeader)
-	sig, err := hex.DecodeString(strings.TrimPrefix(got, "sha256="))
-	if got == "" || !strings.HasPrefix(got, "sha256=") || err != nil {
-		return fmt.Errorf("%w: want header %s: sha256=HEX (HMAC-SHA256 of the body)", ErrSignature, SignatureHeader)
-	}
-	mac := hmac.New(sha256.New, []byte(secret))
-	mac.Write(d.Body)
-	if !hmac.Equal(sig, mac.Sum(nil)) {
-		return ErrSignature
+// sameDelivery checks that run r, found by a delivery's Idempotency-Key,
+// was started by a delivery of the same body: a key is bound to the body
+// of the first delivery that used it.
+func sameDelivery(hook string, r store.Run, body []byte) error {
+	if first, ok := inputBody(r.Input); !ok || !bytes.Equal(first, body) {
+		return fmt.Errorf("hook %s: run %s: %w", hook, r.ID, ErrIdempotencyKey)
 	}
 	return nil
 }
 
-// hookInput is the run input of a delivery.
-func hookInput(name string, d Delivery) HookInput {
-	in := HookInput{Hook: name, Method: d.Method, Path: d.Path, Query: map[string][]string(d.Query), Headers: map[string][]string{}}
-	if in.Query == nil {
-		in.Query = map[string][]string{}
+// warnHookSecrets logs, once at the start of Work, each hook whose
+// secret this process cannot read: its deliveries are refused until it is
+// set, or, for a hook whose variable predates HookSecretEnvPrefix, until
+// the hook is created anew.
+func (h *Host) warnHookSecrets(ctx context.Context) {
+	hks, err := h.cfg.Store.Hooks(ctx)
+	if err != nil {
+		return // the scheduler reports a store that cannot be read
 	}
-	for k, v := range d.Header {
-		in.Headers[k] = v
+	for _, hk := range hks {
+		if _, err := h.hookSecret(hk); err != nil {
+			h.log.Warn("hooks: the deliveries of this hook are refused (503)", "hook", hk.Name, "err", err)
+		}
 	}
-	for _, k := range droppedHeaders {
-		delete(in.Headers, k)
-	}
-	if utf8.Valid(d.Body) {
-		in.Body = string(d.Body)
-	} else {
-		in.BodyBase64 = base64.StdEncoding.EncodeToString(d.Body)
-	}
-	if len(d.Body) > 0 && json.Valid(d.Body) {
-		in.JSON = json.RawMessage(d.Body)
-	}
-	return in
 }
 
 func randomHex(n int) string {

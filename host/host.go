@@ -191,6 +191,12 @@ type Config struct {
 	// error and retried by the op's policy. Default 30s.
 	TaskLeaseTTL time.Duration
 
+	// HookSecrets looks up the named secrets of webhooks
+	// (HookOptions.Secret): a secret's value and whether it is set.
+	// `skein serve --hook-secrets FILE` reads them from a file. Nil: no
+	// hook may name a secret (docs/schedules.md).
+	HookSecrets func(name string) (string, bool)
+
 	// The built-in HTTP activity, HTTPActivity (httpactivity.go;
 	// docs/activities.md).
 
@@ -275,6 +281,7 @@ type Host struct {
 	sim       *simulator    // Config.Simulation
 
 	tasks   taskBoard  // remote activity tasks (tasks.go)
+	specs   specCache  // schedules' parsed cron expressions (cronspec.go)
 	emb     embedState // grants, event subscriptions, Await waiters (embed.go)
 	metrics *metrics   // counters for WriteMetrics (metrics.go)
 

@@ -11,8 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/robfig/cron/v3"
-
 	"github.com/skeinrun/skein/store"
 )
 
@@ -27,14 +25,10 @@ const DefaultCatchup = time.Minute
 // MaxScheduleNameLen is the longest schedule or hook name.
 const MaxScheduleNameLen = 64
 
-// cronParser reads 5-field specs (minute first), 6-field ones (seconds
-// first) and descriptors such as @daily and @every 1h.
-var cronParser = cron.NewParser(cron.SecondOptional | cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
-
 // ScheduleOptions define a schedule.
 type ScheduleOptions struct {
 	Name     string          // letters, digits, - and _; at most MaxScheduleNameLen
-	Cron     string          // "0 7 * * *", "*/10 * * * * *" (seconds first), "@daily"
+	Cron     string          // "0 7 * * *", "*/10 * * * * *" (seconds first), "@daily"; at most MaxCronLen bytes
 	Timezone string          // IANA name the cron is read in; default UTC
 	Module   string          // module name or hash; a name starts its newest module at each slot
 	Workflow string          // default: the module's only workflow
@@ -77,22 +71,6 @@ func validName(what, name string) error {
 		}
 	}
 	return nil
-}
-
-// parseSpec reads a schedule's cron expression in its time zone.
-func parseSpec(expr, tz string) (cron.Schedule, *time.Location, error) {
-	loc, err := time.LoadLocation(tz)
-	if err != nil {
-		return nil, nil, invalidf("timezone %q: %v", tz, err)
-	}
-	if strings.HasPrefix(expr, "TZ=") || strings.HasPrefix(expr, "CRON_TZ=") {
-		return nil, nil, invalidf("cron %q: give the time zone as the timezone, not in the expression", expr)
-	}
-	spec, err := cronParser.Parse(expr)
-	if err != nil {
-		return nil, nil, invalidf("cron %q: %v (want 5 fields: minute hour day-of-month month day-of-week, or 6 with seconds first, or a descriptor such as @daily)", expr, err)
-	}
-	return spec, loc, nil
 }
 
 // workflowOf resolves a module reference and checks (or picks) its
@@ -189,7 +167,7 @@ func (h *Host) Schedules(ctx context.Context) ([]ScheduleInfo, error) {
 // scheduleInfo adds a schedule's next slots and latest run.
 func (h *Host) scheduleInfo(ctx context.Context, sc store.Schedule) ScheduleInfo {
 	in := ScheduleInfo{Schedule: sc}
-	if spec, loc, err := parseSpec(sc.Cron, sc.Timezone); err == nil && !sc.Paused {
+	if spec, loc, err := h.specs.get(sc.Cron, sc.Timezone); err == nil && !sc.Paused {
 		t := time.Unix(0, max(sc.LastSlot, time.Now().UnixNano())).In(loc)
 		for range 3 {
 			if t = spec.Next(t); t.IsZero() {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -123,5 +125,76 @@ func TestScheduleBadInput(t *testing.T) {
 	}
 	if s, err := h.Schedules(ctx); err != nil || len(s) != 1 {
 		t.Errorf("Schedules = %d, %v; want the one valid schedule", len(s), err)
+	}
+}
+
+// longCron is a valid expression of 239 bytes (every minute of every
+// hour listed, seconds first), under MaxCronLen.
+func longCron() string {
+	var mins, hours []string
+	for i := range 60 {
+		mins = append(mins, strconv.Itoa(i))
+	}
+	for i := range 24 {
+		hours = append(hours, strconv.Itoa(i))
+	}
+	return "0 " + strings.Join(mins, ",") + " " + strings.Join(hours, ",") + " * * *"
+}
+
+// TestScheduleParsesOnce: the scheduler parses a schedule's expression
+// once, not at each of its looks, and reading the schedule does not parse
+// it again; a deleted schedule's entry leaves the cache at the next look.
+// An expression over MaxCronLen is refused before it is parsed.
+func TestScheduleParsesOnce(t *testing.T) {
+	h := newTestHost(t, Config{})
+	h.deploy(t, "./testdata/workflows/features")
+	ctx := context.Background()
+	if _, err := h.CreateSchedule(ctx, ScheduleOptions{Name: "s", Cron: longCron(), Module: "features", Workflow: "waiter"}); err != nil {
+		t.Fatal(err)
+	}
+	for range 20 {
+		if _, err := h.scheduleTick(ctx, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h.Schedule(ctx, "s"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := h.specs.parses; n != 1 {
+		t.Errorf("20 looks and 20 reads of one schedule parsed its expression %d times; want 1", n)
+	}
+	if err := h.DeleteSchedule(ctx, "s"); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		h.scheduleTick(ctx, time.Now())
+	}
+	if n := len(h.specs.m); n != 0 {
+		t.Errorf("%d parsed expressions kept after the schedule was deleted; want 0", n)
+	}
+	long := "0 " + strings.Repeat("1,", 200) + "1 * * * *"
+	_, err := h.CreateSchedule(ctx, ScheduleOptions{Name: "long", Cron: long, Module: "features", Workflow: "waiter"})
+	if want := fmt.Sprintf("cron expression of %d bytes: the limit is 256 bytes (host.MaxCronLen)", len(long)); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), want) {
+		t.Errorf("a %d-byte expression: %v; want ErrInvalid naming %q", len(long), err, want)
+	}
+}
+
+// BenchmarkScheduleTick is one look of the scheduler at ten schedules of
+// 239-byte expressions with nothing due: reading them from the store and
+// finding their next slots.
+func BenchmarkScheduleTick(b *testing.B) {
+	h := newTestHost(b, Config{})
+	h.deploy(b, "./testdata/workflows/features")
+	ctx := context.Background()
+	for i := range 10 {
+		if _, err := h.CreateSchedule(ctx, ScheduleOptions{Name: fmt.Sprintf("s%d", i), Cron: longCron(), Module: "features", Workflow: "waiter"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	now := time.Now()
+	for b.Loop() {
+		if _, err := h.scheduleTick(ctx, now); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

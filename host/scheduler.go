@@ -68,6 +68,7 @@ func (h *Host) scheduleTick(ctx context.Context, now time.Time) (time.Time, erro
 	if err != nil {
 		return time.Time{}, fmt.Errorf("scheduler: list schedules: %w", err)
 	}
+	defer h.specs.prune()
 	var earliest time.Time
 	for _, sc := range scs {
 		next, err := h.driveSchedule(ctx, sc, now)
@@ -88,9 +89,15 @@ func (h *Host) scheduleTick(ctx context.Context, now time.Time) (time.Time, erro
 // driveSchedule takes the steps of one schedule that are due at now and
 // returns when its next slot is due (now if steps are left).
 func (h *Host) driveSchedule(ctx context.Context, sc store.Schedule, now time.Time) (time.Time, error) {
-	spec, loc, err := parseSpec(sc.Cron, sc.Timezone)
+	spec, loc, err := h.specs.get(sc.Cron, sc.Timezone)
 	if err != nil {
-		return time.Time{}, err // stored schedules were checked; a time zone database may differ
+		// Stored schedules were checked, but a time zone database may
+		// differ, or the schedule predates a rule (MaxCronLen). It is
+		// logged once; the schedule starts nothing.
+		if h.specs.reportOnce(sc.Cron, sc.Timezone) {
+			return time.Time{}, fmt.Errorf("%w; the schedule starts no runs: delete it and create it anew", err)
+		}
+		return time.Time{}, nil
 	}
 	for range maxScheduleSteps {
 		if sc.Paused {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 
 	"github.com/skeinrun/skein/host"
 	"github.com/skeinrun/skein/store"
@@ -128,6 +129,9 @@ func (a *api) module(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		a.fail(w, r, err)
 		return
+	}
+	if slices.Contains(m.Names, ref) { // asked by name: answer with that one
+		m.Name = ref
 	}
 	writeJSON(w, http.StatusOK, moduleJSON(m))
 }

@@ -65,20 +65,32 @@ type ScheduleList struct {
 
 // HookRequest is the body of POST /v1/hooks.
 type HookRequest struct {
-	Name      string `json:"name"`
-	Module    string `json:"module"`
-	Workflow  string `json:"workflow,omitempty"`
+	Name     string `json:"name"`
+	Module   string `json:"module"`
+	Workflow string `json:"workflow,omitempty"`
+	// SecretEnv names the server's environment variable (SKEIN_HOOK_*)
+	// that holds the secret; Secret names it in the server's hook secrets
+	// file instead.
 	SecretEnv string `json:"secret_env,omitempty"`
+	Secret    string `json:"secret,omitempty"`
+	Scheme    string `json:"scheme,omitempty"`    // github (default) or timestamped
+	Tolerance string `json:"tolerance,omitempty"` // timestamped: a duration such as "5m" (the default)
+	// KeepHeaders are credential-looking headers the run's input keeps.
+	KeepHeaders []string `json:"keep_headers,omitempty"`
 }
 
 // Hook is a webhook as the API shows it.
 type Hook struct {
-	Name      string    `json:"name"`
-	Module    string    `json:"module"`
-	Workflow  string    `json:"workflow"`
-	SecretEnv string    `json:"secret_env,omitempty"`
-	URL       string    `json:"url"` // the delivery endpoint's path
-	CreatedAt time.Time `json:"created_at"`
+	Name        string    `json:"name"`
+	Module      string    `json:"module"`
+	Workflow    string    `json:"workflow"`
+	SecretEnv   string    `json:"secret_env,omitempty"`
+	Secret      string    `json:"secret,omitempty"`
+	Scheme      string    `json:"scheme,omitempty"`    // omitted: unsigned
+	Tolerance   string    `json:"tolerance,omitempty"` // timestamped only
+	KeepHeaders []string  `json:"keep_headers,omitempty"`
+	URL         string    `json:"url"` // the delivery endpoint's path
+	CreatedAt   time.Time `json:"created_at"`
 }
 
 // HookList answers GET /v1/hooks.
@@ -101,7 +113,15 @@ func scheduleJSON(s host.ScheduleInfo) Schedule {
 }
 
 func hookJSON(h store.Hook) Hook {
-	return Hook{Name: h.Name, Module: h.Module, Workflow: h.Workflow, SecretEnv: h.SecretEnv, URL: "/v1/hooks/" + h.Name, CreatedAt: h.CreatedAt.UTC()}
+	v := Hook{Name: h.Name, Module: h.Module, Workflow: h.Workflow, SecretEnv: h.SecretEnv, Secret: h.Secret, Scheme: h.Scheme,
+		KeepHeaders: h.KeepHeaders, URL: "/v1/hooks/" + h.Name, CreatedAt: h.CreatedAt.UTC()}
+	if v.Scheme == "" && (h.SecretEnv != "" || h.Secret != "") { // a hook from before schemes
+		v.Scheme = host.SchemeGitHub
+	}
+	if h.Tolerance > 0 {
+		v.Tolerance = h.Tolerance.String()
+	}
+	return v
 }
 
 // routeSchedules registers the endpoints of this file.
@@ -214,7 +234,17 @@ func (a *api) createHook(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	hk, err := a.h.CreateHook(r.Context(), host.HookOptions{Name: req.Name, Module: req.Module, Workflow: req.Workflow, SecretEnv: req.SecretEnv})
+	o := host.HookOptions{Name: req.Name, Module: req.Module, Workflow: req.Workflow, SecretEnv: req.SecretEnv, Secret: req.Secret,
+		Scheme: req.Scheme, KeepHeaders: req.KeepHeaders}
+	if req.Tolerance != "" {
+		d, err := time.ParseDuration(req.Tolerance)
+		if err != nil || d <= 0 {
+			a.fail(w, r, badRequest(`"tolerance" %q is not a positive duration such as "5m"`, req.Tolerance))
+			return
+		}
+		o.Tolerance = d
+	}
+	hk, err := a.h.CreateHook(r.Context(), o)
 	if err != nil {
 		a.failNamed(w, r, "hook", err)
 		return
@@ -269,11 +299,14 @@ func (a *api) deliver(w http.ResponseWriter, r *http.Request) {
 	d := host.Delivery{Method: r.Method, Path: r.URL.Path, Query: r.URL.Query(), Header: r.Header, Body: body}
 	run, created, err := a.h.Deliver(r.Context(), r.PathValue("name"), d)
 	switch {
-	case errors.Is(err, host.ErrSignature):
+	case errors.Is(err, host.ErrSignature), errors.Is(err, host.ErrStale), errors.Is(err, host.ErrReplay):
 		refuse(w, http.StatusUnauthorized, CodeUnauthorized, err.Error())
 		return
+	case errors.Is(err, host.ErrIdempotencyKey):
+		writeError(w, http.StatusConflict, CodeConflict, err.Error())
+		return
 	case errors.Is(err, host.ErrHookSecret):
-		a.log.Error("skein api: hook delivery refused: its secret is not set", "hook", r.PathValue("name"), "err", err)
+		a.log.Error("skein api: hook delivery refused: its secret is not available", "hook", r.PathValue("name"), "err", err)
 		writeError(w, http.StatusServiceUnavailable, CodeUnavailable, err.Error())
 		return
 	case err != nil:

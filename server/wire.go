@@ -13,8 +13,12 @@ import (
 
 // Module is a deployed module, without its bytes.
 type Module struct {
-	Hash       string    `json:"hash"`
-	Name       string    `json:"name"`
+	Hash string `json:"hash"`
+	// Name is the name the request used, else the name last deployed;
+	// empty for a module without one.
+	Name string `json:"name"`
+	// Names are every name that points at the module, sorted.
+	Names      []string  `json:"names"`
 	ABIVersion int       `json:"abi_version"`
 	Workflows  []string  `json:"workflows"`
 	CreatedAt  time.Time `json:"created_at"`
@@ -156,7 +160,11 @@ func moduleJSON(m store.Module) Module {
 	if wfs == nil {
 		wfs = []string{}
 	}
-	return Module{Hash: m.Hash, Name: m.Name, ABIVersion: m.ABIVersion, Workflows: wfs, CreatedAt: m.CreatedAt.UTC()}
+	names := m.Names
+	if names == nil {
+		names = []string{}
+	}
+	return Module{Hash: m.Hash, Name: m.Name, Names: names, ABIVersion: m.ABIVersion, Workflows: wfs, CreatedAt: m.CreatedAt.UTC()}
 }
 
 func runJSON(r store.Run) Run {

@@ -61,10 +61,21 @@ type Hook struct {
 	Module   string `json:"module"`
 	Workflow string `json:"workflow"`
 	// SecretEnv names the environment variable of the serving process
-	// that holds the HMAC secret; empty: deliveries are not signed. The
+	// that holds the HMAC secret; Secret names it in the server's hook
+	// secrets file instead. Both empty: deliveries are not signed. The
 	// secret itself is never stored.
-	SecretEnv string    `json:"secret_env,omitempty"`
-	CreatedAt time.Time `json:"-"`
+	SecretEnv string `json:"secret_env,omitempty"`
+	Secret    string `json:"secret,omitempty"`
+	// Scheme is how deliveries are signed: "github" (also when empty) or
+	// "timestamped" (host/hooksig.go).
+	Scheme string `json:"scheme,omitempty"`
+	// Tolerance is how far a timestamped delivery's time may be from the
+	// server's; 0: the default.
+	Tolerance time.Duration `json:"tolerance,omitempty"`
+	// KeepHeaders are credential-looking request headers (canonical
+	// names) that the run's input keeps all the same.
+	KeepHeaders []string  `json:"keep_headers,omitempty"`
+	CreatedAt   time.Time `json:"-"`
 }
 
 // ScheduleStore keeps schedules and hooks. Every method is safe for
@@ -95,4 +106,16 @@ type ScheduleStore interface {
 	Hooks(ctx context.Context) ([]Hook, error)
 	// DeleteHook deletes a hook (its runs stay), or fails with ErrNotFound.
 	DeleteHook(ctx context.Context, name string) error
+
+	// ClaimDelivery records delivery id (a signature) of hook until
+	// expires (unix ns) and reports true; it reports false, recording
+	// nothing, when the same id of that hook is recorded and its record
+	// has not expired at now. One claim of an id wins however many
+	// workers share the store. Records expired at now are deleted, so
+	// the store holds the deliveries of one tolerance window.
+	ClaimDelivery(ctx context.Context, hook, id string, now, expires int64) (bool, error)
+	// ReleaseDelivery deletes the record of a claimed delivery (one whose
+	// run could not be started), so that it may be delivered again; an id
+	// not recorded is no error.
+	ReleaseDelivery(ctx context.Context, hook, id string) error
 }

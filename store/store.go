@@ -121,12 +121,20 @@ func (r LeaseRecord) End() int64 {
 
 // Module is a deployed workflow module, addressed by the sha256 of its bytes.
 type Module struct {
-	Hash       string   // hex sha256 of Bytes
-	Name       string   // user-given name; may be empty
-	Bytes      []byte   // the .wasm file
-	Size       int64    // len(Bytes); set by every read, with or without the bytes
-	ABIVersion int      // ABI version the module speaks
-	Workflows  []string // registered workflow names, sorted
+	Hash string // hex sha256 of Bytes
+	// Name is, given to PutModule, the name to point at the module (empty:
+	// none); read, the name most recently pointed at it (empty: none).
+	Name string
+	// Names are every name that points at the module, sorted; set by
+	// reads. A name points at one module: the one last stored under it.
+	Names []string
+	// DeployedNames are every name the module was stored under, sorted:
+	// Names, and those that point at another module since.
+	DeployedNames []string
+	Bytes         []byte   // the .wasm file
+	Size          int64    // len(Bytes); set by every read, with or without the bytes
+	ABIVersion    int      // ABI version the module speaks
+	Workflows     []string // registered workflow names, sorted
 	// InputSchemas holds the JSON Schema of each workflow's input, by
 	// workflow name, as the module announced them (abi.FnInputSchema);
 	// nil for a module that announced none (no input is checked).
@@ -407,10 +415,12 @@ type RunFilter struct {
 // Store is the durable state of skein. Every method is safe for concurrent use.
 type Store interface {
 	// PutModule stores a module. Storing the same hash again is a no-op
-	// that keeps the first record (the name is updated if given).
+	// that keeps the first record. A non-empty m.Name is pointed at
+	// m.Hash (moved from the module it named, if another), and every
+	// other name is left as it is: a module may carry several names.
 	PutModule(ctx context.Context, m Module) error
-	// Module returns a module by hash or, failing that, by name (the most
-	// recently stored module of that name).
+	// Module returns a module by hash or, failing that, by name (the
+	// module last stored under that name).
 	Module(ctx context.Context, hashOrName string) (Module, error)
 	// ModuleInfo is Module without the bytes: cheap, for callers that
 	// need a module's name, ABI version or workflows.

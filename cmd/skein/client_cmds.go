@@ -74,6 +74,9 @@ func cmdDeploy(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		verb = "already deployed (same bytes)"
 	}
 	fmt.Fprintf(stdout, "module %s %s\nhash: %s\nworkflows: %s\n", printable(m.Name), verb, printable(m.Hash), printable(strings.Join(m.Workflows, ", ")))
+	if len(m.Names) > 1 {
+		fmt.Fprintf(stdout, "names: %s\n", printable(strings.Join(m.Names, ", ")))
+	}
 	return nil
 }
 

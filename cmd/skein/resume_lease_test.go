@@ -282,7 +282,7 @@ func TestRunKeepsStoredModuleName(t *testing.T) {
 	}
 	defer sdb.Close()
 	var names []string
-	rows, err := sdb.Query("SELECT name FROM modules")
+	rows, err := sdb.Query("SELECT name FROM module_names")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,6 +295,6 @@ func TestRunKeepsStoredModuleName(t *testing.T) {
 		names = append(names, n)
 	}
 	if len(names) != 1 || names[0] != "orders" {
-		t.Errorf("stored modules named %q; want one, still named \"orders\"", names)
+		t.Errorf("stored module names %q; want one, \"orders\"", names)
 	}
 }

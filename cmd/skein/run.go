@@ -501,7 +501,7 @@ func printView(v runjson.View, asJSON bool, w io.Writer) error {
 // fileModuleName is the name `skein run` and `skein resume` deploy the
 // module file path under: its base name, or none for a module stored
 // already (deployed to a server sharing the database, say), which keeps
-// the name it has: a deploy with a name renames the stored module.
+// the names it has rather than gaining the file's.
 func fileModuleName(ctx context.Context, st store.Store, path string, wasm []byte) string {
 	sum := sha256.Sum256(wasm)
 	if _, err := st.ModuleInfo(ctx, hex.EncodeToString(sum[:])); err == nil {

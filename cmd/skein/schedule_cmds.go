@@ -192,26 +192,7 @@ func cmdHook(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		fs.Usage()
 		return flag.ErrHelp
 	case "create":
-		module := fs.String("module", "", "deployed module (name or hash); a name starts its newest module")
-		workflow := fs.String("workflow", "", "workflow to start (default: the module's only workflow)")
-		secretEnv := fs.String("secret-env", "", "environment variable of the server that holds the HMAC secret deliveries are signed with ("+"X-Hub-Signature-256)")
-		c, name, err := sf.parse(fs, rest, "hook NAME")
-		if err != nil {
-			return err
-		}
-		if *module == "" {
-			return &exitError{code: exitUsage, err: fmt.Errorf("--module is required\n%s", usageHint("hook"))}
-		}
-		var h server.Hook
-		req := server.HookRequest{Name: name, Module: *module, Workflow: *workflow, SecretEnv: *secretEnv}
-		if _, err := c.doJSON(ctx, http.MethodPost, "/v1/hooks", req, &h); err != nil {
-			return err
-		}
-		if *asJSON {
-			return printJSON(stdout, h)
-		}
-		fmt.Fprintf(stdout, "hook %s created: POST %s starts workflow %s of %s\n", printable(h.Name), printable(h.URL), printable(h.Workflow), printable(h.Module))
-		return nil
+		return hookCreate(ctx, fs, sf, rest, asJSON, stdout)
 	case "delete":
 		c, name, err := sf.parse(fs, rest, "hook NAME")
 		if err != nil {
@@ -245,13 +226,63 @@ func cmdHook(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			fmt.Fprintln(stdout, "no hooks")
 		}
 		for _, h := range l.Hooks {
-			signed := "unsigned"
-			if h.SecretEnv != "" {
-				signed = "signed ($" + h.SecretEnv + ")"
-			}
-			fmt.Fprintf(stdout, "%s  POST %s  %s/%s  %s\n", printable(h.Name), printable(h.URL), printable(h.Module), printable(h.Workflow), printable(signed))
+			fmt.Fprintf(stdout, "%s  POST %s  %s/%s  %s\n", printable(h.Name), printable(h.URL), printable(h.Module), printable(h.Workflow), printable(hookSigning(h)))
 		}
 		return nil
 	}
 	return &exitError{code: exitUsage, err: fmt.Errorf("unknown subcommand %q: want create, list or delete", verb)}
+}
+
+// hookCreate is `skein hook create NAME`; fs holds the flags common to
+// the hook subcommands (asJSON's among them, already defined).
+func hookCreate(ctx context.Context, fs *flag.FlagSet, sf *serverFlags, args []string, asJSON *bool, stdout io.Writer) error {
+	module := fs.String("module", "", "deployed module (name or hash); a name starts the module it points at")
+	workflow := fs.String("workflow", "", "workflow to start (default: the module's only workflow)")
+	secretEnv := fs.String("secret-env", "", "environment variable of the server, named SKEIN_HOOK_*, that holds the HMAC secret deliveries are signed with")
+	secret := fs.String("secret", "", "name of the HMAC secret in the server's hook secrets file (skein serve --hook-secrets FILE)")
+	scheme := fs.String("scheme", "", "how deliveries are signed: github (X-Hub-Signature-256, the default) or timestamped (Skein-Signature: t=UNIX,v1=HEX; bounds replays)")
+	tolerance := fs.Duration("tolerance", 0, "timestamped: how far a delivery's t may be from the server's clock (default 5m)")
+	var keep []string
+	fs.Func("keep-header", "keep this credential-looking request header in the run's input (repeatable; docs/schedules.md)", func(v string) error {
+		keep = append(keep, v)
+		return nil
+	})
+	c, name, err := sf.parse(fs, args, "hook NAME")
+	if err != nil {
+		return err
+	}
+	if *module == "" {
+		return &exitError{code: exitUsage, err: fmt.Errorf("--module is required\n%s", usageHint("hook"))}
+	}
+	if *tolerance < 0 {
+		return &exitError{code: exitUsage, err: fmt.Errorf("--tolerance %v is negative", *tolerance)}
+	}
+	req := server.HookRequest{Name: name, Module: *module, Workflow: *workflow, SecretEnv: *secretEnv, Secret: *secret, Scheme: *scheme, KeepHeaders: keep}
+	if *tolerance > 0 {
+		req.Tolerance = tolerance.String()
+	}
+	var h server.Hook
+	if _, err := c.doJSON(ctx, http.MethodPost, "/v1/hooks", req, &h); err != nil {
+		return err
+	}
+	if *asJSON {
+		return printJSON(stdout, h)
+	}
+	fmt.Fprintf(stdout, "hook %s created: POST %s starts workflow %s of %s (%s)\n", printable(h.Name), printable(h.URL), printable(h.Workflow), printable(h.Module), printable(hookSigning(h)))
+	return nil
+}
+
+// hookSigning says how a hook's deliveries are signed.
+func hookSigning(h server.Hook) string {
+	where := "$" + h.SecretEnv
+	switch {
+	case h.Secret != "":
+		where = "secret " + h.Secret
+	case h.SecretEnv == "":
+		return "unsigned"
+	}
+	if h.Tolerance != "" {
+		return fmt.Sprintf("signed %s, %s, tolerance %s", h.Scheme, where, h.Tolerance)
+	}
+	return fmt.Sprintf("signed %s, %s", h.Scheme, where)
 }

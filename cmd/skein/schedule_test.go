@@ -8,7 +8,9 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -214,4 +216,30 @@ func TestScheduleCatchup(t *testing.T) {
 		}
 	}
 	t.Logf("runs %d before the stop, %d caught up after it, %d missed; %d in all", before, len(caughtUp), sc.Missed, len(runs))
+}
+
+// listed joins the numbers from lo to hi with commas: a cron field that
+// names each value.
+func listed(lo, hi int) string {
+	var s []string
+	for i := lo; i <= hi; i++ {
+		s = append(s, strconv.Itoa(i))
+	}
+	return strings.Join(s, ",")
+}
+
+// TestScheduleCronLength: a valid cron expression over 256 bytes is
+// refused with 400 naming the limit, and nothing is stored; one under
+// it is accepted.
+func TestScheduleCronLength(t *testing.T) {
+	s := startServer(t, t.TempDir()+"/skein.db", nil)
+	deployServerModule(t, s, nil)
+	under := "0 " + listed(0, 59) + " " + listed(0, 23) + " * * *"                    // 239 bytes
+	over := "0 " + listed(0, 59) + " " + listed(0, 23) + " " + listed(1, 31) + " * *" // 321 bytes
+	wantExit(t, s.cli(t, nil, "schedule", "create", "long", "--cron", over, "--module", "srv", "--workflow", "echo"), 1,
+		"HTTP 400", fmt.Sprintf("cron expression of %d bytes: the limit is 256 bytes (host.MaxCronLen)", len(over)))
+	if l := decodeJSON[server.ScheduleList](t, "schedules", s.call(t, "GET", "/v1/schedules", "", nil).body); len(l.Schedules) != 0 {
+		t.Errorf("schedules after a refused one: %+v; want none", l.Schedules)
+	}
+	wantExit(t, s.cli(t, nil, "schedule", "create", "every-minute", "--cron", under, "--module", "srv", "--workflow", "echo"), 0, "schedule every-minute created")
 }

@@ -70,6 +70,15 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		ap := tcp.AddrPort()
 		cfg.APIAddrs, cfg.APIName = []netip.AddrPort{netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())}, "skein serve"
 	}
+	if *f.hookSecrets != "" {
+		hs, err := loadHookSecrets(*f.hookSecrets, log)
+		if err != nil {
+			st.Close()
+			return err
+		}
+		cfg.HookSecrets = hs.lookup
+		defer hs.watch(ctx)()
+	}
 	h, err := host.New(bg, cfg)
 	if err != nil {
 		st.Close()
@@ -105,6 +114,7 @@ type serveFlags struct {
 	limits                                     *limitFlags
 	nf                                         *netFlags
 	addr, token, cacheDir, workerID            *string
+	hookSecrets                                *string
 	logFormat, logLevel                        *string
 	maxModule, maxHookBody                     *int64
 	concurrency                                *int
@@ -121,6 +131,7 @@ func addServeFlags(fs *flag.FlagSet) *serveFlags {
 		cacheDir:     fs.String("cache-dir", "", "keep compiled modules in this folder across restarts"),
 		maxModule:    fs.Int64("max-module-bytes", server.DefaultMaxModuleBytes, "largest module upload accepted"),
 		maxHookBody:  fs.Int64("max-hook-body-bytes", server.DefaultMaxHookBodyBytes, "largest webhook delivery body accepted (POST /v1/hooks/NAME); larger ones get 413"),
+		hookSecrets:  fs.String("hook-secrets", "", "file of the named secrets webhooks are signed with (hook create --secret NAME): NAME=VALUE lines or a JSON object; read again on SIGHUP"),
 		limits:       addLimitFlags(fs, false),
 		concurrency:  fs.Int("concurrency", 0, "most runs executed at once (default 8*GOMAXPROCS)"),
 		grace:        fs.Duration("grace", 10*time.Second, "on shutdown, how long running executions may go on before they are interrupted (they resume on the next start)"),

@@ -282,6 +282,18 @@ func want(t *testing.T, what string, r reply, status int, code string) {
 	}
 }
 
+// apiModule mirrors the module document of the API (declared here rather
+// than taken from package server, so that a test of a field also builds
+// against a server that lacks it).
+type apiModule struct {
+	Hash       string    `json:"hash"`
+	Name       string    `json:"name"`
+	Names      []string  `json:"names"`
+	ABIVersion int       `json:"abi_version"`
+	Workflows  []string  `json:"workflows"`
+	CreatedAt  time.Time `json:"created_at"`
+}
+
 // apiRun mirrors the run document of the API.
 type apiRun struct {
 	ID           string          `json:"id"`
@@ -417,13 +429,7 @@ func deployServerModule(t *testing.T, s *skeinServer, env []string) string {
 	wasm := wasmbuild.Build(t, serverWorkflows)
 	r := s.cli(t, env, "deploy", wasm, "--name", "srv", "--json")
 	wantExit(t, r, 0)
-	m := decodeJSON[struct {
-		Hash       string    `json:"hash"`
-		Name       string    `json:"name"`
-		ABIVersion int       `json:"abi_version"`
-		Workflows  []string  `json:"workflows"`
-		CreatedAt  time.Time `json:"created_at"`
-	}](t, "deploy --json", []byte(r.stdout))
+	m := decodeJSON[apiModule](t, "deploy --json", []byte(r.stdout))
 	wantWfs := []string{"busy", "chain", "child", "echo", "parent", "sleeper", "waiter"}
 	if m.Name != "srv" || len(m.Hash) != 64 || m.ABIVersion != 1 || !slices.Equal(m.Workflows, wantWfs) {
 		t.Fatalf("deployed module %+v; want name srv, a sha256, ABI 1, workflows %q", m, wantWfs)

@@ -328,13 +328,7 @@ func TestServeCompiledCacheBound(t *testing.T) {
 		if err != nil || r.status != 201 {
 			t.Fatalf("deploy variant %d: %s %v", i, r, err)
 		}
-		hashes[i] = decodeJSON[struct {
-			Hash       string    `json:"hash"`
-			Name       string    `json:"name"`
-			ABIVersion int       `json:"abi_version"`
-			Workflows  []string  `json:"workflows"`
-			CreatedAt  time.Time `json:"created_at"`
-		}](t, "deploy", r.body).Hash
+		hashes[i] = decodeJSON[apiModule](t, "deploy", r.body).Hash
 		echoRun(t, s, hashes[i], i)
 		if m := s.metrics(t); m["skein_compiled_module_bytes"] > bound || m["skein_compiled_module_bytes"] == 0 {
 			t.Fatalf("after variant %d: %v; want the cache within %d bytes", i, cacheMetrics(m), bound)

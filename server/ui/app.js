@@ -630,7 +630,7 @@
       return;
     }
     const modSel = el('select', { id: 'start-module', 'aria-label': 'module' },
-      mods.map((m) => el('option', { value: m.hash }, (m.name || '(unnamed)') + ' · ' + shortHash(m.hash))));
+      mods.map((m) => el('option', { value: m.hash }, (m.names.join(', ') || '(unnamed)') + ' · ' + shortHash(m.hash))));
     const wfSel = el('select', { id: 'start-workflow', 'aria-label': 'workflow' });
     const fillWorkflows = () => {
       const m = mods.find((x) => x.hash === modSel.value);
@@ -664,9 +664,9 @@
     el('span'), el('div', {}, el('button', { type: 'submit', class: 'primary', id: 'start-run' }, 'Start run')));
 
     parts.push(el('table', { id: 'modules' },
-      el('thead', {}, el('tr', {}, ['Name', 'Hash', 'Workflows', 'ABI', 'Deployed'].map((h) => el('th', {}, h)))),
-      el('tbody', {}, mods.map((m) => el('tr', { class: 'module-row', dataset: { hash: m.hash, name: m.name || '' } },
-        el('td', {}, m.name || el('span', { class: 'muted' }, '(unnamed)')),
+      el('thead', {}, el('tr', {}, ['Names', 'Hash', 'Workflows', 'ABI', 'Deployed'].map((h) => el('th', {}, h)))),
+      el('tbody', {}, mods.map((m) => el('tr', { class: 'module-row', dataset: { hash: m.hash, name: m.name || '', names: m.names.join(' ') } },
+        el('td', {}, m.names.join(', ') || el('span', { class: 'muted' }, '(unnamed)')),
         el('td', { class: 'mono', title: m.hash }, shortHash(m.hash)),
         el('td', {}, m.workflows.map((w) => el('button', {
           type: 'button', class: 'link workflow', dataset: { workflow: w }, title: 'start a run of ' + w,
@@ -676,6 +676,14 @@
         el('td', { class: 'time' }, fmtTime(m.created_at)))))));
     parts.push(el('h2', {}, 'Start a run'), form);
     main.replaceChildren(...parts);
+  }
+
+  // How a hook's deliveries are signed, for the schedules page.
+  function hookSigning(h) {
+    if (!h.scheme) return 'none';
+    const where = h.secret ? 'secret ' + h.secret + ' of the server\'s hook secrets' : 'secret in $' + h.secret_env;
+    const scheme = h.scheme === 'timestamped' ? 'timestamped HMAC-SHA256 (within ' + h.tolerance + ', once)' : 'HMAC-SHA256 of the body (GitHub)';
+    return scheme + ', ' + where;
   }
 
   // The schedules page: each schedule's next slots, latest run and
@@ -719,7 +727,7 @@
           el('td', { class: 'mono' }, h.name),
           el('td', { class: 'mono' }, 'POST ' + h.url),
           el('td', {}, h.module + ' / ' + h.workflow),
-          el('td', {}, h.secret_env ? 'HMAC-SHA256, secret in $' + h.secret_env : 'none'))))));
+          el('td', {}, hookSigning(h)))))));
     }
     main.replaceChildren(...parts);
     schedule(g, () => schedulesPage(g), 2000);

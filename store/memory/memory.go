@@ -40,7 +40,8 @@ type Store struct {
 	mu       sync.RWMutex
 	closed   bool
 	modules  map[string]*moduleRec // by hash
-	namedSeq int64                 // last moduleRec.namedSeq handed out
+	names    map[string]string     // module names: the hash each points at
+	namedSeq int64                 // last seq of moduleRec.names handed out
 	runs     map[string]*runRec    // by ID
 	ids      []string              // the keys of runs, sorted
 	tasks    taskQueue             // activity tasks (tasks.go)
@@ -49,9 +50,9 @@ type Store struct {
 
 // moduleRec is a stored module.
 type moduleRec struct {
-	m        store.Module // Bytes and Workflows are owned by the store
-	order    int          // insertion order; breaks CreatedAt ties in Modules
-	namedSeq int64        // when it was last stored under a non-empty name; 0 if never
+	m     store.Module     // Bytes and Workflows are owned by the store
+	order int              // insertion order; breaks CreatedAt ties in Modules
+	names map[string]int64 // the names it was stored under, each with when it last was
 }
 
 // runRec is a stored run with its outcomes and settlements.
@@ -69,6 +70,7 @@ var _ store.Store = (*Store)(nil)
 func New() *Store {
 	return &Store{
 		modules: make(map[string]*moduleRec),
+		names:   make(map[string]string),
 		runs:    make(map[string]*runRec),
 	}
 }

@@ -14,8 +14,9 @@ import (
 )
 
 // PutModule stores m. Storing a hash again keeps the first record; a
-// non-empty m.Name renames it and makes it the most recent module of that
-// name. A zero m.CreatedAt is set to now.
+// non-empty m.Name is pointed at m.Hash (moved from the module it named)
+// and every other name is left as it is. A zero m.CreatedAt is set to
+// now.
 func (s *Store) PutModule(ctx context.Context, m store.Module) error {
 	if m.Hash == "" {
 		return errors.New("memory store: put module: empty hash")
@@ -28,7 +29,7 @@ func (s *Store) PutModule(ctx context.Context, m store.Module) error {
 	if err := s.check(ctx); err != nil {
 		return fmt.Errorf("memory store: put module %s: %w", m.Hash, err)
 	}
-	rec := s.modules[m.Hash]
+	name, rec := m.Name, s.modules[m.Hash]
 	if rec == nil {
 		m.Bytes = bytes.Clone(m.Bytes)
 		m.Workflows = slices.Clone(m.Workflows)
@@ -40,20 +41,21 @@ func (s *Store) PutModule(ctx context.Context, m store.Module) error {
 			m.InputSchemas = nil
 		}
 		m.CreatedAt = orNow(m.CreatedAt, time.Now())
-		rec = &moduleRec{m: m, order: len(s.modules)}
+		m.Name, m.Names, m.DeployedNames = "", nil, nil
+		rec = &moduleRec{m: m, order: len(s.modules), names: map[string]int64{}}
 		s.modules[m.Hash] = rec
 	}
-	if m.Name != "" {
-		rec.m.Name = m.Name
+	if name != "" {
+		s.names[name] = m.Hash
 		s.namedSeq++
-		rec.namedSeq = s.namedSeq
+		rec.names[name] = s.namedSeq
 	}
 	return nil
 }
 
 // Module returns the module whose hash is hashOrName or, failing that, the
-// module most recently stored under the name hashOrName. It fails with
-// store.ErrNotFound (wrapped) if neither exists.
+// module the name hashOrName points at. It fails with store.ErrNotFound
+// (wrapped) if neither exists.
 func (s *Store) Module(ctx context.Context, hashOrName string) (store.Module, error) {
 	return s.module(ctx, hashOrName, true)
 }
@@ -71,16 +73,12 @@ func (s *Store) module(ctx context.Context, hashOrName string, withBytes bool) (
 	}
 	rec := s.modules[hashOrName]
 	if rec == nil && hashOrName != "" {
-		for _, r := range s.modules {
-			if r.m.Name == hashOrName && (rec == nil || r.namedSeq > rec.namedSeq) {
-				rec = r
-			}
-		}
+		rec = s.modules[s.names[hashOrName]]
 	}
 	if rec == nil {
 		return store.Module{}, fmt.Errorf("memory store: module %q: %w", hashOrName, store.ErrNotFound)
 	}
-	return copyModule(rec.m, withBytes), nil
+	return s.copyModule(rec, withBytes), nil
 }
 
 // Modules lists every module without its bytes, most recently created
@@ -100,14 +98,29 @@ func (s *Store) Modules(ctx context.Context) ([]store.Module, error) {
 	})
 	var ms []store.Module
 	for _, r := range recs {
-		ms = append(ms, copyModule(r.m, false))
+		ms = append(ms, s.copyModule(r, false))
 	}
 	return ms, nil
 }
 
-// copyModule returns m with its own copy of Workflows, and of Bytes when
-// withBytes is set (nil otherwise).
-func copyModule(m store.Module, withBytes bool) store.Module {
+// copyModule returns rec's module with its own copy of Workflows, its
+// names, and a copy of its Bytes when withBytes is set (nil otherwise).
+// The caller holds mu.
+func (s *Store) copyModule(rec *moduleRec, withBytes bool) store.Module {
+	m := rec.m
+	var newest int64
+	for name, seq := range rec.names {
+		m.DeployedNames = append(m.DeployedNames, name)
+		if s.names[name] != m.Hash {
+			continue // moved to another module
+		}
+		m.Names = append(m.Names, name)
+		if seq > newest {
+			m.Name, newest = name, seq
+		}
+	}
+	slices.Sort(m.Names)
+	slices.Sort(m.DeployedNames)
 	m.Size = int64(len(m.Bytes))
 	if withBytes {
 		m.Bytes = bytes.Clone(m.Bytes)

@@ -13,9 +13,13 @@ import (
 // scheduleMaps holds the schedules and hooks, by name. Nil until the
 // first of each.
 type scheduleMaps struct {
-	schedules map[string]store.Schedule
-	hooks     map[string]store.Hook
+	schedules  map[string]store.Schedule
+	hooks      map[string]store.Hook
+	deliveries map[deliveryID]int64 // claimed deliveries: when each expires (unix ns)
 }
+
+// deliveryID names a claimed delivery of a hook.
+type deliveryID struct{ hook, id string }
 
 // CreateSchedule stores a new schedule (see store.ScheduleStore).
 func (s *Store) CreateSchedule(ctx context.Context, sc store.Schedule) (store.Schedule, error) {
@@ -124,8 +128,9 @@ func (s *Store) CreateHook(ctx context.Context, h store.Hook) (store.Hook, error
 		s.sched.hooks = map[string]store.Hook{}
 	}
 	h.CreatedAt = orNow(h.CreatedAt, time.Now())
+	h.KeepHeaders = slices.Clone(h.KeepHeaders)
 	s.sched.hooks[h.Name] = h
-	return h, nil
+	return copyHook(h), nil
 }
 
 // Hook returns one hook.
@@ -139,7 +144,7 @@ func (s *Store) Hook(ctx context.Context, name string) (store.Hook, error) {
 	if !ok {
 		return store.Hook{}, fmt.Errorf("memory store: hook %q: %w", name, store.ErrNotFound)
 	}
-	return h, nil
+	return copyHook(h), nil
 }
 
 // Hooks lists every hook by name.
@@ -151,7 +156,7 @@ func (s *Store) Hooks(ctx context.Context) ([]store.Hook, error) {
 	}
 	out := make([]store.Hook, 0, len(s.sched.hooks))
 	for _, h := range s.sched.hooks {
-		out = append(out, h)
+		out = append(out, copyHook(h))
 	}
 	slices.SortFunc(out, func(a, b store.Hook) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
@@ -169,6 +174,46 @@ func (s *Store) DeleteHook(ctx context.Context, name string) error {
 	}
 	delete(s.sched.hooks, name)
 	return nil
+}
+
+// ClaimDelivery records a delivery of a hook unless it is recorded and
+// unexpired (see store.ScheduleStore).
+func (s *Store) ClaimDelivery(ctx context.Context, hook, id string, now, expires int64) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(ctx); err != nil {
+		return false, fmt.Errorf("memory store: claim delivery of hook %q: %w", hook, err)
+	}
+	for k, exp := range s.sched.deliveries {
+		if exp <= now {
+			delete(s.sched.deliveries, k)
+		}
+	}
+	k := deliveryID{hook, id}
+	if _, ok := s.sched.deliveries[k]; ok {
+		return false, nil
+	}
+	if s.sched.deliveries == nil {
+		s.sched.deliveries = map[deliveryID]int64{}
+	}
+	s.sched.deliveries[k] = expires
+	return true, nil
+}
+
+// ReleaseDelivery forgets a claimed delivery.
+func (s *Store) ReleaseDelivery(ctx context.Context, hook, id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(ctx); err != nil {
+		return fmt.Errorf("memory store: release delivery of hook %q: %w", hook, err)
+	}
+	delete(s.sched.deliveries, deliveryID{hook, id})
+	return nil
+}
+
+func copyHook(h store.Hook) store.Hook {
+	h.KeepHeaders = slices.Clone(h.KeepHeaders)
+	return h
 }
 
 func copySchedule(sc store.Schedule) store.Schedule {

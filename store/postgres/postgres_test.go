@@ -101,20 +101,21 @@ func TestClosed(t *testing.T) {
 	storetest.CheckClosed(t, s, postgres.ErrClosed)
 }
 
-// TestMigrationWaiting: a schema from before migration 3 with runs that a
-// settlement or a cancellation waits for finds them due once opened.
-func TestMigrationWaiting(t *testing.T) {
+// oldSchema makes a fresh schema of version v (its first v migrations)
+// and returns its DSN and a connection to it for the test to fill.
+func oldSchema(t *testing.T, v int) (string, *pgx.Conn) {
+	t.Helper()
 	dsn := freshSchema(t)
 	ctx := t.Context()
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close(ctx)
+	t.Cleanup(func() { conn.Close(context.Background()) })
 	if _, err := conn.Exec(ctx, `CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`); err != nil {
 		t.Fatal(err)
 	}
-	for i, m := range postgres.Migrations[:2] {
+	for i, m := range postgres.Migrations[:v] {
 		if _, err := conn.Exec(ctx, m); err != nil {
 			t.Fatal(err)
 		}
@@ -122,6 +123,14 @@ func TestMigrationWaiting(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	return dsn, conn
+}
+
+// TestMigrationWaiting: a schema from before migration 3 with runs that a
+// settlement or a cancellation waits for finds them due once opened.
+func TestMigrationWaiting(t *testing.T) {
+	ctx := t.Context()
+	dsn, conn := oldSchema(t, 2)
 	if _, err := conn.Exec(ctx, storetest.WaitingSeedSQL); err != nil {
 		t.Fatal(err)
 	}
@@ -131,6 +140,25 @@ func TestMigrationWaiting(t *testing.T) {
 	}
 	defer d.Close()
 	storetest.CheckWaitingMigrated(t, d)
+}
+
+// TestMigrationModuleNames: a schema from before migration 10, where a
+// module had one name, keeps every name pointing at the module it named.
+func TestMigrationModuleNames(t *testing.T) {
+	ctx := t.Context()
+	dsn, conn := oldSchema(t, 9)
+	for _, m := range storetest.ModuleNamesSeed {
+		if _, err := conn.Exec(ctx, `INSERT INTO modules (hash, name, bytes, abi_version, workflows, created_at, named_seq) VALUES ($1, $2, '', 1, '[]', 1, $3)`,
+			m.Hash, m.Name, m.NamedSeq); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d, err := postgres.Open(ctx, dsn, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	storetest.CheckModuleNamesMigrated(t, d)
 }
 
 // TestUnavailable: a database that cannot be reached is reported as

@@ -17,7 +17,7 @@ import (
 const defaultRunsLimit = 100
 
 // Module returns the module whose hash is hashOrName or, failing that, the
-// module most recently stored under the name hashOrName. It fails with
+// module the name hashOrName points at. It fails with
 // store.ErrNotFound (wrapped) if neither exists.
 func (d *DB) Module(ctx context.Context, hashOrName string) (store.Module, error) {
 	m, err := d.module(ctx, hashOrName, true)
@@ -46,7 +46,7 @@ func (d *DB) module(ctx context.Context, hashOrName string, withBytes bool) (sto
 	cols := `SELECT ` + rowscan.ModuleColumns(withBytes) + ` FROM modules `
 	m, err := scanModule(d.pool.QueryRow(ctx, cols+`WHERE hash = $1`, hashOrName), withBytes)
 	if errors.Is(err, store.ErrNotFound) && hashOrName != "" {
-		m, err = scanModule(d.pool.QueryRow(ctx, cols+`WHERE name = $1 ORDER BY named_seq DESC LIMIT 1`, hashOrName), withBytes)
+		m, err = scanModule(d.pool.QueryRow(ctx, cols+`WHERE hash = (SELECT hash FROM module_names WHERE name = $1 ORDER BY seq DESC LIMIT 1)`, hashOrName), withBytes)
 	}
 	return m, err
 }

@@ -225,3 +225,35 @@ func scanHook(s pgx.Row) (store.Hook, error) {
 	h.CreatedAt = time.Unix(0, created)
 	return h, nil
 }
+
+// ClaimDelivery records a delivery of a hook unless it is recorded and
+// unexpired (see store.ScheduleStore), in one statement that also deletes
+// the expired records of other deliveries. Of two workers claiming one
+// id, the insert of one waits for the other's and then finds it.
+func (d *DB) ClaimDelivery(ctx context.Context, hook, id string, now, expires int64) (bool, error) {
+	var claimed bool
+	err := d.inStmt(ctx, func() error {
+		tag, err := d.pool.Exec(ctx, `
+WITH gone AS (DELETE FROM hook_deliveries WHERE expires <= $3 AND NOT (hook = $1 AND id = $2))
+INSERT INTO hook_deliveries (hook, id, expires) VALUES ($1, $2, $4)
+ON CONFLICT (hook, id) DO UPDATE SET expires = excluded.expires WHERE hook_deliveries.expires <= $3`, hook, id, now, expires)
+		claimed = err == nil && tag.RowsAffected() == 1
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("postgres store: claim delivery of hook %q: %w", hook, err)
+	}
+	return claimed, nil
+}
+
+// ReleaseDelivery forgets a claimed delivery.
+func (d *DB) ReleaseDelivery(ctx context.Context, hook, id string) error {
+	err := d.inStmt(ctx, func() error {
+		_, err := d.pool.Exec(ctx, `DELETE FROM hook_deliveries WHERE hook = $1 AND id = $2`, hook, id)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("postgres store: release delivery of hook %q: %w", hook, err)
+	}
+	return nil
+}

@@ -225,6 +225,34 @@ CREATE TABLE hooks (
 ALTER TABLE outcomes ADD COLUMN schema BYTEA;
 ALTER TABLE modules ADD COLUMN input_schemas TEXT;
 `,
+	// 10: a module may carry several names (store/sqlite's migration
+	// 13): a row is a name a module was stored under, with when it last
+	// was; a name points at the module of its newest row.
+	`
+CREATE TABLE module_names (
+	name TEXT COLLATE "C" NOT NULL,
+	hash TEXT COLLATE "C" NOT NULL,
+	seq  BIGINT NOT NULL, -- order in which modules were stored under names (modules_named_seq)
+	PRIMARY KEY (name, hash)
+);
+CREATE INDEX module_names_seq ON module_names (name, seq);
+CREATE INDEX module_names_hash ON module_names (hash, seq);
+INSERT INTO module_names (name, hash, seq) SELECT name, hash, named_seq FROM modules WHERE name <> '';
+DROP INDEX modules_name;
+ALTER TABLE modules DROP COLUMN name;
+ALTER TABLE modules DROP COLUMN named_seq;
+`,
+	// 11: the signatures of webhook deliveries accepted within their
+	// hook's tolerance window (store/sqlite's migration 14).
+	`
+CREATE TABLE hook_deliveries (
+	hook    TEXT COLLATE "C" NOT NULL,
+	id      TEXT COLLATE "C" NOT NULL,
+	expires BIGINT NOT NULL, -- unix ns
+	PRIMARY KEY (hook, id)
+);
+CREATE INDEX hook_deliveries_expires ON hook_deliveries (expires);
+`,
 }
 
 // writeOnceState is the SQLSTATE the write-once triggers raise (class SK:

@@ -17,8 +17,9 @@ import (
 )
 
 // PutModule stores m. Storing a hash again keeps the first record; a
-// non-empty m.Name renames it and makes it the most recent module of that
-// name. A zero m.CreatedAt is set to now.
+// non-empty m.Name is pointed at m.Hash (moved from the module it named)
+// and every other name is left as it is. A zero m.CreatedAt is set to
+// now.
 func (d *DB) PutModule(ctx context.Context, m store.Module) error {
 	if err := m.CheckTexts(); err != nil {
 		return fmt.Errorf("postgres store: put module: %w", err)
@@ -45,12 +46,21 @@ func (d *DB) PutModule(ctx context.Context, m store.Module) error {
 	if bytes == nil {
 		bytes = []byte{}
 	}
-	_, err = d.pool.Exec(ctx, `
-INSERT INTO modules (hash, name, bytes, abi_version, workflows, created_at, named_seq, input_schemas)
-VALUES ($1, $2::text, $3, $4, $5, $6, CASE WHEN $2::text = '' THEN 0 ELSE nextval('modules_named_seq') END, $7)
-ON CONFLICT (hash) DO UPDATE SET name = excluded.name, named_seq = excluded.named_seq
-WHERE excluded.name <> ''`,
-		m.Hash, m.Name, bytes, m.ABIVersion, string(workflows), nanos(m.CreatedAt, time.Now()), schemas)
+	err = pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `
+INSERT INTO modules (hash, bytes, abi_version, workflows, created_at, input_schemas)
+VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (hash) DO NOTHING`,
+			m.Hash, bytes, m.ABIVersion, string(workflows), nanos(m.CreatedAt, time.Now()), schemas); err != nil {
+			return err
+		}
+		if m.Name == "" {
+			return nil
+		}
+		_, err := tx.Exec(ctx, `
+INSERT INTO module_names (name, hash, seq) VALUES ($1, $2, nextval('modules_named_seq'))
+ON CONFLICT (name, hash) DO UPDATE SET seq = excluded.seq`, m.Name, m.Hash)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("postgres store: put module %s: %w", m.Hash, d.wrapClosed(err))
 	}

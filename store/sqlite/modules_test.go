@@ -3,14 +3,13 @@ package sqlite
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/skeinrun/skein/store"
+	"github.com/skeinrun/skein/store/storetest"
 )
 
 // BenchmarkModuleInfo reads a module's record without its bytes, by hash
@@ -44,18 +43,8 @@ func BenchmarkModuleInfo(b *testing.B) {
 // hold their bytes in the row, and checks that migration 8 keeps every
 // module's bytes, size, name order and workflows.
 func TestMigrationModuleBytes(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "old.db")
-	raw, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range migrations[:7] {
-		if _, err := raw.Exec(m); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := raw.Exec(`PRAGMA user_version = 7;
-INSERT INTO modules (hash, name, bytes, abi_version, workflows, created_at, named_seq) VALUES
+	path, raw := oldDatabase(t, 7)
+	if _, err := raw.Exec(`INSERT INTO modules (hash, name, bytes, abi_version, workflows, created_at, named_seq) VALUES
 	('h1', 'mod', x'0061736d01', 1, '["a"]', 1, 1),
 	('h2', 'mod', x'0061736d0102', 1, '["a","b"]', 2, 2),
 	('h3', '', x'', 1, '[]', 3, 0);`); err != nil {
@@ -88,4 +77,27 @@ INSERT INTO modules (hash, name, bytes, abi_version, workflows, created_at, name
 	if _, err := d.ModuleInfo(t.Context(), ""); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("ModuleInfo(\"\") = %v, want ErrNotFound (h3 has no name)", err)
 	}
+}
+
+// TestMigrationModuleNames opens a database of schema 12, where a module
+// had one name, and checks that migration 13 keeps every name pointing
+// at the module it named.
+func TestMigrationModuleNames(t *testing.T) {
+	path, raw := oldDatabase(t, 12)
+	for _, m := range storetest.ModuleNamesSeed {
+		if _, err := raw.Exec(`INSERT INTO modules (hash, name, size, abi_version, workflows, created_at, named_seq) VALUES (?, ?, 0, 1, '[]', 1, ?)`,
+			m.Hash, m.Name, m.NamedSeq); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := raw.Exec(`INSERT INTO module_bytes (hash, bytes) VALUES (?, x'')`, m.Hash); err != nil {
+			t.Fatal(err)
+		}
+	}
+	raw.Close()
+	d, err := Open(t.Context(), path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	storetest.CheckModuleNamesMigrated(t, d)
 }

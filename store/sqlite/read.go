@@ -16,7 +16,7 @@ import (
 const defaultRunsLimit = 100
 
 // Module returns the module whose hash is hashOrName or, failing that, the
-// module most recently stored under the name hashOrName. It fails with
+// module the name hashOrName points at. It fails with
 // store.ErrNotFound (wrapped) if neither exists.
 func (d *DB) Module(ctx context.Context, hashOrName string) (store.Module, error) {
 	return d.module(ctx, hashOrName, true)
@@ -31,10 +31,10 @@ func (d *DB) ModuleInfo(ctx context.Context, hashOrName string) (store.Module, e
 	return m, nil
 }
 
-// moduleInfoSQL finds a module by hash, else the newest module of that
-// name, in one statement (prepared once: readSQL).
+// moduleInfoSQL finds a module by hash, else the module of that name, in
+// one statement (prepared once: readSQL).
 var moduleInfoSQL = `SELECT ` + moduleColumns(false) + `
-WHERE m.hash = ?1 OR m.rowid = (SELECT rowid FROM modules WHERE ?1 <> '' AND name = ?1 ORDER BY named_seq DESC LIMIT 1)
+WHERE m.hash = ?1 OR m.hash = (SELECT hash FROM module_names WHERE ?1 <> '' AND name = ?1 ORDER BY seq DESC LIMIT 1)
 ORDER BY m.hash = ?1 DESC LIMIT 1`
 
 func (d *DB) module(ctx context.Context, hashOrName string, withBytes bool) (store.Module, error) {
@@ -42,7 +42,7 @@ func (d *DB) module(ctx context.Context, hashOrName string, withBytes bool) (sto
 	m, err := scanModule(d.rdb.QueryRowContext(ctx, cols+`WHERE m.hash = ?`, hashOrName), withBytes)
 	if errors.Is(err, store.ErrNotFound) && hashOrName != "" {
 		m, err = scanModule(d.rdb.QueryRowContext(ctx,
-			cols+`WHERE m.name = ? ORDER BY m.named_seq DESC LIMIT 1`, hashOrName), withBytes)
+			cols+`WHERE m.hash = (SELECT hash FROM module_names WHERE name = ? ORDER BY seq DESC LIMIT 1)`, hashOrName), withBytes)
 	}
 	if err != nil {
 		return store.Module{}, fmt.Errorf("sqlite store: module %q: %w", hashOrName, err)
@@ -51,13 +51,17 @@ func (d *DB) module(ctx context.Context, hashOrName string, withBytes bool) (sto
 }
 
 // moduleColumns is the select list and FROM clause of a read of modules
-// (as m) in rowscan.Module's order. The bytes live in module_bytes and are
-// joined only when asked for (migration 8 says why).
+// (as m) in rowscan.Module's order: the names it was stored under, the
+// last first, each with whether it still points at it (module_names,
+// migration 13), then the record. The bytes live in
+// module_bytes and are joined only when asked for (migration 8 says why).
 func moduleColumns(withBytes bool) string {
+	const names = `m.hash, (SELECT json_group_array(json_array(n.name, n.seq = (SELECT MAX(o.seq) FROM module_names o WHERE o.name = n.name)) ORDER BY n.seq DESC)
+	FROM module_names n WHERE n.hash = m.hash), `
 	if withBytes {
-		return `m.hash, m.name, m.size, b.bytes, m.abi_version, m.workflows, m.created_at, m.input_schemas FROM modules m JOIN module_bytes b ON b.hash = m.hash `
+		return names + `m.size, b.bytes, m.abi_version, m.workflows, m.created_at, m.input_schemas FROM modules m JOIN module_bytes b ON b.hash = m.hash `
 	}
-	return `m.hash, m.name, m.size, m.abi_version, m.workflows, m.created_at, m.input_schemas FROM modules m `
+	return names + `m.size, m.abi_version, m.workflows, m.created_at, m.input_schemas FROM modules m `
 }
 
 // Modules lists every module without its bytes, most recently created

@@ -231,3 +231,39 @@ func scanHook(s scanner) (store.Hook, error) {
 	h.CreatedAt = time.Unix(0, created)
 	return h, nil
 }
+
+// ClaimDelivery records a delivery of a hook unless it is recorded and
+// unexpired (see store.ScheduleStore), deleting the expired records in
+// the same write.
+func (d *DB) ClaimDelivery(ctx context.Context, hook, id string, now, expires int64) (bool, error) {
+	var claimed bool
+	err := d.write(&request{ctx: ctx, apply: func(w *wtx) error {
+		if _, err := w.tx.ExecContext(w.ctx, `DELETE FROM hook_deliveries WHERE expires <= ?`, now); err != nil {
+			return err
+		}
+		res, err := w.tx.ExecContext(w.ctx, `INSERT INTO hook_deliveries (hook, id, expires) VALUES (?, ?, ?) ON CONFLICT (hook, id) DO NOTHING`,
+			hook, id, expires)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		claimed = n == 1
+		return err
+	}})
+	if err != nil {
+		return false, fmt.Errorf("sqlite store: claim delivery of hook %q: %w", hook, err)
+	}
+	return claimed, nil
+}
+
+// ReleaseDelivery forgets a claimed delivery.
+func (d *DB) ReleaseDelivery(ctx context.Context, hook, id string) error {
+	err := d.write(&request{ctx: ctx, apply: func(w *wtx) error {
+		_, err := w.tx.ExecContext(w.ctx, `DELETE FROM hook_deliveries WHERE hook = ? AND id = ?`, hook, id)
+		return err
+	}})
+	if err != nil {
+		return fmt.Errorf("sqlite store: release delivery of hook %q: %w", hook, err)
+	}
+	return nil
+}

@@ -226,6 +226,37 @@ CREATE TABLE hooks (
 ALTER TABLE outcomes ADD COLUMN schema BLOB;
 ALTER TABLE modules ADD COLUMN input_schemas TEXT;
 `,
+	// 13: a module may carry several names. A row is a name a module was
+	// stored under, with when it last was (seq); a name points at the
+	// module of its newest row. Every module keeps the names it was
+	// stored under (a grant by name applies to them), and every name
+	// keeps pointing at the module it named.
+	`
+CREATE TABLE module_names (
+	name TEXT NOT NULL,
+	hash TEXT NOT NULL,
+	seq  INTEGER NOT NULL, -- order in which modules were stored under names
+	PRIMARY KEY (name, hash)
+);
+CREATE INDEX module_names_seq ON module_names (name, seq);
+CREATE INDEX module_names_hash ON module_names (hash, seq);
+INSERT INTO module_names (name, hash, seq) SELECT name, hash, named_seq FROM modules WHERE name <> '';
+DROP INDEX modules_name;
+ALTER TABLE modules DROP COLUMN name;
+ALTER TABLE modules DROP COLUMN named_seq;
+`,
+	// 14: the signatures of webhook deliveries accepted within their
+	// hook's tolerance window (store.ScheduleStore.ClaimDelivery): a
+	// replay of one is refused until it expires.
+	`
+CREATE TABLE hook_deliveries (
+	hook    TEXT NOT NULL,
+	id      TEXT NOT NULL,
+	expires INTEGER NOT NULL, -- unix ns
+	PRIMARY KEY (hook, id)
+);
+CREATE INDEX hook_deliveries_expires ON hook_deliveries (expires);
+`,
 }
 
 // SchemaTooNewError is returned by Open when the database's schema version

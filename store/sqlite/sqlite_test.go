@@ -359,22 +359,31 @@ func BenchmarkCommitConcurrent(b *testing.B) {
 	}
 }
 
-// TestMigrationWaiting: a database from before migration 5 with runs that
-// a settlement or a cancellation waits for finds them due once opened.
-func TestMigrationWaiting(t *testing.T) {
+// oldDatabase makes a database file of schema version v (its first v
+// migrations) and returns its path, open without the store for the test
+// to fill; the test closes it before it opens the store.
+func oldDatabase(t *testing.T, v int) (string, *sql.DB) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "old.db")
 	raw, err := sql.Open("sqlite", path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range migrations[:4] {
+	for _, m := range migrations[:v] {
 		if _, err := raw.Exec(m); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := raw.Exec("PRAGMA user_version = 4"); err != nil {
+	if _, err := raw.Exec(fmt.Sprintf("PRAGMA user_version = %d", v)); err != nil {
 		t.Fatal(err)
 	}
+	return path, raw
+}
+
+// TestMigrationWaiting: a database from before migration 5 with runs that
+// a settlement or a cancellation waits for finds them due once opened.
+func TestMigrationWaiting(t *testing.T) {
+	path, raw := oldDatabase(t, 4)
 	if _, err := raw.Exec(storetest.WaitingSeedSQL); err != nil {
 		t.Fatal(err)
 	}

@@ -15,8 +15,9 @@ import (
 )
 
 // PutModule stores m. Storing a hash again keeps the first record; a
-// non-empty m.Name renames it and makes it the most recent module of that
-// name. A zero m.CreatedAt is set to now. It costs one queued write.
+// non-empty m.Name is pointed at m.Hash (moved from the module it named)
+// and every other name is left as it is. A zero m.CreatedAt is set to
+// now. It costs one queued write.
 func (d *DB) PutModule(ctx context.Context, m store.Module) error {
 	if err := m.CheckTexts(); err != nil {
 		return fmt.Errorf("sqlite store: put module: %w", err)
@@ -46,12 +47,18 @@ func (d *DB) PutModule(ctx context.Context, m store.Module) error {
 INSERT INTO module_bytes (hash, bytes) VALUES (?, ?) ON CONFLICT (hash) DO NOTHING`, m.Hash, bytes); err != nil {
 			return err
 		}
+		if _, err := w.tx.ExecContext(w.ctx, `
+INSERT INTO modules (hash, size, abi_version, workflows, created_at, input_schemas)
+VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (hash) DO NOTHING`,
+			m.Hash, len(bytes), m.ABIVersion, string(workflows), created, schemas); err != nil {
+			return err
+		}
+		if m.Name == "" {
+			return nil
+		}
 		_, err := w.tx.ExecContext(w.ctx, `
-INSERT INTO modules (hash, name, size, abi_version, workflows, created_at, named_seq, input_schemas)
-VALUES (?, ?, ?, ?, ?, ?, CASE WHEN ? = '' THEN 0 ELSE (SELECT COALESCE(MAX(named_seq), 0) + 1 FROM modules) END, ?)
-ON CONFLICT (hash) DO UPDATE SET name = excluded.name, named_seq = excluded.named_seq
-WHERE excluded.name <> ''`,
-			m.Hash, m.Name, len(bytes), m.ABIVersion, string(workflows), created, m.Name, schemas)
+INSERT INTO module_names (name, hash, seq) VALUES (?1, ?2, (SELECT COALESCE(MAX(seq), 0) + 1 FROM module_names))
+ON CONFLICT (name, hash) DO UPDATE SET seq = excluded.seq`, m.Name, m.Hash)
 		return err
 	}})
 	if err != nil {

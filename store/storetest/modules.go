@@ -105,9 +105,11 @@ func testModuleIdempotentPut(t *testing.T, s store.Store) {
 	renamed.CreatedAt = ts(100)
 	mustPutModule(t, s, renamed)
 	want := m
-	want.Name = "hello"
-	checkModule(t, mustModule(t, s, m.Hash), want, true) // only the name changes
+	want.Name = "hello" // the name last stored; the first one stays
+	checkModule(t, mustModule(t, s, m.Hash), want, true)
 	checkModule(t, mustModule(t, s, "hello"), want, true)
+	checkModule(t, mustModule(t, s, "greeter"), want, true)
+	checkNames(t, mustModule(t, s, m.Hash), "greeter", "hello")
 
 	ms, err := s.Modules(t.Context())
 	if err != nil {
@@ -136,6 +138,68 @@ func testModuleByNameMostRecent(t *testing.T, s store.Store) {
 	mustPutModule(t, s, other)
 	if got := mustModule(t, s, v2.Hash); got.Hash != v2.Hash {
 		t.Errorf("Module(v2 hash) = %s, want %s", got.Hash, v2.Hash)
+	}
+}
+
+// checkNames checks the names a module carries.
+func checkNames(t *testing.T, m store.Module, want ...string) {
+	t.Helper()
+	if !slices.Equal(m.Names, want) {
+		t.Errorf("module %s: Names = %q, want %q", m.Hash[:8], m.Names, want)
+	}
+}
+
+// testModuleNames: a module carries every name it was stored under until
+// another module is stored under one of them; that one name moves, the
+// others stay.
+func testModuleNames(t *testing.T, s store.Store) {
+	v1, v2 := testModule("prod", 1), testModule("staging", 2)
+	mustPutModule(t, s, v1)
+	v1.Name = "staging" // the same bytes under a second name
+	mustPutModule(t, s, v1)
+	for _, name := range []string{"prod", "staging"} {
+		if got := mustModule(t, s, name); got.Hash != v1.Hash || got.Name != "staging" {
+			t.Errorf("Module(%s) = %s named %q; want %s, named staging (the name last stored)", name, got.Hash[:8], got.Name, v1.Hash[:8])
+		}
+	}
+	checkNames(t, mustModule(t, s, v1.Hash), "prod", "staging")
+
+	mustPutModule(t, s, v2) // other bytes under staging: only staging moves
+	if got := mustModule(t, s, "prod"); got.Hash != v1.Hash || got.Name != "prod" {
+		t.Errorf("after staging moved, Module(prod) = %s named %q; want %s named prod", got.Hash[:8], got.Name, v1.Hash[:8])
+	}
+	if got := mustModule(t, s, "staging"); got.Hash != v2.Hash {
+		t.Errorf("Module(staging) = %s; want v2 %s", got.Hash[:8], v2.Hash[:8])
+	}
+	info, err := s.ModuleInfo(t.Context(), "prod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkNames(t, info, "prod")
+	checkNames(t, mustModule(t, s, v2.Hash), "staging")
+	if got := mustModule(t, s, v1.Hash).DeployedNames; !slices.Equal(got, []string{"prod", "staging"}) {
+		t.Errorf("v1: DeployedNames = %q; want [prod staging]: the names it was stored under, staging too", got)
+	}
+	mustPutModule(t, s, v1) // v1 again under staging (a rollback): staging moves back
+	if got := mustModule(t, s, "staging"); got.Hash != v1.Hash || !slices.Equal(got.Names, []string{"prod", "staging"}) {
+		t.Errorf("after a rollback of staging, Module(staging) = %s %q; want v1 [prod staging]", got.Hash[:8], got.Names)
+	}
+	if got := mustModule(t, s, v2.Hash); got.Names != nil || !slices.Equal(got.DeployedNames, []string{"staging"}) || got.Name != "" {
+		t.Errorf("v2 after the rollback: Name %q, Names %q, DeployedNames %q; want none, none, [staging]", got.Name, got.Names, got.DeployedNames)
+	}
+	mustPutModule(t, s, v2) // and forward again, for the listing below
+
+	mustPutModule(t, s, testModule("", 3)) // no name: names nothing
+	ms, err := s.Modules(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]string{}
+	for _, m := range ms {
+		got[m.Hash[62:]] = m.Names
+	}
+	if len(ms) != 3 || !slices.Equal(got["01"], []string{"prod"}) || !slices.Equal(got["02"], []string{"staging"}) || got["03"] != nil {
+		t.Errorf("Modules' names = %q; want 01 [prod], 02 [staging], 03 none", got)
 	}
 }
 

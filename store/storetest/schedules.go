@@ -2,7 +2,9 @@ package storetest
 
 import (
 	"errors"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -111,25 +113,27 @@ func testScheduleUpdateConcurrent(t *testing.T, s store.Store) {
 
 func testHooks(t *testing.T, s store.Store) {
 	ctx := t.Context()
-	h := store.Hook{Name: "gh", Module: "m", Workflow: "W", SecretEnv: "GH_SECRET", CreatedAt: ts(1)}
+	h := store.Hook{Name: "gh", Module: "m", Workflow: "W", SecretEnv: "SKEIN_HOOK_GH", CreatedAt: ts(1),
+		Scheme: "timestamped", Tolerance: 90 * time.Second, KeepHeaders: []string{"X-Api-Key"}}
 	if _, err := s.CreateHook(ctx, h); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.CreateHook(ctx, store.Hook{Name: "a", Module: "m", Workflow: "V"}); err != nil {
+	if _, err := s.CreateHook(ctx, store.Hook{Name: "a", Module: "m", Workflow: "V", Secret: "a-secret"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.CreateHook(ctx, h); !errors.Is(err, store.ErrConflict) {
 		t.Errorf("CreateHook of an existing name: err = %v, want ErrConflict", err)
 	}
 	got, err := s.Hook(ctx, "gh")
-	if err != nil || got.Module != "m" || got.Workflow != "W" || got.SecretEnv != "GH_SECRET" || !got.CreatedAt.Equal(ts(1)) {
+	if err != nil || got.Module != "m" || got.Workflow != "W" || got.SecretEnv != "SKEIN_HOOK_GH" || !got.CreatedAt.Equal(ts(1)) ||
+		got.Scheme != "timestamped" || got.Tolerance != 90*time.Second || !slices.Equal(got.KeepHeaders, []string{"X-Api-Key"}) {
 		t.Errorf("Hook(gh) = %+v, %v", got, err)
 	}
 	if _, err := s.Hook(ctx, "zz"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("Hook(unknown): err = %v, want ErrNotFound", err)
 	}
 	list, err := s.Hooks(ctx)
-	if err != nil || len(list) != 2 || list[0].Name != "a" || list[1].Name != "gh" {
+	if err != nil || len(list) != 2 || list[0].Name != "a" || list[0].Secret != "a-secret" || list[1].Name != "gh" {
 		t.Errorf("Hooks = %v, %v; want a, gh", list, err)
 	}
 	if err := s.DeleteHook(ctx, "gh"); err != nil {
@@ -137,5 +141,50 @@ func testHooks(t *testing.T, s store.Store) {
 	}
 	if err := s.DeleteHook(ctx, "gh"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("DeleteHook twice: err = %v, want ErrNotFound", err)
+	}
+}
+
+// testHookDeliveries: a delivery id is claimed once per hook until its
+// record expires; a released one may be claimed again; of concurrent
+// claims of one id, one wins.
+func testHookDeliveries(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	claim := func(hook, id string, now, expires int64, want bool) {
+		t.Helper()
+		got, err := s.ClaimDelivery(ctx, hook, id, now, expires)
+		if err != nil || got != want {
+			t.Errorf("ClaimDelivery(%s, %s, now %d, expires %d) = %v, %v; want %v", hook, id, now, expires, got, err, want)
+		}
+	}
+	claim("gh", "a", 10, 20, true)
+	claim("gh", "a", 15, 25, false) // a replay within the window
+	claim("other", "a", 15, 25, true)
+	claim("gh", "b", 15, 25, true)
+	claim("gh", "a", 20, 30, true) // expired at 20
+	claim("gh", "a", 21, 31, false)
+	if err := s.ReleaseDelivery(ctx, "gh", "b"); err != nil {
+		t.Fatal(err)
+	}
+	claim("gh", "b", 22, 32, true)
+	if err := s.ReleaseDelivery(ctx, "gh", "never"); err != nil {
+		t.Errorf("ReleaseDelivery of an id never claimed: %v; want nil", err)
+	}
+	const n = 8
+	var wg sync.WaitGroup
+	var won atomic.Int32
+	for range n {
+		wg.Go(func() {
+			ok, err := s.ClaimDelivery(ctx, "gh", "race", 40, 50)
+			if err != nil {
+				t.Error(err)
+			}
+			if ok {
+				won.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if won.Load() != 1 {
+		t.Errorf("%d concurrent claims of one delivery: %d won; want 1", n, won.Load())
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/skeinrun/skein/store"
@@ -43,13 +44,18 @@ func Run(s Scanner, noRows error) (store.Run, error) {
 	return r, nil
 }
 
-// ModuleColumns returns the columns of modules that Module reads, in
-// order, with or without the module's bytes.
+// ModuleColumns returns the columns of modules (the table, as in
+// store/postgres) that Module reads, in order, with or without the
+// module's bytes: the names it was stored under as a JSON array of
+// [name, whether it still points at it], the last stored first
+// (module_names), then the record.
 func ModuleColumns(withBytes bool) string {
+	const names = `hash, (SELECT COALESCE(json_agg(json_build_array(n.name, n.seq = (SELECT MAX(o.seq) FROM module_names o WHERE o.name = n.name)) ORDER BY n.seq DESC), '[]')::text
+	FROM module_names n WHERE n.hash = modules.hash), `
 	if withBytes {
-		return `hash, name, length(bytes), bytes, abi_version, workflows, created_at, input_schemas`
+		return names + `length(bytes), bytes, abi_version, workflows, created_at, input_schemas`
 	}
-	return `hash, name, length(bytes), abi_version, workflows, created_at, input_schemas`
+	return names + `length(bytes), abi_version, workflows, created_at, input_schemas`
 }
 
 // InputSchemas encodes a module's input schemas for its input_schemas
@@ -77,18 +83,21 @@ func NullBytes(b []byte) any {
 // error that is noRows) is store.ErrNotFound.
 func Module(s Scanner, withBytes bool, noRows error) (store.Module, error) {
 	var m store.Module
-	var workflows string
+	var names, workflows string
 	var created int64
 	var schemas *string
-	dest := []any{&m.Hash, &m.Name, &m.Size, &m.ABIVersion, &workflows, &created, &schemas}
+	dest := []any{&m.Hash, &names, &m.Size, &m.ABIVersion, &workflows, &created, &schemas}
 	if withBytes {
-		dest = []any{&m.Hash, &m.Name, &m.Size, &m.Bytes, &m.ABIVersion, &workflows, &created, &schemas}
+		dest = []any{&m.Hash, &names, &m.Size, &m.Bytes, &m.ABIVersion, &workflows, &created, &schemas}
 	}
 	err := s.Scan(dest...)
 	if errors.Is(err, noRows) {
 		return store.Module{}, store.ErrNotFound
 	}
 	if err != nil {
+		return store.Module{}, err
+	}
+	if err := moduleNames(&m, names); err != nil {
 		return store.Module{}, err
 	}
 	if err := json.Unmarshal([]byte(workflows), &m.Workflows); err != nil {
@@ -104,4 +113,28 @@ func Module(s Scanner, withBytes bool, noRows error) (store.Module, error) {
 	}
 	m.CreatedAt = time.Unix(0, created)
 	return m, nil
+}
+
+// moduleNames sets m's names from the names column of ModuleColumns.
+func moduleNames(m *store.Module, col string) error {
+	var pairs [][2]json.RawMessage
+	if err := json.Unmarshal([]byte(col), &pairs); err != nil {
+		return fmt.Errorf("module %s: decode names: %w", m.Hash, err)
+	}
+	for _, p := range pairs {
+		var name string
+		if err := json.Unmarshal(p[0], &name); err != nil {
+			return fmt.Errorf("module %s: decode names: %w", m.Hash, err)
+		}
+		m.DeployedNames = append(m.DeployedNames, name)
+		if current := string(p[1]); current == "1" || current == "true" { // SQLite, Postgres
+			if m.Name == "" {
+				m.Name = name // the newest
+			}
+			m.Names = append(m.Names, name)
+		}
+	}
+	slices.Sort(m.Names)
+	slices.Sort(m.DeployedNames)
+	return nil
 }
