@@ -150,6 +150,9 @@ func (h *Host) Deliver(ctx context.Context, name string, d Delivery) (store.Run,
 	if err != nil {
 		return store.Run{}, false, fmt.Errorf("hook %s: module %q: %w", name, hk.Module, err)
 	}
+	if err := checkInput(m, hk.Workflow, input); err != nil {
+		return store.Run{}, false, fmt.Errorf("hook %s: %w", name, err)
+	}
 	r, created, err := h.newRun(ctx, store.Run{ID: id, ModuleHash: m.Hash, Workflow: hk.Workflow, Input: input})
 	if err != nil {
 		return store.Run{}, false, fmt.Errorf("hook %s: start %s: %w", name, id, err)
