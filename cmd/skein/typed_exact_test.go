@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skeinrun/skein/internal/guestbuild"
 	"github.com/skeinrun/skein/internal/wasmbuild"
 )
 
@@ -120,4 +121,50 @@ func outcomeAt(t *testing.T, s *skeinServer, id, key string) string {
 		}
 	}
 	return ""
+}
+
+// A Rust workflow's typed promise (Ctx::promise_of) and typed input
+// (register_typed) refuse values their Rust types do not decode with 400
+// through a real server, before anything is stored; good values complete
+// the runs with what the Rust decoder made of them.
+func TestTypedRust(t *testing.T) {
+	t.Parallel()
+	wasm := guestbuild.Rust(t, "testdata/rust/typed")
+	s := startServer(t, filepath.Join(t.TempDir(), "skein.db"), nil)
+	wantExit(t, s.cli(t, nil, "deploy", wasm, "--name", "rtyped"), 0)
+	wantExit(t, s.cli(t, nil, "start", "rtyped", "--workflow", "decide", "--id", "d1"), 0)
+	wantExit(t, s.cli(t, nil, "wait", "d1", "--issued", "p"), 0)
+	for value, mismatch := range map[string]string{
+		`{"approved":"yes","by":"x"}`:         `at $.approved: want boolean, got string "yes"`,
+		`{"approved":true}`:                   `at $: missing required property "by"`,
+		`{"approved":true,"by":null}`:         `at $.by: want string, got null`,
+		`{"by":1,"by":"x","approved":true}`:   `at $.by: want string, got integer 1`,
+		`{"approved":true,"by":"x","note":7}`: `at $.note: want string or null, got integer 7`,
+		`null`:                                `at $: want object, got null`,
+	} {
+		r := s.cli(t, nil, "resolve", "d1.p", "--value", value)
+		wantExit(t, r, 1, "HTTP 400", "the value does not have the expected shape: "+mismatch+";", "the promise is still pending")
+	}
+	if o := outcomeAt(t, s, "d1", "p"); o != "pending" {
+		t.Fatalf("the promise is %s after the refused values", o)
+	}
+	wantExit(t, s.cli(t, nil, "resolve", "d1.p", "--value", `{"approved":true,"by":"ana","BY":7}`), 0, "settled (ok)")
+	if run := s.awaitStatus(t, "d1", "", "completed", "failed"); string(run.Result) != `"approved=true by=ana note=None"` {
+		t.Errorf("d1: %s %s %q", run.Status, run.Result, run.Error)
+	}
+
+	for i, c := range [][2]string{
+		{`{"n":9223372036854775808}`, `at $.n: want integer in int64 range [-9223372036854775808, 9223372036854775807], got integer 9223372036854775808`},
+		{`{"n":1,"step":256}`, `at $.step: want integer in uint8 range [0, 255], got integer 256`},
+		{`null`, `at $: want object, got null`},
+	} {
+		id := fmt.Sprintf("c%d", i)
+		r := s.cli(t, nil, "start", "rtyped", "--workflow", "count", "--input", c[0], "--id", id)
+		wantExit(t, r, 1, "HTTP 400", `the input of workflow "count" does not have the expected shape: `+c[1]+";")
+		want(t, "the refused run", s.call(t, "GET", "/v1/runs/"+id, "", nil), 404, "not_found")
+	}
+	wantExit(t, s.cli(t, nil, "start", "rtyped", "--workflow", "count", "--input", `{"n":41}`, "--id", "c-ok"), 0)
+	if run := s.awaitStatus(t, "c-ok", "", "completed", "failed"); string(run.Result) != "42" {
+		t.Errorf("c-ok: %s %s %q", run.Status, run.Result, run.Error)
+	}
 }
