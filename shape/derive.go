@@ -88,12 +88,7 @@ type deriver struct {
 	names map[reflect.Type]string // the $defs name of each other type that contains itself
 	used  map[string]bool         // the names given
 	done  map[reflect.Type]bool   // types whose schema is in defs
-	defs  []def
-}
-
-type def struct {
-	name string
-	n    *node
+	defs  []prop
 }
 
 var (
@@ -128,7 +123,7 @@ func (d *deriver) of(t reflect.Type) *node {
 	n := d.build(t)
 	d.stack = d.stack[:len(d.stack)-1]
 	if name, ok := d.names[t]; ok {
-		d.defs = append(d.defs, def{name, n})
+		d.defs = append(d.defs, prop{name, n})
 		d.done[t] = true
 		return &node{ref: defRef(name)}
 	}

@@ -63,12 +63,11 @@ func (w *walker) value(r *rule, deep string) error {
 	case '"':
 		return w.str(r, w.s.str())
 	case 't', 'f', 'n':
-		v := w.s.literal()
-		got := "boolean " + v
-		if v == "null" {
-			got = "null"
+		typ, got := "boolean", "boolean "+w.s.literal()
+		if got == "boolean null" {
+			typ, got = "null", "null"
 		}
-		if !r.allows(strings.Fields(got)[0]) {
+		if !r.allows(typ) {
 			return w.fail(r.want(got))
 		}
 		return nil

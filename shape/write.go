@@ -8,7 +8,7 @@ import (
 // node is a schema being derived.
 type node struct {
 	dialect         bool     // write "$schema" (the top)
-	defs            []def    // "$defs" (the top)
+	defs            []prop   // "$defs" (the top)
 	ref             string   // "$ref": "#" or "#/$defs/NAME"
 	never           bool     // the schema false
 	types           []string // nil: any type
@@ -38,19 +38,9 @@ func (n *node) write(b []byte) []byte {
 	}
 	w := objWriter{b: append(b, '{')}
 	if len(n.defs) > 0 {
-		w.key("$defs")
-		defs := append([]def(nil), n.defs...)
+		defs := append([]prop(nil), n.defs...)
 		sort.Slice(defs, func(i, j int) bool { return defs[i].name < defs[j].name })
-		w.b = append(w.b, '{')
-		for i, d := range defs {
-			if i > 0 {
-				w.b = append(w.b, ',')
-			}
-			w.b = appendString(w.b, d.name)
-			w.b = append(w.b, ':')
-			w.b = d.n.write(w.b)
-		}
-		w.b = append(w.b, '}')
+		w.props("$defs", defs)
 	}
 	if n.ref != "" {
 		w.str("$ref", n.ref)
@@ -73,17 +63,7 @@ func (n *node) write(b []byte) []byte {
 		w.raw("minimum", n.min)
 	}
 	if n.object {
-		w.key("properties")
-		w.b = append(w.b, '{')
-		for i, p := range n.props {
-			if i > 0 {
-				w.b = append(w.b, ',')
-			}
-			w.b = appendString(w.b, p.name)
-			w.b = append(w.b, ':')
-			w.b = p.n.write(w.b)
-		}
-		w.b = append(w.b, '}')
+		w.props("properties", n.props)
 	}
 	w.sub("propertyNames", n.propertyNames)
 	n.writeType(&w)
@@ -139,6 +119,21 @@ func (w *objWriter) sub(k string, n *node) {
 		w.key(k)
 		w.b = n.write(w.b)
 	}
+}
+
+// props writes an object of named schemas.
+func (w *objWriter) props(k string, ps []prop) {
+	w.key(k)
+	w.b = append(w.b, '{')
+	for i, p := range ps {
+		if i > 0 {
+			w.b = append(w.b, ',')
+		}
+		w.b = appendString(w.b, p.name)
+		w.b = append(w.b, ':')
+		w.b = p.n.write(w.b)
+	}
+	w.b = append(w.b, '}')
 }
 
 func (w *objWriter) list(k string, vs []string) {

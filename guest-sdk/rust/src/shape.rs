@@ -376,14 +376,16 @@ fn map_schema<T: Shape>() -> Schema {
     s
 }
 
-fn read_map<T: Shape>(r: &mut Reader, mut put: impl FnMut(String, T)) -> Result<(), Mismatch> {
+fn read_map<T: Shape, M: Default + Extend<(String, T)>>(r: &mut Reader) -> Result<M, Mismatch> {
     if r.kind()? != Kind::Object {
         return Err(r.wrong_type("object"));
     }
+    let mut m = M::default();
     r.object(|r, k| {
-        put(k.to_string(), T::read(r)?);
+        m.extend(Some((k.to_string(), T::read(r)?))); // a key given twice: the last wins
         Ok(())
-    })
+    })?;
+    Ok(m)
 }
 
 fn write_map<'a, T: Shape + 'a>(out: &mut String, members: impl Iterator<Item = (&'a String, &'a T)>) {
@@ -404,11 +406,7 @@ impl<T: Shape> Shape for BTreeMap<String, T> {
         map_schema::<T>()
     }
     fn read(r: &mut Reader) -> Result<Self, Mismatch> {
-        let mut m = BTreeMap::new();
-        read_map(r, |k, v| {
-            m.insert(k, v);
-        })?;
-        Ok(m)
+        read_map(r)
     }
     fn write(&self, out: &mut String) {
         write_map(out, self.iter());
@@ -420,11 +418,7 @@ impl<T: Shape> Shape for HashMap<String, T> {
         map_schema::<T>()
     }
     fn read(r: &mut Reader) -> Result<Self, Mismatch> {
-        let mut m = HashMap::new();
-        read_map(r, |k, v| {
-            m.insert(k, v);
-        })?;
-        Ok(m)
+        read_map(r)
     }
     fn write(&self, out: &mut String) {
         let mut members: Vec<_> = self.iter().collect();
