@@ -219,6 +219,9 @@ func (h *Host) startDelivery(ctx context.Context, hk store.Hook, d Delivery) (st
 	if err != nil {
 		return store.Run{}, false, fmt.Errorf("hook %s: module %q: %w", name, hk.Module, err)
 	}
+	if err := checkInput(m, hk.Workflow, input); err != nil {
+		return store.Run{}, false, fmt.Errorf("hook %s: %w", name, err)
+	}
 	r, created, err := h.newRun(ctx, store.Run{ID: id, ModuleHash: m.Hash, Workflow: hk.Workflow, Input: input})
 	if err != nil {
 		return store.Run{}, false, fmt.Errorf("hook %s: start %s: %w", name, id, err)

@@ -137,6 +137,13 @@ func (h *Host) newSchedule(ctx context.Context, o ScheduleOptions) (store.Schedu
 	if err != nil {
 		return store.Schedule{}, err
 	}
+	m, err := h.moduleInfo(ctx, o.Module)
+	if err != nil {
+		return store.Schedule{}, fmt.Errorf("module %q: %w", o.Module, err)
+	}
+	if err := checkInput(m, wf, input); err != nil { // refused now, not at every firing
+		return store.Schedule{}, err
+	}
 	now := time.Now()
 	return store.Schedule{Name: o.Name, Cron: o.Cron, Timezone: o.Timezone, Module: o.Module, Workflow: wf, Input: input,
 		Overlap: o.Overlap, Catchup: o.Catchup, LastSlot: now.UnixNano(), CreatedAt: now}, nil

@@ -21,7 +21,7 @@ import (
 // the promise is still pending. It matches ErrInvalid with errors.Is.
 type ShapeError struct {
 	What     string // `the input of workflow "order"`, or "the value" (of a promise)
-	Mismatch string // where and how the value differs, e.g. `at $.qty: want integer, got string "3"`
+	Mismatch string // where and how the value differs, e.g. `at $.qty: want integer or null, got string "3"`
 	Schema   []byte // the expected shape (a JSON Schema)
 }
 

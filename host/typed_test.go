@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -11,6 +12,14 @@ import (
 	"github.com/skeinrun/skein/internal/guestbuild"
 	"github.com/skeinrun/skein/internal/hosttest"
 	"github.com/skeinrun/skein/store"
+)
+
+// The schemas examples/approval gives for its promise and its input.
+const (
+	approvalSchema = `{"$schema":"https://json-schema.org/draft/2020-12/schema",` +
+		`"properties":{"approved":{"type":["boolean","null"]},"by":{"type":["string","null"]}},"type":["object","null"],"x-caseFold":true}`
+	approvalInputSchema = `{"$schema":"https://json-schema.org/draft/2020-12/schema",` +
+		`"properties":{"request":{"type":["string","null"]},"timeout":{"type":["string","null"]}},"type":["object","null"],"x-caseFold":true}`
 )
 
 // A promise's value of the wrong shape is refused with the expected shape
@@ -32,15 +41,15 @@ func TestTypedPromiseRefusesWrongShape(t *testing.T) {
 				t.Fatalf("resolve with a wrong shape: %v, want a *host.ShapeError (ErrInvalid)", err)
 			}
 			for _, want := range []string{
-				`at $.approved: want boolean, got string "yes"`,
-				`expected shape (JSON Schema): {"properties":{"approved":{"type":"boolean"},"by":{"type":"string"}},"type":"object"}`,
+				`at $.approved: want boolean or null, got string "yes"`,
+				`expected shape (JSON Schema): ` + approvalSchema,
 				"the promise is still pending",
 			} {
 				if !strings.Contains(err.Error(), want) {
 					t.Errorf("error %q does not say %q", err, want)
 				}
 			}
-			if se.Mismatch != `at $.approved: want boolean, got string "yes"` {
+			if se.Mismatch != `at $.approved: want boolean or null, got string "yes"` {
 				t.Errorf("Mismatch = %q", se.Mismatch)
 			}
 			// Nothing was stored: no settlement, the promise is pending, the
@@ -59,8 +68,9 @@ func TestTypedPromiseRefusesWrongShape(t *testing.T) {
 			if got, err := e.Store.Run(ctx, r.ID); err != nil || got.Status != store.RunSuspended {
 				t.Fatalf("run after the refused value: %s %v", got.Status, err)
 			}
-			// A nested wrong type and a null field are refused too.
-			for _, bad := range []string{`[true]`, `{"approved":null}`, `{"approved":true,"by":7}`} {
+			// A nested wrong type, a key that differs in case (Go decodes it
+			// into the field) and a key given twice are refused too.
+			for _, bad := range []string{`[true]`, `{"approved":true,"by":7}`, `{"Approved":"no"}`, `{"by":7,"by":"ana"}`} {
 				if err := e.Host.Resolve(ctx, id, json.RawMessage(bad), ""); !errors.Is(err, host.ErrInvalid) {
 					t.Errorf("resolve %s: %v, want ErrInvalid", bad, err)
 				}
@@ -84,15 +94,15 @@ func TestTypedPromiseRefusesWrongShape(t *testing.T) {
 func TestTypedInputRefusedAtStart(t *testing.T) {
 	e := hosttest.New(t, "./examples/approval", host.EvictIdle)
 	ctx := context.Background()
-	if got := string(e.Module.InputSchemas["approval"]); got != `{"properties":{"request":{"type":"string"},"timeout":{"type":"string"}},"type":"object"}` {
+	if got := string(e.Module.InputSchemas["approval"]); got != approvalInputSchema {
 		t.Fatalf("the module's input schema for approval: %s", got)
 	}
 	_, err := e.Host.Start(ctx, host.StartOptions{Module: e.Module.Hash, Workflow: "approval", Input: json.RawMessage(`{"request":5}`), ID: "typed-1"})
 	if _, ok := errors.AsType[*host.ShapeError](err); !ok || !errors.Is(err, host.ErrInvalid) {
 		t.Fatalf("start with a wrong input: %v, want a *host.ShapeError (ErrInvalid)", err)
 	}
-	want := `start: the input of workflow "approval" does not have the expected shape: at $.request: want string, got integer 5; ` +
-		`expected shape (JSON Schema): {"properties":{"request":{"type":"string"},"timeout":{"type":"string"}},"type":"object"}`
+	want := `start: the input of workflow "approval" does not have the expected shape: at $.request: want string or null, got integer 5; ` +
+		`expected shape (JSON Schema): ` + approvalInputSchema
 	if err.Error() != want {
 		t.Errorf("error:\n%s\nwant\n%s", err, want)
 	}
@@ -126,5 +136,64 @@ func TestUntypedPromiseTakesAnyValue(t *testing.T) {
 	}
 	if err := e.Host.Resolve(context.Background(), r.ID+".approval", json.RawMessage(`{"anything":[1,"x"]}`), ""); err != nil {
 		t.Fatalf("resolve of an untyped promise: %v", err)
+	}
+}
+
+// A module deployed before schemas said "$schema" keeps its stored input
+// schemas, and they check as they did: null is accepted at the top, keys
+// match exactly and the types are as written.
+func TestTypedOldInputSchema(t *testing.T) {
+	e := hosttest.New(t, "./examples/approval", host.EvictIdle)
+	ctx := context.Background()
+	old := e.Module
+	old.Hash, old.Name = strings.Repeat("0", 64), "approval-old"
+	old.InputSchemas = map[string]json.RawMessage{"approval": json.RawMessage(`{"properties":{"request":{"type":"string"},"timeout":{"type":"string"}},"type":"object"}`)}
+	if err := e.Store.PutModule(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	_, err := e.Host.Start(ctx, host.StartOptions{Module: "approval-old", Workflow: "approval", Input: json.RawMessage(`{"request":5}`), ID: "old-1"})
+	if se, ok := errors.AsType[*host.ShapeError](err); !ok || se.Mismatch != `at $.request: want string, got integer 5` {
+		t.Fatalf("start with a wrong input under the old schema: %v", err)
+	}
+	for i, in := range []string{`null`, `{"Request":5}`, `{"request":"r1"}`} {
+		if _, err := e.Host.Start(ctx, host.StartOptions{Module: "approval-old", Workflow: "approval", Input: json.RawMessage(in), ID: "old-ok-" + strconv.Itoa(i)}); err != nil {
+			t.Errorf("start with %s under the old schema: %v", in, err)
+		}
+	}
+	if _, err := e.Host.Start(ctx, host.StartOptions{Module: "approval-old", Workflow: "approval", Input: json.RawMessage(`{"request":7,"request":"a"}`), ID: "old-2"}); !errors.Is(err, host.ErrInvalid) {
+		t.Errorf("a key given twice, the first of the wrong type: %v, want refused (each occurrence is checked)", err)
+	}
+}
+
+// A schedule's input is checked when the schedule is created, not at
+// each firing, and a hook delivery's input before its run exists: both
+// are refused as a run's input is.
+func TestTypedScheduleAndHookInputs(t *testing.T) {
+	e := hosttest.New(t, "./testdata/workflows/typed", host.EvictIdle)
+	ctx := context.Background()
+	_, err := e.Host.CreateSchedule(ctx, host.ScheduleOptions{Name: "big", Cron: "@daily", Module: "typed", Workflow: "inputCount",
+		Input: json.RawMessage(`{"n":100000000000000000000}`)})
+	if se, ok := errors.AsType[*host.ShapeError](err); !ok || !errors.Is(err, host.ErrInvalid) ||
+		se.Mismatch != `at $.n: want integer in int64 range [-9223372036854775808, 9223372036854775807], got integer 100000000000000000000` {
+		t.Fatalf("a schedule with an input out of range: %v", err)
+	}
+	if _, err := e.Host.Schedule(ctx, "big"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("the refused schedule exists: %v", err)
+	}
+	if _, err := e.Host.CreateSchedule(ctx, host.ScheduleOptions{Name: "ok", Cron: "@daily", Module: "typed", Workflow: "inputCount",
+		Input: json.RawMessage(`{"n":7}`)}); err != nil {
+		t.Fatalf("a schedule with a good input: %v", err)
+	}
+	// A hook's run gets the request (host.HookInput): a workflow whose
+	// input is an int cannot take it.
+	if _, err := e.Host.CreateHook(ctx, host.HookOptions{Name: "h", Module: "typed", Workflow: "inputInt"}); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = e.Host.Deliver(ctx, "h", host.Delivery{Method: "POST", Path: "/hooks/h", Body: []byte("hi")})
+	if se, ok := errors.AsType[*host.ShapeError](err); !ok || se.Mismatch != `at $: want integer or null, got object` {
+		t.Fatalf("a delivery its workflow cannot decode: %v", err)
+	}
+	if runs, err := e.Store.Runs(ctx, store.RunFilter{}); err != nil || len(runs) != 0 {
+		t.Fatalf("runs after the refused delivery: %v %v", runs, err)
 	}
 }

@@ -9,13 +9,80 @@ import (
 	"strings"
 )
 
-// rule is a parsed schema of the subset Of emits.
+// MismatchError reports a value that does not have the expected shape.
+type MismatchError struct {
+	Path   string // where in the value, "$" for the value itself (e.g. "$.items[2].qty")
+	Reason string // e.g. "want integer or null, got string \"3\""
+	folded bool   // Reason says a key matched its property ignoring case
+}
+
+func (e *MismatchError) Error() string { return "at " + e.Path + ": " + e.Reason }
+
+// Check reports whether value (JSON) has the shape schema describes: nil,
+// or a *MismatchError naming the first place where it does not, or an
+// error when the schema or the value is not valid. The value is read as
+// a stream, so each occurrence of a key given twice is checked, as
+// encoding/json decodes each in turn. A schema without "$schema" (from an
+// older Of) accepts null at the top whatever it says, as before; one with
+// it is checked as it says. An empty schema accepts everything.
+func Check(schema, value []byte) error {
+	if len(bytes.TrimSpace(schema)) == 0 {
+		return nil
+	}
+	root, err := parse(schema)
+	if err != nil {
+		return fmt.Errorf("the schema is not valid: %w", err)
+	}
+	var raw json.RawMessage
+	if err := json.Unmarshal(value, &raw); err != nil {
+		return fmt.Errorf("the value is not valid JSON: %w", err)
+	}
+	w := walker{s: scanner{b: value}}
+	w.s.ws()
+	if root != nil && root.Dialect == "" && w.s.peek() == 'n' {
+		return nil
+	}
+	return w.value(root, "")
+}
+
+// rule is a parsed schema. Its exported fields are the keywords;
+// parse resolves the rest.
 type rule struct {
+	Ref                  string           `json:"$ref"`
+	Defs                 map[string]*rule `json:"$defs"`
+	Dialect              string           `json:"$schema"`
 	Type                 types            `json:"type"`
+	Format               string           `json:"format"`
+	Minimum              *json.Number     `json:"minimum"`
+	Maximum              *json.Number     `json:"maximum"`
+	ContentEncoding      string           `json:"contentEncoding"`
 	Properties           map[string]*rule `json:"properties"`
 	Required             []string         `json:"required"`
 	AdditionalProperties *rule            `json:"additionalProperties"`
+	PropertyNames        *rule            `json:"propertyNames"`
 	Items                *rule            `json:"items"`
+	CheckedItems         *int             `json:"x-checkedItems"`
+	CaseFold             caseFold         `json:"x-caseFold"`
+	Quoted               *rule            `json:"x-quoted"`
+
+	never    bool              // the schema false
+	target   *rule             // what $ref resolves to
+	folded   map[string]string // x-caseFold: folded name -> property
+	min, max *decimal
+}
+
+// UnmarshalJSON reads a schema: an object or a boolean.
+func (r *rule) UnmarshalJSON(b []byte) error {
+	switch string(bytes.TrimSpace(b)) {
+	case "true":
+		*r = rule{}
+		return nil
+	case "false":
+		*r = rule{never: true}
+		return nil
+	}
+	type plain rule
+	return json.Unmarshal(b, (*plain)(r))
 }
 
 // types is the "type" keyword: one name or a list (empty: any type).
@@ -35,138 +102,182 @@ func (t *types) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// MismatchError reports a value that does not have the expected shape.
-type MismatchError struct {
-	Path   string // where in the value, "$" for the value itself (e.g. "$.items[2].qty")
-	Reason string // e.g. "want integer, got string"
+// caseFold is "x-caseFold": true, or the property names in precedence
+// order.
+type caseFold struct {
+	on    bool
+	order []string
 }
 
-func (e *MismatchError) Error() string { return "at " + e.Path + ": " + e.Reason }
-
-// Check reports whether value (JSON) has the shape schema (from Of)
-// describes: nil, or a *MismatchError naming the first place where it
-// does not, or an error when the schema or the value is not valid JSON.
-// A null value at the top is accepted whatever the schema, since it
-// decodes into a Go value as the zero value; inside the value, null is
-// accepted only where the schema allows it. An empty schema accepts
-// everything.
-func Check(schema, value []byte) error {
-	if len(bytes.TrimSpace(schema)) == 0 {
+func (c *caseFold) UnmarshalJSON(b []byte) error {
+	if err := json.Unmarshal(b, &c.on); err == nil {
 		return nil
 	}
-	var n rule
-	if err := json.Unmarshal(schema, &n); err != nil {
-		return fmt.Errorf("the schema is not valid: %w", err)
+	if err := json.Unmarshal(b, &c.order); err != nil {
+		return fmt.Errorf(`"x-caseFold" is neither a boolean nor a list of names`)
 	}
-	dec := json.NewDecoder(bytes.NewReader(value))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return fmt.Errorf("the value is not valid JSON: %w", err)
-	}
-	if v == nil {
-		return nil
-	}
-	return n.check("$", v)
-}
-
-func (n *rule) check(path string, v any) error {
-	if n == nil {
-		return nil
-	}
-	got := typeOf(v)
-	if len(n.Type) > 0 && !n.allows(got) {
-		return &MismatchError{Path: path, Reason: fmt.Sprintf("want %s, got %s", strings.Join(n.Type, " or "), describe(got, v))}
-	}
-	switch v := v.(type) {
-	case map[string]any:
-		return n.checkObject(path, v)
-	case []any:
-		for i, e := range v {
-			if err := n.Items.check(fmt.Sprintf("%s[%d]", path, i), e); err != nil {
-				return err
-			}
-		}
-	}
+	c.on = true
 	return nil
 }
 
-func (n *rule) checkObject(path string, v map[string]any) error {
-	for _, r := range n.Required {
-		if _, ok := v[r]; !ok {
-			return &MismatchError{Path: path, Reason: fmt.Sprintf("missing required property %q", r)}
+// parse reads a schema and resolves its references, bounds and folds.
+func parse(schema []byte) (*rule, error) {
+	var root *rule
+	if err := json.Unmarshal(schema, &root); err != nil {
+		return nil, err
+	}
+	l := linker{root: root, done: map[*rule]bool{}}
+	if err := l.link(root); err != nil {
+		return nil, err
+	}
+	return root, nil
+}
+
+type linker struct {
+	root *rule
+	done map[*rule]bool
+}
+
+// link prepares r and every schema inside it.
+func (l *linker) link(r *rule) error {
+	if r == nil || l.done[r] {
+		return nil
+	}
+	l.done[r] = true
+	if r.Ref != "" {
+		t, err := l.resolve(r)
+		if err != nil {
+			return err
+		}
+		r.target = t
+	}
+	var err error
+	if r.min, err = bound("minimum", r.Minimum); err != nil {
+		return err
+	}
+	if r.max, err = bound("maximum", r.Maximum); err != nil {
+		return err
+	}
+	if r.CaseFold.on {
+		r.folded = folds(r)
+	}
+	for _, sub := range r.Defs {
+		if err := l.link(sub); err != nil {
+			return err
 		}
 	}
-	keys := make([]string, 0, len(v))
-	for k := range v {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		sub, ok := n.Properties[k]
-		if !ok {
-			sub = n.AdditionalProperties
+	for _, sub := range r.Properties {
+		if err := l.link(sub); err != nil {
+			return err
 		}
-		if err := sub.check(path+member(k), v[k]); err != nil {
+	}
+	for _, sub := range []*rule{r.AdditionalProperties, r.PropertyNames, r.Items, r.Quoted} {
+		if err := l.link(sub); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
+// resolve follows r's "$ref" (and the refs it leads to) to a schema that
+// is not a reference.
+func (l *linker) resolve(r *rule) (*rule, error) {
+	seen := map[*rule]bool{}
+	for r.Ref != "" {
+		if seen[r] {
+			return nil, fmt.Errorf("$ref %q refers to itself", r.Ref)
+		}
+		seen[r] = true
+		next, err := l.lookup(r.Ref)
+		if err != nil {
+			return nil, err
+		}
+		if next == nil {
+			return nil, nil // a null schema: unconstrained
+		}
+		r = next
+	}
+	return r, nil
+}
+
+// lookup finds a local reference: "#" or "#/$defs/NAME".
+func (l *linker) lookup(ref string) (*rule, error) {
+	if ref == "#" {
+		return l.root, nil
+	}
+	name, ok := strings.CutPrefix(ref, "#/$defs/")
+	if !ok || strings.Contains(name, "/") {
+		return nil, fmt.Errorf("$ref %q: only \"#\" and \"#/$defs/NAME\" are supported", ref)
+	}
+	name = strings.NewReplacer("~1", "/", "~0", "~").Replace(name)
+	t, ok := l.root.Defs[name]
+	if !ok {
+		return nil, fmt.Errorf("$ref %q: no such entry in $defs", ref)
+	}
+	return t, nil
+}
+
+func bound(kw string, n *json.Number) (*decimal, error) {
+	if n == nil {
+		return nil, nil
+	}
+	d, ok := parseDecimal(string(*n))
+	if !ok {
+		return nil, fmt.Errorf("%s %q is not a number", kw, *n)
+	}
+	return &d, nil
+}
+
+// folds maps each folded property name to the property a key that
+// folds to it decodes into: the first in "x-caseFold"'s order, else in
+// sorted order.
+func folds(r *rule) map[string]string {
+	order := r.CaseFold.order
+	if order == nil {
+		for name := range r.Properties {
+			order = append(order, name)
+		}
+		sort.Strings(order)
+	}
+	m := make(map[string]string, len(order))
+	for _, name := range order {
+		if _, ok := r.Properties[name]; !ok {
+			continue
+		}
+		k := string(foldName([]byte(name)))
+		if _, dup := m[k]; !dup {
+			m[k] = name
+		}
+	}
+	return m
+}
+
+// resolved is the schema r stands for: its $ref's target, or itself.
+func (r *rule) resolved() *rule {
+	if r != nil && r.Ref != "" {
+		return r.target
+	}
+	return r
+}
+
 // allows reports whether the schema's types admit a value of type got.
 // "integer" admits only numbers written as integers: encoding/json does
 // not decode 1.0 or 1e3 into a Go integer.
-func (n *rule) allows(got string) bool {
-	for _, t := range n.Type {
-		switch {
-		case t == got:
-			return true
-		case t == "number" && got == "integer":
+func (r *rule) allows(got string) bool {
+	if len(r.Type) == 0 {
+		return true
+	}
+	for _, t := range r.Type {
+		if t == got || (t == "number" && got == "integer") {
 			return true
 		}
 	}
 	return false
 }
 
-// typeOf is the JSON type of a decoded value; a number is "integer" when
-// written without a fraction or an exponent.
-func typeOf(v any) string {
-	switch v := v.(type) {
-	case nil:
-		return "null"
-	case bool:
-		return "boolean"
-	case string:
-		return "string"
-	case json.Number:
-		if strings.ContainsAny(string(v), ".eE") {
-			return "number"
-		}
-		return "integer"
-	case []any:
-		return "array"
-	case map[string]any:
-		return "object"
-	}
-	return fmt.Sprintf("%T", v)
-}
-
-// describe names a value for a message: its type and a short excerpt.
-func describe(got string, v any) string {
-	switch v := v.(type) {
-	case string:
-		s := v
-		if len(s) > 40 {
-			s = s[:40] + "…"
-		}
-		return got + " " + strconv.Quote(s)
-	case json.Number:
-		return got + " " + string(v)
-	case bool:
-		return got + " " + strconv.FormatBool(v)
-	}
-	return got
+// want is the reason for a value of the wrong type.
+func (r *rule) want(got string) string {
+	return "want " + strings.Join(r.Type, " or ") + ", got " + got
 }
 
 // member is the path step of property k.

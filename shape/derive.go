@@ -1,16 +1,40 @@
-// Package shape is the expected shape of a JSON value: a small subset of
-// JSON Schema derived from a Go type (Of, used by the guest SDK for a
+// Package shape is the expected shape of a JSON value: a subset of JSON
+// Schema derived from a Go type (Of, used by the guest SDK for a
 // promise's value and a workflow's input) and checked against a value
 // (Check, used by the host before it accepts a settlement or a run's
-// input). The package has no dependencies beyond the standard library, so
-// the guest SDK (built for wasip1) can import it.
+// input). A schema from Of admits exactly the values encoding/json
+// decodes into a new value of the type, so a value the host accepts is
+// one the guest can decode. The package has no dependencies beyond the
+// standard library, so the guest SDK (built for wasip1) can import it.
 //
-// The subset: "type" (one name or a list of "object", "array", "string",
-// "number", "integer", "boolean", "null"), "properties", "required",
-// "additionalProperties" (a schema) and "items". Other keywords are
-// ignored by Check. "integer" means a JSON number written without a
-// fraction or an exponent, which is what encoding/json decodes into a Go
-// integer.
+// The subset (check.go has the rules of each keyword):
+//   - "type": one name or a list of "object", "array", "string",
+//     "number", "integer", "boolean", "null"; "integer" is a number
+//     written without a fraction or an exponent;
+//   - "properties", "required", "additionalProperties", "propertyNames",
+//     "items";
+//   - "minimum", "maximum", compared exactly (as decimals, not floats);
+//   - "format": "int8" … "int64" and "uint8" … "uint64" (the text of a
+//     number or of a string parses as that Go integer, with
+//     strconv.ParseInt or ParseUint), "float32" and "float64" (every
+//     number in the value, at any depth, parses with strconv.ParseFloat in
+//     that size without overflow), "date-time" (a string Go's time.Time
+//     decodes: RFC 3339) and "json-number" (a string holding a JSON number);
+//   - "contentEncoding": "base64" (a string in standard base64, padded);
+//   - "$defs" and "$ref" ("#/$defs/NAME"), for recursive types;
+//   - the boolean schemas true and false;
+//   - "$schema" at the top: a schema that has it is checked as it says; one
+//     without it (what Of derived before it emitted "$schema") accepts null
+//     at the top whatever it says;
+//   - extensions for what encoding/json does that JSON Schema cannot say:
+//     "x-caseFold" (property names also match ignoring case, as Go's
+//     decoder matches keys: true, or the property names in the order in
+//     which the first of several that fold alike wins), "x-checkedItems"
+//     (only that many leading elements are decoded: a Go array; the rest
+//     may be anything) and "x-quoted" (a ",string" field: a string whose
+//     contents are a literal of that schema).
+//
+// Other keywords are ignored by Check.
 package shape
 
 import (
@@ -19,209 +43,222 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
+	"time"
 )
 
-// Of returns the JSON Schema of values of type t as encoding/json encodes
-// and decodes them, encoded as compact JSON with sorted keys (the same
+// Dialect is the "$schema" of the schemas Of derives (JSON Schema 2020-12,
+// the draft whose keywords they use).
+const Dialect = "https://json-schema.org/draft/2020-12/schema"
+
+// Of returns the JSON Schema of the values encoding/json decodes into a
+// new value of type t, encoded as compact JSON with sorted keys (the same
 // bytes for the same type, every time):
-//   - a struct is an object with its exported fields as properties (their
-//     json tag names; "-" skipped; embedded structs without a tag
-//     flattened); no property is required and unknown ones are allowed,
-//     as encoding/json leaves a missing field at its zero value and
-//     ignores an unknown one;
-//   - a map is an object whose additionalProperties are the element's
-//     schema; a slice is an array (or null), an array an array, []byte a
-//     string;
-//   - strings, booleans, floats and integers are their JSON types (a field
-//     tagged ",string" is a string);
-//   - a pointer is its element's schema or null;
-//   - an interface, and a type with its own UnmarshalJSON, is
-//     unconstrained ({}); a type with UnmarshalText is a string.
+//   - every schema admits null, which Go decodes as "leave the zero value"
+//     (a type with its own UnmarshalJSON is unconstrained: it decides);
+//   - a struct is an object with the fields encoding/json fills as
+//     properties (json tag names, "-" skipped, embedded structs promoted
+//     by Go's rules, a name two fields claim dropped), matched also
+//     ignoring case; no property is required and unknown ones are
+//     allowed, as a missing field keeps its zero value and an unknown one
+//     is ignored. A ",string" field is a string holding its literal;
+//   - integers carry their Go width and range, floats theirs; []byte is a
+//     base64 string (or an array of bytes); an array checks its first
+//     len elements; a map's keys are checked when its key type is an
+//     integer (a map with a key type Go cannot decode takes only null);
+//   - an empty interface takes any value whose numbers are float64s, an
+//     interface with methods only null; a TextUnmarshaler is a string,
+//     time.Time a date-time, json.Number a number or a string holding one;
+//   - a type that contains itself is a "$defs" entry named by the type,
+//     referred to with "$ref".
 //
 // A nil t (the type of a nil interface) is unconstrained.
 func Of(t reflect.Type) []byte {
-	var d deriver
-	return d.of(t).write(make([]byte, 0, 128))
-}
-
-// node is a schema being derived; nil types mean unconstrained.
-type node struct {
-	types  []string
-	items  *node // arrays
-	addl   *node // maps: additionalProperties
-	props  []prop
-	object bool // a struct: "properties" is written, even when empty
-}
-
-type prop struct {
-	name string
-	n    *node
+	d := deriver{root: t, names: map[reflect.Type]string{}, used: map[string]bool{}, done: map[reflect.Type]bool{}}
+	root := d.of(t)
+	root.dialect = true
+	root.defs = d.defs
+	return root.write(make([]byte, 0, 128))
 }
 
 type deriver struct {
-	seen []reflect.Type // structs being derived: a recursive type is unconstrained where it recurs
+	root  reflect.Type            // the type at the top: "$ref": "#" where it recurs
+	stack []reflect.Type          // named types being derived
+	names map[reflect.Type]string // the $defs name of each other type that contains itself
+	used  map[string]bool         // the names given
+	done  map[reflect.Type]bool   // types whose schema is in defs
+	defs  []prop
 }
 
 var (
 	jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
 	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+	numberType      = reflect.TypeFor[json.Number]()
+	timeType        = reflect.TypeFor[time.Time]()
 )
 
 func implements(t, iface reflect.Type) bool {
 	return t.Implements(iface) || (t.Kind() != reflect.Pointer && reflect.PointerTo(t).Implements(iface))
 }
 
-func of(types ...string) *node { return &node{types: types} }
-
+// of returns the schema of t; a named type that contains itself becomes
+// a reference to its $defs entry.
 func (d *deriver) of(t reflect.Type) *node {
 	if t == nil {
 		return &node{}
 	}
-	if t.Kind() == reflect.Pointer {
-		return nullable(d.of(t.Elem()))
+	if t.Name() == "" {
+		return d.build(t)
 	}
 	switch {
+	case d.done[t]:
+		return &node{ref: defRef(d.names[t])}
+	case slices.Contains(d.stack, t) && t == d.root:
+		return &node{ref: "#"}
+	case slices.Contains(d.stack, t):
+		return &node{ref: defRef(d.name(t))}
+	}
+	d.stack = append(d.stack, t)
+	n := d.build(t)
+	d.stack = d.stack[:len(d.stack)-1]
+	if name, ok := d.names[t]; ok {
+		d.defs = append(d.defs, prop{name, n})
+		d.done[t] = true
+		return &node{ref: defRef(name)}
+	}
+	return n
+}
+
+// name returns the $defs name of t: its type name, made unique.
+func (d *deriver) name(t reflect.Type) string {
+	if n, ok := d.names[t]; ok {
+		return n
+	}
+	n := t.String()
+	for i := 2; d.used[n]; i++ {
+		n = t.String() + "~" + strconv.Itoa(i)
+	}
+	d.names[t], d.used[n] = n, true
+	return n
+}
+
+// defRef is the "$ref" of a $defs entry: a JSON pointer.
+func defRef(name string) string {
+	return "#/$defs/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(name)
+}
+
+func of(types ...string) *node { return &node{types: types} }
+
+// build derives the schema of t itself.
+func (d *deriver) build(t reflect.Type) *node {
+	switch {
+	case t.Kind() == reflect.Pointer:
+		return d.of(t.Elem()) // null sets the pointer to nil; every schema admits null
+	case t.Kind() == reflect.Interface && t.NumMethod() == 0:
+		return &node{format: "float64"} // numbers decode as float64
+	case t.Kind() == reflect.Interface:
+		return of("null") // Go cannot decode into a nil interface with methods
+	case t == timeType:
+		return &node{types: []string{"string", "null"}, format: "date-time"}
 	case implements(t, jsonUnmarshaler):
 		return &node{}
 	case implements(t, textUnmarshaler):
-		return of("string")
+		return of("string", "null")
+	case t == numberType:
+		return &node{types: []string{"number", "string", "null"}, format: "json-number"}
 	}
 	switch t.Kind() {
 	case reflect.Bool:
-		return of("boolean")
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		return of("integer")
+		return of("boolean", "null")
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return integer(false, t.Bits())
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return integer(true, t.Bits())
 	case reflect.Float32, reflect.Float64:
-		return of("number")
+		return &node{types: []string{"number", "null"}, format: "float" + strconv.Itoa(t.Bits())}
 	case reflect.String:
-		return of("string")
+		return of("string", "null")
 	case reflect.Slice:
-		if t.Elem().Kind() == reflect.Uint8 && !implements(t.Elem(), jsonUnmarshaler) && !implements(t.Elem(), textUnmarshaler) {
-			return of("string", "null")
+		if t.Elem().Kind() == reflect.Uint8 { // a string is base64; an array is decoded byte by byte
+			return &node{types: []string{"string", "array", "null"}, contentEncoding: "base64", items: d.of(t.Elem())}
 		}
 		return &node{types: []string{"array", "null"}, items: d.of(t.Elem())}
 	case reflect.Array:
-		return &node{types: []string{"array"}, items: d.of(t.Elem())}
+		return &node{types: []string{"array", "null"}, items: d.of(t.Elem()), checkedItems: t.Len(), fixed: true}
 	case reflect.Map:
-		return &node{types: []string{"object", "null"}, addl: d.of(t.Elem())}
+		return d.mapOf(t)
 	case reflect.Struct:
 		return d.object(t)
 	}
-	return &node{} // interfaces, and kinds encoding/json cannot decode
+	return of("null") // channels, functions, complex numbers: Go decodes only null into them
 }
 
-// nullable adds null to a schema's types (an unconstrained one allows it).
-func nullable(n *node) *node {
-	if n.types == nil || slices.Contains(n.types, "null") {
+// integer is the schema of a Go integer of the given width.
+func integer(unsigned bool, bits int) *node {
+	n := &node{types: []string{"integer", "null"}}
+	if unsigned {
+		n.format = "uint" + strconv.Itoa(bits)
+		n.min, n.max = "0", strconv.FormatUint(1<<bits-1, 10) // 1<<64 is 0 in a uint64: the max is all ones
 		return n
 	}
-	n.types = append(n.types[:len(n.types):len(n.types)], "null")
+	n.format = "int" + strconv.Itoa(bits)
+	n.min, n.max = strconv.FormatInt(-1<<(bits-1), 10), strconv.FormatInt(1<<(bits-1)-1, 10)
+	return n
+}
+
+// mapOf is the schema of a map: its values, and its keys when Go parses
+// them (integers, time.Time).
+func (d *deriver) mapOf(t reflect.Type) *node {
+	n := &node{types: []string{"object", "null"}, addl: d.of(t.Elem())}
+	kt := t.Key()
+	switch {
+	case kt == timeType:
+		n.propertyNames = &node{format: "date-time"}
+	case reflect.PointerTo(kt).Implements(textUnmarshaler):
+		// its UnmarshalText decides
+	case kt.Kind() == reflect.String:
+	case kt.Kind() >= reflect.Int && kt.Kind() <= reflect.Int64:
+		n.propertyNames = &node{format: "int" + strconv.Itoa(kt.Bits())}
+	case kt.Kind() >= reflect.Uint && kt.Kind() <= reflect.Uintptr:
+		n.propertyNames = &node{format: "uint" + strconv.Itoa(kt.Bits())}
+	default:
+		return of("null") // encoding/json refuses an object for this key type
+	}
 	return n
 }
 
 // object is the schema of a struct.
 func (d *deriver) object(t reflect.Type) *node {
-	if slices.Contains(d.seen, t) {
-		return &node{}
+	n := &node{types: []string{"object", "null"}, object: true}
+	fields := structFields(t)
+	folds := map[string]bool{}
+	clash := false
+	for _, f := range fields {
+		var s *node
+		switch {
+		case f.blocked:
+			s = &node{never: true}
+		case f.quoted:
+			s = &node{types: []string{"string", "null"}, quoted: d.of(f.typ)}
+		default:
+			s = d.of(f.typ)
+		}
+		n.props = append(n.props, prop{f.name, s})
+		k := string(foldName([]byte(f.name)))
+		clash = clash || folds[k]
+		folds[k] = true
 	}
-	d.seen = append(d.seen, t)
-	defer func() { d.seen = d.seen[:len(d.seen)-1] }()
-	n := &node{types: []string{"object"}, object: true}
-	d.fields(t, n)
+	if len(fields) > 0 {
+		n.fold = []string{}
+		if clash { // the first of the names that fold alike wins: say which
+			for _, f := range fields {
+				n.fold = append(n.fold, f.name)
+			}
+		}
+	}
 	sort.SliceStable(n.props, func(i, j int) bool { return n.props[i].name < n.props[j].name })
 	return n
-}
-
-// fields adds the properties of t's fields (and of its untagged embedded
-// structs) to n. A name given twice keeps the first, as encoding/json
-// keeps the shallowest.
-func (d *deriver) fields(t reflect.Type, n *node) {
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		tag, hasTag := f.Tag.Lookup("json")
-		if tag == "-" {
-			continue
-		}
-		name, opts, _ := strings.Cut(tag, ",")
-		if f.Anonymous && name == "" {
-			et := f.Type
-			if et.Kind() == reflect.Pointer {
-				et = et.Elem()
-			}
-			if et.Kind() == reflect.Struct {
-				d.fields(et, n)
-				continue
-			}
-		}
-		if !f.IsExported() {
-			continue
-		}
-		if name == "" || !hasTag {
-			name = f.Name
-		}
-		if slices.ContainsFunc(n.props, func(p prop) bool { return p.name == name }) {
-			continue
-		}
-		s := d.of(f.Type)
-		if hasOption(opts, "string") && isScalar(f.Type) {
-			s = of("string")
-		}
-		n.props = append(n.props, prop{name, s})
-	}
-}
-
-// write appends the schema as compact JSON, keys sorted.
-func (n *node) write(b []byte) []byte {
-	b = append(b, '{')
-	comma := false
-	key := func(k string) {
-		if comma {
-			b = append(b, ',')
-		}
-		comma = true
-		b = append(b, '"')
-		b = append(b, k...)
-		b = append(b, '"', ':')
-	}
-	if n.addl != nil {
-		key("additionalProperties")
-		b = n.addl.write(b)
-	}
-	if n.items != nil {
-		key("items")
-		b = n.items.write(b)
-	}
-	if n.object {
-		key("properties")
-		b = append(b, '{')
-		for i, p := range n.props {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendString(b, p.name)
-			b = append(b, ':')
-			b = p.n.write(b)
-		}
-		b = append(b, '}')
-	}
-	if n.types != nil {
-		key("type")
-		if len(n.types) == 1 {
-			b = appendString(b, n.types[0])
-		} else {
-			b = append(b, '[')
-			for i, ty := range n.types {
-				if i > 0 {
-					b = append(b, ',')
-				}
-				b = appendString(b, ty)
-			}
-			b = append(b, ']')
-		}
-	}
-	return append(b, '}')
 }
 
 // appendString appends s as a JSON string, as encoding/json writes it.
@@ -235,25 +272,4 @@ func appendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	b = append(b, s...)
 	return append(b, '"')
-}
-
-func hasOption(opts, want string) bool {
-	for opts != "" {
-		var o string
-		o, opts, _ = strings.Cut(opts, ",")
-		if o == want {
-			return true
-		}
-	}
-	return false
-}
-
-func isScalar(t reflect.Type) bool {
-	switch t.Kind() {
-	case reflect.Bool, reflect.String, reflect.Float32, reflect.Float64,
-		reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		return true
-	}
-	return false
 }

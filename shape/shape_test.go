@@ -36,14 +36,21 @@ type Order struct {
 	Untagged uint8
 }
 
+const (
+	int64Schema = `{"format":"int64","maximum":9223372036854775807,"minimum":-9223372036854775808,"type":["integer","null"]}`
+	uint8Schema = `{"format":"uint8","maximum":255,"minimum":0,"type":["integer","null"]}`
+	top         = `{"$schema":"https://json-schema.org/draft/2020-12/schema",`
+)
+
 func TestOfOrder(t *testing.T) {
 	got := string(Of(reflect.TypeFor[Order]()))
-	want := `{"properties":{"Untagged":{"type":"integer"},"amount":{"type":"number"},"any":{},` +
-		`"approved":{"type":"boolean"},"bytes":{"type":["string","null"]},"count":{"type":"string"},"id":{"type":"string"},` +
-		`"lines":{"items":{"properties":{"note":{"type":"string"},"qty":{"type":"integer"}},"type":"object"},"type":["array","null"]},` +
-		`"next":{},"origin":{"type":"string"},"raw":{},` +
-		`"tags":{"additionalProperties":{"type":"string"},"type":["object","null"]},"when":{}},` +
-		`"type":"object"}`
+	want := top + `"properties":{"Untagged":` + uint8Schema + `,"amount":{"format":"float64","type":["number","null"]},"any":{"format":"float64"},` +
+		`"approved":{"type":["boolean","null"]},"bytes":{"contentEncoding":"base64","items":` + uint8Schema + `,"type":["string","array","null"]},` +
+		`"count":{"type":["string","null"],"x-quoted":` + int64Schema + `},"id":{"type":["string","null"]},` +
+		`"lines":{"items":{"properties":{"note":{"type":["string","null"]},"qty":` + int64Schema + `},"type":["object","null"],"x-caseFold":true},"type":["array","null"]},` +
+		`"next":{"$ref":"#"},"origin":{"type":["string","null"]},"raw":{},` +
+		`"tags":{"additionalProperties":{"type":["string","null"]},"type":["object","null"]},"when":{"format":"date-time","type":["string","null"]}},` +
+		`"type":["object","null"],"x-caseFold":true}`
 	if got != want {
 		t.Fatalf("Of(Order) =\n%s\nwant\n%s", got, want)
 	}
@@ -52,21 +59,50 @@ func TestOfOrder(t *testing.T) {
 	}
 }
 
+type (
+	fold struct {
+		A int    `json:"ab"`
+		B string `json:"AB"`
+	}
+	tree struct {
+		Kids []tree
+	}
+	forest struct {
+		Trees map[string]*tree
+	}
+	hidden  struct{ X int }
+	blocked struct {
+		*hidden
+		Y int
+	}
+)
+
 func TestOfScalars(t *testing.T) {
 	for _, c := range []struct {
 		t    reflect.Type
 		want string
 	}{
-		{reflect.TypeFor[int](), `{"type":"integer"}`},
-		{reflect.TypeFor[string](), `{"type":"string"}`},
-		{reflect.TypeFor[*bool](), `{"type":["boolean","null"]}`},
-		{reflect.TypeFor[[2]float32](), `{"items":{"type":"number"},"type":"array"}`},
-		{reflect.TypeFor[any](), `{}`},
-		{nil, `{}`},
-		{reflect.TypeFor[struct{}](), `{"properties":{},"type":"object"}`},
+		{reflect.TypeFor[int](), top + strings.TrimPrefix(int64Schema, "{")},
+		{reflect.TypeFor[int8](), top + `"format":"int8","maximum":127,"minimum":-128,"type":["integer","null"]}`},
+		{reflect.TypeFor[uint64](), top + `"format":"uint64","maximum":18446744073709551615,"minimum":0,"type":["integer","null"]}`},
+		{reflect.TypeFor[string](), top + `"type":["string","null"]}`},
+		{reflect.TypeFor[*bool](), top + `"type":["boolean","null"]}`},
+		{reflect.TypeFor[[2]float32](), top + `"items":{"format":"float32","type":["number","null"]},"type":["array","null"],"x-checkedItems":2}`},
+		{reflect.TypeFor[any](), top + `"format":"float64"}`},
+		{reflect.TypeFor[error](), top + `"type":"null"}`},
+		{reflect.TypeFor[json.Number](), top + `"format":"json-number","type":["number","string","null"]}`},
+		{reflect.TypeFor[map[int16]bool](), top + `"additionalProperties":{"type":["boolean","null"]},"propertyNames":{"format":"int16"},"type":["object","null"]}`},
+		{reflect.TypeFor[map[float64]bool](), top + `"type":"null"}`},
+		{reflect.TypeFor[chan int](), top + `"type":"null"}`},
+		{nil, top[:len(top)-1] + `}`},
+		{reflect.TypeFor[struct{}](), top + `"properties":{},"type":["object","null"]}`},
+		{reflect.TypeFor[fold](), top + `"properties":{"AB":{"type":["string","null"]},"ab":` + int64Schema + `},"type":["object","null"],"x-caseFold":["ab","AB"]}`},
+		{reflect.TypeFor[blocked](), top + `"properties":{"X":false,"Y":` + int64Schema + `},"type":["object","null"],"x-caseFold":true}`},
+		{reflect.TypeFor[forest](), `{"$defs":{"shape.tree":{"properties":{"Kids":{"items":{"$ref":"#/$defs/shape.tree"},"type":["array","null"]}},"type":["object","null"],"x-caseFold":true}},` +
+			top[1:] + `"properties":{"Trees":{"additionalProperties":{"$ref":"#/$defs/shape.tree"},"type":["object","null"]}},"type":["object","null"],"x-caseFold":true}`},
 	} {
 		if got := string(Of(c.t)); got != c.want {
-			t.Errorf("Of(%v) = %s, want %s", c.t, got, c.want)
+			t.Errorf("Of(%v) =\n%s\nwant\n%s", c.t, got, c.want)
 		}
 	}
 }
@@ -76,7 +112,7 @@ func TestCheckAcceptsEncodedValues(t *testing.T) {
 	s := Of(reflect.TypeFor[Order]())
 	for _, v := range []Order{
 		{},
-		{ID: "a", Lines: []Inner{{Qty: 2, Note: "x"}}, Tags: map[string]string{"k": "v"}, Next: &Order{ID: "b"}, Any: []int{1}, Raw: json.RawMessage(`{"x":1}`), Bytes: []byte("hi")},
+		{ID: "a", Lines: []Inner{{Qty: 2, Note: "x"}}, Tags: map[string]string{"k": "v"}, Next: &Order{ID: "b", Count: -5}, Any: []int{1}, Raw: json.RawMessage(`{"x":1}`), Bytes: []byte("hi"), When: time.Now()},
 	} {
 		b, err := json.Marshal(v)
 		if err != nil {
@@ -88,36 +124,38 @@ func TestCheckAcceptsEncodedValues(t *testing.T) {
 	}
 }
 
+// mismatch checks that Check refuses value with the message want.
+func mismatch(t *testing.T, schema []byte, value, want string) {
+	t.Helper()
+	err := Check(schema, []byte(value))
+	var me *MismatchError
+	if !errors.As(err, &me) || err.Error() != want {
+		t.Errorf("Check(%s) = %v\nwant %s", value, err, want)
+	}
+}
+
+func accepts(t *testing.T, schema []byte, values ...string) {
+	t.Helper()
+	for _, v := range values {
+		if err := Check(schema, []byte(v)); err != nil {
+			t.Errorf("Check(%s): %v", v, err)
+		}
+	}
+}
+
 func TestCheckRefuses(t *testing.T) {
 	s := Of(reflect.TypeFor[Inner]())
-	for _, c := range []struct{ value, want string }{
-		{`{"qty":"3"}`, `at $.qty: want integer, got string "3"`},
-		{`{"qty":1.5}`, `at $.qty: want integer, got number 1.5`},
-		{`{"qty":1,"note":7}`, `at $.note: want string, got integer 7`},
-		{`[1]`, `at $: want object, got array`},
-		{`true`, `at $: want object, got boolean true`},
-	} {
-		err := Check(s, []byte(c.value))
-		var me *MismatchError
-		if !errors.As(err, &me) || err.Error() != c.want {
-			t.Errorf("Check(%s) = %v, want %s", c.value, err, c.want)
-		}
-	}
+	mismatch(t, s, `{"qty":"3"}`, `at $.qty: want integer or null, got string "3"`)
+	mismatch(t, s, `{"qty":1.5}`, `at $.qty: want integer or null, got number 1.5`)
+	mismatch(t, s, `{"qty":1,"note":7}`, `at $.note: want string or null, got integer 7`)
+	mismatch(t, s, `[1]`, `at $: want object or null, got array`)
+	mismatch(t, s, `true`, `at $: want object or null, got boolean true`)
 	lines := Of(reflect.TypeFor[map[string][]Inner]())
-	err := Check(lines, []byte(`{"a b":[{"qty":1},{"qty":null}]}`))
-	if err == nil || err.Error() != `at $["a b"][1].qty: want integer, got null` {
-		t.Errorf("nested: %v", err)
-	}
-	for _, ok := range []string{`null`, `{}`, `{"qty":1,"extra":[1]}`, ` {"qty": -3} `} {
-		if err := Check(s, []byte(ok)); err != nil {
-			t.Errorf("Check(%s): %v", ok, err)
-		}
-	}
+	mismatch(t, lines, `{"a b":[{"qty":1},{"qty":"x"}]}`, `at $["a b"][1].qty: want integer or null, got string "x"`)
+	accepts(t, s, `null`, `{}`, `{"qty":1,"extra":[1]}`, ` {"qty": -3} `, `{"qty":null}`, `{"note":null}`)
 	// "required" is checked when a schema has it (Of never emits it).
 	req := []byte(`{"type":"object","required":["qty"]}`)
-	if err := Check(req, []byte(`{"note":"x"}`)); err == nil || err.Error() != `at $: missing required property "qty"` {
-		t.Errorf("required: %v", err)
-	}
+	mismatch(t, req, `{"note":"x"}`, `at $: missing required property "qty"`)
 	if err := Check(nil, []byte(`"anything"`)); err != nil {
 		t.Errorf("no schema: %v", err)
 	}

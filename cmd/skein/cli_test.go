@@ -600,12 +600,13 @@ func TestBadInput(t *testing.T) {
 			want: []string{`"nope"`, "interleave", "sandbox", "panics", "rawgo"}},
 		{name: "workflow-not-chosen", noDB: true, args: []string{"run", probe, "--db", "DB"}, code: exitUsage,
 			want: []string{"--workflow", "interleave", "sandbox"}},
-		// The shape is right (an integer), the value does not fit an int.
-		{name: "input-does-not-decode", args: []string{"run", sequence, "--db", "DB", "--input", `{"n":99999999999999999999}`, "--json"}, code: exitFailed,
-			status: "failed", errWant: []string{"does not decode"}},
+		// An integer that does not fit an int is refused as the guest's
+		// decode would refuse it, before a run exists.
+		{name: "input-out-of-range", noDB: true, args: []string{"run", sequence, "--db", "DB", "--input", `{"n":99999999999999999999}`}, code: -1,
+			want: []string{`at $.n: want integer in int64 range [-9223372036854775808, 9223372036854775807], got integer 99999999999999999999`}},
 		{name: "input-wrong-shape", noDB: true, args: []string{"run", sequence, "--db", "DB", "--input", `{"n":"x"}`}, code: -1,
-			want: []string{`the input of workflow "sequence" does not have the expected shape: at $.n: want integer, got string "x"`,
-				`expected shape (JSON Schema): {"properties":{"n":{"type":"integer"}},"type":"object"}`}},
+			want: []string{`the input of workflow "sequence" does not have the expected shape: at $.n: want integer or null, got string "x"`,
+				`expected shape (JSON Schema): {"$schema":"https://json-schema.org/draft/2020-12/schema","properties":{"n":{"format":"int64",`}},
 		{name: "input-not-json", noDB: true, args: []string{"run", sequence, "--db", "DB", "--input", "{"}, code: -1,
 			want: []string{"not valid JSON"}},
 		{name: "workflow-panics", args: []string{"run", probe, "--db", "DB", "--workflow", "panics", "--json"}, code: exitFailed,

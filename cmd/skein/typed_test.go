@@ -15,14 +15,15 @@ func TestTypedStartRefusesWrongShape(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, filepath.Join(t.TempDir(), "skein.db"), nil)
 	deployServerModule(t, s, nil)
-	shape := `expected shape (JSON Schema): {"properties":{"ms":{"type":"integer"}},"type":"object"}`
+	shape := `expected shape (JSON Schema): {"$schema":"https://json-schema.org/draft/2020-12/schema","properties":{"ms":` +
+		`{"format":"int64","maximum":9223372036854775807,"minimum":-9223372036854775808,"type":["integer","null"]}},"type":["object","null"],"x-caseFold":true}`
 	r := s.cli(t, nil, "start", "srv", "--workflow", "sleeper", "--input", `{"ms":"10"}`, "--id", "bad1")
 	wantExit(t, r, 1, "HTTP 400",
-		`the input of workflow "sleeper" does not have the expected shape: at $.ms: want integer, got string "10"`, shape)
+		`the input of workflow "sleeper" does not have the expected shape: at $.ms: want integer or null, got string "10"`, shape)
 	want(t, "the refused run", s.call(t, "GET", "/v1/runs/bad1", "", nil), 404, "not_found")
 	api := s.call(t, "POST", "/v1/runs", "", map[string]any{"module": "srv", "workflow": "sleeper", "input": map[string]any{"ms": []int{1}}, "id": "bad2"})
 	want(t, "start with a wrong shape", api, 400, "bad_request")
-	if msg := api.errMessage(); !strings.Contains(msg, "at $.ms: want integer, got array") || !strings.Contains(msg, shape) {
+	if msg := api.errMessage(); !strings.Contains(msg, "at $.ms: want integer or null, got array") || !strings.Contains(msg, shape) {
 		t.Errorf("400 message %q lacks the mismatch or the expected shape", msg)
 	}
 	want(t, "the refused run", s.call(t, "GET", "/v1/runs/bad2", "", nil), 404, "not_found")
@@ -41,11 +42,12 @@ func TestTypedResolveRefusesWrongShape(t *testing.T) {
 	wantExit(t, s.cli(t, nil, "start", "srv", "--workflow", "waiter", "--id", "w1"), 0)
 	wantExit(t, s.cli(t, nil, "wait", "w1", "--issued", "approve"), 0)
 	r := s.cli(t, nil, "resolve", "w1.approve", "--value", `{"approved":true}`)
-	wantExit(t, r, 1, "HTTP 400", "the value does not have the expected shape: at $: want string, got object",
-		`expected shape (JSON Schema): {"type":"string"}`, "the promise is still pending")
+	stringShape := `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":["string","null"]}`
+	wantExit(t, r, 1, "HTTP 400", "the value does not have the expected shape: at $: want string or null, got object",
+		"expected shape (JSON Schema): "+stringShape, "the promise is still pending")
 	api := s.call(t, "POST", "/v1/promises/w1.approve", "", map[string]any{"value": 5})
 	want(t, "settle with a wrong shape", api, 400, "bad_request")
-	if msg := api.errMessage(); !strings.Contains(msg, "at $: want string, got integer 5") || !strings.Contains(msg, `{"type":"string"}`) {
+	if msg := api.errMessage(); !strings.Contains(msg, "at $: want string or null, got integer 5") || !strings.Contains(msg, stringShape) {
 		t.Errorf("400 message %q lacks the mismatch or the expected shape", msg)
 	}
 	if run := s.getRun(t, "w1", ""); run.Status != "suspended" && run.Status != "running" {

@@ -199,14 +199,21 @@ func RustErr(dir string) (string, error) {
 // fails.
 func CargoTest(tb testing.TB, dir string) string {
 	tb.Helper()
+	return CargoTestEnv(tb, dir, nil)
+}
+
+// CargoTestEnv is CargoTest with env added to cargo's environment and
+// args after cargo test's own (a test name selects the tests).
+func CargoTestEnv(tb testing.TB, dir string, env []string, args ...string) string {
+	tb.Helper()
 	need(tb, "Rust", HaveRust())
 	cache, err := cacheDir()
 	if err != nil {
 		tb.Fatal(err)
 	}
-	cmd := exec.Command(cargo, "test", "--offline", "--locked", "--target-dir", filepath.Join(cache, "cargo-target"))
+	cmd := exec.Command(cargo, append([]string{"test", "--offline", "--locked", "--target-dir", filepath.Join(cache, "cargo-target")}, args...)...)
 	cmd.Dir = filepath.Join(wasmbuild.Root(), dir)
-	cmd.Env = CargoEnv(cache)
+	cmd.Env = append(CargoEnv(cache), env...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		tb.Fatalf("cargo test in %s: %v\n%s", dir, err, out)

@@ -11,7 +11,9 @@ use crate::error::{empty_name, Error, IdError, Result};
 use crate::exec::{self, Suspend};
 use crate::feed;
 use crate::opts::{nanos, Opts};
+use crate::shape::Shape;
 use crate::sys;
+use crate::typed::Typed;
 
 /// A task's handle on the workflow. Each task (the root, a task started
 /// with `spawn`, a parallel branch) gets its own `Ctx`, which only that
@@ -69,6 +71,14 @@ impl Ctx {
     /// "{run}.{key}" (`Handle::key`).
     pub fn promise(&self) -> Handle {
         self.op().promise()
+    }
+
+    /// A durable promise whose value has type T: its schema is recorded
+    /// with the promise, the host refuses a settlement without that shape
+    /// (HTTP 400, the promise stays pending), and the value is decoded
+    /// into T.
+    pub fn promise_of<T: Shape>(&self) -> Typed<T> {
+        self.op().promise_of()
     }
 
     /// Starts the workflow of this module as a child run "{run}.{key}".
@@ -283,6 +293,12 @@ impl<'a> Op<'a> {
     /// `Ctx::promise` with these options.
     pub fn promise(self) -> Handle {
         self.handle(abi::OP_PROMISE, "promise", &[], true)
+    }
+
+    /// `Ctx::promise_of` with these options.
+    pub fn promise_of<T: Shape>(self) -> Typed<T> {
+        let schema = crate::shape::schema_of::<T>();
+        Typed::new(self.handle(abi::OP_PROMISE, "promise", schema.as_bytes(), true))
     }
 
     /// `Ctx::child` with these options.

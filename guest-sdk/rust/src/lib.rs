@@ -30,7 +30,9 @@
 //! on several with `Ctx::select`); use real time and randomness only in
 //! step bodies (`StepCtx`); a step body must not touch workflow state:
 //! only its result flows back. Values are JSON text (`String`); the `json`
-//! module reads and writes it.
+//! module reads and writes it. Typed values (`Shape`, `shape_struct!`)
+//! carry a JSON Schema the host checks: `Ctx::promise_of` and
+//! `register_typed`.
 
 mod abi;
 mod ctx;
@@ -39,7 +41,13 @@ mod exec;
 mod feed;
 pub mod json;
 mod opts;
+mod reader;
+pub mod shape;
+mod shape_struct;
+#[cfg(test)]
+mod shape_tests;
 mod sys;
+mod typed;
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -49,11 +57,14 @@ use std::pin::Pin;
 pub use ctx::{Ctx, Group, Handle, Op, Outcome, StepCtx};
 pub use error::{Error, IdError, Result, CANCELED_PREFIX};
 pub use opts::{Opts, Retry};
+pub use shape::{Mismatch, Reader, Schema, Shape};
+pub use typed::Typed;
 
 type Workflow = Box<dyn Fn(Ctx, String) -> Pin<Box<dyn Future<Output = Result<String>>>>>;
 
 thread_local! {
     static REGISTRY: RefCell<BTreeMap<String, Workflow>> = RefCell::new(BTreeMap::new());
+    static SCHEMAS: RefCell<BTreeMap<String, String>> = RefCell::new(BTreeMap::new()); // typed workflows' input schemas
 }
 
 /// Makes f runnable as the workflow `name`. f gets its task's `Ctx` and the
@@ -77,6 +88,45 @@ where
     });
 }
 
+/// Makes f runnable as the workflow `name`, with a typed input and
+/// result: the input's schema (`Shape`) is given to the host at deploy,
+/// which then refuses to start a run whose input does not have it (HTTP
+/// 400, no run is created); the input is decoded into In and the result
+/// encoded from Out. A run started without an input gets `null`, which
+/// only an `Option` or `()` input takes. It panics as `register` does.
+pub fn register_typed<In, Out, F, Fut>(name: &str, f: F)
+where
+    In: Shape + 'static,
+    Out: Shape + 'static,
+    F: Fn(Ctx, In) -> Fut + 'static,
+    Fut: Future<Output = Result<Out>> + 'static,
+{
+    let wf = name.to_string();
+    register(name, move |ctx, input: String| {
+        let started = shape::decode::<In>(input.as_bytes())
+            .map(|v| f(ctx, v))
+            .map_err(|e| Error::Failed(format!("workflow {:?}: input does not decode into {}: {}", wf, std::any::type_name::<In>(), e)));
+        async move { Ok(shape::encode(&started?.await?)) }
+    });
+    SCHEMAS.with(|s| s.borrow_mut().insert(name.to_string(), shape::schema_of::<In>()));
+}
+
+/// Gives the host the input schemas of the typed workflows, when it keeps
+/// them (at deploy): an empty schema asks first, as the Go SDK does.
+fn give_schemas() {
+    let schemas: Vec<(String, String)> = SCHEMAS.with(|s| s.borrow().iter().map(|(k, v)| (k.clone(), v.clone())).collect());
+    let first = match schemas.first() {
+        Some((name, _)) => name,
+        None => return,
+    };
+    if unsafe { sys::input_schema(first.as_ptr(), first.len() as u32, std::ptr::null(), 0) } != 1 {
+        return;
+    }
+    for (name, schema) in &schemas {
+        unsafe { sys::input_schema(name.as_ptr(), name.len() as u32, schema.as_ptr(), schema.len() as u32) };
+    }
+}
+
 /// Runs the invocation the host asks for. It is the last thing `main`
 /// calls, after `register`, and does not return: the host ends the module
 /// when the run ends, suspends or is evicted.
@@ -94,6 +144,7 @@ pub fn run() -> ! {
     let names: Vec<String> = REGISTRY.with(|r| r.borrow().keys().cloned().collect());
     let list = names.join("\n");
     unsafe { sys::workflows(list.as_ptr(), list.len() as u32) };
+    give_schemas();
     let inv = abi::decode_invocation(&exec::message(|b, c| unsafe { sys::invocation(b, c) }));
     if inv.mode != abi::MODE_RUN {
         std::process::exit(0); // describe: announce and stop

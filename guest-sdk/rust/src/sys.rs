@@ -51,6 +51,8 @@ mod imp {
         pub fn canceled(buf: *mut u8, cap: u32) -> u32;
         #[link_name = "feed"]
         pub fn feed(task: u32, used: u32, buf: *mut u8, cap: u32) -> u32;
+        #[link_name = "input_schema"]
+        pub fn input_schema(workflow: *const u8, workflow_len: u32, schema: *const u8, schema_len: u32) -> u32;
     }
 }
 
@@ -77,6 +79,7 @@ mod imp {
     pub unsafe fn op_options(_: u32, _: *const u8, _: u32) { panic!("{}", NOT_WASM) }
     pub unsafe fn canceled(_: *mut u8, _: u32) -> u32 { panic!("{}", NOT_WASM) }
     pub unsafe fn feed(_: u32, _: u32, _: *mut u8, _: u32) -> u32 { panic!("{}", NOT_WASM) }
+    pub unsafe fn input_schema(_: *const u8, _: u32, _: *const u8, _: u32) -> u32 { panic!("{}", NOT_WASM) }
 }
 
 pub(crate) use imp::*;
