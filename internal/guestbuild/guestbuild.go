@@ -183,7 +183,7 @@ func RustErr(dir string) (string, error) {
 		if err != nil {
 			return err
 		}
-		target := filepath.Join(cache, "cargo-target")
+		target := cargoTarget(cache)
 		cmd := exec.Command(cargo, "build", "--offline", "--locked", "--release", "--quiet", "--target", "wasm32-wasi", "--target-dir", target)
 		cmd.Dir = crate
 		cmd.Env = CargoEnv(cache)
@@ -192,6 +192,15 @@ func RustErr(dir string) (string, error) {
 		}
 		return copyFile(filepath.Join(target, "wasm32-wasi", "release", name+".wasm"), out)
 	})
+}
+
+// cargoTarget is cargo's target folder under cache for this checkout:
+// one per checkout, since cargo leaves the path out of a root package's
+// build hash, and takes another checkout's build of the same crate as
+// fresh when its sources are older (a stale test binary or module).
+func cargoTarget(cache string) string {
+	sum := sha256.Sum256([]byte(wasmbuild.Root()))
+	return filepath.Join(cache, "cargo-target", hex.EncodeToString(sum[:6]))
 }
 
 // CargoTest runs the native unit tests of the cargo crate in dir
@@ -211,7 +220,7 @@ func CargoTestEnv(tb testing.TB, dir string, env []string, args ...string) strin
 	if err != nil {
 		tb.Fatal(err)
 	}
-	cmd := exec.Command(cargo, append([]string{"test", "--offline", "--locked", "--target-dir", filepath.Join(cache, "cargo-target")}, args...)...)
+	cmd := exec.Command(cargo, append([]string{"test", "--offline", "--locked", "--target-dir", cargoTarget(cache)}, args...)...)
 	cmd.Dir = filepath.Join(wasmbuild.Root(), dir)
 	cmd.Env = append(CargoEnv(cache), env...)
 	out, err := cmd.CombinedOutput()
