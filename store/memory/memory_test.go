@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -222,4 +223,40 @@ func BenchmarkCommitOutcomes(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "rows/s")
+}
+
+// DeleteRuns removes the runs it matches with everything of theirs, and
+// leaves the others as they were.
+func TestDeleteRuns(t *testing.T) {
+	ctx := t.Context()
+	s := memory.New()
+	for _, id := range []string{"a", "a.1", "a~2", "ab", "b"} {
+		if _, _, err := s.CreateRun(ctx, store.Run{ID: id, ModuleHash: "m", Workflow: "w"}); err != nil {
+			t.Fatal(err)
+		}
+		b := store.Batch{Outcomes: []store.RunOutcome{{RunID: id, Outcome: store.Outcome{Key: "1", Kind: "call", Function: "f", Status: store.OutcomePending}}},
+			Tasks: []store.Task{{RunID: id, Key: "1", Name: "f"}}}
+		if err := s.Commit(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tree := func(id string) bool { return id == "a" || strings.HasPrefix(id, "a.") || strings.HasPrefix(id, "a~") }
+	if n := s.DeleteRuns(tree); n != 3 {
+		t.Fatalf("deleted %d runs; want 3", n)
+	}
+	rs, err := s.Runs(ctx, store.RunFilter{})
+	if err != nil || len(rs) != 2 || rs[0].ID != "ab" || rs[1].ID != "b" {
+		t.Fatalf("runs left: %+v, %v; want ab and b", rs, err)
+	}
+	for _, id := range []string{"a", "a.1"} {
+		if _, err := s.Run(ctx, id); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("Run(%s) after DeleteRuns: %v", id, err)
+		}
+		if ts, _ := s.Tasks(ctx, id); len(ts) != 0 {
+			t.Errorf("tasks of %s after DeleteRuns: %d", id, len(ts))
+		}
+	}
+	if ts, _ := s.Tasks(ctx, "ab"); len(ts) != 1 {
+		t.Errorf("tasks of ab: %d; want 1", len(ts))
+	}
 }
