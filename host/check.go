@@ -11,7 +11,6 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/skeinrun/skein/sched"
@@ -61,9 +60,27 @@ type CheckOptions struct {
 	// Progress, if set, is called after each schedule with the number
 	// checked so far and the total.
 	Progress func(done, total int)
+	// Budget bounds the check's time: when replaying every crash point of
+	// every schedule would take longer, the crash points replayed are
+	// sampled to fit (checkbudget.go), and the report says how many were
+	// (CheckReport.CrashPoints). Zero replays every one.
+	Budget time.Duration
+	// ChainRun, with Schedule and CrashAt, names the run of the
+	// schedule's continue-as-new chain the crash point is in: 1 (or 0)
+	// for the schedule's first run, N for its successor {run}~N.
+	ChainRun int
+	// Promises settle the external promises at these keys (the part of
+	// the full id after "{run}.") with a fixed outcome in every schedule.
+	// The check settles the others itself, by schedule: with a value
+	// generated from the schema the promise recorded, with an error, or
+	// not at all (checkpromise.go), unless LeavePromises is set: then they
+	// stay pending, and a schedule whose run waits on one ends suspended.
+	Promises      map[string]PromiseValue
+	LeavePromises bool
 
-	minting      sched.Minting // test only: a broken id policy the check must catch
-	replayInline bool          // test only: a replay that hands every recorded value back at once ("instant promise recovery")
+	minting      sched.Minting       // test only: a broken id policy the check must catch
+	replayInline bool                // test only: a replay that hands every recorded value back at once ("instant promise recovery")
+	checked      func(*memory.Store) // test only: given the check's store once every schedule is done
 	// LimitHint is Config.LimitHint for the runs of the check.
 	LimitHint func(field string) string
 	// Engine is Config.Engine for the runs of the check.
@@ -82,10 +99,13 @@ func Check(ctx context.Context, wasm []byte, o CheckOptions) (*CheckReport, erro
 		return nil, err
 	}
 	start := time.Now()
-	h, err := newHost(ctx, Config{Store: memory.New(), Evict: EvictNever, CacheDir: o.CacheDir,
+	mem := memory.New()
+	// No journal cache: the memory store holds the journals already.
+	h, err := newHost(ctx, Config{Store: mem, Evict: EvictNever, CacheDir: o.CacheDir, JournalCacheBytes: -1,
 		DisableInterrupt: o.DisableInterrupt, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), GuestOutputFor: o.GuestOutputFor,
-		Simulation: &Simulation{Seed: o.Seed, Activities: o.Activities, StepTime: o.StepTime, ActivityTime: o.ActivityTime},
-		LimitHint:  o.LimitHint, Engine: o.Engine},
+		Simulation: &Simulation{Seed: o.Seed, Activities: o.Activities, StepTime: o.StepTime, ActivityTime: o.ActivityTime,
+			Promises: o.Promises, SettlePromises: !o.LeavePromises},
+		LimitHint: o.LimitHint, Engine: o.Engine},
 		testHooks{minting: o.minting, replayInline: o.replayInline})
 	if err != nil {
 		return nil, fmt.Errorf("check: %w", err)
@@ -111,11 +131,15 @@ func Check(ctx context.Context, wasm []byte, o CheckOptions) (*CheckReport, erro
 	if o.Schedule > 0 {
 		ks = []int{o.Schedule}
 	}
-	results := h.checkSchedules(ctx, m, o, ks)
+	c := &checker{h: h, mem: mem, m: m, o: o, budget: newCrashBudget(start, o, len(ks)),
+		shares: &replayShares{byLog: map[[32]byte]*sharedReplays{}}}
+	r, err := c.run(ctx, ks)
+	if o.checked != nil {
+		o.checked(mem)
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("check: %w", err)
 	}
-	r, err := checkReport(o, results)
 	if err != nil {
 		return nil, err
 	}
@@ -146,86 +170,15 @@ func (o *CheckOptions) setDefaults() error {
 	if o.CrashAt < 0 || o.Schedule < 0 || (o.CrashAt > 0 && o.Schedule == 0) {
 		return errors.New("check: a crash point needs a schedule, and both count from 1")
 	}
+	if o.ChainRun < 0 || (o.ChainRun > 0 && o.CrashAt == 0) || o.Budget < 0 {
+		return errors.New("check: a run of the chain needs a crash point and counts from 1, and the budget must not be negative")
+	}
+	for key, v := range o.Promises {
+		if v.Error == "" && !json.Valid(v.Value) {
+			return fmt.Errorf("check: the value given for promise %q is not valid JSON: %.100q", key, v.Value)
+		}
+	}
 	return nil
-}
-
-// checkSchedules runs the schedules ks on o.Parallelism goroutines and
-// returns their results in the order of ks.
-func (h *Host) checkSchedules(ctx context.Context, m store.Module, o CheckOptions, ks []int) []scheduleResult {
-	results := make([]scheduleResult, len(ks))
-	shares := &replayShares{byLog: map[[32]byte]*sharedReplays{}}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	done := 0
-	next := make(chan int)
-	for range min(o.Parallelism, len(ks)) {
-		wg.Go(func() {
-			for i := range next {
-				results[i] = h.checkSchedule(ctx, m, o, ks[i], shares)
-				if o.Progress != nil {
-					mu.Lock()
-					done++
-					o.Progress(done, len(ks))
-					mu.Unlock()
-				}
-			}
-		})
-	}
-	for i := range ks {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	return results
-}
-
-type scheduleResult struct {
-	k           int
-	chain       []ChainRun // the run, then each successor it continued as (checkchain.go)
-	err         error      // the check itself failed
-	ops         map[string]simOp
-	choices     map[string][]choice // per key: the recorded choices before its op (simchoice.go)
-	end         EndGroup
-	replays     int // crash points checked
-	shared      int // of them, covered by another schedule's replays (checkshare.go)
-	divergences []Divergence
-}
-
-// checkSchedule runs schedule k, then replays it from every crash point,
-// unless a schedule that recorded the same log does (checkshare.go).
-func (h *Host) checkSchedule(ctx context.Context, m store.Module, o CheckOptions, k int, shares *replayShares) scheduleResult {
-	res := scheduleResult{k: k}
-	seed := mix(o.Seed, fmt.Sprintf("schedule:%d", k))
-	id := fmt.Sprintf("s%d", k)
-	run := store.Run{ID: id, ModuleHash: m.Hash, Workflow: o.Workflow, Input: o.Input, Seed: o.Seed | 1, StartTime: checkEpoch}
-	sim := newSimRun(seed, checkEpoch)
-	h.sim.preset(id, sim)
-	defer h.sim.drop(id)
-	if _, _, err := h.newRun(ctx, run); err != nil {
-		res.err = err
-		return res
-	}
-	final, err := h.Drive(ctx, id, DriveOptions{})
-	if err != nil && !IsDivergence(err) {
-		res.err = err
-		return res
-	}
-	res.ops, res.choices = sim.ops, sim.choices
-	res.end = EndGroup{Status: final.Status, Result: string(final.Result), Error: final.Error}
-	journal, err := h.journal(ctx, id)
-	if err != nil {
-		res.err = err
-		return res
-	}
-	res.chain = append(res.chain, chainRun(final, run.Input, len(journal)))
-	if err := h.sharedCrashReplays(ctx, o, &res, final, sim, journal, shares); err != nil {
-		res.err = err
-		return res
-	}
-	if final.Status == store.RunContinued {
-		h.checkChain(ctx, o, &res, final, seed)
-	}
-	return res
 }
 
 // journal returns a run's settled outcomes in settle order.
@@ -266,75 +219,6 @@ func (h *Host) verifyReplay(ctx context.Context, final store.Run, c int) *Diverg
 	return nil
 }
 
-// crashReplay copies the run as a crash before its c-th settlement would
-// have left it (with its child runs as they ended), drives the copy, and
-// compares its journal and end with the run's.
-func (h *Host) crashReplay(ctx context.Context, final store.Run, sim *simRun, journal []store.Outcome, c int) (*Divergence, error) {
-	cid := fmt.Sprintf("%s-c%d", final.ID, c)
-	var prefix []store.RunOutcome
-	clock := final.StartTime
-	settled := 0
-	for _, rec := range sim.log {
-		if rec.out.Status != store.OutcomePending {
-			settled++
-			if settled == c {
-				break
-			}
-			clock = max(clock, rec.out.VTime)
-		}
-		prefix = append(prefix, store.RunOutcome{RunID: cid, Outcome: rec.out})
-	}
-	run := final
-	run.ID, run.Status, run.Result, run.Error, run.WakeAt = cid, store.RunRunning, nil, "", 0
-	if _, _, err := h.cfg.Store.CreateRun(ctx, run); err != nil {
-		return nil, err
-	}
-	if err := h.cfg.Store.Commit(ctx, store.Batch{Outcomes: prefix}); err != nil {
-		return nil, err
-	}
-	if err := h.copyChildren(ctx, final.ID, cid); err != nil {
-		return nil, err
-	}
-	h.sim.preset(cid, sim.clone(clock))
-	defer h.sim.drop(cid)
-	got, err := h.Drive(ctx, cid, DriveOptions{})
-	if err != nil {
-		if IsDivergence(err) {
-			return &Divergence{CrashAt: c, Expected: "the journal to replay exactly", Got: err.Error()}, nil
-		}
-		return nil, err
-	}
-	j, err := h.journal(ctx, cid)
-	if err != nil {
-		return nil, err
-	}
-	for i := 0; i < max(len(j), len(journal)); i++ {
-		var want, have *store.Outcome
-		if i < len(journal) {
-			want = &journal[i]
-		}
-		if i < len(j) {
-			have = &j[i]
-		}
-		if want != nil && have != nil && sameOutcome(*want, *have) {
-			continue
-		}
-		d := &Divergence{CrashAt: c, Expected: describeOutcome(want, i+1), Got: describeOutcome(have, i+1)}
-		if want != nil {
-			d.Key = want.Key
-		} else {
-			d.Key = have.Key
-		}
-		return d, nil
-	}
-	if got.Status != final.Status || string(got.Result) != string(final.Result) || got.Error != final.Error {
-		return &Divergence{CrashAt: c,
-			Expected: fmt.Sprintf("the run to end %s %s", final.Status, endText(string(final.Result), final.Error)),
-			Got:      fmt.Sprintf("%s %s", got.Status, endText(string(got.Result), got.Error))}, nil
-	}
-	return nil, nil
-}
-
 func sameOutcome(a, b store.Outcome) bool {
 	return a.Key == b.Key && a.Kind == b.Kind && a.Function == b.Function && a.Status == b.Status &&
 		bytes.Equal(a.Value, b.Value) && a.Error == b.Error
@@ -347,52 +231,6 @@ func describeOutcome(o *store.Outcome, tick int) string {
 	return fmt.Sprintf("tick %d: %s %q at key %q settled %s", tick, o.Kind, o.Function, o.Key, endText(string(o.Value), o.Error))
 }
 
-// childPage is the page of runs copyChildren lists at a time after its
-// first page of one: most runs have no children, and a list copies every
-// run it returns.
-const childPage = 32
-
-// copyChildren copies the child runs of run (ids "{run}.…", at any depth)
-// with their outcomes as they ended, renamed under to.
-func (h *Host) copyChildren(ctx context.Context, from, to string) error {
-	st := h.cfg.Store
-	after := from + "."
-	for page := 1; ; page = childPage {
-		rs, err := st.Runs(ctx, store.RunFilter{After: after, Limit: page})
-		if err != nil {
-			return err
-		}
-		n := 0
-		for _, r := range rs {
-			if !strings.HasPrefix(r.ID, from+".") {
-				return nil
-			}
-			n++
-			after = r.ID
-			outs, err := st.Outcomes(ctx, r.ID)
-			if err != nil {
-				return err
-			}
-			c := r
-			c.ID = to + strings.TrimPrefix(r.ID, from)
-			c.Parent = to + strings.TrimPrefix(r.Parent, from)
-			// One batch: the copy of a completed run is created with its
-			// journal, which is closed from then on (store.Batch).
-			b := store.Batch{Creates: []store.Run{c}, Outcomes: make([]store.RunOutcome, len(outs))}
-			for i, o := range outs {
-				b.Outcomes[i] = store.RunOutcome{RunID: c.ID, Outcome: o}
-			}
-			if err := st.Commit(ctx, b); err != nil {
-				return err
-			}
-			h.sim.mu.Lock()
-			if s := h.sim.runs[r.ID]; s != nil {
-				h.sim.runs[c.ID] = s.clone(s.clock)
-			}
-			h.sim.mu.Unlock()
-		}
-		if n < page {
-			return nil
-		}
-	}
-}
+// chainRun is the position in the chain that ChainRun names (1: the
+// schedule's first run).
+func (o *CheckOptions) chainRun() int { return max(o.ChainRun, 1) }

@@ -2,11 +2,13 @@ package host
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/skeinrun/skein/internal/wasmbuild"
 	"github.com/skeinrun/skein/sched"
@@ -171,5 +173,34 @@ func benchCheck(b *testing.B, pkg string, o CheckOptions) {
 		}
 	}
 	b.ReportMetric(float64(r.Replays), "replays")
+	b.ReportMetric(100*float64(r.Replays)/float64(max(r.CrashPoints, 1)), "%crash-points")
 	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/check")
+}
+
+// BenchmarkCheckFanout200 is issue 33's checker figure: 200 tasks of two
+// steps each, joined (testdata/workflows/fanout200), under `skein
+// check`'s defaults (200 schedules, a budget of 30 s). It reports the
+// share of crash points replayed and the process's peak resident memory
+// (VmHWM), which must not grow with the schedules.
+func BenchmarkCheckFanout200(b *testing.B) {
+	benchCheck(b, "./testdata/workflows/fanout200", CheckOptions{Workflow: "fanout", Budget: 30 * time.Second})
+	if peak, err := peakRSS(); err == nil {
+		b.ReportMetric(float64(peak)/(1<<20), "peak-MiB")
+	}
+}
+
+// peakRSS is this process's peak resident set size in bytes (VmHWM).
+func peakRSS() (int64, error) {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			var kb int64
+			_, err := fmt.Sscan(v, &kb)
+			return kb << 10, err
+		}
+	}
+	return 0, errors.New("no VmHWM in /proc/self/status")
 }

@@ -38,46 +38,12 @@ func chainRun(r store.Run, input []byte, journal int) ChainRun {
 		Journal: journal, Start: time.Unix(0, r.StartTime).UTC()}
 }
 
-// replayCrashes replays the run final from every crash point of its
-// journal (or only o.CrashAt), and the whole journal after the last, and
-// adds what departed to res.
-func (h *Host) replayCrashes(ctx context.Context, o CheckOptions, res *scheduleResult, final store.Run, sim *simRun, journal []store.Outcome) error {
-	for c := 1; c <= len(journal)+1; c++ {
-		if o.CrashAt > 0 && c != o.CrashAt {
-			continue
-		}
-		res.replays++
-		var d *Divergence
-		if c > len(journal) {
-			// After the last tick: the whole journal, replayed without
-			// running anything.
-			d = h.verifyReplay(ctx, final, c)
-		} else {
-			var err error
-			if d, err = h.crashReplay(ctx, final, sim, journal, c); err != nil {
-				return err
-			}
-		}
-		if d != nil {
-			d.Schedule = res.k
-			if len(res.chain) > 1 {
-				d.Run = final.ID
-			}
-			res.divergences = append(res.divergences, *d)
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-	}
-	return nil
-}
-
 // checkChain follows the successors of prev, a run that continued as new,
 // and checks each; res.end becomes the end of the last one.
-func (h *Host) checkChain(ctx context.Context, o CheckOptions, res *scheduleResult, prev store.Run, seed uint64) {
-	for n := 1; prev.Status == store.RunContinued && n <= o.MaxContinues; n++ {
+func (c *checker) checkChain(ctx context.Context, res *scheduleResult, prev store.Run, seed uint64) {
+	for n := 1; prev.Status == store.RunContinued && n <= c.o.MaxContinues; n++ {
 		id := ContinuedRunID(prev.ID)
-		next, err := h.checkSuccessor(ctx, o, res, id, mix(seed, id))
+		next, err := c.checkSuccessor(ctx, res, id, mix(seed, id))
 		if err != nil {
 			res.err = fmt.Errorf("successor %s of %s: %w", id, prev.ID, err)
 			return
@@ -89,27 +55,38 @@ func (h *Host) checkChain(ctx context.Context, o CheckOptions, res *scheduleResu
 
 // checkSuccessor drives the successor id (created by its predecessor's
 // end) in a simulation of its own from its start time, records its ops
-// under its position in the chain, and replays it from every crash point.
-func (h *Host) checkSuccessor(ctx context.Context, o CheckOptions, res *scheduleResult, id string, seed uint64) (store.Run, error) {
+// and promises under its position in the chain, and replays it from its
+// crash points.
+func (c *checker) checkSuccessor(ctx context.Context, res *scheduleResult, id string, seed uint64) (store.Run, error) {
+	h := c.h
 	run, err := h.cfg.Store.Run(ctx, id)
 	if err != nil {
 		return store.Run{}, err
 	}
 	sim := newSimRun(seed, run.StartTime)
+	sim.index = res.k
 	h.sim.preset(id, sim)
 	defer h.sim.drop(id)
+	start := time.Now()
 	final, err := h.Drive(ctx, id, DriveOptions{})
 	if err != nil && !IsDivergence(err) {
 		return final, err
 	}
+	cost := time.Since(start)
 	pos := id[strings.LastIndexByte(id, '~'):]
 	for key, op := range sim.ops {
 		res.ops[pos+":"+key] = op
+	}
+	for key, how := range sim.promised {
+		if res.promised == nil {
+			res.promised = map[string]string{}
+		}
+		res.promised[pos+":"+key] = how
 	}
 	journal, err := h.journal(ctx, id)
 	if err != nil {
 		return final, err
 	}
 	res.chain = append(res.chain, chainRun(final, run.Input, len(journal)))
-	return final, h.replayCrashes(ctx, o, res, final, sim, journal)
+	return final, c.replayCrashes(ctx, res, final, sim, journal, cost)
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/skeinrun/skein/store"
@@ -15,10 +16,15 @@ type CheckReport struct {
 	Workflow  string
 	Seed      uint64
 	Schedules int
-	// Replays counts the crash points checked: one replay from every
-	// crash point of every schedule (a journal of n settlements has n+1:
-	// before each settlement, and after the last).
-	Replays int
+	// Replays counts the crash points checked. CrashPoints counts every
+	// crash point of every run of every schedule (a journal of n
+	// settlements has n+1: before each settlement, and after the last):
+	// Replays is less when the Budget did not allow them all, and the
+	// summary says so.
+	Replays     int
+	CrashPoints int
+	// Budget is CheckOptions.Budget.
+	Budget time.Duration
 	// Shared counts the crash points of Replays that were not replayed
 	// again because an earlier schedule recorded the same log and ended
 	// the same way: its replays start from the same records, and their
@@ -38,6 +44,10 @@ type CheckReport struct {
 	// Ends groups the schedules by how the run ended; more than one group
 	// means the result depends on the schedule (legitimate with Select).
 	Ends []EndGroup
+	// Promises groups the schedules by how the check settled each
+	// external promise (checkpromise.go); a successor's promises are
+	// keyed "~N:KEY", a child run's "CHILD-KEY/KEY".
+	Promises []PromiseUse
 	// Chain is the runs the first schedule ran: the run, then each
 	// successor it continued as (one entry for a run that does not
 	// continue). LongestJournal is the most settled outcomes of any run
@@ -59,8 +69,11 @@ type Divergence struct {
 	// run's end); Expected and Got describe it.
 	Key, Expected, Got string
 	// Run is the successor the replay was of, in a schedule whose run
-	// continued as new ("" for the schedule's first run).
-	Run string
+	// continued as new ("" for the schedule's first run), and ChainRun
+	// its position in the chain (N for {run}~N; 0 for the first run):
+	// what CheckOptions.ChainRun takes to reproduce it.
+	Run      string
+	ChainRun int
 }
 
 // IDConflict is a key issued as different ops by two schedules.
@@ -84,16 +97,22 @@ type ChoiceDependence struct {
 // Select-th Select of the task with lineage path Task ("" is the root),
 // and the key of the future it chose in schedule A and in B (a task's
 // future is its scope key, e.g. "t2").
+// With Promise set, it is instead an external promise of the task that
+// the check settled itself, differently in A and B (checkpromise.go).
 type Choice struct {
-	Task   string
-	Select int
-	A, B   string
+	Task    string
+	Select  int
+	Promise string
+	A, B    string
 }
 
 func (c Choice) String() string {
 	task := c.Task
 	if task == "" {
 		task = "root"
+	}
+	if c.Promise != "" {
+		return fmt.Sprintf("the check's settlement of promise %s, awaited by task %s,", c.Promise, task)
 	}
 	return fmt.Sprintf("select %d of task %s", c.Select, task)
 }
@@ -109,6 +128,9 @@ type EndGroup struct {
 	Error     string
 	Schedules []int
 }
+
+// Sampled reports whether the budget left crash points unreplayed.
+func (r *CheckReport) Sampled() bool { return r.Budget > 0 && r.Replays < r.CrashPoints }
 
 // OK reports whether nothing diverged and ids do not depend on the
 // schedule.
@@ -133,6 +155,10 @@ func (r *CheckReport) Summary() string {
 	if r.Shared > 0 {
 		shared = fmt.Sprintf(" (%d shared by schedules that recorded the same journal)", r.Shared)
 	}
+	if r.Sampled() {
+		shared += fmt.Sprintf(" of %d crash points (%.1f%%: sampled to fit the budget of %s; a budget of 0 replays every one)",
+			r.CrashPoints, 100*float64(r.Replays)/float64(max(r.CrashPoints, 1)), r.Budget)
+	}
 	chain := ""
 	if n := len(r.Chain); n > 1 {
 		chain = fmt.Sprintf(", a chain of %d runs continued as new (longest journal %d)", n, r.LongestJournal)
@@ -152,8 +178,12 @@ func (r *CheckReport) Details(w io.Writer) {
 		if d.Key != "" {
 			fmt.Fprintf(w, ", key %q", d.Key)
 		}
-		fmt.Fprintf(w, "\n  expected: %s\n  got:      %s\n  reproduce: --seed %d --schedule %d --crash-at %d\n",
-			d.Expected, d.Got, r.Seed, d.Schedule, d.CrashAt)
+		chain := ""
+		if d.ChainRun > 1 {
+			chain = fmt.Sprintf(" --chain-run %d", d.ChainRun)
+		}
+		fmt.Fprintf(w, "\n  expected: %s\n  got:      %s\n  reproduce: --seed %d --schedule %d%s --crash-at %d\n",
+			d.Expected, d.Got, r.Seed, d.Schedule, chain, d.CrashAt)
 	}
 	for _, c := range r.IDConflicts {
 		fmt.Fprintf(w, "id depends on the schedule: key %q is %s in schedule %d but %s in schedule %d\n  reproduce: --seed %d --schedule %d\n",
@@ -162,6 +192,13 @@ func (r *CheckReport) Details(w io.Writer) {
 	for _, c := range r.ChoiceDependent {
 		fmt.Fprintf(w, "id follows a recorded choice: key %q is %s in schedule %d but %s in schedule %d, after %s chose %q in schedule %d and %q in schedule %d\n",
 			c.Key, c.A, c.ScheduleA, c.B, c.ScheduleB, c.Choice, c.Choice.A, c.ScheduleA, c.Choice.B, c.ScheduleB)
+	}
+	for _, p := range r.Promises {
+		eg := ""
+		if p.Example != "" {
+			eg = ", e.g. " + p.Example
+		}
+		fmt.Fprintf(w, "promise %s: %s in %d schedules (first: %d%s)\n", p.Key, p.How, len(p.Schedules), p.Schedules[0], eg)
 	}
 	if len(r.Ends) > 1 {
 		for _, e := range r.Ends {
@@ -189,51 +226,110 @@ func endText(result, err string) string {
 // schedules are comparable (2026-01-01T00:00:00Z).
 const checkEpoch = 1767225600 * int64(time.Second)
 
-// checkReport gathers the results of the schedules: their replays and
-// divergences, the keys issued as different ops in two schedules, and
-// the schedules grouped by how the run ended.
-func checkReport(o CheckOptions, results []scheduleResult) (*CheckReport, error) {
-	r := &CheckReport{Workflow: o.Workflow, Seed: o.Seed, Schedules: len(results)}
-	seen := map[string]int{} // key -> index in results of its first schedule
-	conflicted, followed := map[string]bool{}, map[string]bool{}
-	for i, res := range results {
-		if res.err != nil {
-			return nil, fmt.Errorf("check: schedule %d: %w", res.k, res.err)
+// reportFolder folds the results of the schedules into the report in the
+// order of the schedules, as they come (a result that comes before its
+// turn waits for it): their replays and divergences, the keys issued as
+// different ops in two schedules, the schedules grouped by how the run
+// ended and how each promise was settled. Of each key it keeps only the
+// first schedule's op, so its memory follows the keys, not the schedules.
+type reportFolder struct {
+	mu         sync.Mutex
+	r          *CheckReport
+	progress   func(done, total int)
+	total      int
+	next       int                    // the index of the next result to fold
+	waiting    map[int]scheduleResult // results that came before their turn
+	seen       map[string]seenOp      // per key: the first schedule that issued it
+	conflicted map[string]bool
+	followed   map[string]bool
+	err        error
+}
+
+// seenOp is what a key was issued as in the first schedule that issued it.
+type seenOp struct {
+	k       int
+	op      simOp
+	choices []choice
+}
+
+func newReportFolder(o CheckOptions, ks []int) *reportFolder {
+	return &reportFolder{r: &CheckReport{Workflow: o.Workflow, Seed: o.Seed, Schedules: len(ks), Budget: o.Budget},
+		progress: o.Progress, total: len(ks), waiting: map[int]scheduleResult{}, seen: map[string]seenOp{},
+		conflicted: map[string]bool{}, followed: map[string]bool{}}
+}
+
+// add takes the result of the i-th schedule and folds every result whose
+// turn has come.
+func (f *reportFolder) add(i int, res scheduleResult) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.waiting[i] = res
+	for {
+		res, ok := f.waiting[f.next]
+		if !ok {
+			return
 		}
-		r.Replays += res.replays
-		r.Shared += res.shared
-		if i == 0 {
-			r.Chain = res.chain
+		delete(f.waiting, f.next)
+		f.next++
+		f.fold(res)
+		if f.progress != nil {
+			f.progress(f.next, f.total)
 		}
-		for _, c := range res.chain {
-			r.LongestJournal = max(r.LongestJournal, c.Journal)
-		}
-		r.Divergences = append(r.Divergences, res.divergences...)
-		for _, key := range slices.Sorted(maps.Keys(res.ops)) {
-			j, ok := seen[key]
-			if !ok {
-				seen[key] = i
-				continue
-			}
-			a, b := results[j].ops[key], res.ops[key]
-			if a == b || conflicted[key] {
-				continue
-			}
-			if c, ok := firstDifferentChoice(results[j].choices[key], res.choices[key]); ok {
-				if !followed[key] {
-					followed[key] = true
-					r.ChoiceDependent = append(r.ChoiceDependent, ChoiceDependence{Key: key, ScheduleA: results[j].k, ScheduleB: res.k,
-						A: KeyOp(a), B: KeyOp(b), Choice: c})
-				}
-				continue
-			}
-			conflicted[key] = true
-			r.IDConflicts = append(r.IDConflicts, IDConflict{Key: key, ScheduleA: results[j].k, ScheduleB: res.k,
-				A: KeyOp(a), B: KeyOp(b)})
-		}
-		r.addEnd(res.k, res.end)
 	}
-	return r, nil
+}
+
+// fold adds one schedule's result to the report.
+func (f *reportFolder) fold(res scheduleResult) {
+	r := f.r
+	if res.err != nil {
+		if f.err == nil {
+			f.err = fmt.Errorf("check: schedule %d: %w", res.k, res.err)
+		}
+		return
+	}
+	r.Replays += res.replays
+	r.Shared += res.shared
+	r.CrashPoints += res.crashPoints
+	if r.Chain == nil {
+		r.Chain = res.chain
+	}
+	for _, c := range res.chain {
+		r.LongestJournal = max(r.LongestJournal, c.Journal)
+	}
+	r.Divergences = append(r.Divergences, res.divergences...)
+	for _, key := range slices.Sorted(maps.Keys(res.ops)) {
+		first, ok := f.seen[key]
+		if !ok {
+			f.seen[key] = seenOp{k: res.k, op: res.ops[key], choices: res.choices[key]}
+			continue
+		}
+		a, b := first.op, res.ops[key]
+		if a == b || f.conflicted[key] {
+			continue
+		}
+		if c, ok := firstDifferentChoice(first.choices, res.choices[key]); ok {
+			if !f.followed[key] {
+				f.followed[key] = true
+				r.ChoiceDependent = append(r.ChoiceDependent, ChoiceDependence{Key: key, ScheduleA: first.k, ScheduleB: res.k,
+					A: KeyOp(a), B: KeyOp(b), Choice: c})
+			}
+			continue
+		}
+		f.conflicted[key] = true
+		r.IDConflicts = append(r.IDConflicts, IDConflict{Key: key, ScheduleA: first.k, ScheduleB: res.k, A: KeyOp(a), B: KeyOp(b)})
+	}
+	r.addEnd(res.k, res.end)
+	r.addPromises(res.k, res.promised)
+}
+
+// report returns the report once every result is folded.
+func (f *reportFolder) report() (*CheckReport, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err != nil {
+		return nil, f.err
+	}
+	return f.r, nil
 }
 
 // addEnd counts schedule k in the group of its end.

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"sync"
+	"time"
 
 	"github.com/skeinrun/skein/store"
 )
@@ -55,11 +56,12 @@ func (sh *sharedReplays) finish(replays int, err error) {
 // sharedCrashReplays replays the run final from its crash points
 // (replayCrashes), unless a schedule that recorded the same log does:
 // then it waits for those replays and counts them as shared.
-func (h *Host) sharedCrashReplays(ctx context.Context, o CheckOptions, res *scheduleResult, final store.Run, sim *simRun, journal []store.Outcome, shares *replayShares) error {
-	sh, owner := shares.claim(logPrint(sim.log, res.end), res.k)
+func (c *checker) sharedCrashReplays(ctx context.Context, res *scheduleResult, final store.Run, sim *simRun, journal []store.Outcome, cost time.Duration) error {
+	sh, owner := c.shares.claim(logPrint(sim.log, res.end), res.k)
 	if !owner {
 		select {
 		case <-sh.done:
+			res.crashPoints += len(journal) + 1
 			res.replays += sh.replays
 			res.shared += sh.replays
 			return sh.err
@@ -68,7 +70,7 @@ func (h *Host) sharedCrashReplays(ctx context.Context, o CheckOptions, res *sche
 		}
 	}
 	before := res.replays
-	err := h.replayCrashes(ctx, o, res, final, sim, journal)
+	err := c.replayCrashes(ctx, res, final, sim, journal, cost)
 	sh.finish(res.replays-before, err)
 	return err
 }

@@ -59,6 +59,9 @@ type effects interface {
 	prepareChild(r *store.Run)
 	// child drives a child run the op at key created (or found).
 	child(ctx context.Context, key string, child store.Run)
+	// promised is told of each external promise the execution issues,
+	// with the JSON Schema of its value (none: nil).
+	promised(key string, schema []byte)
 	// cancelChild cancels a pending child run for its canceled parent.
 	cancelChild(ctx context.Context, key, id, reason string)
 	// idle waits until a completion is in the mailbox, or ends the
@@ -108,6 +111,7 @@ func (liveEffects) hardCancels() bool                           { return true }
 func (liveEffects) spawned(sched.TaskID, sched.TaskID)          {}
 func (liveEffects) observed(sched.TaskID, sched.PromiseID, int) {}
 func (liveEffects) prepareChild(*store.Run)                     {}
+func (liveEffects) promised(string, []byte)                     {}
 func (f liveEffects) armTimer(key string, d int64)              { f.x.rs.armTimer(key, d) }
 
 func (f liveEffects) call(c activityCall) error {

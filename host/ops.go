@@ -162,6 +162,7 @@ func (x *exec) durableOp(ctx context.Context, a opArgs) (abi.OpResult, error) {
 	case a.kind == abi.OpSleep:
 		err = x.sleepOp(res, a.arg)
 	case a.kind == abi.OpPromise:
+		x.fx.promised(res.Key, a.arg)
 		if res.New {
 			if x.opSchema, err = x.promiseSchema(res.Key, a.arg); err != nil {
 				return r, err

@@ -38,6 +38,17 @@ type Simulation struct {
 	// ActivityTime bounds the virtual time an activity attempt takes
 	// (uniform from 0); default 100ms.
 	ActivityTime time.Duration
+	// Promises settle the external promises at these keys (the part of
+	// a promise's full id after "{run}.") with a fixed outcome, after a
+	// seeded virtual delay. SettlePromises settles the others too, as a
+	// check does (host/checkpromise.go): by schedule, with a value
+	// generated from the promise's schema, with an error, or not at all.
+	// Otherwise a promise waits for a Resolve from outside.
+	Promises       map[string]PromiseValue
+	SettlePromises bool
+	// PromiseTime bounds the virtual delay before the simulation settles
+	// a promise (uniform from 0); default 100ms.
+	PromiseTime time.Duration
 }
 
 // simulator holds the simulated state of each run of a host.
@@ -53,6 +64,9 @@ func newSimulator(cfg Simulation) *simulator {
 	}
 	if cfg.ActivityTime <= 0 {
 		cfg.ActivityTime = 100 * time.Millisecond
+	}
+	if cfg.PromiseTime <= 0 {
+		cfg.PromiseTime = 100 * time.Millisecond
 	}
 	return &simulator{cfg: cfg, runs: map[string]*simRun{}}
 }
@@ -71,6 +85,11 @@ type simRun struct {
 	// choices holds, per key, the recorded choices that could have shaped
 	// the op when it was first issued (simchoice.go).
 	choices map[string][]choice
+	// index is the schedule's number in a check (promise modes take turns
+	// by it); promised says how each promise was settled, for the report
+	// (checkpromise.go).
+	index    int
+	promised map[string]string
 }
 
 type simEvent struct {
@@ -206,6 +225,7 @@ func (r *simRun) noteOp(key string, op simOp, cs []choice) {
 // derived from it (a crash copy) starts from: seed, end times, ops.
 func (r *simRun) clone(clock int64) *simRun {
 	c := newSimRun(r.seed, clock)
+	c.index = r.index
 	for k, v := range r.ends {
 		c.ends[k] = v
 	}

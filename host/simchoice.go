@@ -17,11 +17,14 @@ import (
 // only when these agree (checkreport.go).
 
 // choice is the n-th Select of a task (by lineage path) and the key of the
-// promise it chose.
+// promise it chose; or, with Promise set, the outcome a task got from an
+// external promise that the check settled itself (checkpromise.go), which
+// differs between schedules as a Select's choice may.
 type choice struct {
-	Task   string
-	Select int
-	Chose  string
+	Task    string
+	Select  int
+	Promise string
+	Chose   string
 }
 
 // choices is the per-execution state of the simulation's choice
@@ -42,8 +45,10 @@ func (c *choices) spawned(parent, child sched.TaskID) {
 }
 
 // observed notes that task tid learned that p settled first of n futures:
-// a choice when n > 1; and, when p is a task's end, that task's choices.
-func (c *choices) observed(s *sched.Sched, tid sched.TaskID, p sched.PromiseID, n int) {
+// a choice when n > 1; when p is a task's end, that task's choices; and
+// when settledBy is not empty (how the check settled p, an external
+// promise), that outcome.
+func (c *choices) observed(s *sched.Sched, tid sched.TaskID, p sched.PromiseID, n int, settledBy string) {
 	key, joins := s.PromiseOf(p)
 	h := c.hist[tid]
 	grown := false
@@ -67,6 +72,12 @@ func (c *choices) observed(s *sched.Sched, tid sched.TaskID, p sched.PromiseID, 
 		}
 		h = append(h, choice{Task: s.TaskPath(tid), Select: c.selects[tid], Chose: key})
 	}
+	if settledBy != "" {
+		if !grown {
+			h, grown = slices.Clone(h), true
+		}
+		h = append(h, choice{Task: s.TaskPath(tid), Promise: key, Chose: settledBy})
+	}
 	if grown {
 		c.set(tid, h)
 	}
@@ -89,8 +100,8 @@ func (c *choices) set(tid sched.TaskID, h []choice) {
 func firstDifferentChoice(a, b []choice) (Choice, bool) {
 	for _, ca := range a {
 		for _, cb := range b {
-			if ca.Task == cb.Task && ca.Select == cb.Select && ca.Chose != cb.Chose {
-				return Choice{Task: ca.Task, Select: ca.Select, A: ca.Chose, B: cb.Chose}, true
+			if ca.Task == cb.Task && ca.Select == cb.Select && ca.Promise == cb.Promise && ca.Chose != cb.Chose {
+				return Choice{Task: ca.Task, Select: ca.Select, Promise: ca.Promise, A: ca.Chose, B: cb.Chose}, true
 			}
 		}
 	}

@@ -54,7 +54,8 @@ func (f *simEffects) issued(key, kind, fn string, tid sched.TaskID) {
 }
 func (f *simEffects) spawned(parent, child sched.TaskID) { f.choices.spawned(parent, child) }
 func (f *simEffects) observed(tid sched.TaskID, p sched.PromiseID, n int) {
-	f.choices.observed(f.x.s, tid, p, n)
+	key, _ := f.x.s.PromiseOf(p)
+	f.choices.observed(f.x.s, tid, p, n, f.sim.promised[key])
 }
 func (f *simEffects) hardCancels() bool { return false }
 
@@ -224,7 +225,9 @@ func (f *simEffects) child(ctx context.Context, key string, child store.Run) {
 	if !child.Status.Terminal() {
 		sims.mu.Lock()
 		if sims.runs[child.ID] == nil {
-			sims.runs[child.ID] = newSimRun(mix(f.sim.seed, "child:"+key), child.StartTime)
+			cs := newSimRun(mix(f.sim.seed, "child:"+key), child.StartTime)
+			cs.index = f.sim.index
+			sims.runs[child.ID] = cs
 		}
 		sims.mu.Unlock()
 		done := make(chan struct{})
@@ -241,8 +244,12 @@ func (f *simEffects) child(ctx context.Context, key string, child store.Run) {
 		}
 	}
 	took := time.Duration(0)
-	if cs := sims.run(child.ID, child.StartTime); cs.clock > child.StartTime {
+	cs := sims.run(child.ID, child.StartTime)
+	if cs.clock > child.StartTime {
 		took = time.Duration(cs.clock - child.StartTime)
+	}
+	for k, how := range cs.promised { // the child's promises, for the report
+		f.sim.notePromise(key+"/"+k, how)
 	}
 	f.sim.schedule("child:"+key, took, sched.Completion{Key: key, Outcome: childOutcome(child)})
 }

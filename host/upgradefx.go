@@ -123,6 +123,7 @@ func (f *upgradeEffects) issued(key, kind, fn string, _ sched.TaskID) {
 	}
 }
 func (f *upgradeEffects) bodyStarted(string, int) {}
+func (f *upgradeEffects) promised(string, []byte) {}
 func (f *upgradeEffects) bodyNow() int64          { return f.w.clock }
 func (f *upgradeEffects) bodyRand(b []byte) {
 	if f.rand == nil {

@@ -47,7 +47,23 @@ type Options struct {
 	// ScheduleIndependent also fails the test when the run's end (status,
 	// result, error) differs between schedules.
 	ScheduleIndependent bool
+	// Promises settle the workflow's external promises at these keys
+	// (the part of a promise's full id after "{run}.") with a fixed
+	// outcome. The check settles the others itself, in turn by schedule:
+	// with a value generated from the promise's schema, with an error, or
+	// not at all, so that the code after every promise is checked;
+	// LeavePromises leaves them pending instead (host.CheckOptions).
+	Promises      map[string]host.PromiseValue
+	LeavePromises bool
+	// Budget bounds the time of the check: when replaying every crash
+	// point of every schedule would take longer, the crash points are
+	// sampled to fit, and the report says how many were replayed. Zero
+	// means DefaultBudget; a negative budget replays every crash point.
+	Budget time.Duration
 }
+
+// DefaultBudget is Options.Budget's default: a check fits in it.
+const DefaultBudget = 30 * time.Second
 
 // Check checks workflow of the module at wasmPath with input (JSON; ""
 // means null) and fails t on any divergence or timing-dependent id. It
@@ -56,9 +72,16 @@ type Options struct {
 func Check(t testing.TB, wasmPath, workflow, input string, o Options) *host.CheckReport {
 	t.Helper()
 	ctx, wasm, cache := setup(t, wasmPath)
+	budget := o.Budget
+	switch {
+	case budget == 0:
+		budget = DefaultBudget
+	case budget < 0:
+		budget = 0
+	}
 	r, err := host.Check(ctx, wasm, host.CheckOptions{Workflow: workflow, Input: []byte(input),
 		Schedules: o.Schedules, Seed: o.Seed, Activities: o.Activities, StepTime: o.StepTime,
-		ActivityTime: o.ActivityTime, CacheDir: cache})
+		ActivityTime: o.ActivityTime, CacheDir: cache, Promises: o.Promises, LeavePromises: o.LeavePromises, Budget: budget})
 	if err != nil {
 		t.Fatalf("skeintest: %v", err)
 	}

@@ -255,6 +255,9 @@ import (
 
 // TestDeterminism builds this module to wasm and proves that its
 // workflow replays exactly from every crash point, under many schedules.
+// The check settles the promise approve itself, in turn by schedule: with
+// a decision generated from its type, with an error, or not at all (the
+// run then waits for it), so the code after the promise is checked too.
 func TestDeterminism(t *testing.T) {
 	wasm := filepath.Join(t.TempDir(), "{{.Name}}.wasm")
 	build := exec.Command("go", "build", "-buildmode=c-shared", "-o", wasm, ".")
@@ -262,7 +265,13 @@ func TestDeterminism(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build to wasm: %v\n%s", err, out)
 	}
-	skeintest.Check(t, wasm, "{{.Name}}", ` + "`" + `{"name":"ana"}` + "`" + `, skeintest.Options{Schedules: 10})
+	r := skeintest.Check(t, wasm, "{{.Name}}", ` + "`" + `{"name":"ana"}` + "`" + `, skeintest.Options{Schedules: 12})
+	for _, e := range r.Ends {
+		if e.Status == "completed" {
+			return
+		}
+	}
+	t.Errorf("no schedule got past the promise: %+v", r.Ends)
 }
 `
 

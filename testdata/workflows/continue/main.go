@@ -39,6 +39,31 @@ func loop(ctx *skein.Context, st state) (state, error) {
 	return st, skein.ContinueAsNew(ctx, st)
 }
 
+// drift is loop with a bug in its third run only: that run reads state
+// its step bodies set, so a replay of it (which does not run the bodies)
+// issues a step the live run never issued. The checker must name that
+// run of the chain, and its reproduction must replay it.
+func drift(ctx *skein.Context, st state) (state, error) {
+	st.Runs++
+	ran := false
+	for i := 0; i < st.Per && st.N < st.Total; i++ {
+		v, err := skein.Step(ctx, "add", func(*skein.StepContext) (int, error) { ran = true; return 1, nil })
+		if err != nil {
+			return st, err
+		}
+		st.N += v
+	}
+	if st.Runs == 3 && !ran {
+		if _, err := skein.Step(ctx, "only-on-replay", func(*skein.StepContext) (int, error) { return 0, nil }); err != nil {
+			return st, err
+		}
+	}
+	if st.N >= st.Total {
+		return st, nil
+	}
+	return st, skein.ContinueAsNew(ctx, st)
+}
+
 // grow issues steps until the host stops it, never continuing.
 func grow(ctx *skein.Context, _ struct{}) (int, error) {
 	for i := 0; ; i++ {
@@ -70,6 +95,7 @@ func promised(ctx *skein.Context, again bool) (string, error) {
 func main() {
 	skein.Register("loop", loop)
 	skein.Register("grow", grow)
+	skein.Register("drift", drift)
 	skein.Register("parent", parent)
 	skein.Register("promised", promised)
 	skein.Main()
