@@ -29,6 +29,10 @@ type OpResult struct {
 	Task    uint32 // spawn/branch: the new task's handle
 	Key     string // the op's lineage key (fork: the fork key)
 	Outcome Outcome
+	// Attempt (StateRunBody) is the durable attempt number of the body
+	// about to run: 1, 2, … It follows the key, and a host before it sent
+	// none: a decoder reads it when the message holds it, else 0.
+	Attempt uint32
 	// IDError fields (StateIDError).
 	Scope, Name, Rule, Message string
 }
@@ -200,6 +204,8 @@ func AppendOpResult(b []byte, m OpResult) []byte {
 	switch m.State {
 	case StateSettled:
 		e.Outcome(m.Outcome)
+	case StateRunBody:
+		e.U32(m.Attempt)
 	case StateIDError:
 		e.Str(m.Scope)
 		e.Str(m.Name)
@@ -225,6 +231,10 @@ func decodeOpResult(b []byte, withKey bool) (OpResult, error) {
 	switch m.State {
 	case StateSettled:
 		m.Outcome = d.Outcome()
+	case StateRunBody:
+		if d.Err == nil && len(d.B) >= 4 { // absent from a host before it
+			m.Attempt = d.U32()
+		}
 	case StateIDError:
 		m.Scope, m.Name, m.Rule, m.Message = d.Str(), d.Str(), d.Str(), d.Str()
 	}

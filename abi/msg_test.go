@@ -13,6 +13,7 @@ func TestMessagesRoundTrip(t *testing.T) {
 	}
 	for _, r := range []OpResult{
 		{State: StatePending, Promise: 7, Key: "t2.1"},
+		{State: StateRunBody, Promise: 4, Key: "t1.1", Attempt: 3},
 		{State: StateSettled, Promise: 1, Task: 3, Key: "1", Outcome: Outcome{Status: StatusOK, Data: []byte(`"v"`)}},
 		{State: StateIDError, Key: "", Scope: "t2", Name: "a.b", Rule: "dot", Message: "bad"},
 	} {
@@ -24,6 +25,16 @@ func TestMessagesRoundTrip(t *testing.T) {
 		if got, err := DecodeOpResultKeyless(AppendOpResult(nil, r)); err != nil || !reflect.DeepEqual(got, keyless) {
 			t.Fatalf("op result %+v -> keyless %+v %v", r, got, err)
 		}
+	}
+	// A run-body result without the attempt (a host before it) decodes
+	// with Attempt 0; one with it is read by a decoder before it, which
+	// stops after the key, unchanged.
+	legacy := []byte{StateRunBody, 4, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, '1'}
+	if got, err := DecodeOpResult(legacy); err != nil || got.Attempt != 0 || got.Key != "1" || got.Promise != 4 {
+		t.Fatalf("run body without attempt: %+v %v", got, err)
+	}
+	if b := AppendOpResult(nil, OpResult{State: StateRunBody, Promise: 4, Key: "1", Attempt: 2}); !bytes.Equal(b[:len(legacy)], legacy) || len(b) != len(legacy)+4 {
+		t.Fatalf("run body with attempt 2: % x, want % x then 02 00 00 00", b, legacy)
 	}
 	res := Resume{Kind: ResumeWake, Task: 2, Promise: 9, Outcome: Outcome{Status: StatusError, Data: []byte("no")}}
 	if got, err := DecodeResume(AppendResume(nil, res)); err != nil || !reflect.DeepEqual(got, res) {

@@ -157,7 +157,7 @@ func (x *exec) durableOp(ctx context.Context, a opArgs) (abi.OpResult, error) {
 	case res.Settled:
 		r.State, r.Outcome = abi.StateSettled, toABI(res.Outcome)
 	case res.RunBody:
-		r.State = abi.StateRunBody
+		r.State, r.Attempt = abi.StateRunBody, uint32(max(res.Attempts, 1))
 		x.startBody(res, opts, hasOpts)
 	case a.kind == abi.OpSleep:
 		err = x.sleepOp(res, a.arg)

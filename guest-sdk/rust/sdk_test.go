@@ -249,3 +249,24 @@ func fedOps(t *testing.T, h *host.Host) int {
 	t.Fatal("no skein_fed_ops_total in the metrics")
 	return 0
 }
+
+// StepCtx::attempt is the durable attempt number: a step that fails on
+// attempts 1 and 2 succeeds on 3, in every eviction mode, and the checker
+// finds it the same from every crash point of every schedule.
+func TestRustStepAttempt(t *testing.T) {
+	wasm := guestbuild.Rust(t, probe)
+	want := map[string]string{"flaky": "true", "plain": "1"}
+	for _, evict := range hosttest.Evicts {
+		r, outs, _ := hosttest.RunModule(t, wasm, "attempts", "null", evict)
+		if got := result(t, r); !maps(got, want) {
+			t.Fatalf("%s: got %q, want %q", evict, got, want)
+		}
+		if o := hosttest.Outcome(t, outs, "1"); o.Function != "flaky" || o.Attempts != 3 || o.Status != store.OutcomeOK {
+			t.Fatalf("%s: the retried step: %+v", evict, o)
+		}
+	}
+	rep := skeintest.Check(t, wasm, "attempts", "null", skeintest.Options{Schedules: 20, ScheduleIndependent: true})
+	if len(rep.Ends) != 1 || rep.Ends[0].Result != `{"flaky":"true","plain":"1"}` {
+		t.Fatalf("checked ends %+v", rep.Ends)
+	}
+}

@@ -180,9 +180,20 @@ func idError(r abi.OpResult) error {
 // real-time wait during which other tasks run. Values obtained here are
 // recorded only through the step's return value.
 type StepContext struct {
-	t   *task
-	rng *rand.Rand
+	t       *task
+	rng     *rand.Rand
+	attempt int
 }
+
+// Attempt returns the durable number of the attempt that is running: 1
+// for the first, 2 for the first retry under skein.Retry, and so on. The
+// host records each attempt before it runs, so the number is the same
+// live and after a crash, where an attempt that was cut short counts as
+// used: a body that must act differently on a retry (fail until the third
+// attempt, pick a backup endpoint) reads it here, never from a counter in
+// workflow or package state, which a replay starts again. It is 0 only
+// under a host too old to tell it (abi/README.md, OpResult).
+func (s *StepContext) Attempt() int { return s.attempt }
 
 // Now returns the real wall-clock time.
 func (s *StepContext) Now() time.Time { return time.Unix(0, hostRealNow()) }
@@ -222,8 +233,9 @@ func Step[T any](ctx *Context, fnName string, body func(*StepContext) (T, error)
 	case abi.StatePending:
 		return decode[T](ctx.t.await(r.Promise))
 	}
+	attempt := int(r.Attempt)
 	for {
-		v, err := body(&StepContext{t: ctx.t})
+		v, err := body(&StepContext{t: ctx.t, attempt: attempt})
 		if current != ctx.t {
 			misuse()
 		}
@@ -238,7 +250,12 @@ func Step[T any](ctx *Context, fnName string, body func(*StepContext) (T, error)
 			}
 			return decode[T](abi.Outcome{Status: status, Data: data})
 		case abi.StepRetry:
-			ctx.t.yield() // the backoff; then the next attempt
+			// The host recorded the next attempt (one more) before
+			// answering; the backoff, then that attempt.
+			ctx.t.yield()
+			if attempt > 0 { // 0: a host that does not tell
+				attempt++
+			}
 			continue
 		}
 		return decode[T](ctx.t.await(r.Promise))

@@ -198,6 +198,24 @@ async fn timeout(ctx: Ctx, _: String) -> Result<String> {
     }
 }
 
+/// attempts: a step that fails twice, then succeeds, by its durable
+/// attempt number (StepCtx::attempt); its value does not depend on the
+/// number, so a crash that uses up an attempt changes nothing. A step
+/// without a retry policy runs as attempt 1.
+async fn attempts(ctx: Ctx, _: String) -> Result<String> {
+    let flaky = ctx
+        .with(Opts::new().retry(Retry { max_attempts: 5, initial_backoff: Duration::from_millis(1), ..Default::default() }))
+        .step("flaky", |s| async move {
+            if s.attempt() < 3 {
+                return Err(Error::msg(format!("attempt {} fails", s.attempt())));
+            }
+            Ok("true".to_string())
+        })
+        .await?;
+    let plain = ctx.step("plain", |s| async move { Ok(format!("{}", s.attempt())) }).await?;
+    Ok(object(vec![("flaky".to_string(), flaky), ("plain".to_string(), plain)]))
+}
+
 /// Returns a value that is not JSON.
 async fn notjson(_: Ctx, _: String) -> Result<String> {
     Ok("not json".to_string())
@@ -213,5 +231,6 @@ fn main() {
     skein::register("panics", panics);
     skein::register("notjson", notjson);
     skein::register("timeout", timeout);
+    skein::register("attempts", attempts);
     skein::run()
 }
