@@ -225,6 +225,12 @@ CREATE TABLE hooks (
 ALTER TABLE outcomes ADD COLUMN schema BYTEA;
 ALTER TABLE modules ADD COLUMN input_schemas TEXT;
 `,
+	// 10: what a parent's end does to a child run that has not ended
+	// (store/sqlite's migration 13).
+	`
+ALTER TABLE runs ADD COLUMN parent_close TEXT NOT NULL DEFAULT ''; -- '' or 'cancel': canceled; 'abandon': left running
+ALTER TABLE runs ADD COLUMN abandoned INTEGER NOT NULL DEFAULT 0; -- 1: its parent ended first and left it running
+`,
 }
 
 // writeOnceState is the SQLSTATE the write-once triggers raise (class SK:
