@@ -68,7 +68,13 @@ type OpOptions struct {
 	Jitter         uint32   // random spread of each backoff, in thousandths (200 = ±20%)
 	Timeout        uint64   // ns per attempt (0: none)
 	NonRetryable   []string // an error whose text contains one of these is not retried
+	// ParentClose (a child op only) is what the end of the parent does to
+	// the child run when it has not ended: ParentCloseCancel or
+	// ParentCloseAbandon; 0 is the default, cancel. It follows
+	// NonRetryable; a message without it (a guest before it) means 0.
+	ParentClose uint32
 }
+
 
 // AppendOpOptions encodes OpOptions.
 func AppendOpOptions(b []byte, m OpOptions) []byte {
@@ -83,6 +89,7 @@ func AppendOpOptions(b []byte, m OpOptions) []byte {
 	for _, s := range m.NonRetryable {
 		e.Str(s)
 	}
+	e.U32(m.ParentClose)
 	return e.B
 }
 
@@ -96,6 +103,9 @@ func DecodeOpOptions(b []byte) (OpOptions, error) {
 	}
 	for i := uint32(0); i < n && d.Err == nil; i++ {
 		m.NonRetryable = append(m.NonRetryable, d.Str())
+	}
+	if d.Err == nil && len(d.B) > 0 { // absent from a guest before it
+		m.ParentClose = d.U32()
 	}
 	return m, d.Err
 }
@@ -232,7 +242,7 @@ func decodeOpResult(b []byte, withKey bool) (OpResult, error) {
 	case StateSettled:
 		m.Outcome = d.Outcome()
 	case StateRunBody:
-		if d.Err == nil && len(d.B) >= 4 { // absent from a host before it
+		if d.Err == nil && len(d.B) > 0 { // absent from a host before it
 			m.Attempt = d.U32()
 		}
 	case StateIDError:

@@ -68,13 +68,26 @@ func TestMessagesRoundTrip(t *testing.T) {
 	if got, err := DecodeOpOptions(AppendOpOptions(nil, oo)); err != nil || !reflect.DeepEqual(got, oo) {
 		t.Fatalf("op options %+v %v", got, err)
 	}
+	// A guest before ParentClose sends the message without it: 0.
+	if b := AppendOpOptions(nil, oo); true {
+		if got, err := DecodeOpOptions(b[:len(b)-4]); err != nil || !reflect.DeepEqual(got, oo) {
+			t.Fatalf("op options without parent close: %+v %v", got, err)
+		}
+	}
+	child := OpOptions{ParentClose: ParentCloseAbandon}
+	if got, err := DecodeOpOptions(AppendOpOptions(nil, child)); err != nil || !reflect.DeepEqual(got, child) {
+		t.Fatalf("child op options %+v %v", got, err)
+	}
 }
 
-// Every decoder rejects every truncation of a valid message.
+// Every decoder rejects every truncation of a valid message, except the
+// one that ends before an optional last field (OpOptions.ParentClose,
+// OpResult.Attempt): that is the message of a guest or host before it.
 func TestTruncatedMessages(t *testing.T) {
 	msgs := map[string][]byte{
 		"invocation": AppendInvocation(nil, Invocation{Mode: ModeRun, Workflow: "w", Input: []byte("{}")}),
 		"op":         AppendOpResult(nil, OpResult{State: StateSettled, Key: "k", Outcome: Outcome{Status: 1, Data: []byte("1")}}),
+		"body":       AppendOpResult(nil, OpResult{State: StateRunBody, Key: "k", Attempt: 2}),
 		"resume":     AppendResume(nil, Resume{Kind: ResumeWake, Task: 1, Promise: 1, Outcome: Outcome{Status: 1, Data: []byte("1")}}),
 		"wait":       AppendWait(nil, Wait{Ready: true, Outcome: Outcome{Status: 1, Data: []byte("1")}}),
 		"outcomes":   AppendOutcomes(nil, []OutcomeEntry{{Key: "1", Function: "f", Outcome: Outcome{Status: 1, Data: []byte("1")}}}),
@@ -84,6 +97,7 @@ func TestTruncatedMessages(t *testing.T) {
 	dec := map[string]func([]byte) error{
 		"invocation": func(b []byte) error { _, err := DecodeInvocation(b); return err },
 		"op":         func(b []byte) error { _, err := DecodeOpResult(b); return err },
+		"body":       func(b []byte) error { _, err := DecodeOpResult(b); return err },
 		"resume":     func(b []byte) error { _, err := DecodeResume(b); return err },
 		"wait":       func(b []byte) error { _, err := DecodeWait(b); return err },
 		"outcomes":   func(b []byte) error { _, err := DecodeOutcomes(b); return err },
@@ -96,8 +110,12 @@ func TestTruncatedMessages(t *testing.T) {
 			return d.Err
 		},
 	}
+	optional := map[string]int{"options": 4, "body": 4} // the last field's size
 	for name, m := range msgs {
 		for n := 0; n < len(m); n++ {
+			if n == len(m)-optional[name] && optional[name] > 0 {
+				continue
+			}
 			if err := dec[name](bytes.Clone(m[:n])); err == nil {
 				t.Errorf("%s: %d of %d bytes decoded without error", name, n, len(m))
 			}
