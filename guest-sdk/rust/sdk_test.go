@@ -270,3 +270,25 @@ func TestRustStepAttempt(t *testing.T) {
 		t.Fatalf("checked ends %+v", rep.Ends)
 	}
 }
+
+// Opts::parent_close: the run ends while its child waits on a promise;
+// by default the child is canceled (it compensates and ends canceled),
+// with ParentClose::Abandon it is left waiting, marked abandoned.
+func TestRustParentClose(t *testing.T) {
+	wasm := guestbuild.Rust(t, probe)
+	ctx := context.Background()
+	for _, c := range []struct{ in, status string }{{`"cancel"`, "canceled"}, {`"abandon"`, "suspended"}} {
+		e := hosttest.NewModule(t, wasm, "probe", host.EvictNever)
+		r := e.Drive(e.Start("leaves", c.in).ID)
+		if r.Status != store.RunCompleted || string(r.Result) != `"the timer won"` {
+			t.Fatalf("%s: parent %s %s %s", c.in, r.Status, r.Result, r.Error)
+		}
+		child, err := e.Store.Run(ctx, r.ID+".1")
+		if err != nil || string(child.Status) != c.status || child.Abandoned != (c.status == "suspended") {
+			t.Fatalf("%s: child %s %q abandoned %v (%v); want %s", c.in, child.Status, child.Error, child.Abandoned, err, c.status)
+		}
+		if c.status == "canceled" && string(child.Result) != `"compensated (parent run `+r.ID+` ended (completed), err true)"` {
+			t.Fatalf("%s: child result %s", c.in, child.Result)
+		}
+	}
+}

@@ -98,7 +98,13 @@ pub struct OpOptions {
     pub jitter: u32,
     pub timeout: u64,
     pub non_retryable: Vec<String>,
+    /// A child op's policy for its parent's end: PARENT_CLOSE_CANCEL or
+    /// PARENT_CLOSE_ABANDON (0: cancel). The message's last field.
+    pub parent_close: u32,
 }
+
+pub const PARENT_CLOSE_CANCEL: u32 = 1;
+pub const PARENT_CLOSE_ABANDON: u32 = 2;
 
 /// Reads fields written by the host; the first error sticks.
 pub struct Dec<'a> {
@@ -257,6 +263,7 @@ pub fn encode_op_options(m: &OpOptions) -> Vec<u8> {
     for s in &m.non_retryable {
         e.str(s);
     }
+    e.u32(m.parent_close);
     e.b
 }
 

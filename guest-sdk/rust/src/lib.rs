@@ -48,7 +48,7 @@ use std::pin::Pin;
 
 pub use ctx::{Ctx, Group, Handle, Op, Outcome, StepCtx};
 pub use error::{Error, IdError, Result, CANCELED_PREFIX};
-pub use opts::{Opts, Retry};
+pub use opts::{Opts, ParentClose, Retry};
 
 type Workflow = Box<dyn Fn(Ctx, String) -> Pin<Box<dyn Future<Output = Result<String>>>>>;
 
