@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"path/filepath"
@@ -121,26 +120,8 @@ func TestParentCloseUI(t *testing.T) {
 	}
 	s.awaitStatus(t, "uc.1", "", "canceled")
 
-	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
-	defer cancel()
-	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, chromedp.ExecPath(chrome), chromedp.Flag("headless", true),
-		chromedp.Flag("no-sandbox", true), chromedp.Flag("disable-gpu", true), chromedp.Flag("no-first-run", true),
-		chromedp.Flag("disable-dev-shm-usage", true), chromedp.UserDataDir(t.TempDir()))
-	defer cancelAlloc()
-	bctx, cancelBrowser := chromedp.NewContext(actx)
-	defer cancelBrowser()
-	if err := chromedp.Do(bctx, chromedp.Navigate("about:blank")); err != nil {
-		t.Fatalf("start chromium %s: %v", chrome, err)
-	}
-	step := func(what string, actions ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		sctx, cancel := context.WithTimeout(bctx, 15*time.Second)
-		defer cancel()
-		if err := chromedp.Do(sctx, actions...); err != nil {
-			html, _ := chromedp.Run(bctx, chromedp.OuterHTML(chromedp.CSS("main")))
-			t.Fatalf("%s: %v\npage:\n%s", what, err, html)
-		}
-	}
+	step := browserSteps(t, chrome)
+
 	step("the abandoned child's page says so",
 		chromedp.Navigate(s.url+"/#/run/ua.1"),
 		chromedp.WaitVisible(chromedp.CSS(`#run-parent[href="#/run/ua"]`)),
