@@ -75,7 +75,6 @@ type OpOptions struct {
 	ParentClose uint32
 }
 
-
 // AppendOpOptions encodes OpOptions.
 func AppendOpOptions(b []byte, m OpOptions) []byte {
 	e := Enc{b}

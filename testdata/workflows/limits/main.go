@@ -117,8 +117,8 @@ func nap(ctx *skein.Context, _ struct{}) (int, error) {
 type treeIn struct {
 	Depth, Fan int
 	Name       string
-	Nap        int // leaves first sleep this many ms of real time in a step body
-	Busy       int // a run with children then works this many ms of real time in a step body, without yielding, before it joins them
+	Nap        int  // leaves first sleep this many ms of real time in a step body
+	Busy       int  // a run with children then works this many ms of real time in a step body, without yielding, before it joins them
 	Abandon    bool // the children are skein.ParentClose(skein.AbandonChild): the run's end leaves them running
 }
 
