@@ -123,6 +123,13 @@ const (
 	StepRetry   uint32 = 2 // the attempt failed and is retried: yield (the backoff), then run the body again
 )
 
+// ParentClose policies of OpOptions (a child op): what the end of the
+// parent does to the child run when it has not ended. 0 means cancel.
+const (
+	ParentCloseCancel  uint32 = 1 // the parent's end cancels the child
+	ParentCloseAbandon uint32 = 2 // the parent's end leaves the child running, abandoned
+)
+
 // Invocation modes.
 const (
 	ModeRun      uint8 = 1 // run the named workflow

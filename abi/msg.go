@@ -29,6 +29,10 @@ type OpResult struct {
 	Task    uint32 // spawn/branch: the new task's handle
 	Key     string // the op's lineage key (fork: the fork key)
 	Outcome Outcome
+	// Attempt (StateRunBody) is the durable attempt number of the body
+	// about to run: 1, 2, … It follows the key, and a host before it sent
+	// none: a decoder reads it when the message holds it, else 0.
+	Attempt uint32
 	// IDError fields (StateIDError).
 	Scope, Name, Rule, Message string
 }
@@ -64,6 +68,11 @@ type OpOptions struct {
 	Jitter         uint32   // random spread of each backoff, in thousandths (200 = ±20%)
 	Timeout        uint64   // ns per attempt (0: none)
 	NonRetryable   []string // an error whose text contains one of these is not retried
+	// ParentClose (a child op only) is what the end of the parent does to
+	// the child run when it has not ended: ParentCloseCancel or
+	// ParentCloseAbandon; 0 is the default, cancel. It follows
+	// NonRetryable; a message without it (a guest before it) means 0.
+	ParentClose uint32
 }
 
 // AppendOpOptions encodes OpOptions.
@@ -79,6 +88,7 @@ func AppendOpOptions(b []byte, m OpOptions) []byte {
 	for _, s := range m.NonRetryable {
 		e.Str(s)
 	}
+	e.U32(m.ParentClose)
 	return e.B
 }
 
@@ -92,6 +102,9 @@ func DecodeOpOptions(b []byte) (OpOptions, error) {
 	}
 	for i := uint32(0); i < n && d.Err == nil; i++ {
 		m.NonRetryable = append(m.NonRetryable, d.Str())
+	}
+	if d.Err == nil && len(d.B) > 0 { // absent from a guest before it
+		m.ParentClose = d.U32()
 	}
 	return m, d.Err
 }
@@ -200,6 +213,8 @@ func AppendOpResult(b []byte, m OpResult) []byte {
 	switch m.State {
 	case StateSettled:
 		e.Outcome(m.Outcome)
+	case StateRunBody:
+		e.U32(m.Attempt)
 	case StateIDError:
 		e.Str(m.Scope)
 		e.Str(m.Name)
@@ -225,6 +240,10 @@ func decodeOpResult(b []byte, withKey bool) (OpResult, error) {
 	switch m.State {
 	case StateSettled:
 		m.Outcome = d.Outcome()
+	case StateRunBody:
+		if d.Err == nil && len(d.B) > 0 { // absent from a host before it
+			m.Attempt = d.U32()
+		}
 	case StateIDError:
 		m.Scope, m.Name, m.Rule, m.Message = d.Str(), d.Str(), d.Str(), d.Str()
 	}

@@ -13,6 +13,7 @@ func TestMessagesRoundTrip(t *testing.T) {
 	}
 	for _, r := range []OpResult{
 		{State: StatePending, Promise: 7, Key: "t2.1"},
+		{State: StateRunBody, Promise: 4, Key: "t1.1", Attempt: 3},
 		{State: StateSettled, Promise: 1, Task: 3, Key: "1", Outcome: Outcome{Status: StatusOK, Data: []byte(`"v"`)}},
 		{State: StateIDError, Key: "", Scope: "t2", Name: "a.b", Rule: "dot", Message: "bad"},
 	} {
@@ -24,6 +25,16 @@ func TestMessagesRoundTrip(t *testing.T) {
 		if got, err := DecodeOpResultKeyless(AppendOpResult(nil, r)); err != nil || !reflect.DeepEqual(got, keyless) {
 			t.Fatalf("op result %+v -> keyless %+v %v", r, got, err)
 		}
+	}
+	// A run-body result without the attempt (a host before it) decodes
+	// with Attempt 0; one with it is read by a decoder before it, which
+	// stops after the key, unchanged.
+	legacy := []byte{StateRunBody, 4, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, '1'}
+	if got, err := DecodeOpResult(legacy); err != nil || got.Attempt != 0 || got.Key != "1" || got.Promise != 4 {
+		t.Fatalf("run body without attempt: %+v %v", got, err)
+	}
+	if b := AppendOpResult(nil, OpResult{State: StateRunBody, Promise: 4, Key: "1", Attempt: 2}); !bytes.Equal(b[:len(legacy)], legacy) || len(b) != len(legacy)+4 {
+		t.Fatalf("run body with attempt 2: % x, want % x then 02 00 00 00", b, legacy)
 	}
 	res := Resume{Kind: ResumeWake, Task: 2, Promise: 9, Outcome: Outcome{Status: StatusError, Data: []byte("no")}}
 	if got, err := DecodeResume(AppendResume(nil, res)); err != nil || !reflect.DeepEqual(got, res) {
@@ -57,13 +68,26 @@ func TestMessagesRoundTrip(t *testing.T) {
 	if got, err := DecodeOpOptions(AppendOpOptions(nil, oo)); err != nil || !reflect.DeepEqual(got, oo) {
 		t.Fatalf("op options %+v %v", got, err)
 	}
+	// A guest before ParentClose sends the message without it: 0.
+	if b := AppendOpOptions(nil, oo); true {
+		if got, err := DecodeOpOptions(b[:len(b)-4]); err != nil || !reflect.DeepEqual(got, oo) {
+			t.Fatalf("op options without parent close: %+v %v", got, err)
+		}
+	}
+	child := OpOptions{ParentClose: ParentCloseAbandon}
+	if got, err := DecodeOpOptions(AppendOpOptions(nil, child)); err != nil || !reflect.DeepEqual(got, child) {
+		t.Fatalf("child op options %+v %v", got, err)
+	}
 }
 
-// Every decoder rejects every truncation of a valid message.
+// Every decoder rejects every truncation of a valid message, except the
+// one that ends before an optional last field (OpOptions.ParentClose,
+// OpResult.Attempt): that is the message of a guest or host before it.
 func TestTruncatedMessages(t *testing.T) {
 	msgs := map[string][]byte{
 		"invocation": AppendInvocation(nil, Invocation{Mode: ModeRun, Workflow: "w", Input: []byte("{}")}),
 		"op":         AppendOpResult(nil, OpResult{State: StateSettled, Key: "k", Outcome: Outcome{Status: 1, Data: []byte("1")}}),
+		"body":       AppendOpResult(nil, OpResult{State: StateRunBody, Key: "k", Attempt: 2}),
 		"resume":     AppendResume(nil, Resume{Kind: ResumeWake, Task: 1, Promise: 1, Outcome: Outcome{Status: 1, Data: []byte("1")}}),
 		"wait":       AppendWait(nil, Wait{Ready: true, Outcome: Outcome{Status: 1, Data: []byte("1")}}),
 		"outcomes":   AppendOutcomes(nil, []OutcomeEntry{{Key: "1", Function: "f", Outcome: Outcome{Status: 1, Data: []byte("1")}}}),
@@ -73,6 +97,7 @@ func TestTruncatedMessages(t *testing.T) {
 	dec := map[string]func([]byte) error{
 		"invocation": func(b []byte) error { _, err := DecodeInvocation(b); return err },
 		"op":         func(b []byte) error { _, err := DecodeOpResult(b); return err },
+		"body":       func(b []byte) error { _, err := DecodeOpResult(b); return err },
 		"resume":     func(b []byte) error { _, err := DecodeResume(b); return err },
 		"wait":       func(b []byte) error { _, err := DecodeWait(b); return err },
 		"outcomes":   func(b []byte) error { _, err := DecodeOutcomes(b); return err },
@@ -85,8 +110,12 @@ func TestTruncatedMessages(t *testing.T) {
 			return d.Err
 		},
 	}
+	optional := map[string]int{"options": 4, "body": 4} // the last field's size
 	for name, m := range msgs {
 		for n := 0; n < len(m); n++ {
+			if n == len(m)-optional[name] && optional[name] > 0 {
+				continue
+			}
 			if err := dec[name](bytes.Clone(m[:n])); err == nil {
 				t.Errorf("%s: %d of %d bytes decoded without error", name, n, len(m))
 			}

@@ -119,13 +119,16 @@ typedef struct {
 } skein_invocation_msg;
 
 /* OpResult: u8 state, u32 promise (fork: the fork handle), u32 task, str key;
- * then an Outcome if state is SETTLED; or, if state is ID_ERROR, str scope,
+ * then an Outcome if state is SETTLED; or, if state is RUN_BODY, u32
+ * attempt (the durable attempt number, 1, 2, ...; a host before it sends
+ * none, and attempt is then 0); or, if state is ID_ERROR, str scope,
  * str name, str rule, str message. */
 typedef struct {
 	uint8_t state;
 	uint32_t promise, task;
 	skein_bytes key;
 	skein_outcome outcome;
+	uint32_t attempt;
 	skein_bytes scope, name, rule, message;
 } skein_op_result;
 
@@ -165,7 +168,11 @@ typedef struct {
 /* OpOptions (the message of skein_op_options): 40 bytes of fixed fields,
  * u32 max_attempts, u64 initial_backoff_ns, u64 max_backoff_ns,
  * u32 multiplier (thousandths), u32 jitter (thousandths), u64 timeout_ns,
- * u32 n; then n times str (error texts that are not retried). */
+ * u32 n; then n times str (error texts that are not retried); then,
+ * optionally, u32 parent_close (a child op only: 1 cancel, 2 abandon;
+ * 0 or absent: cancel). */
+#define SKEIN_PARENT_CLOSE_CANCEL 1
+#define SKEIN_PARENT_CLOSE_ABANDON 2
 #define SKEIN_OP_OPTIONS_FIXED 40
 
 typedef struct {
@@ -232,6 +239,9 @@ static inline int skein_decode_op_result(const uint8_t *msg, uint32_t len, skein
 	m->key = skein_read_bytes(&r);
 	if (m->state == SKEIN_STATE_SETTLED) {
 		m->outcome = skein_read_outcome(&r);
+	} else if (m->state == SKEIN_STATE_RUN_BODY) {
+		if (!r.bad && r.end != r.p)
+			m->attempt = skein_read_u32(&r);
 	} else if (m->state == SKEIN_STATE_ID_ERROR) {
 		m->scope = skein_read_bytes(&r);
 		m->name = skein_read_bytes(&r);

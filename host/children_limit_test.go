@@ -44,13 +44,14 @@ func TestLimitChildren(t *testing.T) {
 }
 
 // Close stops the drives of child runs still executing for a parent that
-// ended (here: over Config.MaxChildren) before it releases the runtime
-// their instances run on; the children stay durable, to be resumed.
-// Before, Close unmapped their memory under them (SIGSEGV).
+// ended (here: over Config.MaxChildren) and abandoned them, before it
+// releases the runtime their instances run on; the children stay
+// durable, to be resumed. Before, Close unmapped their memory under them
+// (SIGSEGV).
 func TestCloseWithLiveChildren(t *testing.T) {
 	h := newTestHost(t, Config{Evict: EvictNever, MaxChildren: 2})
 	m := h.deploy(t, "./testdata/workflows/limits")
-	r := h.runToEnd(t, m, "tree", `{"Depth":1,"Fan":3,"Nap":2000}`, "p")
+	r := h.runToEnd(t, m, "tree", `{"Depth":1,"Fan":3,"Nap":2000,"Abandon":true}`, "p")
 	wantLimit(t, h, r, "the run started more than 2 child runs (limit Config.MaxChildren = 2; --max-children)")
 	time.Sleep(200 * time.Millisecond) // the children are in their step bodies
 	start := time.Now()

@@ -303,6 +303,11 @@ func (h *Host) suspended(ctx context.Context, rs *runState, x *exec, outs []stor
 		t := time.NewTimer(time.Until(time.Unix(0, rs.run.WakeAt)))
 		select {
 		case <-t.C:
+		case <-rs.mb.sig():
+			// A settlement or a cancellation reached the run while it
+			// waited for its timer (it is in the store: the next
+			// execution's inbox delivers it).
+			t.Stop()
 		case <-ctx.Done():
 			t.Stop()
 			return nil, ctx.Err()
@@ -348,9 +353,8 @@ func (h *Host) endStatus(ctx context.Context, rs *runState, x *exec) error {
 		}
 	case stStopped:
 		// The run did not take its cancellation in time (watchdog.go):
-		// it ends canceled, its children are canceled too.
+		// it ends canceled, and its end decides its children (finish).
 		rs.run.Status, rs.run.Error = store.RunCanceled, sched.CanceledPrefix+x.failure.Error()
-		h.cancelChildren(ctx, rs, x.failure.Error())
 	case stDiverged:
 		rs.batch.Outcomes = nil // nothing a diverging replay made is kept
 		rs.run.Status, rs.run.Error = store.RunDiverged, x.failure.Error()
@@ -390,6 +394,7 @@ func (h *Host) finish(ctx context.Context, rs *runState) error {
 	if rs.run.Status.Terminal() {
 		h.cancelTasks(ctx, rs, "the run ended ("+string(rs.run.Status)+")")
 	}
+	ends := queueParentEnded(rs)
 	// Under a lease, the run's last commit releases it too.
 	rs.batch.Release = rs.lease != nil
 	if err := h.commitRun(ctx, rs); err != nil {
@@ -410,18 +415,13 @@ func (h *Host) finish(ctx context.Context, rs *runState) error {
 	if rs.run.Status == store.RunContinued {
 		h.signal() // a worker (Work) starts the successor
 	}
-	return nil
-}
-
-// cancelChildren requests the cancellation of the child runs a run
-// issued and has not been delivered.
-func (h *Host) cancelChildren(ctx context.Context, rs *runState, reason string) {
-	for key, id := range rs.children {
-		_, err := h.Cancel(context.WithoutCancel(ctx), id, "parent run canceled: "+reason)
-		if err != nil && !errors.Is(err, ErrTerminal) {
-			h.log.Warn("cancel child run", "run", rs.run.ID, "key", key, "child", id, "err", err)
-		}
+	if rs.run.Status.Terminal() {
+		rs.ended.Store(true)
 	}
+	if len(ends) > 0 {
+		rs.world.parentEnded(ctx, h, rs, ends)
+	}
+	return nil
 }
 
 // markOrphans queues updates of the orphaned flag of stored outcomes: set

@@ -25,6 +25,9 @@ type world interface {
 	// settlesParent reports whether a child run's end is delivered to its
 	// parent through the store (a simulated parent schedules it itself).
 	settlesParent() bool
+	// parentEnded delivers what the end of rs's run, just committed, does
+	// to its unended child runs (parentclose.go).
+	parentEnded(ctx context.Context, h *Host, rs *runState, ends []store.ParentEnd)
 }
 
 // effects is what one execution of a run asks of the world: its clock,

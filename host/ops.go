@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"time"
 
 	"github.com/skeinrun/skein/abi"
@@ -121,9 +122,10 @@ func (x *exec) durableOp(ctx context.Context, a opArgs) (abi.OpResult, error) {
 	opts, hasOpts := x.nextOpts[a.tid]
 	if hasOpts {
 		delete(x.nextOpts, a.tid)
-		if a.kind != abi.OpStep && a.kind != abi.OpCall {
-			return abi.OpResult{}, x.fail("retry and timeout options apply to steps and calls only, not to a %s op", a.kind)
+		if err := x.checkOpts(a.kind, opts); err != nil {
+			return abi.OpResult{}, err
 		}
+		hasOpts = a.kind != abi.OpChild
 	}
 	switch a.kind {
 	case abi.OpSleep, abi.OpPromise:
@@ -157,7 +159,7 @@ func (x *exec) durableOp(ctx context.Context, a opArgs) (abi.OpResult, error) {
 	case res.Settled:
 		r.State, r.Outcome = abi.StateSettled, toABI(res.Outcome)
 	case res.RunBody:
-		r.State = abi.StateRunBody
+		r.State, r.Attempt = abi.StateRunBody, uint32(max(res.Attempts, 1))
 		x.startBody(res, opts, hasOpts)
 	case a.kind == abi.OpSleep:
 		err = x.sleepOp(res, a.arg)
@@ -177,9 +179,28 @@ func (x *exec) durableOp(ctx context.Context, a opArgs) (abi.OpResult, error) {
 		if res.New {
 			x.s.RecordPending(res.Promise, 0)
 		}
-		err = x.startChild(ctx, res.Key, a.fn, a.arg)
+		err = x.startChild(ctx, res.Key, a.fn, a.arg, opts.ParentClose)
 	}
 	return r, err
+}
+
+// checkOpts fails the run when the options of the next op do not apply
+// to its kind: retries and timeouts to steps and calls, a parent close
+// policy to child ops.
+func (x *exec) checkOpts(kind abi.OpKind, o abi.OpOptions) error {
+	switch {
+	case o.ParentClose > abi.ParentCloseAbandon:
+		return x.fail("op_options: unknown parent close policy %d (1: cancel the child, 2: abandon it)", o.ParentClose)
+	case kind == abi.OpChild:
+		if o.ParentClose = 0; !reflect.DeepEqual(o, abi.OpOptions{}) {
+			return x.fail("retry and timeout options apply to steps and calls only, not to a child op")
+		}
+	case kind != abi.OpStep && kind != abi.OpCall:
+		return x.fail("retry and timeout options apply to steps and calls only, not to a %s op", kind)
+	case o.ParentClose != 0:
+		return x.fail("a parent close policy applies to child ops only, not to a %s op", kind)
+	}
+	return nil
 }
 
 // startBody notes a step body that starts running in the guest.
@@ -237,7 +258,7 @@ func (x *exec) callOp(ctx context.Context, res sched.OpResult, a opArgs, opts ab
 // startChild creates the child run of the op at key (once: its id is
 // ChildRunID(run, key)) and drives it, unless it has ended: then its
 // outcome is delivered at the next idle point.
-func (x *exec) startChild(ctx context.Context, key, workflow string, input []byte) error {
+func (x *exec) startChild(ctx context.Context, key, workflow string, input []byte, policy uint32) error {
 	rs := x.rs
 	if err := x.checkChildDepth(ctx, key, workflow); err != nil {
 		return err
@@ -247,13 +268,19 @@ func (x *exec) startChild(ctx context.Context, key, workflow string, input []byt
 	if len(input) == 0 {
 		input = []byte("null")
 	}
-	child := store.Run{ID: id, ModuleHash: rs.run.ModuleHash, Workflow: workflow, Input: bytes.Clone(input), Parent: rs.run.ID}
+	child := store.Run{ID: id, ModuleHash: rs.run.ModuleHash, Workflow: workflow, Input: bytes.Clone(input), Parent: rs.run.ID,
+		ParentClose: store.ParentCloseCancel}
+	if policy == abi.ParentCloseAbandon {
+		child.ParentClose = store.ParentCloseAbandon
+	}
 	x.fx.prepareChild(&child)
 	var err error
 	x.blocking(func() { child, err = x.h.createRun(ctx, child) })
 	if err != nil {
 		return x.fail("start child run %s: %v", id, err)
 	}
+	// The policy is the one stored with the child when it was created.
+	rs.abandons[key] = child.ParentClose == store.ParentCloseAbandon
 	x.h.noteChildKey(rs.run.ID, id, key)
 	x.fx.child(ctx, key, child)
 	return nil
@@ -261,13 +288,17 @@ func (x *exec) startChild(ctx context.Context, key, workflow string, input []byt
 
 // driveChild has the child run id driven, unless it is being driven for
 // this run already.
-func (x *exec) driveChild(id string) {
-	rs := x.rs
+func (x *exec) driveChild(id string) { x.h.driveChild(x.base, x.rs, id) }
+
+// driveChild has the child run id of rs's run driven on base (without
+// the parent execution's watchdog), unless it is being driven for the
+// run already.
+func (h *Host) driveChild(base context.Context, rs *runState, id string) {
 	if rs.opts.hold != nil && rs.opts.hold.byWork {
 		// A worker (Work) drives the parent: the child is a run like any
 		// other, claimed with a lease of its own by whichever worker is
 		// free, and its end settles the parent's op.
-		x.h.signal()
+		h.signal()
 		return
 	}
 	if !rs.setChildLive(id, true) {
@@ -275,22 +306,40 @@ func (x *exec) driveChild(id string) {
 	}
 	// Drive takes the child's lease, as it took the parent's.
 	opts := DriveOptions{WaitTimers: rs.opts.WaitTimers, Owner: rs.opts.Owner, LeaseTTL: rs.opts.LeaseTTL}
-	// Not ended by this execution's watchdog; ended by Host.Close.
-	ctx, done, ok := x.h.childDriveContext(x.base)
+	// Not ended by this execution's watchdog; ended by Host.Close, and
+	// by the end of the parent's drive unless the run ended: the end of
+	// the parent cancels its children or abandons them, to go on.
+	cctx, cancel := context.WithCancel(context.WithoutCancel(base))
+	stop := context.AfterFunc(base, func() {
+		if !rs.ended.Load() {
+			cancel()
+		}
+	})
+	ctx, done, ok := h.childDriveContext(cctx)
 	if !ok {
+		stop()
+		cancel()
 		rs.setChildLive(id, false)
 		return
 	}
 	go func() {
+		defer cancel()
+		defer stop()
 		defer done()
 		for range 3 {
-			r, err := x.h.Drive(ctx, id, opts)
-			if err != nil && !errors.Is(err, errActive) {
-				x.h.log.Warn("child run stopped", "run", rs.run.ID, "child", id, "err", err)
+			r, err := h.Drive(ctx, id, opts)
+			switch {
+			case errors.Is(err, context.Canceled):
+				// Host.Close (skein run exits): the child stays running,
+				// to go on by replay under a worker; an abandoned child,
+				// whose parent ended, is left so on purpose.
+				h.log.Info("child run interrupted: it stays running", "run", rs.run.ID, "child", id, "err", err)
+			case err != nil && !errors.Is(err, errActive):
+				h.log.Warn("child run stopped", "run", rs.run.ID, "child", id, "err", err)
 			}
 			// A cancellation stored just as the child suspended (too
 			// late for its drive to see) is delivered by driving it again.
-			if err != nil || r.Status != store.RunSuspended || !x.h.cancelWaits(ctx, id) {
+			if err != nil || r.Status != store.RunSuspended || !h.cancelWaits(ctx, id) {
 				break
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/skeinrun/skein/abi"
@@ -33,6 +34,7 @@ type runState struct {
 	board      *taskBoard        // told when the run's tasks are committed; nil: no one
 	promises   map[string]bool   // external promises issued
 	children   map[string]string // child runs issued and not delivered: key -> child run id
+	abandons   map[string]bool   // keys of children whose policy is ParentCloseAbandon
 	bodyWaits  int               // waits inside step bodies in flight
 	bodyTimers []*time.Timer     // their timers
 	depth      int               // ancestors of the run; -1 until needed (limits.go)
@@ -54,13 +56,15 @@ type runState struct {
 
 	mu        sync.Mutex
 	childLive map[string]bool    // child runs this run drives in this process
+	childGone chan struct{}      // closed when one stops being driven (waitChildren); nil: no one waits
+	ended     atomic.Bool        // the run's end is committed: its children's drives outlive its drive
 	late      []store.RunAttempt // attempts of activity calls, for the next flush (timeline.go)
 }
 
 func newRunState(run store.Run, opts DriveOptions) *runState {
 	actx, cancel := context.WithCancel(context.Background())
 	rs := &runState{run: run, opts: opts, timers: map[string]int64{}, handles: map[string]*time.Timer{},
-		activities: map[string]bool{}, remote: map[string]int64{}, promises: map[string]bool{}, children: map[string]string{}, depth: -1,
+		activities: map[string]bool{}, remote: map[string]int64{}, promises: map[string]bool{}, children: map[string]string{}, abandons: map[string]bool{}, depth: -1,
 		actx: actx, cancel: cancel, childLive: map[string]bool{}, world: liveWorld{}}
 	if opts.hold != nil {
 		rs.lease = &opts.hold.lease
@@ -104,6 +108,10 @@ func (rs *runState) setChildLive(id string, live bool) bool {
 		rs.childLive[id] = true
 	} else {
 		delete(rs.childLive, id)
+		if rs.childGone != nil {
+			close(rs.childGone)
+			rs.childGone = nil
+		}
 	}
 	return true
 }

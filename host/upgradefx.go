@@ -106,6 +106,9 @@ type newOp struct{ key, kind, fn string }
 func (w *upgradeWorld) effects(x *exec) effects           { return &upgradeEffects{x: x, w: w} }
 func (w *upgradeWorld) armDeadline(*Host, *runState) bool { return true }
 func (w *upgradeWorld) settlesParent() bool               { return false }
+func (w *upgradeWorld) parentEnded(context.Context, *Host, *runState, []store.ParentEnd) {
+	// An upgrade check ends no run.
+}
 
 // upgradeEffects are the effects of an execution replayed by
 // CheckUpgrade (upgradeWorld): none.

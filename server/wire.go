@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"encoding/json"
 	"time"
 
@@ -39,6 +40,12 @@ type Run struct {
 	Result   json.RawMessage `json:"result"` // null until completed
 	Error    string          `json:"error,omitempty"`
 	Parent   string          `json:"parent,omitempty"` // the parent run of a child workflow
+	// ParentClose is a child run's policy for its parent's end: "cancel"
+	// (the default) or "abandon"; omitted for a run without a parent.
+	// Abandoned is true once its parent ended before it and left it
+	// running (policy abandon): it goes on on its own.
+	ParentClose string `json:"parent_close,omitempty"`
+	Abandoned   bool   `json:"abandoned,omitempty"`
 	// ContinuedFrom is the run this one continued (skein.ContinueAsNew;
 	// ids "{root}~N", docs/api.md), ContinuedAs the run this one continued
 	// as (status continued; its result is that run's input).
@@ -180,6 +187,9 @@ func runJSON(r store.Run) Run {
 	v.ContinuedFrom = host.ContinuedFromID(r.ID)
 	if r.Status == store.RunContinued {
 		v.ContinuedAs = host.ContinuedRunID(r.ID)
+	}
+	if r.Parent != "" {
+		v.ParentClose, v.Abandoned = string(cmp.Or(r.ParentClose, store.ParentCloseCancel)), r.Abandoned
 	}
 	if r.LeaseOwner != "" {
 		v.Worker = r.LeaseOwner

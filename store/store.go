@@ -159,6 +159,19 @@ const (
 	RunContinued RunStatus = "continued"
 )
 
+// ParentClose is the policy of a child run for the end of its parent.
+type ParentClose string
+
+// Parent close policies.
+const (
+	// ParentCloseCancel (the default, also written as "") requests the
+	// cancellation of the child when its parent ends first.
+	ParentCloseCancel ParentClose = "cancel"
+	// ParentCloseAbandon leaves the child running when its parent ends
+	// first: it is marked Abandoned and completes on its own.
+	ParentCloseAbandon ParentClose = "abandon"
+)
+
 // Terminal reports whether the status is final.
 func (s RunStatus) Terminal() bool {
 	return s == RunCompleted || s == RunFailed || s == RunCanceled || s == RunContinued
@@ -180,7 +193,16 @@ type Run struct {
 	Deadline   int64  // unix ns; 0 = none. The run is canceled when it passes (run timeout)
 	// Cancel is the reason given when a cancellation was requested; empty
 	// until then. Only RequestCancel sets it; Batch run updates keep it.
-	Cancel    string
+	Cancel string
+	// ParentClose is what the end of its parent does to a child run that
+	// has not ended then (ParentCloseCancel or ParentCloseAbandon; empty
+	// means cancel). Set when the run is created; Batch run updates keep it.
+	ParentClose ParentClose
+	// Abandoned is set when the parent of a child run with
+	// ParentCloseAbandon ended before it: the run goes on on its own and
+	// its end settles nothing anyone waits for. Only a batch's ParentEnded
+	// sets it; Batch run updates keep it.
+	Abandoned bool
 	CreatedAt time.Time
 	UpdatedAt time.Time
 	// Lease state, read-only: filled by Run, Runs and DueRuns, set only by
@@ -330,6 +352,12 @@ type Batch struct {
 	// Attempts are upserts of op attempts by (run, key, N), with the
 	// keep-what-is-known rule of Attempt.
 	Attempts []RunAttempt
+	// ParentEnded lists the child runs that the batch's run (which ends
+	// in it) leaves unended: each gets the cancellation request Reason
+	// (as RequestCancel records it: a request made before stays), or with
+	// Abandon is marked Abandoned. A child run that has ended is left as
+	// it is. They may be runs other than the fenced one.
+	ParentEnded []ParentEnd
 	// Fence, when set, makes the batch conditional on the lease: Commit
 	// checks in the same transaction that run Fence.RunID is still held
 	// with Fence.Token by Fence.Owner, and otherwise fails with
@@ -343,6 +371,14 @@ type Batch struct {
 	// in the same transaction: a worker's last commit of a run that ended
 	// saves a transaction. Release without Fence fails the commit.
 	Release bool
+}
+
+// ParentEnd is what a run's end does to one of its child runs
+// (Batch.ParentEnded).
+type ParentEnd struct {
+	RunID   string
+	Abandon bool
+	Reason  string // the cancellation's reason, when not Abandon
 }
 
 // CheckFenceWrites checks the rules of Fence and Release that need no

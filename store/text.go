@@ -113,7 +113,7 @@ func checkTexts(prefix string, pairs ...string) error {
 // CheckTexts checks every text of a run.
 func (r *Run) CheckTexts() error {
 	return checkTexts("run "+CleanText(r.ID)+": ", "id", r.ID, "module", r.ModuleHash, "workflow", r.Workflow,
-		"error", r.Error, "parent", r.Parent, "cancel reason", r.Cancel)
+		"error", r.Error, "parent", r.Parent, "cancel reason", r.Cancel, "parent close", string(r.ParentClose))
 }
 
 // CheckTexts checks every text of an outcome of run runID.
@@ -172,6 +172,11 @@ func (b *Batch) CheckTexts() error {
 	}
 	for i := range b.Tasks {
 		if err := b.Tasks[i].CheckTexts(); err != nil {
+			return err
+		}
+	}
+	for i := range b.ParentEnded {
+		if err := CheckText("cancel reason", b.ParentEnded[i].Reason); err != nil {
 			return err
 		}
 	}

@@ -36,3 +36,15 @@ func printChain(w io.Writer, from, as string) {
 		fmt.Fprintf(w, "continued as: %s\n", printable(as))
 	}
 }
+
+// printParentClose prints a child run's policy for its parent's end, and
+// whether its parent abandoned it.
+func printParentClose(w io.Writer, policy string, abandoned bool) {
+	if abandoned {
+		fmt.Fprintln(w, "abandoned: its parent ended first and left it running (parent close: abandon)")
+		return
+	}
+	if policy != "" {
+		fmt.Fprintf(w, "parent close: %s\n", printable(policy))
+	}
+}

@@ -108,6 +108,7 @@ type runJSON struct {
 	// The chain of a run that continued as new (omitted otherwise).
 	ContinuedFrom string `json:"continued_from"`
 	ContinuedAs   string `json:"continued_as"`
+	Abandoned     bool   `json:"abandoned"`
 }
 
 type outcomeJSON struct {

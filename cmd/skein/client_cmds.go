@@ -177,6 +177,7 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		if r.Parent != "" {
 			fmt.Fprintf(stdout, "parent: %s\n", printable(r.Parent))
+			printParentClose(stdout, r.ParentClose, r.Abandoned)
 		}
 		printChain(stdout, r.ContinuedFrom, r.ContinuedAs)
 		if r.CancelReason != "" && !runEnded(r.Status) {

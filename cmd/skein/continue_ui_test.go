@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"path/filepath"
 	"testing"
 	"time"
@@ -23,26 +22,8 @@ func TestContinueAsNewUI(t *testing.T) {
 	s.awaitStatus(t, "ui", "", "continued")
 	s.awaitStatus(t, "ui~2", "", "completed")
 
-	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
-	defer cancel()
-	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, chromedp.ExecPath(chrome), chromedp.Flag("headless", true),
-		chromedp.Flag("no-sandbox", true), chromedp.Flag("disable-gpu", true), chromedp.Flag("no-first-run", true),
-		chromedp.Flag("disable-dev-shm-usage", true), chromedp.UserDataDir(t.TempDir()))
-	defer cancelAlloc()
-	bctx, cancelBrowser := chromedp.NewContext(actx)
-	defer cancelBrowser()
-	if err := chromedp.Do(bctx, chromedp.Navigate("about:blank")); err != nil { // the browser lives as long as bctx
-		t.Fatalf("start chromium %s: %v", chrome, err)
-	}
-	step := func(what string, actions ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		sctx, cancel := context.WithTimeout(bctx, 15*time.Second)
-		defer cancel()
-		if err := chromedp.Do(sctx, actions...); err != nil {
-			html, _ := chromedp.Run(bctx, chromedp.OuterHTML(chromedp.CSS("main")))
-			t.Fatalf("%s: %v\npage:\n%s", what, err, html)
-		}
-	}
+	step := browserSteps(t, chrome)
+
 	step("the continued run's page links to its successor",
 		chromedp.Navigate(s.url+"/#/run/ui"),
 		chromedp.WaitVisible(chromedp.CSS(`#run-status[data-status="continued"]`)),

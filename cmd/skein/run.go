@@ -467,6 +467,9 @@ func printView(v runjson.View, asJSON bool, w io.Writer) error {
 			fmt.Fprintf(w, "error: %s\n", printable(*v.Error))
 		}
 		printChain(w, v.ContinuedFrom, v.ContinuedAs)
+		if v.Abandoned {
+			printParentClose(w, "", true)
+		}
 		fmt.Fprintln(w)
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "KEY\tFUNCTION\tSTATUS\tATTEMPTS\tVALUE")

@@ -304,6 +304,8 @@ type apiRun struct {
 	Result       json.RawMessage `json:"result"`
 	Error        string          `json:"error"`
 	Parent       string          `json:"parent"`
+	ParentClose  string          `json:"parent_close"`
+	Abandoned    bool            `json:"abandoned"`
 	CancelReason string          `json:"cancel_reason"`
 	// The chain of a run that continued as new (omitted otherwise).
 	ContinuedFrom string `json:"continued_from"`

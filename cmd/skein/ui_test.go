@@ -44,6 +44,34 @@ func needChromium(t *testing.T) string {
 	return chrome
 }
 
+// browserSteps starts headless Chromium for the test (stopped at its
+// end) and returns step, which runs actions with a deadline of 15 s and
+// fails the test with the page's main element if they fail.
+func browserSteps(t *testing.T, chrome string) func(what string, actions ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, chromedp.ExecPath(chrome), chromedp.Flag("headless", true),
+		chromedp.Flag("no-sandbox", true), chromedp.Flag("disable-gpu", true), chromedp.Flag("no-first-run", true),
+		chromedp.Flag("disable-dev-shm-usage", true), chromedp.UserDataDir(t.TempDir()))
+	bctx, cancelBrowser := chromedp.NewContext(actx)
+	t.Cleanup(func() { cancelBrowser(); cancelAlloc(); cancel() })
+	// The first action starts the browser: on bctx, so that it outlives
+	// each step's deadline.
+	if err := chromedp.Do(bctx, chromedp.Navigate("about:blank")); err != nil {
+		t.Fatalf("start chromium %s: %v", chrome, err)
+	}
+	return func(what string, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		sctx, cancel := context.WithTimeout(bctx, 15*time.Second)
+		defer cancel()
+		if err := chromedp.Do(sctx, actions...); err != nil {
+			html, _ := chromedp.Run(bctx, chromedp.OuterHTML(chromedp.CSS("main")))
+			t.Fatalf("%s: %v\npage:\n%s", what, err, html)
+		}
+	}
+}
+
+// findChromium returns the path of a Chromium binary, or "".
 func findChromium() string {
 	for _, name := range []string{"chromium", "chromium-browser"} {
 		if p, err := exec.LookPath(name); err == nil {

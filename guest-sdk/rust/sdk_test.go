@@ -272,3 +272,46 @@ func TestRustInFlightAtEnd(t *testing.T) {
 		t.Fatalf("the check of a step issued only on replay: %s %+v", r.Summary(), r.Divergences)
 	}
 }
+
+// StepCtx::attempt is the durable attempt number: a step that fails on
+// attempts 1 and 2 succeeds on 3, in every eviction mode, and the checker
+// finds it the same from every crash point of every schedule.
+func TestRustStepAttempt(t *testing.T) {
+	wasm := guestbuild.Rust(t, probe)
+	want := map[string]string{"flaky": "true", "plain": "1"}
+	for _, evict := range hosttest.Evicts {
+		r, outs, _ := hosttest.RunModule(t, wasm, "attempts", "null", evict)
+		if got := result(t, r); !maps(got, want) {
+			t.Fatalf("%s: got %q, want %q", evict, got, want)
+		}
+		if o := hosttest.Outcome(t, outs, "1"); o.Function != "flaky" || o.Attempts != 3 || o.Status != store.OutcomeOK {
+			t.Fatalf("%s: the retried step: %+v", evict, o)
+		}
+	}
+	rep := skeintest.Check(t, wasm, "attempts", "null", skeintest.Options{Schedules: 20, ScheduleIndependent: true})
+	if len(rep.Ends) != 1 || rep.Ends[0].Result != `{"flaky":"true","plain":"1"}` {
+		t.Fatalf("checked ends %+v", rep.Ends)
+	}
+}
+
+// Opts::parent_close: the run ends while its child waits on a promise;
+// by default the child is canceled (it compensates and ends canceled),
+// with ParentClose::Abandon it is left waiting, marked abandoned.
+func TestRustParentClose(t *testing.T) {
+	wasm := guestbuild.Rust(t, probe)
+	ctx := context.Background()
+	for _, c := range []struct{ in, status string }{{`"cancel"`, "canceled"}, {`"abandon"`, "suspended"}} {
+		e := hosttest.NewModule(t, wasm, "probe", host.EvictNever)
+		r := e.Drive(e.Start("leaves", c.in).ID)
+		if r.Status != store.RunCompleted || string(r.Result) != `"the timer won"` {
+			t.Fatalf("%s: parent %s %s %s", c.in, r.Status, r.Result, r.Error)
+		}
+		child, err := e.Store.Run(ctx, r.ID+".1")
+		if err != nil || string(child.Status) != c.status || child.Abandoned != (c.status == "suspended") {
+			t.Fatalf("%s: child %s %q abandoned %v (%v); want %s", c.in, child.Status, child.Error, child.Abandoned, err, c.status)
+		}
+		if c.status == "canceled" && string(child.Result) != `"compensated (parent run `+r.ID+` ended (completed), err true)"` {
+			t.Fatalf("%s: child result %s", c.in, child.Result)
+		}
+	}
+}

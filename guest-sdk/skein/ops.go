@@ -16,10 +16,11 @@ import (
 type Option func(*opOptions)
 
 type opOptions struct {
-	name    string
-	named   bool // ID was given, even with ""
-	retry   *RetryPolicy
-	timeout time.Duration
+	name        string
+	named       bool // ID was given, even with ""
+	retry       *RetryPolicy
+	timeout     time.Duration
+	parentClose ParentClosePolicy
 }
 
 // ID names an op: the name becomes the op's key segment instead of its
@@ -61,6 +62,27 @@ func Retry(policy RetryPolicy) Option {
 // dropped). A timed-out attempt is retried like any other failure.
 func Timeout(d time.Duration) Option { return func(o *opOptions) { o.timeout = d } }
 
+// ParentClosePolicy says what the end of a run does to a child run
+// (Child) that has not ended then.
+type ParentClosePolicy uint32
+
+const (
+	// CancelChild, the default, requests the child's cancellation when
+	// its parent ends first (completed, failed, canceled or continued):
+	// its pending sleeps, promises and children fail with a cancellation
+	// error, and it ends canceled.
+	CancelChild ParentClosePolicy = ParentClosePolicy(abi.ParentCloseCancel)
+	// AbandonChild leaves the child running when its parent ends first:
+	// it is marked abandoned and completes on its own, and its end
+	// settles nothing anyone waits for.
+	AbandonChild ParentClosePolicy = ParentClosePolicy(abi.ParentCloseAbandon)
+)
+
+// ParentClose sets a Child's policy for the end of its parent (default
+// CancelChild). The policy is stored with the child run when it is
+// created, so every replay and every worker applies the same.
+func ParentClose(p ParentClosePolicy) Option { return func(o *opOptions) { o.parentClose = p } }
+
 // NonRetryableError marks an error that a retry policy must not retry.
 type NonRetryableError struct{ Err error }
 
@@ -83,10 +105,12 @@ func nonRetryable(err error) bool {
 
 // encode returns the op_options message of o, nil when it has none.
 func (o *opOptions) encode() []byte {
-	if o.retry == nil && o.timeout <= 0 {
+	if o.retry == nil && o.timeout <= 0 && o.parentClose == 0 {
 		return nil
 	}
-	m := abi.OpOptions{Timeout: uint64(max(o.timeout, 0))}
+	// A parent close policy is sent too, for the host to refuse it on an
+	// op that is not a child.
+	m := abi.OpOptions{Timeout: uint64(max(o.timeout, 0)), ParentClose: uint32(o.parentClose)}
 	if r := o.retry; r != nil {
 		m.MaxAttempts = uint32(r.MaxAttempts)
 		if r.MaxAttempts <= 0 {
@@ -180,9 +204,20 @@ func idError(r abi.OpResult) error {
 // real-time wait during which other tasks run. Values obtained here are
 // recorded only through the step's return value.
 type StepContext struct {
-	t   *task
-	rng *rand.Rand
+	t       *task
+	rng     *rand.Rand
+	attempt int
 }
+
+// Attempt returns the durable number of the attempt that is running: 1
+// for the first, 2 for the first retry under skein.Retry, and so on. The
+// host records each attempt before it runs, so the number is the same
+// live and after a crash, where an attempt that was cut short counts as
+// used: a body that must act differently on a retry (fail until the third
+// attempt, pick a backup endpoint) reads it here, never from a counter in
+// workflow or package state, which a replay starts again. It is 0 only
+// under a host too old to tell it (abi/README.md, OpResult).
+func (s *StepContext) Attempt() int { return s.attempt }
 
 // Now returns the real wall-clock time.
 func (s *StepContext) Now() time.Time { return time.Unix(0, hostRealNow()) }
@@ -222,8 +257,9 @@ func Step[T any](ctx *Context, fnName string, body func(*StepContext) (T, error)
 	case abi.StatePending:
 		return decode[T](ctx.t.await(r.Promise))
 	}
+	attempt := int(r.Attempt)
 	for {
-		v, err := body(&StepContext{t: ctx.t})
+		v, err := body(&StepContext{t: ctx.t, attempt: attempt})
 		if current != ctx.t {
 			misuse()
 		}
@@ -238,7 +274,12 @@ func Step[T any](ctx *Context, fnName string, body func(*StepContext) (T, error)
 			}
 			return decode[T](abi.Outcome{Status: status, Data: data})
 		case abi.StepRetry:
-			ctx.t.yield() // the backoff; then the next attempt
+			// The host recorded the next attempt (one more) before
+			// answering; the backoff, then that attempt.
+			ctx.t.yield()
+			if attempt > 0 { // 0: a host that does not tell
+				attempt++
+			}
 			continue
 		}
 		return decode[T](ctx.t.await(r.Promise))
@@ -375,14 +416,20 @@ func Call[T any](ctx *Context, activity string, input any, opts ...Option) Futur
 	return future[T](ctx.opWith(abi.OpCall, o.encode(), o, activity, arg))
 }
 
-// Child starts the workflow as a child run with id "{run}.{key}".
+// Child starts the workflow as a child run with id "{run}.{key}". If the
+// run ends before the child, the child is canceled, or with
+// ParentClose(AbandonChild) left to complete on its own.
 func Child[T any](ctx *Context, workflow string, input any, opts ...Option) Future[T] {
 	o := collect(opts)
 	arg, err := json.Marshal(input)
 	if err != nil {
 		return Future[T]{err: err}
 	}
-	return future[T](ctx.op(abi.OpChild, o, workflow, arg))
+	var copts []byte // only a parent close policy applies to a child op
+	if o.parentClose != 0 {
+		copts = abi.AppendOpOptions(nil, abi.OpOptions{ParentClose: uint32(o.parentClose)})
+	}
+	return future[T](ctx.opWith(abi.OpChild, copts, o, workflow, arg))
 }
 
 // Select waits until one of the futures settles and returns its index. If

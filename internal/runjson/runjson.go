@@ -20,9 +20,12 @@ type View struct {
 	Error    *string         `json:"error"`  // null unless the run failed, diverged or was canceled
 	// ContinuedFrom is the run this one continued (skein.ContinueAsNew),
 	// ContinuedAs the run this one continued as; each absent otherwise.
-	ContinuedFrom string    `json:"continued_from,omitempty"`
-	ContinuedAs   string    `json:"continued_as,omitempty"`
-	Outcomes      []Outcome `json:"outcomes"`
+	ContinuedFrom string `json:"continued_from,omitempty"`
+	ContinuedAs   string `json:"continued_as,omitempty"`
+	// Abandoned: the run's parent ended before it and left it running
+	// (skein.ParentClose(skein.AbandonChild)); absent otherwise.
+	Abandoned bool      `json:"abandoned,omitempty"`
+	Outcomes  []Outcome `json:"outcomes"`
 	// Waiting is what the run waits on, while it has not ended (absent
 	// otherwise, or when it waits on nothing).
 	Waiting *Waiting `json:"waiting,omitempty"`
@@ -43,7 +46,7 @@ type Outcome struct {
 // order given: settle order, pending last).
 func From(r store.Run, outs []host.Outcome) View {
 	v := View{Run: r.ID, Workflow: r.Workflow, Status: string(r.Status), Outcomes: []Outcome{},
-		ContinuedFrom: host.ContinuedFromID(r.ID)}
+		ContinuedFrom: host.ContinuedFromID(r.ID), Abandoned: r.Abandoned}
 	if r.Status == store.RunContinued {
 		v.ContinuedAs = host.ContinuedRunID(r.ID)
 	}

@@ -445,6 +445,18 @@ func (s *Store) Commit(ctx context.Context, b store.Batch) error {
 		a := &b.Attempts[i]
 		s.runs[a.RunID].upsertAttempt(a.Attempt)
 	}
+	for _, e := range b.ParentEnded {
+		rec := s.runs[e.RunID]
+		if rec == nil || rec.run.Status.Terminal() {
+			continue
+		}
+		switch r := &rec.run; {
+		case e.Abandon:
+			r.Abandoned, r.UpdatedAt = true, now
+		case r.Cancel == "":
+			r.Cancel, r.UpdatedAt = e.Reason, now
+		}
+	}
 	if b.Release {
 		s.release(s.runs[b.Fence.RunID], now.UnixNano())
 	}

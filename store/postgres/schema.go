@@ -253,6 +253,12 @@ CREATE TABLE hook_deliveries (
 );
 CREATE INDEX hook_deliveries_expires ON hook_deliveries (expires);
 `,
+	// 12: what a parent's end does to a child run that has not ended
+	// (store/sqlite's migration 15).
+	`
+ALTER TABLE runs ADD COLUMN parent_close TEXT NOT NULL DEFAULT ''; -- '' or 'cancel': canceled; 'abandon': left running
+ALTER TABLE runs ADD COLUMN abandoned INTEGER NOT NULL DEFAULT 0; -- 1: its parent ended first and left it running
+`,
 }
 
 // writeOnceState is the SQLSTATE the write-once triggers raise (class SK:

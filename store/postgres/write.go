@@ -133,14 +133,15 @@ func (d *DB) createRun(ctx context.Context, r store.Run, owner string, now int64
 
 // insertRunSQL inserts a run unless one exists with its id.
 const insertRunSQL = `
-INSERT INTO runs (id, module_hash, workflow, input, status, result, error, seed, parent, start_time, wake_at, deadline, cancel, created_at, updated_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+INSERT INTO runs (id, module_hash, workflow, input, status, result, error, seed, parent, start_time, wake_at, deadline, cancel, created_at, updated_at, parent_close, abandoned)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
 ON CONFLICT (id) DO NOTHING`
 
 // insertRunArgs are insertRunSQL's parameters for r (as ForCreate left it).
 func insertRunArgs(r *store.Run) []any {
 	return []any{r.ID, r.ModuleHash, r.Workflow, r.Input, string(r.Status), r.Result, r.Error,
-		int64(r.Seed), r.Parent, r.StartTime, r.WakeAt, r.Deadline, r.Cancel, r.CreatedAt.UnixNano(), r.UpdatedAt.UnixNano()}
+		int64(r.Seed), r.Parent, r.StartTime, r.WakeAt, r.Deadline, r.Cancel, r.CreatedAt.UnixNano(), r.UpdatedAt.UnixNano(),
+		string(r.ParentClose), rowscan.Int(r.Abandoned)}
 }
 
 // upsertOutcomeSQL upserts one outcome row. A key appearing twice in a
@@ -193,7 +194,7 @@ func (d *DB) Commit(ctx context.Context, b store.Batch) error {
 	if err := b.CheckTexts(); err != nil {
 		return fmt.Errorf("postgres store: commit: %w", err)
 	}
-	if len(b.Creates) == 0 && len(b.Outcomes) == 0 && len(b.Runs) == 0 && len(b.Settlements) == 0 && len(b.Tasks) == 0 && len(b.Attempts) == 0 && b.Fence == nil {
+	if len(b.Creates) == 0 && len(b.Outcomes) == 0 && len(b.Runs) == 0 && len(b.Settlements) == 0 && len(b.Tasks) == 0 && len(b.Attempts) == 0 && len(b.ParentEnded) == 0 && b.Fence == nil {
 		if d.closed.Load() {
 			return fmt.Errorf("postgres store: commit: %w", ErrClosed)
 		}
@@ -236,6 +237,7 @@ func (d *DB) Commit(ctx context.Context, b store.Batch) error {
 		}
 		queueTasks(&pb, b.Tasks, now)
 		queueAttempts(&pb, b.Attempts)
+		queueParentEnded(&pb, b.ParentEnded, now)
 		if b.Release {
 			f := b.Fence
 			pb.Queue(releaseLeaseSQL, f.RunID, f.Owner, f.Token, time.Now().UnixNano())
@@ -312,6 +314,11 @@ func readBatch(br pgx.BatchResults, b *store.Batch, touched []touchedRun) error 
 	if err := readAttempts(br, b.Attempts); err != nil {
 		return err
 	}
+	for i := range b.ParentEnded {
+		if _, err := br.Exec(); err != nil {
+			return fmt.Errorf("parent ended: child run %s: %w", b.ParentEnded[i].RunID, err)
+		}
+	}
 	if b.Release {
 		// The fence's lock holds the run's row: the release finds the lease.
 		tag, err := br.Exec()
@@ -357,6 +364,9 @@ func touchedRuns(b *store.Batch) []touchedRun {
 	for i := range b.Settlements {
 		ts = append(ts, touchedRun{id: b.Settlements[i].RunID, settled: true})
 	}
+	for i := range b.ParentEnded {
+		ts = append(ts, touchedRun{id: b.ParentEnded[i].RunID})
+	}
 	// By id, a settled entry first, then one entry per id.
 	slices.SortFunc(ts, func(a, b touchedRun) int {
 		if c := strings.Compare(a.id, b.id); c != 0 {
@@ -376,6 +386,27 @@ func cmpBool(a, b bool) int {
 		return 1
 	}
 	return -1
+}
+
+// The statements of a batch's ParentEnded: a cancellation request (as
+// RequestCancel) or the abandoned mark, for a child run not ended.
+const (
+	requestCancelSQL = `UPDATE runs SET cancel = $1, updated_at = $2
+WHERE id = $3 AND cancel = '' AND status NOT IN ($4, $5, $6, $7)`
+	abandonSQL = `UPDATE runs SET abandoned = 1, updated_at = $1
+WHERE id = $2 AND status NOT IN ($3, $4, $5, $6)`
+)
+
+// queueParentEnded queues what a batch's ParentEnded asks of child runs.
+func queueParentEnded(pb *pgx.Batch, ends []store.ParentEnd, now int64) {
+	for _, e := range ends {
+		ended := []any{string(store.RunCompleted), string(store.RunFailed), string(store.RunCanceled), string(store.RunContinued)}
+		if e.Abandon {
+			pb.Queue(abandonSQL, append([]any{now, e.RunID}, ended...)...)
+		} else {
+			pb.Queue(requestCancelSQL, append([]any{e.Reason, now, e.RunID}, ended...)...)
+		}
+	}
 }
 
 // Settle records the settlement of an external promise exactly once. See
@@ -429,8 +460,7 @@ func (d *DB) RequestCancel(ctx context.Context, runID, reason string) (store.Run
 	}
 	var r store.Run
 	err := d.inTx(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `UPDATE runs SET cancel = $1, updated_at = $2
-WHERE id = $3 AND cancel = '' AND status NOT IN ($4, $5, $6, $7)`, reason, time.Now().UnixNano(), runID,
+		if _, err := tx.Exec(ctx, requestCancelSQL, reason, time.Now().UnixNano(), runID,
 			string(store.RunCompleted), string(store.RunFailed), string(store.RunCanceled), string(store.RunContinued)); err != nil {
 			return err
 		}

@@ -257,6 +257,12 @@ CREATE TABLE hook_deliveries (
 );
 CREATE INDEX hook_deliveries_expires ON hook_deliveries (expires);
 `,
+	// 15: what a parent's end does to a child run that has not ended
+	// (store.ParentClose), and whether it abandoned it.
+	`
+ALTER TABLE runs ADD COLUMN parent_close TEXT NOT NULL DEFAULT ''; -- '' or 'cancel': canceled; 'abandon': left running
+ALTER TABLE runs ADD COLUMN abandoned INTEGER NOT NULL DEFAULT 0; -- 1: its parent ended first and left it running
+`,
 }
 
 // SchemaTooNewError is returned by Open when the database's schema version

@@ -128,8 +128,8 @@ func (d *DB) createRun(ctx context.Context, r store.Run, owner string, now int64
 }
 
 const insertRunSQL = `
-INSERT INTO runs (id, module_hash, workflow, input, status, result, error, seed, parent, start_time, wake_at, deadline, cancel, created_at, updated_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+INSERT INTO runs (id, module_hash, workflow, input, status, result, error, seed, parent, start_time, wake_at, deadline, cancel, created_at, updated_at, parent_close, abandoned)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (id) DO NOTHING`
 
 // updateRunSQL writes a run update of a batch (applyBatch).
@@ -140,7 +140,8 @@ const updateRunSQL = `UPDATE runs SET module_hash = ?, status = ?, result = ?, e
 func insertRun(w *wtx, r *store.Run) (bool, error) {
 	res, err := w.stmt(sqlInsertRun).ExecContext(w.ctx,
 		r.ID, r.ModuleHash, r.Workflow, r.Input, string(r.Status), r.Result, r.Error,
-		int64(r.Seed), r.Parent, r.StartTime, r.WakeAt, r.Deadline, r.Cancel, r.CreatedAt.UnixNano(), r.UpdatedAt.UnixNano())
+		int64(r.Seed), r.Parent, r.StartTime, r.WakeAt, r.Deadline, r.Cancel, r.CreatedAt.UnixNano(), r.UpdatedAt.UnixNano(),
+		string(r.ParentClose), rowscan.Int(r.Abandoned))
 	if err != nil {
 		return false, err
 	}
@@ -185,7 +186,7 @@ func (d *DB) Commit(ctx context.Context, b store.Batch) error {
 	if err := b.CheckTexts(); err != nil {
 		return fmt.Errorf("sqlite store: commit: %w", err)
 	}
-	if len(b.Creates) == 0 && len(b.Outcomes) == 0 && len(b.Runs) == 0 && len(b.Settlements) == 0 && len(b.Tasks) == 0 && len(b.Attempts) == 0 && b.Fence == nil {
+	if len(b.Creates) == 0 && len(b.Outcomes) == 0 && len(b.Runs) == 0 && len(b.Settlements) == 0 && len(b.Tasks) == 0 && len(b.Attempts) == 0 && len(b.ParentEnded) == 0 && b.Fence == nil {
 		d.mu.RLock()
 		closed := d.closed
 		d.mu.RUnlock()
@@ -302,6 +303,28 @@ func insertSettlement(w *wtx, st *store.Settlement, now int64) error {
 func updateWaiting(w *wtx, id string) error {
 	if _, err := w.stmt(sqlWaiting).ExecContext(w.ctx, id); err != nil {
 		return fmt.Errorf("update run %s: waiting: %w", id, err)
+	}
+	return nil
+}
+
+// abandonSQL marks a child run abandoned unless it has ended.
+const abandonSQL = `UPDATE runs SET abandoned = 1, updated_at = ?
+WHERE id = ? AND status NOT IN (?, ?, ?, ?)`
+
+// applyParentEnded writes what a batch's ParentEnded asks of child runs.
+func applyParentEnded(w *wtx, ends []store.ParentEnd) error {
+	for _, e := range ends {
+		q, args := abandonSQL, []any{time.Now().UnixNano(), e.RunID}
+		if !e.Abandon {
+			q, args = requestCancelSQL, []any{e.Reason, time.Now().UnixNano(), e.RunID}
+		}
+		args = append(args, string(store.RunCompleted), string(store.RunFailed), string(store.RunCanceled), string(store.RunContinued))
+		if _, err := w.tx.ExecContext(w.ctx, q, args...); err != nil {
+			return fmt.Errorf("parent ended: child run %s: %w", e.RunID, err)
+		}
+		if err := updateWaiting(w, e.RunID); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -40,6 +40,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"SettlementsUndelivered", testSettlementsUndelivered},
 		{"BatchSettlements", testBatchSettlements},
 		{"RequestCancel", testRequestCancel},
+		{"ParentEnded", testParentEnded},
 		{"DueRunsSettlementsCancelDeadline", testDueRunsWake},
 		{"DueRunsTransitions", testDueRunsTransitions},
 		{"DueRunsCreatedCanceled", testDueRunsCreatedCanceled},

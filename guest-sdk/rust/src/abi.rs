@@ -56,6 +56,9 @@ pub struct OpResult {
     pub task: u32,
     pub key: String,
     pub outcome: Outcome,
+    /// STATE_RUN_BODY: the durable attempt number of the body (1, 2, …);
+    /// 0 from a host before it, which sends none.
+    pub attempt: u32,
     pub scope: String,
     pub name: String,
     pub rule: String,
@@ -95,7 +98,13 @@ pub struct OpOptions {
     pub jitter: u32,
     pub timeout: u64,
     pub non_retryable: Vec<String>,
+    /// A child op's policy for its parent's end: PARENT_CLOSE_CANCEL or
+    /// PARENT_CLOSE_ABANDON (0: cancel). The message's last field.
+    pub parent_close: u32,
 }
+
+pub const PARENT_CLOSE_CANCEL: u32 = 1;
+pub const PARENT_CLOSE_ABANDON: u32 = 2;
 
 /// Reads fields written by the host; the first error sticks.
 pub struct Dec<'a> {
@@ -198,6 +207,7 @@ pub fn decode_op_result(b: &[u8]) -> OpResult {
     let mut m = OpResult { state: d.u8(), promise: d.u32(), task: d.u32(), key: d.str(), ..Default::default() };
     match m.state {
         STATE_SETTLED => m.outcome = d.outcome(),
+        STATE_RUN_BODY if d.rest() >= 4 => m.attempt = d.u32(),
         STATE_ID_ERROR => {
             m.scope = d.str();
             m.name = d.str();
@@ -253,6 +263,7 @@ pub fn encode_op_options(m: &OpOptions) -> Vec<u8> {
     for s in &m.non_retryable {
         e.str(s);
     }
+    e.u32(m.parent_close);
     e.b
 }
 
@@ -267,6 +278,10 @@ mod tests {
         assert_eq!((inv.mode, inv.workflow.as_str(), inv.input.as_slice()), (1, "ok", &b"{\"a\":1}"[..]));
         let r = decode_op_result(&[0, 2, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, b'1']);
         assert_eq!((r.state, r.promise, r.task, r.key.as_str()), (0, 2, 0, "1"));
+        let r = decode_op_result(&[2, 4, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, b'1', 3, 0, 0, 0]);
+        assert_eq!((r.state, r.promise, r.key.as_str(), r.attempt), (2, 4, "1", 3));
+        let r = decode_op_result(&[2, 4, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, b'1']);
+        assert_eq!((r.state, r.attempt), (2, 0));
         let w = decode_resume(&[2, 1, 0, 0, 0, 3, 0, 0, 0, 1, 0, 0, 0, 4, 0, 0, 0, b'n', b'u', b'l', b'l']);
         assert_eq!((w.kind, w.task, w.promise, w.outcome.status, w.outcome.data.as_slice()), (2, 1, 3, 1, &b"null"[..]));
         assert!(!decode_wait(&[0]).ready);

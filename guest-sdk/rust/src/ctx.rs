@@ -259,8 +259,9 @@ impl<'a> Op<'a> {
             abi::STATE_PENDING => return decode(Suspend::await_promise(task, r.promise).await.outcome),
             _ => {}
         }
+        let mut attempt = r.attempt;
         loop {
-            let res = body(StepCtx { task }).await;
+            let res = body(StepCtx { task, attempt }).await;
             exec::check(task);
             let (mut status, data) = encode(&res);
             if let Err(Error::NonRetryable(_)) = res {
@@ -272,7 +273,12 @@ impl<'a> Op<'a> {
                     return decode(RawOutcome { status, data });
                 }
                 abi::STEP_RETRY => {
-                    Suspend::yield_now(task).await; // the backoff, then the next attempt
+                    // The host recorded the next attempt (one more); the
+                    // backoff, then that attempt.
+                    Suspend::yield_now(task).await;
+                    if attempt > 0 {
+                        attempt += 1; // 0: a host that does not tell
+                    }
                 }
                 _ => return decode(Suspend::await_promise(task, r.promise).await.outcome),
             }
@@ -455,9 +461,20 @@ impl Future for Handle {
 #[derive(Debug)]
 pub struct StepCtx {
     task: u32,
+    attempt: u32,
 }
 
 impl StepCtx {
+    /// The durable number of the attempt that is running: 1 for the
+    /// first, 2 for the first retry under a retry policy, and so on. The
+    /// host records each attempt before it runs, so the number is the
+    /// same live and after a crash (an attempt cut short counts as used);
+    /// read it here, never from a counter in workflow state, which a
+    /// replay starts again. 0 only under a host too old to tell it.
+    pub fn attempt(&self) -> u32 {
+        self.attempt
+    }
+
     /// The real wall-clock time.
     pub fn now(&self) -> SystemTime {
         exec::check(self.task);

@@ -1,4 +1,5 @@
-//! Options of one op: its name (id), retry policy and timeout.
+//! Options of one op: its name (id), retry policy and timeout, and a
+//! child's policy for its parent's end.
 
 use std::time::Duration;
 
@@ -11,6 +12,18 @@ pub struct Opts {
     pub(crate) id: Option<String>,
     pub(crate) retry: Option<Retry>,
     pub(crate) timeout: Option<Duration>,
+    pub(crate) parent_close: Option<ParentClose>,
+}
+
+/// What the end of a run does to a child run (`Ctx::child`) that has not
+/// ended then, as the Go SDK's `skein.ParentClose`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParentClose {
+    /// The default: the parent's end requests the child's cancellation.
+    Cancel,
+    /// The parent's end leaves the child running, marked abandoned; it
+    /// completes on its own.
+    Abandon,
 }
 
 impl Opts {
@@ -37,15 +50,27 @@ impl Opts {
         self.timeout = Some(d);
         self
     }
+    /// Sets a child's policy for the end of its parent (default
+    /// `ParentClose::Cancel`); stored with the child run when it is
+    /// created.
+    pub fn parent_close(mut self, p: ParentClose) -> Self {
+        self.parent_close = Some(p);
+        self
+    }
 
-    /// The op_options message, None when there are no retry or timeout
-    /// options.
+    /// The op_options message, None when there are no retry, timeout or
+    /// parent close options.
     pub(crate) fn encode(&self) -> Option<Vec<u8>> {
         let timeout = self.timeout.map_or(0, nanos);
-        if self.retry.is_none() && timeout == 0 {
+        if self.retry.is_none() && timeout == 0 && self.parent_close.is_none() {
             return None;
         }
-        let mut m = OpOptions { timeout, ..Default::default() };
+        let parent_close = match self.parent_close {
+            None => 0,
+            Some(ParentClose::Cancel) => abi::PARENT_CLOSE_CANCEL,
+            Some(ParentClose::Abandon) => abi::PARENT_CLOSE_ABANDON,
+        };
+        let mut m = OpOptions { timeout, parent_close, ..Default::default() };
         if let Some(r) = &self.retry {
             m.max_attempts = if r.max_attempts == 0 { 3 } else { r.max_attempts };
             m.initial_backoff = or_default(r.initial_backoff, Duration::from_millis(100));
@@ -111,8 +136,12 @@ mod tests {
             jitter: 200,
             timeout: 2_000_000_000,
             non_retryable: vec![],
+            parent_close: 0,
         });
         assert_eq!(b, want);
+        let b = Opts::new().parent_close(ParentClose::Abandon).encode().unwrap();
+        assert_eq!(&b[b.len() - 4..], &[2, 0, 0, 0]);
+        assert!(b[..b.len() - 4].iter().all(|&x| x == 0));
         let r = Retry { jitter: -1.0, multiplier: 1.5, non_retryable: vec!["fatal".into()], ..Default::default() };
         let b = Opts::new().retry(r).encode().unwrap();
         assert_eq!(&b[20..28], &[220, 5, 0, 0, 0, 0, 0, 0]); // multiplier 1500, jitter 0

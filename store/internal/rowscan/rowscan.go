@@ -20,17 +20,18 @@ type Scanner interface {
 }
 
 // RunColumns are the columns of runs that Run reads, in order.
-const RunColumns = `id, module_hash, workflow, input, status, result, error, seed, parent, start_time, wake_at, deadline, cancel, created_at, updated_at, lease_owner, lease_expiry, lease_token`
+const RunColumns = `id, module_hash, workflow, input, status, result, error, seed, parent, start_time, wake_at, deadline, cancel, created_at, updated_at, lease_owner, lease_expiry, lease_token, parent_close, abandoned`
 
 // Run reads a row of RunColumns. A missing row (an error that is noRows)
 // is store.ErrNotFound.
 func Run(s Scanner, noRows error) (store.Run, error) {
 	var r store.Run
 	var status string
-	var seed, created, updated int64
+	var parentClose string
+	var seed, created, updated, abandoned int64
 	err := s.Scan(&r.ID, &r.ModuleHash, &r.Workflow, &r.Input, &status, &r.Result, &r.Error,
 		&seed, &r.Parent, &r.StartTime, &r.WakeAt, &r.Deadline, &r.Cancel, &created, &updated,
-		&r.LeaseOwner, &r.LeaseExpiry, &r.LeaseToken)
+		&r.LeaseOwner, &r.LeaseExpiry, &r.LeaseToken, &parentClose, &abandoned)
 	if errors.Is(err, noRows) {
 		return store.Run{}, store.ErrNotFound
 	}
@@ -38,10 +39,19 @@ func Run(s Scanner, noRows error) (store.Run, error) {
 		return store.Run{}, err
 	}
 	r.Status = store.RunStatus(status)
+	r.ParentClose, r.Abandoned = store.ParentClose(parentClose), abandoned != 0
 	r.Seed = uint64(seed)
 	r.CreatedAt = time.Unix(0, created)
 	r.UpdatedAt = time.Unix(0, updated)
 	return r, nil
+}
+
+// Int is a flag as an INTEGER column holds it: 1 or 0.
+func Int(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // ModuleColumns returns the columns of modules (the table, as in

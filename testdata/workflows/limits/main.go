@@ -117,8 +117,9 @@ func nap(ctx *skein.Context, _ struct{}) (int, error) {
 type treeIn struct {
 	Depth, Fan int
 	Name       string
-	Nap        int // leaves first sleep this many ms of real time in a step body
-	Busy       int // a run with children then works this many ms of real time in a step body, without yielding, before it joins them
+	Nap        int  // leaves first sleep this many ms of real time in a step body
+	Busy       int  // a run with children then works this many ms of real time in a step body, without yielding, before it joins them
+	Abandon    bool // the children are skein.ParentClose(skein.AbandonChild): the run's end leaves them running
 }
 
 // tree starts its children and returns how many runs its subtree holds.
@@ -139,6 +140,9 @@ func tree(ctx *skein.Context, in treeIn) (int, error) {
 		var opts []skein.Option
 		if in.Name != "" {
 			opts = append(opts, skein.ID(fmt.Sprintf("%s-%d", in.Name, i)))
+		}
+		if in.Abandon {
+			opts = append(opts, skein.ParentClose(skein.AbandonChild))
 		}
 		fs[i] = skein.Child[int](ctx, "tree", treeIn{Depth: in.Depth - 1, Fan: in.Fan, Name: in.Name, Nap: in.Nap}, opts...)
 	}

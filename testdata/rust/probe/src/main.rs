@@ -6,7 +6,7 @@ use std::cell::Cell;
 use std::rc::Rc;
 use std::time::{Duration, UNIX_EPOCH};
 
-use skein::{json, Ctx, Error, Opts, Result, Retry};
+use skein::{json, Ctx, Error, Opts, ParentClose, Result, Retry};
 
 /// "rule|scope|message" of an id error, or what the error was instead.
 fn rule_of(r: &Result<String>) -> String {
@@ -200,6 +200,35 @@ async fn timeout(ctx: Ctx, _: String) -> Result<String> {
     }
 }
 
+/// attempts: a step that fails twice, then succeeds, by its durable
+/// attempt number (StepCtx::attempt); its value does not depend on the
+/// number, so a crash that uses up an attempt changes nothing. A step
+/// without a retry policy runs as attempt 1.
+async fn attempts(ctx: Ctx, _: String) -> Result<String> {
+    let flaky = ctx
+        .with(Opts::new().retry(Retry { max_attempts: 5, initial_backoff: Duration::from_millis(1), ..Default::default() }))
+        .step("flaky", |s| async move {
+            if s.attempt() < 3 {
+                return Err(Error::msg(format!("attempt {} fails", s.attempt())));
+            }
+            Ok("true".to_string())
+        })
+        .await?;
+    let plain = ctx.step("plain", |s| async move { Ok(format!("{}", s.attempt())) }).await?;
+    Ok(object(vec![("flaky".to_string(), flaky), ("plain".to_string(), plain)]))
+}
+
+/// leaves: a 10 ms timer wins over the child "approval" (a promise nobody
+/// settles), and the run ends while its child waits; input "abandon"
+/// leaves the child running, anything else cancels it.
+async fn leaves(ctx: Ctx, input: String) -> Result<String> {
+    let policy = if json::unquote(&input).as_deref() == Ok("abandon") { ParentClose::Abandon } else { ParentClose::Cancel };
+    let child = ctx.with(Opts::new().parent_close(policy)).child("approval", "null");
+    let timer = ctx.sleep(Duration::from_millis(10));
+    let i = ctx.select(&[&timer, &child]).await?;
+    Ok(json::quote(if i == 0 { "the timer won" } else { "the child won" }))
+}
+
 /// Returns a value that is not JSON.
 async fn notjson(_: Ctx, _: String) -> Result<String> {
     Ok("not json".to_string())
@@ -251,5 +280,7 @@ fn main() {
     skein::register("panics", panics);
     skein::register("notjson", notjson);
     skein::register("timeout", timeout);
+    skein::register("attempts", attempts);
+    skein::register("leaves", leaves);
     skein::run()
 }

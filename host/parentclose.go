@@ -1,0 +1,111 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/skeinrun/skein/store"
+)
+
+// A parent's end decides its children: every child run that a run issued
+// and whose end it has not received when it ends (completed, failed,
+// canceled, continued) is canceled, or with the policy abandon
+// (skein.ParentClose(skein.AbandonChild)) left running and marked
+// abandoned. What each child gets is written in the commit that ends the
+// parent (store.Batch.ParentEnded), so no worker and no crash can lose it;
+// then the world delivers it (parentEnded). A diverged run has not ended:
+// its children wait with it.
+
+// queueParentEnded queues, for the commit that ends rs's run, what its end
+// does to each child run it leaves unended, and returns it.
+func queueParentEnded(rs *runState) []store.ParentEnd {
+	if !rs.run.Status.Terminal() || len(rs.children) == 0 {
+		return nil
+	}
+	reason := fmt.Sprintf("parent run %s ended (%s)", rs.run.ID, rs.run.Status)
+	keys := make([]string, 0, len(rs.children))
+	for key := range rs.children {
+		keys = append(keys, key)
+	}
+	slices.Sort(keys)
+	ends := make([]store.ParentEnd, 0, len(keys))
+	for _, key := range keys {
+		e := store.ParentEnd{RunID: rs.children[key], Reason: store.CleanText(reason)}
+		if rs.abandons[key] {
+			e = store.ParentEnd{RunID: e.RunID, Abandon: true}
+		}
+		ends = append(ends, e)
+	}
+	rs.batch.ParentEnded = append(rs.batch.ParentEnded, ends...)
+	return ends
+}
+
+// parentEnded delivers the cancellations of ends, committed with the end
+// of rs's run, to the child runs. Under Work a worker drives each child
+// (the one that drives it now, or the next to claim it); a Drive (skein
+// run) drives its canceled children to their end before it returns, so
+// none is left running when the process exits. Abandoned children go on.
+func (liveWorld) parentEnded(ctx context.Context, h *Host, rs *runState, ends []store.ParentEnd) {
+	byWork := rs.opts.hold != nil && rs.opts.hold.byWork
+	var canceled []string
+	for _, e := range ends {
+		if e.Abandon {
+			h.log.Info("child run abandoned: its parent ended", "run", rs.run.ID, "child", e.RunID)
+			continue
+		}
+		if _, err := h.Cancel(context.WithoutCancel(ctx), e.RunID, e.Reason); err != nil {
+			if !errors.Is(err, ErrTerminal) {
+				h.log.Warn("cancel child run", "run", rs.run.ID, "child", e.RunID, "err", err)
+			}
+			continue
+		}
+		h.driveChild(ctx, rs, e.RunID)
+		canceled = append(canceled, e.RunID)
+	}
+	if !byWork {
+		rs.waitChildren(ctx, canceled)
+	}
+}
+
+// parentEnded ends, in the simulation, each canceled child run that has
+// not ended (one that suspended: every other ran to its end when it
+// started): its cancellation reaches it just after its parent's end in
+// virtual time, so a crash replay of the parent, which finds the child
+// ended, gets its end after the parent's, as the run did.
+func (w simWorld) parentEnded(ctx context.Context, h *Host, rs *runState, ends []store.ParentEnd) {
+	for _, e := range ends {
+		if e.Abandon {
+			continue
+		}
+		cs := h.sim.run(e.RunID, w.run.clock)
+		cs.clock = max(cs.clock, w.run.clock+1)
+		if _, err := h.Drive(ctx, e.RunID, DriveOptions{}); err != nil && !IsDivergence(err) {
+			h.log.Warn("child run stopped", "run", rs.run.ID, "child", e.RunID, "err", err)
+		}
+	}
+}
+
+// waitChildren waits until none of the child runs ids is driven for rs's
+// run in this process, or ctx ends.
+func (rs *runState) waitChildren(ctx context.Context, ids []string) {
+	for {
+		rs.mu.Lock()
+		live := slices.ContainsFunc(ids, func(id string) bool { return rs.childLive[id] })
+		if !live {
+			rs.mu.Unlock()
+			return
+		}
+		if rs.childGone == nil {
+			rs.childGone = make(chan struct{})
+		}
+		gone := rs.childGone
+		rs.mu.Unlock()
+		select {
+		case <-gone:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
