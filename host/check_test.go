@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skeinrun/skein/host/internal/sched"
 	"github.com/skeinrun/skein/internal/wasmbuild"
-	"github.com/skeinrun/skein/sched"
 )
 
 func wasmOf(t *testing.T, pkg string) []byte {

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/skeinrun/skein/sched"
+	"github.com/skeinrun/skein/host/internal/sched"
 )
 
 // A step named after the winner of a Select is issued as different ops at

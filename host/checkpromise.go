@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/skeinrun/skein/sched"
+	"github.com/skeinrun/skein/host/internal/sched"
 	"github.com/skeinrun/skein/shape"
 )
 

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/skeinrun/skein/abi"
-	"github.com/skeinrun/skein/sched"
+	"github.com/skeinrun/skein/host/internal/sched"
 	"github.com/skeinrun/skein/store"
 )
 

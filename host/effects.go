@@ -8,7 +8,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/skeinrun/skein/sched"
+	"github.com/skeinrun/skein/host/internal/sched"
 	"github.com/skeinrun/skein/store"
 )
 

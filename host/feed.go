@@ -5,7 +5,7 @@ import (
 	"encoding/binary"
 
 	"github.com/skeinrun/skein/abi"
-	"github.com/skeinrun/skein/sched"
+	"github.com/skeinrun/skein/host/internal/sched"
 )
 
 // The feed (abi/README.md, "feed"): on replay, the host hands the

@@ -14,7 +14,7 @@ import (
 	"testing"
 
 	"github.com/skeinrun/skein/abi"
-	"github.com/skeinrun/skein/sched"
+	"github.com/skeinrun/skein/host/internal/sched"
 	"github.com/skeinrun/skein/store"
 )
 

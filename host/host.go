@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/skeinrun/skein/abi"
+	"github.com/skeinrun/skein/host/internal/egress"
 	"github.com/skeinrun/skein/host/internal/engine"
-	"github.com/skeinrun/skein/internal/egress"
-	"github.com/skeinrun/skein/sched"
+	"github.com/skeinrun/skein/host/internal/sched"
 	"github.com/skeinrun/skein/store"
 )
 

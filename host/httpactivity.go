@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/skeinrun/skein/internal/egress"
+	"github.com/skeinrun/skein/host/internal/egress"
 )
 
 // The built-in HTTP activity: the host serves the activity HTTPActivity

@@ -3,7 +3,7 @@ package host
 import (
 	"context"
 
-	"github.com/skeinrun/skein/sched"
+	"github.com/skeinrun/skein/host/internal/sched"
 )
 
 // dispatch returns the next task to run, running idle points as needed:

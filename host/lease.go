@@ -9,7 +9,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/skeinrun/skein/sched"
+	"github.com/skeinrun/skein/host/internal/sched"
 	"github.com/skeinrun/skein/store"
 )
 

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/skeinrun/skein/abi"
+	"github.com/skeinrun/skein/host/internal/sched"
 	"github.com/skeinrun/skein/lineage"
-	"github.com/skeinrun/skein/sched"
 	"github.com/skeinrun/skein/store"
 )
 

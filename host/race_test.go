@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/skeinrun/skein/sched"
+	"github.com/skeinrun/skein/host/internal/sched"
 	"github.com/skeinrun/skein/store"
 )
 

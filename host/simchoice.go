@@ -3,7 +3,7 @@ package host
 import (
 	"slices"
 
-	"github.com/skeinrun/skein/sched"
+	"github.com/skeinrun/skein/host/internal/sched"
 )
 
 // A recorded choice is what a task learned from a Select: which of its

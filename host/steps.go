@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/skeinrun/skein/abi"
-	"github.com/skeinrun/skein/sched"
+	"github.com/skeinrun/skein/host/internal/sched"
 )
 
 // flushEvery bounds how many records wait in memory between idle points.

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/skeinrun/skein/sched"
+	"github.com/skeinrun/skein/host/internal/sched"
 	"github.com/skeinrun/skein/store"
 )
 
