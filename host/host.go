@@ -15,6 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/skeinrun/skein/host/internal/taskboard"
+
 	"github.com/skeinrun/skein/abi"
 	"github.com/skeinrun/skein/host/internal/egress"
 	"github.com/skeinrun/skein/host/internal/engine"
@@ -280,10 +282,10 @@ type Host struct {
 	wake      chan struct{} // signals Work: new work may be due
 	sim       *simulator    // Config.Simulation
 
-	tasks   taskBoard  // remote activity tasks (tasks.go)
-	specs   specCache  // schedules' parsed cron expressions (cronspec.go)
-	emb     embedState // grants, event subscriptions, Await waiters (embed.go)
-	metrics *metrics   // counters for WriteMetrics (metrics.go)
+	tasks   taskboard.Board // remote activity tasks (tasks.go)
+	specs   specCache       // schedules' parsed cron expressions (cronspec.go)
+	emb     embedState      // grants, event subscriptions, Await waiters (embed.go)
+	metrics *metrics        // counters for WriteMetrics (metrics.go)
 
 	compileSlots chan struct{}  // Config.MaxConcurrentCompiles (compile.go)
 	deploySlots  chan struct{}  // Config.MaxConcurrentDeploys (deploy.go)

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/skeinrun/skein/host/internal/taskboard"
+
 	"github.com/skeinrun/skein/abi"
 	"github.com/skeinrun/skein/host/internal/sched"
 	"github.com/skeinrun/skein/store"
@@ -31,7 +33,7 @@ type runState struct {
 	starts     []activityCall    // in-process calls to start after the next commit
 	remote     map[string]int64  // remote activity tasks issued: key -> when (unix ns; tasks.go)
 	remoteDue  *time.Timer       // nudges the run when its newest remote task stops being fresh
-	board      *taskBoard        // told when the run's tasks are committed; nil: no one
+	board      *taskboard.Board  // told when the run's tasks are committed; nil: no one
 	promises   map[string]bool   // external promises issued
 	children   map[string]string // child runs issued and not delivered: key -> child run id
 	abandons   map[string]bool   // keys of children whose policy is ParentCloseAbandon
@@ -333,7 +335,7 @@ func (rs *runState) flush(ctx context.Context, st store.Store) error {
 	rs.batch.Fence = rs.lease
 	used := rs.reserveTasks(rs.batch.Tasks)
 	err := st.Commit(ctx, rs.batch)
-	handOver(used, err == nil)
+	taskboard.HandOver(used, err == nil)
 	if err != nil {
 		return fmt.Errorf("run %s: record outcomes: %w", rs.run.ID, err)
 	}
@@ -372,7 +374,7 @@ func (rs *runState) flushAsync(h *Host) error {
 	used := rs.reserveTasks(b.Tasks)
 	h.spawn(func() {
 		err := h.cfg.Store.Commit(context.Background(), b)
-		handOver(used, err == nil)
+		taskboard.HandOver(used, err == nil)
 		if err == nil && len(b.Tasks) > 0 {
 			rs.tasksQueued()
 		}

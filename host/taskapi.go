@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/skeinrun/skein/host/internal/taskboard"
+
 	"github.com/skeinrun/skein/abi"
 	"github.com/skeinrun/skein/store"
 )
@@ -54,7 +56,7 @@ func (h *Host) ClaimTasks(ctx context.Context, o ClaimOptions) ([]store.Task, er
 	}
 	deadline := time.Now().Add(o.Wait)
 	for {
-		queued := h.tasks.wait()
+		queued := h.tasks.Wait()
 		h.sweepTasks(ctx)
 		ts, err := h.cfg.Store.ClaimTasks(ctx, store.TaskClaim{Owner: o.Worker, Names: o.Names, Max: o.Max,
 			Now: time.Now().UnixNano(), TTL: h.cfg.TaskLeaseTTL})
@@ -68,16 +70,16 @@ func (h *Host) ClaimTasks(ctx context.Context, o ClaimOptions) ([]store.Task, er
 		}
 		// Wait on the board: a run may hand a new task over as it commits
 		// it; other tasks wake the claim to look in the store again.
-		w := h.tasks.register(o, h.cfg.TaskLeaseTTL)
+		w := h.tasks.Register(taskboard.Claim{Worker: o.Worker, Names: o.Names, Max: o.Max}, h.cfg.TaskLeaseTTL)
 		t := time.NewTimer(min(left, taskPoll))
 		select {
 		case <-ctx.Done():
 		case <-queued:
-		case <-w.ch:
+		case <-w.Given():
 		case <-t.C:
 		}
 		t.Stop()
-		if got := h.tasks.unregister(w); len(got) > 0 {
+		if got := h.tasks.Unregister(w); len(got) > 0 {
 			h.metrics.tasksClaimed.Add(uint64(len(got)))
 			return got, nil
 		}
@@ -222,7 +224,7 @@ func (h *Host) endFailed(ctx context.Context, t store.Task, attempt int, owner, 
 	}
 	h.taskAttempt(ctx, t, attempt, now, msg)
 	if retry {
-		h.tasks.notify()
+		h.tasks.Notify()
 		return true, nil
 	}
 	h.settled(t.RunID, t.Key, e.Settle)
@@ -243,7 +245,7 @@ func (h *Host) settled(runID, key string, s *store.Settlement) {
 // with a timeout error, retried by the op's policy. It runs at most once
 // every taskPoll, from claims and from Work.
 func (h *Host) sweepTasks(ctx context.Context) {
-	if !h.tasks.sweepDue(taskPoll) {
+	if !h.tasks.SweepDue(taskPoll) {
 		return
 	}
 	now := time.Now().UnixNano()

@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/skeinrun/skein/host/internal/taskboard"
+
 	"github.com/skeinrun/skein/abi"
 	"github.com/skeinrun/skein/host/internal/sched"
 	"github.com/skeinrun/skein/store"
@@ -98,16 +100,16 @@ func (h *Host) cancelCalls(ctx context.Context, rs *runState, reason string) {
 
 // reserveTasks gives the run's new tasks about to be committed to the
 // claims waiting in this process (taskboard.go).
-func (rs *runState) reserveTasks(tasks []store.Task) []*claimWaiter {
+func (rs *runState) reserveTasks(tasks []store.Task) []*taskboard.Waiter {
 	if rs.board == nil || len(tasks) == 0 {
 		return nil
 	}
-	return rs.board.reserve(tasks, time.Now().UnixNano())
+	return rs.board.Reserve(tasks, time.Now().UnixNano())
 }
 
 // tasksQueued tells the waiting claims that the run committed tasks.
 func (rs *runState) tasksQueued() {
 	if rs.board != nil {
-		rs.board.notify()
+		rs.board.Notify()
 	}
 }
