@@ -13,15 +13,14 @@ import (
 	"github.com/skeinrun/skein/internal/wasmbuild"
 )
 
-// UseGoMemory gives the instances of hosts created from now on wazero's
-// default linear memory (a Go slice copied when it grows) until the
-// returned function restores the reserve-then-commit allocator
-// (host/internal/engine/memory_unix.go). Benchmarks only: not safe while
-// hosts are created concurrently.
+// UseGoMemory gives the test hosts created from now on
+// Config.GoMemory until the returned function restores the
+// reserve-then-commit allocator. Benchmarks only: not safe while hosts
+// are created concurrently.
 func UseGoMemory() (restore func()) {
-	old := sliceMemory
-	sliceMemory = true
-	return func() { sliceMemory = old }
+	old := testGoMemory
+	testGoMemory = true
+	return func() { testGoMemory = old }
 }
 
 // memoryModes runs fn with the reserve-then-commit allocator and with

@@ -28,6 +28,9 @@ func check(t *testing.T, pkg string, o CheckOptions) *CheckReport {
 	if o.CacheDir == "" {
 		o.CacheDir = cacheDir
 	}
+	if o.Engine == "" {
+		o.Engine = testEngine
+	}
 	r, err := Check(context.Background(), wasmOf(t, pkg), o)
 	if err != nil {
 		t.Fatal(err)

@@ -95,7 +95,7 @@ func TestContinueAsNewAtomic(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := &failCreates{Store: db}
-	h, err := newHost(ctx, Config{Store: st, CacheDir: cacheDir}, testHooks{})
+	h, err := newHost(ctx, Config{Store: st, CacheDir: cacheDir}, withTestDefaults(testHooks{}))
 	if err != nil {
 		t.Fatal(err)
 	}

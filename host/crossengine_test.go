@@ -18,7 +18,7 @@ import (
 func engineHost(t *testing.T, st store.Store, eng string, sim *Simulation) *testHost {
 	t.Helper()
 	ctx := context.Background()
-	h, err := newHost(ctx, Config{Store: st, Engine: eng, Evict: EvictIdle, CacheDir: cacheDir, LimitHint: limitflags.Flag, Simulation: sim}, testHooks{})
+	h, err := newHost(ctx, Config{Store: st, Engine: eng, Evict: EvictIdle, CacheDir: cacheDir, LimitHint: limitflags.Flag, Simulation: sim}, withTestDefaults(testHooks{}))
 	if err != nil {
 		t.Fatal(err)
 	}

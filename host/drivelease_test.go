@@ -34,7 +34,7 @@ func newLeaseHost(t *testing.T, st store.Store, c *counters, log *syncBuffer) *H
 	if log != nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(log, nil))
 	}
-	h, err := newHost(context.Background(), cfg, testHooks{onBody: c.body})
+	h, err := newHost(context.Background(), cfg, withTestDefaults(testHooks{onBody: c.body}))
 	if err != nil {
 		t.Fatal(err)
 	}

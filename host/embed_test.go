@@ -71,6 +71,7 @@ func newEnv(t *testing.T, cfg host.Config) *env {
 	}
 	t.Cleanup(func() { st.Close() })
 	cfg.Store, cfg.CacheDir = st, cacheDir
+	cfg.Engine = os.Getenv("SKEIN_TEST_ENGINE") // make test-wasmtime
 	h, err := host.New(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -263,7 +264,7 @@ func TestAwait(t *testing.T) {
 	t.Run("another host", func(t *testing.T) {
 		e := newEnv(t, host.Config{})
 		m := e.deploy("greet")
-		other, err := host.New(ctx, host.Config{Store: e.st, CacheDir: cacheDir})
+		other, err := host.New(ctx, host.Config{Store: e.st, CacheDir: cacheDir, Engine: os.Getenv("SKEIN_TEST_ENGINE")})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -59,6 +59,24 @@ type testHost struct {
 // (.ci/run: the race detector's run then compiles nothing again).
 var cacheDir string
 
+// The package's test hosts take these (withTestDefaults): the engine of
+// SKEIN_TEST_ENGINE (make test-wasmtime runs the suite on wasmtime), the
+// journal cache checked against the store on every answer from memory
+// (not in benchmarks), and Config.GoMemory while a benchmark asks for it
+// (UseGoMemory).
+var (
+	testEngine     string
+	verifyJournals bool
+	testGoMemory   bool
+)
+
+// withTestDefaults is hooks with the engine and the journal check of the
+// package's tests.
+func withTestDefaults(hooks testHooks) testHooks {
+	hooks.engine, hooks.verifyJournals = testEngine, verifyJournals
+	return hooks
+}
+
 func TestMain(m *testing.M) {
 	// SKEIN_TEST_ENGINE=wasmtime runs the suite on wasmtime (a test binary
 	// built with -tags wasmtime; make test-wasmtime).
@@ -66,7 +84,7 @@ func TestMain(m *testing.M) {
 	// Every journal the host answers from memory is compared with the
 	// store's (journalcache.go), except in benchmarks.
 	flag.Parse()
-	verifyJournalCache = flag.Lookup("test.bench").Value.String() == ""
+	verifyJournals = flag.Lookup("test.bench").Value.String() == ""
 	if d := os.Getenv("SKEIN_TEST_CACHE_DIR"); d != "" {
 		cacheDir = d
 		os.Exit(m.Run())
@@ -109,7 +127,8 @@ func newTestHostHooks(t testing.TB, cfg Config, hooks testHooks) *testHost {
 		cfg.LimitHint = limitflags.Flag // as the CLI: its messages are the ones asserted
 	}
 	hooks.onBody, hooks.onExec = c.body, c.exec
-	h, err := newHost(ctx, cfg, hooks)
+	cfg.GoMemory = cfg.GoMemory || testGoMemory
+	h, err := newHost(ctx, cfg, withTestDefaults(hooks))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/skeinrun/skein/host/internal/journalcache"
 	"github.com/skeinrun/skein/host/internal/taskboard"
 
 	"github.com/skeinrun/skein/abi"
@@ -234,20 +235,16 @@ type Config struct {
 	// requests; nil: the system's resolver. The addresses it gives are
 	// checked like any (docs/activities.md).
 	HTTPResolver HTTPResolver
+	// GoMemory gives instances wazero's default linear memory (a Go
+	// slice, copied when it grows) instead of the reserve-then-commit
+	// allocator (host/internal/engine/memory_unix.go). For comparisons
+	// (benchmarks): production hosts leave it off.
+	GoMemory bool
 	// Engine names the WebAssembly engine: "wazero" (pure Go, the
 	// default when empty) or "wasmtime" (Cranelift through cgo, only in
 	// a binary built with -tags wasmtime; see docs/engines.md). --engine.
 	Engine string
 }
-
-// sliceMemory gives instances Go-slice linear memory instead of reserved
-// address space (benchmarks compare the two).
-var sliceMemory bool
-
-// testEngine is the engine of the hosts whose Config names none: set
-// by the package's tests from SKEIN_TEST_ENGINE, so that the whole
-// behavioural suite runs on either engine (make test-wasmtime).
-var testEngine string
 
 // Host runs workflow modules. It is safe for concurrent use.
 type Host struct {
@@ -286,6 +283,8 @@ type Host struct {
 	specs   specCache       // schedules' parsed cron expressions (cronspec.go)
 	emb     embedState      // grants, event subscriptions, Await waiters (embed.go)
 	metrics *metrics        // counters for WriteMetrics (metrics.go)
+	// journals is the journal cache in front of the store (nil: none).
+	journals *journalcache.Store
 
 	compileSlots chan struct{}  // Config.MaxConcurrentCompiles (compile.go)
 	deploySlots  chan struct{}  // Config.MaxConcurrentDeploys (deploy.go)
@@ -314,6 +313,13 @@ type testHooks struct {
 	replayInline bool                  // a replay that hands every recorded value back at once
 	onBody       func(run, key string) // called before each step body runs
 	onExec       func(run string)      // called at each instantiation of a run
+	// verifyJournals checks every journal the cache answers from memory
+	// against the store (the package's tests, journalcache.New).
+	verifyJournals bool
+	// engine is the engine of a host whose Config names none: the
+	// package's tests set it from SKEIN_TEST_ENGINE, so that the whole
+	// behavioural suite runs on either engine (make test-wasmtime).
+	engine string
 }
 
 // New creates a host. Close it when done.
@@ -336,7 +342,7 @@ func newHost(ctx context.Context, cfg Config, hooks testHooks) (*Host, error) {
 		cfg.TaskLeaseTTL = DefaultTaskLeaseTTL
 	}
 	if cfg.Engine == "" {
-		cfg.Engine = testEngine
+		cfg.Engine = hooks.engine
 	}
 	if err := CheckEngine(cfg.Engine); err != nil {
 		return nil, fmt.Errorf("host: %w", err)
@@ -370,7 +376,7 @@ func newHost(ctx context.Context, cfg Config, hooks testHooks) (*Host, error) {
 		NoSnapshots:      cfg.DisableSnapshots,
 		NoRecycling:      cfg.DisableInstanceReuse,
 		InitTimeout:      cfg.MaxRunWithoutYield,
-		SliceMemory:      sliceMemory,
+		SliceMemory:      cfg.GoMemory,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("host: %w", err)
@@ -391,7 +397,8 @@ func newHost(ctx context.Context, cfg Config, hooks testHooks) (*Host, error) {
 		cfg.JournalCacheBytes = DefaultJournalCacheBytes
 	}
 	if cfg.JournalCacheBytes > 0 {
-		h.cfg.Store = journalStore{Store: h.cfg.Store, c: newJournalCache(cfg.JournalCacheBytes, h.metrics)}
+		h.journals = journalcache.New(h.cfg.Store, cfg.JournalCacheBytes, hooks.verifyJournals)
+		h.cfg.Store = h.journals
 	}
 	return h, nil
 }
@@ -463,3 +470,6 @@ func shortHash(h string) string {
 	}
 	return h
 }
+
+// DefaultJournalCacheBytes is the default of Config.JournalCacheBytes.
+const DefaultJournalCacheBytes = journalcache.DefaultBytes

@@ -102,12 +102,12 @@ func TestLeaseTakeover(t *testing.T) {
 	bodiesA, bodiesB := &counters{bodies: map[string]int{}}, &counters{bodies: map[string]int{}}
 	var logA syncBuffer
 	a, err := newHost(ctx, Config{Store: ps, CacheDir: cacheDir,
-		Logger: slog.New(slog.NewTextHandler(&logA, nil))}, testHooks{onBody: bodiesA.body})
+		Logger: slog.New(slog.NewTextHandler(&logA, nil))}, withTestDefaults(testHooks{onBody: bodiesA.body}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close(ctx)
-	b, err := newHost(ctx, Config{Store: st, CacheDir: cacheDir}, testHooks{onBody: bodiesB.body})
+	b, err := newHost(ctx, Config{Store: st, CacheDir: cacheDir}, withTestDefaults(testHooks{onBody: bodiesB.body}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +239,7 @@ func TestLeaseSelfReclaim(t *testing.T) {
 	ps := &partitionStore{Store: st}
 	ps.cut.Store(true) // renewals fail from the start; claims go through
 	var logA syncBuffer
-	a, err := New(ctx, Config{Store: ps, CacheDir: cacheDir, Logger: slog.New(slog.NewTextHandler(&logA, nil))})
+	a, err := newHost(ctx, Config{Store: ps, CacheDir: cacheDir, Logger: slog.New(slog.NewTextHandler(&logA, nil))}, withTestDefaults(testHooks{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -398,7 +398,7 @@ func TestLeaseRenewalAfterOwnRelease(t *testing.T) {
 	defer st.Close()
 	ls := &lateRenewStore{Store: st, renewed: make(chan error)}
 	var logs syncBuffer
-	h, err := New(ctx, Config{Store: ls, CacheDir: cacheDir, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	h, err := newHost(ctx, Config{Store: ls, CacheDir: cacheDir, Logger: slog.New(slog.NewTextHandler(&logs, nil))}, withTestDefaults(testHooks{}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,18 +21,17 @@ import (
 
 // metrics is what a Host counts. Every field is safe for concurrent use.
 type metrics struct {
-	opsRecorded   atomic.Uint64    // journal records made (settled or pending)
-	executions    atomic.Uint64    // instantiations of a run
-	replays       atomic.Uint64    // executions that started with a non-empty journal
-	reused        atomic.Uint64    // executions on an instance reset after an earlier one
-	fedOps        atomic.Uint64    // replayed ops the guest took from a feed (feed.go)
-	journalLoads  [2]atomic.Uint64 // journals loaded from memory [0] and from the store [1] (journalcache.go)
-	evictReplay   atomic.Uint64    // instances dropped to replay at once (EvictAlways)
-	evictSuspend  atomic.Uint64    // instances dropped because the run suspended
-	liveInstances atomic.Int64     // wasm instances alive now
-	leasesClaimed atomic.Uint64    // leases Work took on runs
-	leasesLost    atomic.Uint64    // leases lost while driving (another worker claimed the run)
-	driveFailures atomic.Uint64    // drives by Work that failed and back off (retry.go)
+	opsRecorded   atomic.Uint64 // journal records made (settled or pending)
+	executions    atomic.Uint64 // instantiations of a run
+	replays       atomic.Uint64 // executions that started with a non-empty journal
+	reused        atomic.Uint64 // executions on an instance reset after an earlier one
+	fedOps        atomic.Uint64 // replayed ops the guest took from a feed (feed.go)
+	evictReplay   atomic.Uint64 // instances dropped to replay at once (EvictAlways)
+	evictSuspend  atomic.Uint64 // instances dropped because the run suspended
+	liveInstances atomic.Int64  // wasm instances alive now
+	leasesClaimed atomic.Uint64 // leases Work took on runs
+	leasesLost    atomic.Uint64 // leases lost while driving (another worker claimed the run)
+	driveFailures atomic.Uint64 // drives by Work that failed and back off (retry.go)
 	// Remote activity tasks (taskapi.go): attempts handed to workers,
 	// completed, failed by their worker, and timed out (lease expired).
 	tasksClaimed, tasksCompleted, tasksFailed, tasksTimedOut atomic.Uint64
@@ -195,8 +194,12 @@ func (h *Host) WriteMetrics(ctx context.Context, w io.Writer) error {
 	head("skein_reused_instances_total", "counter", "Executions that ran on an instance of the module reset to its snapshot after an earlier execution, instead of a new instance.")
 	fmt.Fprintf(bw, "skein_reused_instances_total %d\n", m.reused.Load())
 	head("skein_journal_loads_total", "counter", "Run journals loaded: from the journals this host keeps in memory for the runs it drove (memory) or from the store (store).")
-	fmt.Fprintf(bw, "skein_journal_loads_total{source=\"memory\"} %d\n", m.journalLoads[0].Load())
-	fmt.Fprintf(bw, "skein_journal_loads_total{source=\"store\"} %d\n", m.journalLoads[1].Load())
+	var fromMemory, fromStore uint64
+	if h.journals != nil {
+		fromMemory, fromStore = h.journals.Loads()
+	}
+	fmt.Fprintf(bw, "skein_journal_loads_total{source=\"memory\"} %d\n", fromMemory)
+	fmt.Fprintf(bw, "skein_journal_loads_total{source=\"store\"} %d\n", fromStore)
 	head("skein_evictions_total", "counter", "Instances dropped while their run waits: to replay at once (replay) or because the run suspended (suspend).")
 	fmt.Fprintf(bw, "skein_evictions_total{reason=\"replay\"} %d\n", m.evictReplay.Load())
 	fmt.Fprintf(bw, "skein_evictions_total{reason=\"suspend\"} %d\n", m.evictSuspend.Load())

@@ -74,8 +74,8 @@ func (h *Host) Replay(ctx context.Context, runID string) (ReplayResult, error) {
 // outcomesOf returns the journal of run, as read from the store: that of a
 // final run through the journal cache, which keeps it (journalcache.go).
 func (h *Host) outcomesOf(ctx context.Context, run store.Run) ([]store.Outcome, error) {
-	if js, ok := h.cfg.Store.(journalStore); ok && run.Status.Final() {
-		return js.finalOutcomes(ctx, run.ID)
+	if h.journals != nil && run.Status.Final() {
+		return h.journals.FinalOutcomes(ctx, run.ID)
 	}
 	return h.cfg.Store.Outcomes(ctx, run.ID)
 }

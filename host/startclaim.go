@@ -66,14 +66,3 @@ func (h *Host) takePreclaimed(ctx context.Context, id string, o DriveOptions) (s
 	}
 	return c, true
 }
-
-// CreateClaimedRun notes the lease of the run it creates, and keeps its
-// journal, empty: only the holder of that lease can write it.
-func (s journalStore) CreateClaimedRun(ctx context.Context, r store.Run, owner string, now int64, ttl time.Duration) (store.ClaimedRun, bool, error) {
-	c, created, err := s.Store.CreateClaimedRun(ctx, r, owner, now, ttl)
-	if err == nil && created {
-		s.c.claimed(c.Lease)
-		s.c.put(c.Run.ID, c.Lease.Token, 0, nil)
-	}
-	return c, created, err
-}

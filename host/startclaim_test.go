@@ -43,10 +43,10 @@ func TestStartClaimForDrive(t *testing.T) {
 	if hist := history("claimed"); len(hist) != 1 || hist[0].Owner != h.owner || hist[0].Token != 1 || hist[0].ReleasedAt != 0 {
 		t.Fatalf("lease history after the start: %+v; want the host's lease 1, held", hist)
 	}
-	fromStore := h.metrics.journalLoads[1].Load()
+	_, fromStore := h.journals.Loads()
 	drive("claimed")
-	if n := h.metrics.journalLoads[1].Load() - fromStore; n != 0 {
-		t.Errorf("the first execution of a run created leased read its journal from the store (%d reads); want the empty journal kept at its creation", n)
+	if _, now := h.journals.Loads(); now != fromStore {
+		t.Errorf("the first execution of a run created leased read its journal from the store (%d reads); want the empty journal kept at its creation", now-fromStore)
 	}
 	if hist := history("claimed"); len(hist) != 1 || hist[0].ReleasedAt == 0 {
 		t.Errorf("lease history after the drive: %+v; want the start's lease only, released", hist)

@@ -43,15 +43,12 @@ func benchOptions(b *testing.B, durability string, interrupt bool) bench.Options
 	if dir, err := os.UserCacheDir(); err == nil {
 		cache = filepath.Join(dir, "skein-wazero-test")
 	}
-	return bench.Options{Module: wasm, Dir: b.TempDir(), Durability: durability, DisableInterrupt: !interrupt, CacheDir: cache}
+	return bench.Options{Module: wasm, Dir: b.TempDir(), Durability: durability, DisableInterrupt: !interrupt, CacheDir: cache, GoMemory: *benchGoMemory}
 }
 
 // modes runs fn as a sub-benchmark per durability and interrupt setting;
 // withInterruptOff false runs interrupt=on only (where it cannot matter).
 func modes(b *testing.B, withInterruptOff bool, fn func(b *testing.B, o bench.Options)) {
-	if *benchGoMemory {
-		defer host.UseGoMemory()()
-	}
 	for _, d := range []string{sqlite.DurabilityNormal, sqlite.DurabilityStrict} {
 		for _, on := range []bool{true, false} {
 			if (on && *benchNoInterrupt) || (!on && !withInterruptOff) {

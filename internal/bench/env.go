@@ -56,6 +56,9 @@ type Options struct {
 	// DisableInstanceReuse closes every instance after its execution
 	// (host.Config.DisableInstanceReuse).
 	DisableInstanceReuse bool
+	// GoMemory gives instances wazero's default linear memory
+	// (host.Config.GoMemory).
+	GoMemory bool
 	// CacheDir is the host's on-disk compilation cache (host.Config.CacheDir).
 	// Empty: compiled modules are cached in memory only.
 	CacheDir string
@@ -133,6 +136,7 @@ func (e *Env) newHost(ctx context.Context) (*host.Host, error) {
 		CacheDir:             e.o.CacheDir,
 		DisableInterrupt:     e.o.DisableInterrupt,
 		DisableInstanceReuse: e.o.DisableInstanceReuse,
+		GoMemory:             e.o.GoMemory,
 		Engine:               e.o.Engine,
 		Logger:               slog.New(slog.DiscardHandler),
 		GuestOutput:          io.Discard,

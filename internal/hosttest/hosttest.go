@@ -47,7 +47,9 @@ func NewModule(t *testing.T, wasmPath, name string, evict host.Evict) *Env {
 	if dir, err := os.UserCacheDir(); err == nil {
 		cache = filepath.Join(dir, "skein-wazero-test")
 	}
-	h, err := host.New(ctx, host.Config{Store: st, Evict: evict, CacheDir: cache})
+	// SKEIN_TEST_ENGINE runs the hosts of the host package's suite on
+	// another engine (make test-wasmtime).
+	h, err := host.New(ctx, host.Config{Store: st, Evict: evict, CacheDir: cache, Engine: os.Getenv("SKEIN_TEST_ENGINE")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package host
+package journalcache
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 	"github.com/skeinrun/skein/store"
 )
 
-// The journal cache's bookkeeping (journalcache.go has the reasoning):
+// The journal cache's bookkeeping (cache.go has the reasoning):
 // leases claimed and released, commits applied, entries kept within the
 // byte budget.
 
@@ -32,7 +32,7 @@ type lease struct {
 
 // claimed notes lease l: the run's journal in memory follows it if it was
 // read or kept under the lease just before.
-func (c *journalCache) claimed(l store.Lease) {
+func (c *cache) claimed(l store.Lease) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.held[l.RunID] = &lease{token: l.Token, expiry: l.Expiry}
@@ -46,7 +46,7 @@ func (c *journalCache) claimed(l store.Lease) {
 }
 
 // renewed notes lease l's new expiry.
-func (c *journalCache) renewed(l store.Lease, expiry int64) {
+func (c *cache) renewed(l store.Lease, expiry int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if h := c.held[l.RunID]; h != nil && h.token == l.Token {
@@ -55,7 +55,7 @@ func (c *journalCache) renewed(l store.Lease, expiry int64) {
 }
 
 // released forgets lease l; the journal stays, for the run's next claim.
-func (c *journalCache) released(l store.Lease) {
+func (c *cache) released(l store.Lease) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if h := c.held[l.RunID]; h != nil && h.token == l.Token {
@@ -65,7 +65,7 @@ func (c *journalCache) released(l store.Lease) {
 
 // committing counts a commit of b's fenced run before it is made, so that
 // a read of the store that races it does not keep what it read.
-func (c *journalCache) committing(b store.Batch) {
+func (c *cache) committing(b store.Batch) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if b.Fence == nil {
@@ -81,7 +81,7 @@ func (c *journalCache) committing(b store.Batch) {
 // memory of its fenced run, and drops every journal it cannot vouch for:
 // any after a failed commit, those of other runs b writes or creates, and
 // that of a run b ends.
-func (c *journalCache) committed(b store.Batch, ok bool) {
+func (c *cache) committed(b store.Batch, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var run string
@@ -152,7 +152,7 @@ func ends(b store.Batch, run string) store.RunStatus {
 // written the journal since.) Otherwise it returns
 // the token of the lease the host holds and the count of its commits, for
 // put (token 0: the read is not to be kept).
-func (c *journalCache) get(run string) (outs []store.Outcome, token, gen int64, ok bool) {
+func (c *cache) get(run string) (outs []store.Outcome, token, gen int64, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e := c.entries[run]; e != nil && e.final {
@@ -173,7 +173,7 @@ func (c *journalCache) get(run string) (outs []store.Outcome, token, gen int64, 
 // kept slice itself, not a copy, for a caller that only reads it. A
 // closed journal is never written again (store.Batch), so nothing
 // changes the slice once it is sorted here.
-func (c *journalCache) getFinal(run string) ([]store.Outcome, bool) {
+func (c *cache) getFinal(run string) ([]store.Outcome, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e := c.entries[run]
@@ -206,7 +206,7 @@ func (e *keptJournal) inOrder(lru *list.List) []store.Outcome {
 // put keeps outs, read from the store under lease token, as the run's
 // journal, unless the lease ended or a commit of the run started since
 // the read began (gen is the count get returned).
-func (c *journalCache) put(run string, token, gen int64, outs []store.Outcome) {
+func (c *cache) put(run string, token, gen int64, outs []store.Outcome) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if h := c.held[run]; h == nil || h.token != token || h.gen != gen {
@@ -217,14 +217,14 @@ func (c *journalCache) put(run string, token, gen int64, outs []store.Outcome) {
 
 // putFinal keeps outs, read from the store after run was read final, as
 // its closed journal (store.Batch): it never changes again.
-func (c *journalCache) putFinal(run string, outs []store.Outcome) {
+func (c *cache) putFinal(run string, outs []store.Outcome) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.keep(&keptJournal{run: run, final: true}, outs)
 }
 
 // keep makes e, with outs, the journal of e.run. The caller holds mu.
-func (c *journalCache) keep(e *keptJournal, outs []store.Outcome) {
+func (c *cache) keep(e *keptJournal, outs []store.Outcome) {
 	c.dropRun(e.run)
 	e.outs, e.byKey, e.sorted, e.bytes = make([]store.Outcome, 0, len(outs)), make(map[string]int, len(outs)), true, journalOverhead
 	for _, o := range outs {
@@ -242,14 +242,14 @@ func (c *journalCache) keep(e *keptJournal, outs []store.Outcome) {
 }
 
 // dropRun removes the journal of run, if any.
-func (c *journalCache) dropRun(run string) {
+func (c *cache) dropRun(run string) {
 	if e := c.entries[run]; e != nil {
 		c.drop(e)
 	}
 }
 
 // drop removes e.
-func (c *journalCache) drop(e *keptJournal) {
+func (c *cache) drop(e *keptJournal) {
 	delete(c.entries, e.run)
 	c.lru.Remove(e.elem)
 	c.size -= e.bytes
@@ -257,7 +257,7 @@ func (c *journalCache) drop(e *keptJournal) {
 
 // trim drops the least recently used journals until the cache is within
 // its budget.
-func (c *journalCache) trim() {
+func (c *cache) trim() {
 	for c.size > c.max && c.lru.Len() > 0 {
 		c.drop(c.lru.Back().Value.(*keptJournal))
 	}

@@ -1,4 +1,6 @@
-package host
+// Package journalcache keeps in memory the journals of the runs a host
+// drives, as a store.Store that wraps the host's store (see Store).
+package journalcache
 
 import (
 	"bytes"
@@ -6,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/skeinrun/skein/store"
@@ -38,21 +41,33 @@ import (
 //
 // It sits between the host and the store (Config.Store) as a store.Store.
 
-// DefaultJournalCacheBytes is the default of Config.JournalCacheBytes.
-const DefaultJournalCacheBytes = 64 << 20
+// DefaultBytes is the default budget of a cache.
+const DefaultBytes = 64 << 20
 
-// verifyJournalCache, set by the host's tests, reads the store on every
-// answer from the cache as well and fails the read if the two differ.
-var verifyJournalCache bool
-
-// journalStore is a store.Store whose Outcomes come from c while they can.
-type journalStore struct {
+// Store is a store.Store whose Outcomes come from its cache while they
+// can. Use it as a pointer from New.
+type Store struct {
 	store.Store
-	c *journalCache
+	c *cache
 }
 
-// journalCache holds journals by run id, least recently used first out.
-type journalCache struct {
+// New returns st with a cache of at most max bytes of journals in front.
+// With verify, every answer from memory is checked against st as well,
+// and a read fails if the two differ (the host's tests set it).
+func New(st store.Store, max int64, verify bool) *Store {
+	c := newCache(max)
+	c.verify = verify
+	return &Store{Store: st, c: c}
+}
+
+// Loads returns how many journals were answered from memory and how many
+// were read from the store, so far.
+func (s *Store) Loads() (memory, stored uint64) {
+	return s.c.loads[0].Load(), s.c.loads[1].Load()
+}
+
+// cache holds journals by run id, least recently used first out.
+type cache struct {
 	mu      sync.Mutex
 	max     int64 // bytes
 	size    int64
@@ -60,7 +75,8 @@ type journalCache struct {
 	lru     list.List         // of *keptJournal; the front is the most recently used
 	held    map[string]*lease // the leases this host holds, by run
 	now     func() int64      // the clock leases expire by (unix ns)
-	m       *metrics
+	loads   [2]atomic.Uint64  // journals answered from memory [0] and read from the store [1]
+	verify  bool              // check every answer from memory against the store
 }
 
 // keptJournal is one run's journal as the store holds it under lease token.
@@ -77,13 +93,13 @@ type keptJournal struct {
 	final bool
 }
 
-func newJournalCache(max int64, m *metrics) *journalCache {
-	return &journalCache{max: max, entries: map[string]*keptJournal{}, held: map[string]*lease{}, m: m,
+func newCache(max int64) *cache {
+	return &cache{max: max, entries: map[string]*keptJournal{}, held: map[string]*lease{},
 		now: func() int64 { return time.Now().UnixNano() }}
 }
 
 // ClaimRun notes the lease it returns.
-func (s journalStore) ClaimRun(ctx context.Context, id, owner string, now int64, ttl time.Duration) (store.ClaimedRun, error) {
+func (s *Store) ClaimRun(ctx context.Context, id, owner string, now int64, ttl time.Duration) (store.ClaimedRun, error) {
 	cr, err := s.Store.ClaimRun(ctx, id, owner, now, ttl)
 	if err == nil {
 		s.c.claimed(cr.Lease)
@@ -92,7 +108,7 @@ func (s journalStore) ClaimRun(ctx context.Context, id, owner string, now int64,
 }
 
 // ClaimRuns notes the leases it returns.
-func (s journalStore) ClaimRuns(ctx context.Context, owner string, now int64, ttl time.Duration, limit int) ([]store.ClaimedRun, error) {
+func (s *Store) ClaimRuns(ctx context.Context, owner string, now int64, ttl time.Duration, limit int) ([]store.ClaimedRun, error) {
 	crs, err := s.Store.ClaimRuns(ctx, owner, now, ttl, limit)
 	for _, cr := range crs {
 		s.c.claimed(cr.Lease)
@@ -101,7 +117,7 @@ func (s journalStore) ClaimRuns(ctx context.Context, owner string, now int64, tt
 }
 
 // RenewLease notes the lease's new expiry.
-func (s journalStore) RenewLease(ctx context.Context, l store.Lease, expiry int64) error {
+func (s *Store) RenewLease(ctx context.Context, l store.Lease, expiry int64) error {
 	err := s.Store.RenewLease(ctx, l, expiry)
 	if err == nil {
 		s.c.renewed(l, expiry)
@@ -110,14 +126,25 @@ func (s journalStore) RenewLease(ctx context.Context, l store.Lease, expiry int6
 }
 
 // ReleaseLease forgets the lease, released or not.
-func (s journalStore) ReleaseLease(ctx context.Context, l store.Lease) error {
+func (s *Store) ReleaseLease(ctx context.Context, l store.Lease) error {
 	s.c.released(l)
 	return s.Store.ReleaseLease(ctx, l)
 }
 
+// CreateClaimedRun notes the lease of the run it creates, and keeps its
+// journal, empty: only the holder of that lease can write it.
+func (s *Store) CreateClaimedRun(ctx context.Context, r store.Run, owner string, now int64, ttl time.Duration) (store.ClaimedRun, bool, error) {
+	c, created, err := s.Store.CreateClaimedRun(ctx, r, owner, now, ttl)
+	if err == nil && created {
+		s.c.claimed(c.Lease)
+		s.c.put(c.Run.ID, c.Lease.Token, 0, nil)
+	}
+	return c, created, err
+}
+
 // Commit applies b's outcomes to the journals in memory once it is
 // committed, and drops the journals it cannot vouch for.
-func (s journalStore) Commit(ctx context.Context, b store.Batch) error {
+func (s *Store) Commit(ctx context.Context, b store.Batch) error {
 	s.c.committing(b)
 	err := s.Store.Commit(ctx, b)
 	s.c.committed(b, err == nil)
@@ -127,7 +154,7 @@ func (s journalStore) Commit(ctx context.Context, b store.Batch) error {
 // Outcomes answers from memory while this host holds the run's lease and
 // the journal in memory follows it; else it reads the store and keeps
 // what it read if the host holds the lease.
-func (s journalStore) Outcomes(ctx context.Context, runID string) ([]store.Outcome, error) {
+func (s *Store) Outcomes(ctx context.Context, runID string) ([]store.Outcome, error) {
 	outs, token, gen, ok := s.c.get(runID)
 	if ok {
 		return s.fromMemory(ctx, runID, outs)
@@ -136,16 +163,16 @@ func (s journalStore) Outcomes(ctx context.Context, runID string) ([]store.Outco
 	if err == nil && token != 0 {
 		s.c.put(runID, token, gen, outs)
 	}
-	s.c.m.journalLoads[1].Add(1)
+	s.c.loads[1].Add(1)
 	return outs, err
 }
 
-// finalOutcomes is Outcomes of the run id, which the caller read final
+// FinalOutcomes is Outcomes of the run id, which the caller read final
 // (store.RunStatus.Final) before this call: its journal is closed
 // (store.Batch), so the cache answers without a lease, and keeps what it
 // reads from the store for good (within its budget). The caller must not
 // write the slice: it may be the one the cache keeps.
-func (s journalStore) finalOutcomes(ctx context.Context, id string) ([]store.Outcome, error) {
+func (s *Store) FinalOutcomes(ctx context.Context, id string) ([]store.Outcome, error) {
 	if outs, ok := s.c.getFinal(id); ok {
 		return s.fromMemory(ctx, id, outs)
 	}
@@ -156,22 +183,22 @@ func (s journalStore) finalOutcomes(ctx context.Context, id string) ([]store.Out
 	if err == nil {
 		s.c.putFinal(id, outs)
 	}
-	s.c.m.journalLoads[1].Add(1)
+	s.c.loads[1].Add(1)
 	return outs, err
 }
 
 // fromMemory counts a journal answered from memory, and checks it
-// against the store in the host's tests (verifyJournalCache).
-func (s journalStore) fromMemory(ctx context.Context, runID string, outs []store.Outcome) ([]store.Outcome, error) {
-	s.c.m.journalLoads[0].Add(1)
-	if verifyJournalCache {
+// against the store when the cache verifies.
+func (s *Store) fromMemory(ctx context.Context, runID string, outs []store.Outcome) ([]store.Outcome, error) {
+	s.c.loads[0].Add(1)
+	if s.c.verify {
 		return outs, s.verify(ctx, runID, outs)
 	}
 	return outs, nil
 }
 
 // verify fails if outs is not what the store holds for runID.
-func (s journalStore) verify(ctx context.Context, runID string, outs []store.Outcome) error {
+func (s *Store) verify(ctx context.Context, runID string, outs []store.Outcome) error {
 	stored, err := s.Store.Outcomes(ctx, runID)
 	if err != nil {
 		return err
