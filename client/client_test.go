@@ -121,14 +121,14 @@ func TestForeignAnswers(t *testing.T) {
 // TestImportsOnlyTheStandardLibrary: a program that only talks to a
 // server does not compile the engine (host, store, wazero).
 func TestImportsOnlyTheStandardLibrary(t *testing.T) {
-	cmd := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", "./client")
+	cmd := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", "./client", "./worker")
 	cmd.Dir = wasmbuild.Root()
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
 	got := strings.Fields(string(out))
-	if strings.Join(got, " ") != "github.com/skeinrun/skein/client" {
-		t.Errorf("client imports %v; want only the standard library", got)
+	if strings.Join(got, " ") != "github.com/skeinrun/skein/client github.com/skeinrun/skein/worker" {
+		t.Errorf("client and worker import %v; want only the standard library and client", got)
 	}
 }
