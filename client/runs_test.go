@@ -16,9 +16,7 @@ import (
 const serverWorkflows = "./testdata/workflows/server"
 
 func TestModules(t *testing.T) {
-	s := newServer(t, server.Options{})
-	c := newClient(t, s)
-	ctx := bounded(t)
+	_, c, ctx := setup(t, server.Options{})
 	wasm := module(t, serverWorkflows)
 	m, created, err := c.Deploy(ctx, "wf", wasm)
 	if err != nil || !created {
@@ -54,9 +52,7 @@ func TestModules(t *testing.T) {
 }
 
 func TestRuns(t *testing.T) {
-	s := newServer(t, server.Options{})
-	c := newClient(t, s)
-	ctx := bounded(t)
+	_, c, ctx := setup(t, server.Options{})
 	deploy(t, c, "wf", serverWorkflows)
 	req := client.StartRequest{Module: "wf", Workflow: "echo", Input: json.RawMessage(`{"n":7}`), ID: "e1"}
 	r, created, err := c.Start(ctx, req)
@@ -112,9 +108,7 @@ func TestRuns(t *testing.T) {
 }
 
 func TestRunsPages(t *testing.T) {
-	s := newServer(t, server.Options{})
-	c := newClient(t, s)
-	ctx := bounded(t)
+	_, c, ctx := setup(t, server.Options{})
 	deploy(t, c, "wf", serverWorkflows)
 	for i := range 3 {
 		if _, _, err := c.Start(ctx, client.StartRequest{Module: "wf", Workflow: "echo", Input: json.RawMessage(`1`), ID: fmt.Sprintf("p%d", i)}); err != nil {
@@ -156,9 +150,7 @@ func TestRunsPages(t *testing.T) {
 }
 
 func TestPromises(t *testing.T) {
-	s := newServer(t, server.Options{})
-	c := newClient(t, s)
-	ctx := bounded(t)
+	_, c, ctx := setup(t, server.Options{})
 	deploy(t, c, "wf", serverWorkflows)
 	for _, id := range []string{"yes", "no"} {
 		if _, _, err := c.Start(ctx, client.StartRequest{Module: "wf", Workflow: "waiter", ID: id}); err != nil {
@@ -206,9 +198,7 @@ func TestPromises(t *testing.T) {
 }
 
 func TestCancelAndWaitEnds(t *testing.T) {
-	s := newServer(t, server.Options{})
-	c := newClient(t, s)
-	ctx := bounded(t)
+	_, c, ctx := setup(t, server.Options{})
 	deploy(t, c, "wf", serverWorkflows)
 	if _, _, err := c.Start(ctx, client.StartRequest{Module: "wf", Workflow: "sleeper", Input: json.RawMessage(`{"ms":3600000}`), ID: "s1"}); err != nil {
 		t.Fatal(err)
@@ -237,9 +227,7 @@ func TestCancelAndWaitEnds(t *testing.T) {
 }
 
 func TestWaitFollowsContinueAsNew(t *testing.T) {
-	s := newServer(t, server.Options{})
-	c := newClient(t, s)
-	ctx := bounded(t)
+	_, c, ctx := setup(t, server.Options{})
 	deploy(t, c, "cont", "./testdata/workflows/continue")
 	if _, _, err := c.Start(ctx, client.StartRequest{Module: "cont", Workflow: "loop", Input: json.RawMessage(`{"per":2,"total":5}`), ID: "c1"}); err != nil {
 		t.Fatal(err)

@@ -14,9 +14,7 @@ import (
 )
 
 func TestSchedules(t *testing.T) {
-	s := newServer(t, server.Options{})
-	c := newClient(t, s)
-	ctx := bounded(t)
+	_, c, ctx := setup(t, server.Options{})
 	deploy(t, c, "wf", serverWorkflows)
 	req := client.ScheduleRequest{Name: "daily", Cron: "0 7 * * *", Timezone: "Europe/Paris", Module: "wf", Workflow: "echo",
 		Input: json.RawMessage(`{"feed":"x"}`), Catchup: "1h"}
@@ -72,9 +70,7 @@ func TestSchedules(t *testing.T) {
 
 func TestHooks(t *testing.T) {
 	t.Setenv("SKEIN_HOOK_CLIENT_TEST", "s3cret")
-	s := newServer(t, server.Options{})
-	c := newClient(t, s)
-	ctx := bounded(t)
+	_, c, ctx := setup(t, server.Options{})
 	deploy(t, c, "wf", serverWorkflows)
 	h, err := c.CreateHook(ctx, client.HookRequest{Name: "open", Module: "wf", Workflow: "echo"})
 	if err != nil || h.URL != "/v1/hooks/open" || h.Scheme != "" || h.Workflow != "echo" {

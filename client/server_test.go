@@ -27,8 +27,8 @@ import (
 type testServer struct {
 	URL  string
 	Host *host.Host
-	// Seen records the requests the server received (method, path, the
-	// User-Agent), and signals Claims when a task claim arrives.
+	// The server records the User-Agent of every request (agents), and
+	// signals Claims when a task claim arrives.
 	mu     sync.Mutex
 	agents []string
 	Claims chan struct{}
@@ -94,7 +94,7 @@ func newServer(t testing.TB, o server.Options) *testServer {
 	return s
 }
 
-// agents returns the User-Agent headers of the requests received so far.
+// userAgents returns the User-Agent headers of the requests received so far.
 func (s *testServer) userAgents() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -150,6 +150,14 @@ func wantError(t testing.TB, what string, err error, status int, code client.Cod
 	if want := fmt.Sprintf("%s (HTTP %d %s)", ae.Message, status, code); err.Error() != want {
 		t.Errorf("%s: the error says %q; want %q", what, err.Error(), want)
 	}
+}
+
+// setup starts a server with o for a test and returns it, a client of it
+// and a context for the test's calls.
+func setup(t testing.TB, o server.Options) (*testServer, *client.Client, context.Context) {
+	t.Helper()
+	s := newServer(t, o)
+	return s, newClient(t, s), bounded(t)
 }
 
 // bounded is a context for one test's calls.

@@ -32,9 +32,7 @@ func claimOne(t *testing.T, ctx context.Context, c *client.Client, w, name strin
 }
 
 func TestTasks(t *testing.T) {
-	s := newServer(t, server.Options{})
-	c := newClient(t, s)
-	ctx := bounded(t)
+	_, c, ctx := setup(t, server.Options{})
 	deploy(t, c, "remote", remoteWorkflows)
 	if _, _, err := c.Start(ctx, client.StartRequest{Module: "remote", Input: json.RawMessage(`{"n":1,"name":"charge"}`), ID: "t1"}); err != nil {
 		t.Fatal(err)
@@ -79,9 +77,7 @@ func TestTasks(t *testing.T) {
 }
 
 func TestTaskRetries(t *testing.T) {
-	s := newServer(t, server.Options{})
-	c := newClient(t, s)
-	ctx := bounded(t)
+	_, c, ctx := setup(t, server.Options{})
 	deploy(t, c, "remote", remoteWorkflows)
 	if _, _, err := c.Start(ctx, client.StartRequest{Module: "remote", Input: json.RawMessage(`{"n":1,"name":"flaky","attempts":2}`), ID: "f1"}); err != nil {
 		t.Fatal(err)

@@ -10,8 +10,9 @@ import (
 )
 
 // The JSON documents of the API (docs/api.md describes each) are defined
-// once, in package client, the Go client of this API; these names are
-// theirs, kept for the programs that use package server's.
+// once, in package client, the Go client of this API. The names below
+// are aliases of them, so that programs written against package server's
+// names go on compiling.
 
 // The documents of modules and runs.
 type (
