@@ -28,9 +28,9 @@ type HookRequest struct {
 
 // Hook is a webhook as the API shows it.
 type Hook struct {
-	Name        string    `json:"name"`
-	Module      string    `json:"module"`
-	Workflow    string    `json:"workflow"`
+	Name        string    `json:"name"`                   // the hook's name
+	Module      string    `json:"module"`                 // the module name or hash it was created with
+	Workflow    string    `json:"workflow"`               // the workflow each delivery starts
 	SecretEnv   string    `json:"secret_env,omitempty"`   // the server's variable holding the secret
 	Secret      string    `json:"secret,omitempty"`       // the secret's name in the server's hook secrets file
 	Scheme      string    `json:"scheme,omitempty"`       // github or timestamped; omitted: unsigned

@@ -53,10 +53,10 @@ type Outcome struct {
 // timers (with their due time), child runs, and activities (step bodies
 // and activity calls not settled yet). Orphaned records are left out.
 type Waiting struct {
-	Promises   []WaitPromise  `json:"promises"`
-	Timers     []WaitTimer    `json:"timers"`
-	Children   []WaitChild    `json:"children"`
-	Activities []WaitActivity `json:"activities"`
+	Promises   []WaitPromise  `json:"promises"`   // pending external promises
+	Timers     []WaitTimer    `json:"timers"`     // pending durable timers
+	Children   []WaitChild    `json:"children"`   // pending child runs
+	Activities []WaitActivity `json:"activities"` // steps and activity calls not settled
 }
 
 // WaitPromise is a pending external promise.

@@ -34,13 +34,13 @@ func Ended(status string) bool {
 
 // Run is a run record (docs/api.md, "Run").
 type Run struct {
-	ID       string          `json:"id"`
-	Module   string          `json:"module"`   // the module's hash
-	Workflow string          `json:"workflow"` // the workflow it runs
-	Status   string          `json:"status"`   // one of the Status values
-	Input    json.RawMessage `json:"input"`    // the workflow's input
-	Result   json.RawMessage `json:"result"`   // null until completed; a continued run's is its successor's input
-	Error    string          `json:"error,omitempty"`
+	ID       string          `json:"id"`               // the run's id
+	Module   string          `json:"module"`           // the module's hash
+	Workflow string          `json:"workflow"`         // the workflow it runs
+	Status   string          `json:"status"`           // one of the Status values
+	Input    json.RawMessage `json:"input"`            // the workflow's input
+	Result   json.RawMessage `json:"result"`           // null until completed; a continued run's is its successor's input
+	Error    string          `json:"error,omitempty"`  // why it failed, diverged or was canceled
 	Parent   string          `json:"parent,omitempty"` // the parent run of a child workflow
 	// ContinuedFrom is the run this one continued (continue-as-new; ids
 	// "{root}~N"), ContinuedAs the run this one continued as (status

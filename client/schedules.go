@@ -23,15 +23,15 @@ type ScheduleRequest struct {
 
 // Schedule is a schedule as the API shows it.
 type Schedule struct {
-	Name     string          `json:"name"`
-	Cron     string          `json:"cron"`
+	Name     string          `json:"name"`     // the schedule's name
+	Cron     string          `json:"cron"`     // its cron expression
 	Timezone string          `json:"timezone"` // an IANA name
 	Module   string          `json:"module"`   // the module name or hash it was created with
-	Workflow string          `json:"workflow"`
-	Input    json.RawMessage `json:"input"`
-	Overlap  string          `json:"overlap"` // skip, buffer-one or allow
-	Catchup  string          `json:"catchup"` // a Go duration, "1h0m0s"
-	Paused   bool            `json:"paused"`
+	Workflow string          `json:"workflow"` // the workflow each slot starts
+	Input    json.RawMessage `json:"input"`    // the input of each run
+	Overlap  string          `json:"overlap"`  // skip, buffer-one or allow
+	Catchup  string          `json:"catchup"`  // a Go duration, "1h0m0s"
+	Paused   bool            `json:"paused"`   // no slot starts while paused
 	// Next are the next slots (up to 3; none while paused).
 	Next []time.Time `json:"next"`
 	// LastRun is the run of the latest started slot, LastStatus its

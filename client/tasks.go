@@ -46,16 +46,16 @@ func (t ClaimedTask) Ref(worker string) TaskRef {
 
 // ClaimResponse answers a claim: no task when the wait ended first.
 type ClaimResponse struct {
-	Tasks []ClaimedTask `json:"tasks"`
+	Tasks []ClaimedTask `json:"tasks"` // the attempts the worker now holds
 }
 
 // TaskRef names the attempt a heartbeat, completion or failure is for,
 // and the worker that holds it.
 type TaskRef struct {
-	RunID   string `json:"run_id"`
-	Key     string `json:"key"`
-	Attempt int    `json:"attempt"`
-	Worker  string `json:"worker"`
+	RunID   string `json:"run_id"`  // the run that made the call
+	Key     string `json:"key"`     // the call's key in the run
+	Attempt int    `json:"attempt"` // the attempt, from 1
+	Worker  string `json:"worker"`  // the worker that claimed it
 }
 
 // HeartbeatRequest is the body of POST /v1/tasks/heartbeat.
@@ -85,8 +85,8 @@ type FailRequest struct {
 // TaskEnded answers a completion or a failure. Retry is true when the
 // failure queued another attempt.
 type TaskEnded struct {
-	Status string `json:"status"` // "completed", "retry" or "failed"
-	Retry  bool   `json:"retry,omitempty"`
+	Status string `json:"status"`          // "completed", "retry" or "failed"
+	Retry  bool   `json:"retry,omitempty"` // another attempt was queued
 }
 
 // ActivityTask is a remote activity call of a run, as GET
@@ -109,8 +109,8 @@ type ActivityTask struct {
 // TaskList answers GET /v1/runs/{id}/tasks, in the order the run issued
 // the calls.
 type TaskList struct {
-	Run   string         `json:"run"` // the run's id
-	Tasks []ActivityTask `json:"tasks"`
+	Run   string         `json:"run"`   // the run's id
+	Tasks []ActivityTask `json:"tasks"` // the run's remote calls
 }
 
 // RunTasks returns a run's remote activity calls, in the order it issued
