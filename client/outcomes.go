@@ -19,6 +19,9 @@ type OutcomeView struct {
 	// ContinuedAs the run this one continued as; each absent otherwise.
 	ContinuedFrom string `json:"continued_from,omitempty"`
 	ContinuedAs   string `json:"continued_as,omitempty"`
+	// Abandoned: the run's parent ended before it and left it running
+	// (skein.ParentClose(skein.AbandonChild)); absent otherwise.
+	Abandoned bool `json:"abandoned,omitempty"`
 	// Outcomes are the run's durable ops in settle order, pending last.
 	Outcomes []Outcome `json:"outcomes"`
 	// Waiting is what the run waits on, while it has not ended (absent

@@ -42,6 +42,12 @@ type Run struct {
 	Result   json.RawMessage `json:"result"`           // null until completed; a continued run's is its successor's input
 	Error    string          `json:"error,omitempty"`  // why it failed, diverged or was canceled
 	Parent   string          `json:"parent,omitempty"` // the parent run of a child workflow
+	// ParentClose is a child run's policy for its parent's end: "cancel"
+	// (the default) or "abandon"; omitted for a run without a parent.
+	// Abandoned is true once its parent ended before it and left it
+	// running (policy abandon): it goes on on its own.
+	ParentClose string `json:"parent_close,omitempty"`
+	Abandoned   bool   `json:"abandoned,omitempty"`
 	// ContinuedFrom is the run this one continued (continue-as-new; ids
 	// "{root}~N"), ContinuedAs the run this one continued as (status
 	// continued).
