@@ -27,7 +27,7 @@ test-all: vet fmt-check
 ## (needs cgo: a C compiler); host alone takes about 10 minutes on 2 cores
 ## unless SKEIN_TEST_CACHE_DIR keeps the modules test-all compiled
 test-race:
-	$(GO) test -race -count=1 -timeout 25m ./host/internal/sched/ ./store/... ./host/ ./server/ ./worker/
+	$(GO) test -race -count=1 -timeout 25m ./host/internal/sched/ ./store/... ./host/ ./server/ ./worker/ ./client/
 
 ## test-wasmtime: the host's behavioural suite with every host on wasmtime
 ## (SKEIN_TEST_ENGINE), and the engine's own tests, built with -tags

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skeinrun/skein/client"
 	"github.com/skeinrun/skein/host"
 	"github.com/skeinrun/skein/internal/runjson"
 	"github.com/skeinrun/skein/store"
@@ -179,7 +180,7 @@ func (a *api) outcomes(w http.ResponseWriter, r *http.Request) {
 
 // addTasks fills in the remote tasks of what a run waits on; on an error
 // it answers the request itself and reports false.
-func (a *api) addTasks(w http.ResponseWriter, r *http.Request, wt *runjson.Waiting) bool {
+func (a *api) addTasks(w http.ResponseWriter, r *http.Request, wt *client.Waiting) bool {
 	if wt == nil {
 		return true
 	}
@@ -188,7 +189,7 @@ func (a *api) addTasks(w http.ResponseWriter, r *http.Request, wt *runjson.Waiti
 		a.fail(w, r, err)
 		return false
 	}
-	wt.AddTasks(ts, time.Now())
+	runjson.AddTasks(wt, ts, time.Now())
 	return true
 }
 

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/skeinrun/skein/client"
 	"github.com/skeinrun/skein/host"
 	"github.com/skeinrun/skein/store"
 )
@@ -18,85 +19,21 @@ import (
 // DefaultMaxHookBodyBytes is the default of Options.MaxHookBodyBytes.
 const DefaultMaxHookBodyBytes = 1 << 20
 
-// ScheduleRequest is the body of POST /v1/schedules.
-type ScheduleRequest struct {
-	Name     string          `json:"name"`
-	Cron     string          `json:"cron"`
-	Timezone string          `json:"timezone,omitempty"`
-	Module   string          `json:"module"`
-	Workflow string          `json:"workflow,omitempty"`
-	Input    json.RawMessage `json:"input,omitempty"`
-	Overlap  string          `json:"overlap,omitempty"` // skip (default), buffer-one, allow
-	Catchup  string          `json:"catchup,omitempty"` // a duration such as "1h"; default 1m
-}
-
-// Schedule is a schedule as the API shows it.
-type Schedule struct {
-	Name     string          `json:"name"`
-	Cron     string          `json:"cron"`
-	Timezone string          `json:"timezone"`
-	Module   string          `json:"module"`
-	Workflow string          `json:"workflow"`
-	Input    json.RawMessage `json:"input"`
-	Overlap  string          `json:"overlap"`
-	Catchup  string          `json:"catchup"`
-	Paused   bool            `json:"paused"`
-	// Next are the next slots (up to 3; none while paused).
-	Next []time.Time `json:"next"`
-	// LastRun is the run of the latest started slot, LastStatus its
-	// status; both omitted before the first.
-	LastRun    string `json:"last_run,omitempty"`
-	LastStatus string `json:"last_status,omitempty"`
-	// Fired counts the slots started; Missed the slots skipped because
-	// they were older than the catch-up window; Overlapped the slots
-	// skipped by the overlap policy; Buffered is the slot kept by
-	// buffer-one, if any.
-	Fired      int64      `json:"fired"`
-	Missed     int64      `json:"missed"`
-	Overlapped int64      `json:"overlapped"`
-	Buffered   *time.Time `json:"buffered,omitempty"`
-	CreatedAt  time.Time  `json:"created_at"`
-}
-
-// ScheduleList answers GET /v1/schedules.
-type ScheduleList struct {
-	Schedules []Schedule `json:"schedules"`
-}
-
-// HookRequest is the body of POST /v1/hooks.
-type HookRequest struct {
-	Name     string `json:"name"`
-	Module   string `json:"module"`
-	Workflow string `json:"workflow,omitempty"`
-	// SecretEnv names the server's environment variable (SKEIN_HOOK_*)
-	// that holds the secret; Secret names it in the server's hook secrets
-	// file instead.
-	SecretEnv string `json:"secret_env,omitempty"`
-	Secret    string `json:"secret,omitempty"`
-	Scheme    string `json:"scheme,omitempty"`    // github (default) or timestamped
-	Tolerance string `json:"tolerance,omitempty"` // timestamped: a duration such as "5m" (the default)
-	// KeepHeaders are credential-looking headers the run's input keeps.
-	KeepHeaders []string `json:"keep_headers,omitempty"`
-}
-
-// Hook is a webhook as the API shows it.
-type Hook struct {
-	Name        string    `json:"name"`
-	Module      string    `json:"module"`
-	Workflow    string    `json:"workflow"`
-	SecretEnv   string    `json:"secret_env,omitempty"`
-	Secret      string    `json:"secret,omitempty"`
-	Scheme      string    `json:"scheme,omitempty"`    // omitted: unsigned
-	Tolerance   string    `json:"tolerance,omitempty"` // timestamped only
-	KeepHeaders []string  `json:"keep_headers,omitempty"`
-	URL         string    `json:"url"` // the delivery endpoint's path
-	CreatedAt   time.Time `json:"created_at"`
-}
-
-// HookList answers GET /v1/hooks.
-type HookList struct {
-	Hooks []Hook `json:"hooks"`
-}
+// The documents of schedules and webhooks (defined in package client).
+type (
+	// ScheduleRequest is client.ScheduleRequest: the body of POST /v1/schedules.
+	ScheduleRequest = client.ScheduleRequest
+	// Schedule is client.Schedule: a schedule as the API shows it.
+	Schedule = client.Schedule
+	// ScheduleList is client.ScheduleList: GET /v1/schedules.
+	ScheduleList = client.ScheduleList
+	// HookRequest is client.HookRequest: the body of POST /v1/hooks.
+	HookRequest = client.HookRequest
+	// Hook is client.Hook: a webhook as the API shows it.
+	Hook = client.Hook
+	// HookList is client.HookList: GET /v1/hooks.
+	HookList = client.HookList
+)
 
 func scheduleJSON(s host.ScheduleInfo) Schedule {
 	v := Schedule{Name: s.Name, Cron: s.Cron, Timezone: s.Timezone, Module: s.Module, Workflow: s.Workflow,

@@ -6,8 +6,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/skeinrun/skein/client"
 	"github.com/skeinrun/skein/host"
-	"github.com/skeinrun/skein/internal/taskwire"
 	"github.com/skeinrun/skein/store"
 )
 
@@ -25,10 +25,10 @@ var claimRoute = routeClass{bodyTypes: []string{"application/json"},
 	limit:   "--max-claim-wait, server.Options.MaxClaimWait"}
 
 func (a *api) routeTasks(mux *http.ServeMux) {
-	a.handle(mux, "POST "+taskwire.ClaimPath, claimRoute, a.claimTasks)
-	a.handle(mux, "POST "+taskwire.HeartbeatPath, apiRoute, a.heartbeatTask)
-	a.handle(mux, "POST "+taskwire.CompletePath, apiRoute, a.completeTask)
-	a.handle(mux, "POST "+taskwire.FailPath, apiRoute, a.failTask)
+	a.handle(mux, "POST /v1/tasks/claim", claimRoute, a.claimTasks)
+	a.handle(mux, "POST /v1/tasks/heartbeat", apiRoute, a.heartbeatTask)
+	a.handle(mux, "POST /v1/tasks/complete", apiRoute, a.completeTask)
+	a.handle(mux, "POST /v1/tasks/fail", apiRoute, a.failTask)
 	a.handle(mux, "GET /v1/runs/{id}/tasks", apiRoute, a.runTasks)
 }
 
@@ -52,7 +52,7 @@ func (a *api) runTasks(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *api) claimTasks(w http.ResponseWriter, r *http.Request) {
-	var req taskwire.ClaimRequest
+	var req client.ClaimRequest
 	if err := a.decode(w, r, &req, false); err != nil {
 		a.fail(w, r, err)
 		return
@@ -73,7 +73,7 @@ func (a *api) claimTasks(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	out := taskwire.ClaimResponse{Tasks: make([]taskwire.Task, 0, len(ts))}
+	out := client.ClaimResponse{Tasks: make([]client.ClaimedTask, 0, len(ts))}
 	for _, t := range ts {
 		out.Tasks = append(out.Tasks, taskJSON(t, time.Now()))
 	}
@@ -82,15 +82,15 @@ func (a *api) claimTasks(w http.ResponseWriter, r *http.Request) {
 
 // taskJSON is a claimed task as a worker receives it: it should send a
 // heartbeat every third of its lease.
-func taskJSON(t store.Task, now time.Time) taskwire.Task {
+func taskJSON(t store.Task, now time.Time) client.ClaimedTask {
 	lease := time.Unix(0, t.Expiry).Sub(now)
-	return taskwire.Task{RunID: t.RunID, Key: t.Key, Attempt: t.Attempt, Name: t.Name, Input: t.Input,
+	return client.ClaimedTask{RunID: t.RunID, Key: t.Key, Attempt: t.Attempt, Name: t.Name, Input: t.Input,
 		IdempotencyKey: t.IdempotencyKey(), LeaseExpiry: nsTime(t.Expiry), HeartbeatMS: max(lease.Milliseconds()/3, 1),
 		TimeoutMS: time.Duration(t.Timeout).Milliseconds(), LastError: t.LastError}
 }
 
 // taskRef checks and converts the attempt a request names.
-func taskRef(ref taskwire.Ref) (host.TaskRef, error) {
+func taskRef(ref client.TaskRef) (host.TaskRef, error) {
 	if ref.RunID == "" || ref.Key == "" || ref.Attempt < 1 || ref.Worker == "" {
 		return host.TaskRef{}, badRequest(`"run_id", "key", "worker" and "attempt" (>= 1) are needed (got run_id %q, key %q, worker %q, attempt %d)`,
 			ref.RunID, ref.Key, ref.Worker, ref.Attempt)
@@ -101,7 +101,7 @@ func taskRef(ref taskwire.Ref) (host.TaskRef, error) {
 // attemptRequest decodes into req a request that names an attempt at
 // *ref (a field of req) and checks it; on an error it answers the
 // request itself and reports false.
-func (a *api) attemptRequest(w http.ResponseWriter, r *http.Request, req any, ref *taskwire.Ref) (host.TaskRef, bool) {
+func (a *api) attemptRequest(w http.ResponseWriter, r *http.Request, req any, ref *client.TaskRef) (host.TaskRef, bool) {
 	if err := a.decode(w, r, req, false); err != nil {
 		a.fail(w, r, err)
 		return host.TaskRef{}, false
@@ -129,8 +129,8 @@ func taskError(err error) error {
 }
 
 func (a *api) heartbeatTask(w http.ResponseWriter, r *http.Request) {
-	var req taskwire.HeartbeatRequest
-	ref, ok := a.attemptRequest(w, r, &req, &req.Ref)
+	var req client.HeartbeatRequest
+	ref, ok := a.attemptRequest(w, r, &req, &req.TaskRef)
 	if !ok {
 		return
 	}
@@ -139,12 +139,12 @@ func (a *api) heartbeatTask(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, taskError(err))
 		return
 	}
-	writeJSON(w, http.StatusOK, taskwire.HeartbeatResponse{LeaseExpiry: nsTime(t.Expiry)})
+	writeJSON(w, http.StatusOK, client.HeartbeatResponse{LeaseExpiry: nsTime(t.Expiry)})
 }
 
 func (a *api) completeTask(w http.ResponseWriter, r *http.Request) {
-	var req taskwire.CompleteRequest
-	ref, ok := a.attemptRequest(w, r, &req, &req.Ref)
+	var req client.CompleteRequest
+	ref, ok := a.attemptRequest(w, r, &req, &req.TaskRef)
 	if !ok {
 		return
 	}
@@ -156,12 +156,12 @@ func (a *api) completeTask(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, taskError(err))
 		return
 	}
-	writeJSON(w, http.StatusOK, taskwire.Ended{Status: "completed"})
+	writeJSON(w, http.StatusOK, client.TaskEnded{Status: "completed"})
 }
 
 func (a *api) failTask(w http.ResponseWriter, r *http.Request) {
-	var req taskwire.FailRequest
-	ref, ok := a.attemptRequest(w, r, &req, &req.Ref)
+	var req client.FailRequest
+	ref, ok := a.attemptRequest(w, r, &req, &req.TaskRef)
 	if !ok {
 		return
 	}
@@ -174,9 +174,9 @@ func (a *api) failTask(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, taskError(err))
 		return
 	}
-	out := taskwire.Ended{Status: "failed"}
+	out := client.TaskEnded{Status: "failed"}
 	if retry {
-		out = taskwire.Ended{Status: "retry", Retry: true}
+		out = client.TaskEnded{Status: "retry", Retry: true}
 	}
 	writeJSON(w, http.StatusOK, out)
 }

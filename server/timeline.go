@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/skeinrun/skein/client"
 	"github.com/skeinrun/skein/host"
 	"github.com/skeinrun/skein/store"
 )
@@ -14,23 +15,14 @@ import (
 // the host's wall clock, kept for people to look at; replays never read
 // them.
 
-// Try is one recorded attempt of an op: a step body under a retry policy
-// or timeout, or an activity call that was retried.
-type Try struct {
-	N          int      `json:"n"`
-	Started    *string  `json:"started_at"` // RFC 3339; null when not known
-	Ended      *string  `json:"ended_at"`   // null while the attempt runs
-	DurationMS *float64 `json:"duration_ms"`
-	Error      *string  `json:"error"` // the attempt's error; null when it succeeded or runs
-}
-
-// Drop is an idle point where the run's instance was dropped (evicted or
-// suspended), and when the execution that replayed it began.
-type Drop struct {
-	Seq      int     `json:"seq"`         // settled records in the journal at the drop
-	Dropped  *string `json:"dropped_at"`  // null when not known (the process stopped)
-	Replayed *string `json:"replayed_at"` // null until a replay began
-}
+// The timeline's documents (defined in package client).
+type (
+	// Try is client.Try: one recorded attempt of an op.
+	Try = client.Try
+	// Drop is client.Drop: an idle point where the run's instance was
+	// dropped and replayed.
+	Drop = client.Drop
+)
 
 // attemptsOf reads the run's attempts for the ops view: the tries by op
 // key, and the drops. ok is false when the error was answered.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skeinrun/skein/client"
 	"github.com/skeinrun/skein/host"
 	"github.com/skeinrun/skein/internal/runjson"
 	"github.com/skeinrun/skein/store"
@@ -72,46 +73,13 @@ func uiHandler() http.Handler {
 	})
 }
 
-// RunOps answers GET /v1/runs/{id}/ops: the run and every record of its
-// journal with all its fields, for the UI's lineage tree.
-type RunOps struct {
-	Run Run  `json:"run"`
-	Ops []Op `json:"ops"`
-	// Waiting is what the run waits on (runjson.WaitingOf), while it has
-	// not ended.
-	Waiting *runjson.Waiting `json:"waiting,omitempty"`
-	// Drops are the idle points where the run's instance was dropped and
-	// replayed (timeline.go), in journal order.
-	Drops []Drop `json:"drops"`
-	// ModuleName is the name the run's module was deployed under (empty
-	// for an unnamed or deleted module).
-	ModuleName string `json:"module_name"`
-}
-
-// Op is one journal record of a run, in settle order (pending last).
-type Op struct {
-	Key      string          `json:"key"`
-	Kind     string          `json:"kind"`
-	Function string          `json:"function"`
-	Status   string          `json:"status"` // pending, ok or error
-	Value    json.RawMessage `json:"value"`  // JSON when ok, else null
-	Error    *string         `json:"error"`
-	Attempts int             `json:"attempts"`
-	Seq      int64           `json:"seq"`    // settle sequence; 0 while pending
-	Waited   bool            `json:"waited"` // delivered at an idle point (else inline)
-	Orphaned bool            `json:"orphaned,omitempty"`
-	VTime    *string         `json:"vtime"`    // virtual time at settlement, RFC 3339
-	Deadline *string         `json:"deadline"` // a timer's deadline, RFC 3339
-	Updated  string          `json:"updated_at"`
-	Child    *string         `json:"child,omitempty"` // the child run's id, for a child op
-	// The timeline (timeline.go): when the op was first issued and when
-	// its settlement was recorded (RFC 3339, null when not known), the
-	// time between in milliseconds, and its recorded attempts.
-	Started    *string  `json:"started_at"`
-	Settled    *string  `json:"settled_at"`
-	DurationMS *float64 `json:"duration_ms"`
-	Tries      []Try    `json:"attempt_log,omitempty"`
-}
+// The documents of GET /v1/runs/{id}/ops (defined in package client).
+type (
+	// RunOps is client.RunOps: the run and every record of its journal.
+	RunOps = client.RunOps
+	// Op is client.Op: one journal record of a run.
+	Op = client.Op
+)
 
 // ops: GET /v1/runs/{id}/ops.
 func (a *api) ops(w http.ResponseWriter, r *http.Request) {

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/skeinrun/skein/internal/taskwire"
+	"github.com/skeinrun/skein/client"
 )
 
 // reportTimeout bounds reporting an attempt's end, also after Run's
@@ -66,15 +66,14 @@ func (w *Worker) poll(pctx, runCtx, tctx context.Context, names []string, sl *sl
 		if n == 0 {
 			return nil // pctx ended
 		}
-		var resp taskwire.ClaimResponse
-		err := w.c.post(pctx, taskwire.ClaimPath, taskwire.ClaimRequest{Worker: w.o.Identity, Names: names, Max: n,
-			WaitMS: w.o.Wait.Milliseconds()}, &resp)
-		sl.give(n - len(resp.Tasks))
+		claimed, err := w.c.ClaimTasks(pctx, client.ClaimRequest{Worker: w.o.Identity, Names: names, Max: n,
+			WaitMS: w.o.Wait.Milliseconds()})
+		sl.give(n - len(claimed))
 		if err != nil {
 			if pctx.Err() != nil {
 				return nil
 			}
-			var se *StatusError
+			var se *client.Error
 			if errors.As(err, &se) && (se.Status == http.StatusUnauthorized || se.Status == http.StatusBadRequest) {
 				return fmt.Errorf("worker: the server refused the claim: %w", err)
 			}
@@ -84,7 +83,7 @@ func (w *Worker) poll(pctx, runCtx, tctx context.Context, names []string, sl *sl
 			continue
 		}
 		backoff = 0
-		for _, t := range resp.Tasks {
+		for _, t := range claimed {
 			tasks.Add(1)
 			go func() {
 				defer func() { sl.give(1); tasks.Done() }()
@@ -150,8 +149,8 @@ func sleep(ctx context.Context, d time.Duration) {
 
 // runTask runs one attempt under heartbeats and reports its end. tctx
 // ends when the worker stops; runCtx is Run's context.
-func (w *Worker) runTask(tctx, runCtx context.Context, t taskwire.Task) {
-	ref := taskwire.Ref{RunID: t.RunID, Key: t.Key, Attempt: t.Attempt, Worker: w.o.Identity}
+func (w *Worker) runTask(tctx, runCtx context.Context, t client.ClaimedTask) {
+	ref := t.Ref(w.o.Identity)
 	info := Info{RunID: t.RunID, Key: t.Key, Name: t.Name, Attempt: t.Attempt, IdempotencyKey: t.IdempotencyKey}
 	actx, cancel := context.WithCancelCause(context.WithValue(tctx, infoKey{}, info))
 	defer cancel(nil)
@@ -177,31 +176,36 @@ func (w *Worker) runTask(tctx, runCtx context.Context, t taskwire.Task) {
 	}
 	rctx, rcancel := context.WithTimeout(context.WithoutCancel(runCtx), reportTimeout)
 	defer rcancel()
-	var path string
-	var body any
-	if err == nil {
-		if len(out) == 0 {
-			out = json.RawMessage("null")
-		}
-		path, body = taskwire.CompletePath, taskwire.CompleteRequest{Ref: ref, Result: out}
-	} else {
-		var nr *NonRetryableError
-		path, body = taskwire.FailPath, taskwire.FailRequest{Ref: ref, Error: err.Error(), NonRetryable: errors.As(err, &nr)}
+	if len(out) == 0 {
+		out = json.RawMessage("null")
 	}
-	if err := w.report(rctx, path, body); err != nil {
+	failed, fail := err != nil, client.FailRequest{TaskRef: ref}
+	if failed {
+		var nr *NonRetryableError
+		fail.Error, fail.NonRetryable = err.Error(), errors.As(err, &nr)
+	}
+	end := func(ctx context.Context) (err error) {
+		if failed {
+			_, err = w.c.FailTask(ctx, fail)
+		} else {
+			_, err = w.c.CompleteTask(ctx, client.CompleteRequest{TaskRef: ref, Result: out})
+		}
+		return err
+	}
+	if err := w.report(rctx, end); err != nil {
 		w.log.Warn("worker: report the attempt's end", "run", t.RunID, "key", t.Key, "attempt", t.Attempt, "err", err)
 	}
 }
 
-// report sends an attempt's end, again after a failure to reach the
-// server or a 5xx answer (the server restarting), until ctx ends. Any
-// other answer is final: a 409 says the attempt is no longer ours.
-func (w *Worker) report(ctx context.Context, path string, body any) error {
+// report sends an attempt's end with send, again after a failure to
+// reach the server or a 5xx answer (the server restarting), until ctx
+// ends. Any other answer is final: a 409 says the attempt is no longer
+// ours.
+func (w *Worker) report(ctx context.Context, send func(context.Context) error) error {
 	wait := 50 * time.Millisecond
 	for {
-		var ended taskwire.Ended
-		err := w.c.post(ctx, path, body, &ended)
-		var se *StatusError
+		err := send(ctx)
+		var se *client.Error
 		if err == nil || (errors.As(err, &se) && se.Status < 500) {
 			return err
 		}
@@ -223,7 +227,7 @@ var errLost = errors.New("the attempt is no longer this worker's")
 
 // heartbeat keeps the attempt's lease until ctx ends, every everyMS; an
 // answer that the attempt is no longer ours cancels it.
-func (w *Worker) heartbeat(ctx context.Context, ref taskwire.Ref, everyMS int64, cancel context.CancelCauseFunc) {
+func (w *Worker) heartbeat(ctx context.Context, ref client.TaskRef, everyMS int64, cancel context.CancelCauseFunc) {
 	tick := time.NewTicker(time.Duration(max(everyMS, 10)) * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -232,9 +236,8 @@ func (w *Worker) heartbeat(ctx context.Context, ref taskwire.Ref, everyMS int64,
 			return
 		case <-tick.C:
 		}
-		var resp taskwire.HeartbeatResponse
-		err := w.c.post(ctx, taskwire.HeartbeatPath, taskwire.HeartbeatRequest{Ref: ref}, &resp)
-		var se *StatusError
+		_, err := w.c.HeartbeatTask(ctx, client.HeartbeatRequest{TaskRef: ref})
+		var se *client.Error
 		if errors.As(err, &se) && (se.Status == http.StatusConflict || se.Status == http.StatusNotFound) {
 			cancel(fmt.Errorf("%w: %s", errLost, se.Message))
 			return

@@ -1,8 +1,9 @@
 // Package worker serves activities to the runs of a skein server from
 // another process: a Worker claims the activity tasks of the names
 // registered on it over the server's worker protocol (docs/api.md,
-// "Activity workers"), runs each under a lease kept by heartbeats, and
-// reports its result or error. It does not import the host (nor wazero).
+// "Activity workers", through package client), runs each under a lease
+// kept by heartbeats, and reports its result or error. It does not import
+// the host (nor wazero).
 //
 //	w, _ := worker.New(worker.Options{Server: "http://127.0.0.1:8080"})
 //	w.Register("charge", worker.Typed(func(ctx context.Context, o Order) (Receipt, error) { … }))
@@ -20,9 +21,10 @@ import (
 	"net/http"
 	"os"
 	"sort"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/skeinrun/skein/client"
 )
 
 // Func is an activity: it receives the call's input (JSON) and returns
@@ -83,7 +85,7 @@ type Options struct {
 // activities, then call Run.
 type Worker struct {
 	o     Options
-	c     *client
+	c     *client.Client
 	log   *slog.Logger
 	mu    sync.Mutex
 	funcs map[string]Func
@@ -91,9 +93,6 @@ type Worker struct {
 
 // New returns a worker for o.Server.
 func New(o Options) (*Worker, error) {
-	if !strings.HasPrefix(o.Server, "http://") && !strings.HasPrefix(o.Server, "https://") {
-		return nil, fmt.Errorf("worker: Options.Server %q is not an http:// or https:// URL", o.Server)
-	}
 	if o.Identity == "" {
 		o.Identity = defaultIdentity()
 	}
@@ -115,7 +114,10 @@ func New(o Options) (*Worker, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	c := &client{base: strings.TrimRight(o.Server, "/"), token: o.Token, hc: o.HTTPClient}
+	c, err := client.New(o.Server, client.WithToken(o.Token), client.WithHTTPClient(o.HTTPClient))
+	if err != nil {
+		return nil, fmt.Errorf("worker: Options.Server %q is not an http:// or https:// URL", o.Server)
+	}
 	return &Worker{o: o, c: c, log: o.Logger, funcs: map[string]Func{}}, nil
 }
 
@@ -199,3 +201,7 @@ func NonRetryable(err error) error {
 // ErrStopping is the error an attempt reports when the worker stopped
 // before it finished: the server queues the next attempt.
 var ErrStopping = errors.New("the worker stopped before the attempt finished")
+
+// StatusError is an error answer of the server: a *client.Error, with
+// its HTTP status and the API's code and message.
+type StatusError = client.Error

@@ -14,15 +14,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/skeinrun/skein/internal/runjson"
-	"github.com/skeinrun/skein/server"
+	"github.com/skeinrun/skein/client"
 	"github.com/skeinrun/skein/store"
 )
 
 // parse parses a client command's flags, which take exactly one
 // positional argument (what names it), and returns the server's client
 // and the argument.
-func (f *serverFlags) parse(fs *flag.FlagSet, args []string, what string) (*apiClient, string, error) {
+func (f *serverFlags) parse(fs *flag.FlagSet, args []string, what string) (*client.Client, string, error) {
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return nil, "", err
@@ -62,7 +61,7 @@ func cmdDeploy(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *name == "" {
 		*name = strings.TrimSuffix(filepath.Base(arg), ".wasm")
 	}
-	m, created, err := c.deploy(ctx, *name, wasm)
+	m, created, err := c.Deploy(ctx, *name, wasm)
 	if err != nil {
 		return err
 	}
@@ -105,11 +104,11 @@ func cmdStart(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	req := server.StartRequest{Module: pos[0], Workflow: *workflow, Input: json.RawMessage(*input), ID: *id}
+	req := client.StartRequest{Module: pos[0], Workflow: *workflow, Input: json.RawMessage(*input), ID: *id}
 	if *timeout > 0 {
 		req.Timeout = timeout.String()
 	}
-	r, created, err := c.start(ctx, req)
+	r, created, err := c.Start(ctx, req)
 	if err != nil {
 		return err
 	}
@@ -132,13 +131,6 @@ func orNull(v json.RawMessage) json.RawMessage {
 	return v
 }
 
-// runEnded reports whether a run will not change without help: it ended,
-// or diverged (it waits for a resume against fixed code).
-func runEnded(status string) bool {
-	s := store.RunStatus(status)
-	return s.Terminal() || s == store.RunDiverged
-}
-
 // runFailure is the exit error for a run that did not complete.
 func runFailure(id, status, msg string) error {
 	switch store.RunStatus(status) {
@@ -159,7 +151,7 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	r, err := c.run(ctx, arg)
+	r, err := c.Run(ctx, arg)
 	if err != nil {
 		return err
 	}
@@ -180,15 +172,15 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			printParentClose(stdout, r.ParentClose, r.Abandoned)
 		}
 		printChain(stdout, r.ContinuedFrom, r.ContinuedAs)
-		if r.CancelReason != "" && !runEnded(r.Status) {
+		if r.CancelReason != "" && !client.Ended(r.Status) {
 			fmt.Fprintf(stdout, "cancel requested: %s\n", printable(r.CancelReason))
 		}
 		if r.Worker != "" && r.LeaseExpiry != nil {
 			fmt.Fprintf(stdout, "worker: %s (lease until %s)\n", printable(r.Worker), r.LeaseExpiry.Format(time.RFC3339Nano))
 		}
 		fmt.Fprintf(stdout, "created: %s\nupdated: %s\n", r.CreatedAt.Format(time.RFC3339Nano), r.UpdatedAt.Format(time.RFC3339Nano))
-		if !runEnded(r.Status) {
-			v, err := c.outcomes(ctx, r.ID)
+		if !client.Ended(r.Status) {
+			v, err := c.Outcomes(ctx, r.ID)
 			if err != nil {
 				return fmt.Errorf("run %s: reading what it waits on: %w", printable(r.ID), err)
 			}
@@ -204,11 +196,11 @@ func inspectRemote(ctx context.Context, sf *serverFlags, id string, asJSON bool,
 	if err != nil {
 		return err
 	}
-	v, err := c.outcomes(ctx, id)
+	v, err := c.Outcomes(ctx, id)
 	if err != nil {
 		return err
 	}
-	return printView(v, asJSON, stdout)
+	return printView(localView(v), asJSON, stdout)
 }
 
 func cmdWait(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -241,53 +233,32 @@ func cmdWait(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	p := newProgress(stderr, *quiet)
 	start := time.Now()
-	id := pos[0]
-	var v runjson.View
-	reached := false // the server answered once: later network errors are a restart, retry
-	for {
-		v, err = c.outcomes(ctx, id)
-		switch {
-		case err == nil:
-			reached = true
+	v, err := c.Wait(ctx, pos[0], client.WaitOptions{Poll: *poll, Issued: *issued, Follow: *follow,
+		Progress: func(id string, v client.OutcomeView, err error) {
+			if err != nil { // the server answered before: a restart, retried
+				p.show(fmt.Sprintf("run %s: server unreachable, retrying", printable(id)), time.Since(start))
+				return
+			}
 			p.show(waitLine(id, v), time.Since(start))
-		case ctx.Err() != nil:
-		case reached && !errors.As(err, new(*apiError)):
-			p.show(fmt.Sprintf("run %s: server unreachable, retrying", printable(id)), time.Since(start))
-		default:
-			p.done()
-			return err
-		}
-		if err == nil && *issued != "" && hasKey(v, *issued) {
-			p.done()
-			return nil
-		}
-		if err == nil && *follow && v.ContinuedAs != "" {
-			id = v.ContinuedAs // the successor, created with the run's end
-			continue
-		}
-		if err == nil && runEnded(v.Status) {
-			if *issued != "" {
-				p.done()
-				return &exitError{code: exitFailed, err: fmt.Errorf("run %s ended %s without issuing an op at key %q", id, v.Status, *issued)}
-			}
-			break
-		}
-		select {
-		case <-ctx.Done():
-			p.done()
-			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return &exitError{code: exitFailed, err: fmt.Errorf("run %s is still %s after %v", id, v.Status, *timeout)}
-			}
-			return ctx.Err()
-		case <-time.After(*poll):
-		}
-	}
+		}})
 	p.done()
-	return printWaited(stdout, stderr, v, *asJSON)
+	switch {
+	case ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return &exitError{code: exitFailed, err: fmt.Errorf("run %s is still %s after %v", v.Run, v.Status, *timeout)}
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case err != nil:
+		return err
+	case *issued != "" && v.HasKey(*issued):
+		return nil
+	case *issued != "":
+		return &exitError{code: exitFailed, err: fmt.Errorf("run %s ended %s without issuing an op at key %q", v.Run, v.Status, *issued)}
+	}
+	return printWaited(stdout, stderr, localView(v), *asJSON)
 }
 
 // waitLine is skein wait's progress line for run id.
-func waitLine(id string, v runjson.View) string {
+func waitLine(id string, v client.OutcomeView) string {
 	pending := 0
 	for _, o := range v.Outcomes {
 		if o.Status == string(store.OutcomePending) {
@@ -307,7 +278,7 @@ func waitLine(id string, v runjson.View) string {
 // printWaited prints the run skein wait waited for: as JSON, or its
 // result, or where it continued; a run that did not complete is an
 // error (runFailure).
-func printWaited(stdout, stderr io.Writer, v runjson.View, asJSON bool) error {
+func printWaited(stdout, stderr io.Writer, v client.OutcomeView, asJSON bool) error {
 	if asJSON {
 		if err := printJSON(stdout, v); err != nil {
 			return err
@@ -323,16 +294,6 @@ func printWaited(stdout, stderr io.Writer, v runjson.View, asJSON bool) error {
 		msg = *v.Error
 	}
 	return runFailure(v.Run, v.Status, msg)
-}
-
-// hasKey reports whether the run of v has an outcome at key.
-func hasKey(v runjson.View, key string) bool {
-	for _, o := range v.Outcomes {
-		if o.Key == key {
-			return true
-		}
-	}
-	return false
 }
 
 // progress is a status line on stderr: rewritten in place on a terminal,
@@ -391,7 +352,7 @@ func cmdResolve(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	var req server.ResolveRequest
+	var req client.ResolveRequest
 	switch {
 	case set["value"] && set["error"]:
 		return &exitError{code: exitUsage, err: errors.New("give --value or --error, not both")}
@@ -410,7 +371,7 @@ func cmdResolve(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	res, err := c.resolve(ctx, pos[0], req)
+	res, err := c.Resolve(ctx, pos[0], req)
 	if err != nil {
 		return err
 	}
@@ -434,7 +395,7 @@ func cmdCancel(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	r, err := c.cancel(ctx, arg, *reason)
+	r, err := c.Cancel(ctx, arg, *reason)
 	if err != nil {
 		return err
 	}

@@ -115,13 +115,13 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			var ee *exitError
 			if errors.As(err, &ee) {
 				if ee.err != nil && ee.err.Error() != "" {
-					fmt.Fprintln(stderr, "skein "+c.name+":", printableLines(ee.err.Error()))
+					fmt.Fprintln(stderr, "skein "+c.name+":", printableLines(clientText(ee.err)))
 				}
 				return ee.code
 			}
 			// Errors may quote a run's own text (a server's answer, a
 			// guest's error).
-			fmt.Fprintln(stderr, "skein "+c.name+":", printableLines(err.Error()))
+			fmt.Fprintln(stderr, "skein "+c.name+":", printableLines(clientText(err)))
 			return exitFailed
 		}
 	}

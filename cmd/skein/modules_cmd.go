@@ -7,10 +7,9 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/http"
 	"strings"
 
-	"github.com/skeinrun/skein/server"
+	"github.com/skeinrun/skein/client"
 )
 
 func cmdModules(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -28,17 +27,17 @@ func cmdModules(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	var l server.ModuleList
-	if _, err := c.doJSON(ctx, http.MethodGet, "/v1/modules", nil, &l); err != nil {
+	ms, err := c.Modules(ctx)
+	if err != nil {
 		return err
 	}
 	if *asJSON {
-		return printJSON(stdout, l)
+		return printJSON(stdout, client.ModuleList{Modules: ms})
 	}
-	if len(l.Modules) == 0 {
+	if len(ms) == 0 {
 		fmt.Fprintln(stdout, "no modules")
 	}
-	for _, m := range l.Modules {
+	for _, m := range ms {
 		names := strings.Join(m.Names, ", ")
 		if names == "" {
 			names = "(unnamed)"

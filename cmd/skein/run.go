@@ -20,6 +20,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/skeinrun/skein/client"
 	"github.com/skeinrun/skein/host"
 	"github.com/skeinrun/skein/internal/limitflags"
 	"github.com/skeinrun/skein/internal/runjson"
@@ -445,7 +446,7 @@ func printRun(ctx context.Context, h *host.Host, id string, asJSON bool, w io.Wr
 		if err != nil {
 			return err
 		}
-		v.Waiting.AddTasks(ts, time.Now())
+		runjson.AddTasks(v.Waiting, ts, time.Now())
 	}
 	return printView(v, asJSON, w)
 }
@@ -453,7 +454,7 @@ func printRun(ctx context.Context, h *host.Host, id string, asJSON bool, w io.Wr
 // printView prints a run and its outcome table, as text or as one JSON
 // value. It returns an exitFailed error when the run failed, diverged or
 // was canceled.
-func printView(v runjson.View, asJSON bool, w io.Writer) error {
+func printView(v client.OutcomeView, asJSON bool, w io.Writer) error {
 	if asJSON {
 		if err := printJSON(w, v); err != nil {
 			return err

@@ -9,12 +9,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
-	"github.com/skeinrun/skein/server"
+	"github.com/skeinrun/skein/client"
 )
 
 // subcommand splits "VERB [args]" off a command's arguments.
@@ -71,13 +69,13 @@ func scheduleCreate(ctx context.Context, args []string, stdout, stderr io.Writer
 	if *catchup < 0 {
 		return &exitError{code: exitUsage, err: fmt.Errorf("--catchup %v is negative", *catchup)}
 	}
-	req := server.ScheduleRequest{Name: name, Cron: *expr, Timezone: *tz, Module: *module, Workflow: *workflow,
+	req := client.ScheduleRequest{Name: name, Cron: *expr, Timezone: *tz, Module: *module, Workflow: *workflow,
 		Input: json.RawMessage(*input), Overlap: *overlap}
 	if *catchup > 0 {
 		req.Catchup = catchup.String()
 	}
-	var s server.Schedule
-	if _, err := c.doJSON(ctx, http.MethodPost, "/v1/schedules", req, &s); err != nil {
+	s, err := c.CreateSchedule(ctx, req)
+	if err != nil {
 		return err
 	}
 	if *asJSON {
@@ -88,7 +86,7 @@ func scheduleCreate(ctx context.Context, args []string, stdout, stderr io.Writer
 	return nil
 }
 
-func printNext(w io.Writer, s server.Schedule) {
+func printNext(w io.Writer, s client.Schedule) {
 	if len(s.Next) > 0 {
 		next := make([]string, len(s.Next))
 		for i, t := range s.Next {
@@ -113,17 +111,17 @@ func scheduleList(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
-	var l server.ScheduleList
-	if _, err := c.doJSON(ctx, http.MethodGet, "/v1/schedules", nil, &l); err != nil {
+	ss, err := c.Schedules(ctx)
+	if err != nil {
 		return err
 	}
 	if *asJSON {
-		return printJSON(stdout, l)
+		return printJSON(stdout, client.ScheduleList{Schedules: ss})
 	}
-	if len(l.Schedules) == 0 {
+	if len(ss) == 0 {
 		fmt.Fprintln(stdout, "no schedules")
 	}
-	for _, s := range l.Schedules {
+	for _, s := range ss {
 		state := "active"
 		if s.Paused {
 			state = "paused"
@@ -148,17 +146,16 @@ func scheduleAct(ctx context.Context, verb string, args []string, stdout, stderr
 	if err != nil {
 		return err
 	}
-	path := "/v1/schedules/" + url.PathEscape(name)
 	switch verb {
 	case "delete":
-		if _, err := c.doJSON(ctx, http.MethodDelete, path, nil, nil); err != nil {
+		if err := c.DeleteSchedule(ctx, name); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "schedule %s deleted (its runs stay)\n", printable(name))
 		return nil
 	case "trigger":
-		var r server.Run
-		if _, err := c.doJSON(ctx, http.MethodPost, path+"/trigger", struct{}{}, &r); err != nil {
+		r, err := c.TriggerSchedule(ctx, name)
+		if err != nil {
 			return err
 		}
 		if *asJSON {
@@ -167,8 +164,12 @@ func scheduleAct(ctx context.Context, verb string, args []string, stdout, stderr
 		fmt.Fprintf(stdout, "run %s started (workflow %s)\n", printable(r.ID), printable(r.Workflow))
 		return nil
 	}
-	var s server.Schedule
-	if _, err := c.doJSON(ctx, http.MethodPost, path+"/"+verb, struct{}{}, &s); err != nil {
+	edit := c.PauseSchedule
+	if verb == "resume" {
+		edit = c.ResumeSchedule
+	}
+	s, err := edit(ctx, name)
+	if err != nil {
 		return err
 	}
 	if *asJSON {
@@ -198,7 +199,7 @@ func cmdHook(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if err != nil {
 			return err
 		}
-		if _, err := c.doJSON(ctx, http.MethodDelete, "/v1/hooks/"+url.PathEscape(name), nil, nil); err != nil {
+		if err := c.DeleteHook(ctx, name); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "hook %s deleted (its runs stay)\n", printable(name))
@@ -215,17 +216,17 @@ func cmdHook(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if err != nil {
 			return err
 		}
-		var l server.HookList
-		if _, err := c.doJSON(ctx, http.MethodGet, "/v1/hooks", nil, &l); err != nil {
+		hs, err := c.Hooks(ctx)
+		if err != nil {
 			return err
 		}
 		if *asJSON {
-			return printJSON(stdout, l)
+			return printJSON(stdout, client.HookList{Hooks: hs})
 		}
-		if len(l.Hooks) == 0 {
+		if len(hs) == 0 {
 			fmt.Fprintln(stdout, "no hooks")
 		}
-		for _, h := range l.Hooks {
+		for _, h := range hs {
 			fmt.Fprintf(stdout, "%s  POST %s  %s/%s  %s\n", printable(h.Name), printable(h.URL), printable(h.Module), printable(h.Workflow), printable(hookSigning(h)))
 		}
 		return nil
@@ -257,12 +258,12 @@ func hookCreate(ctx context.Context, fs *flag.FlagSet, sf *serverFlags, args []s
 	if *tolerance < 0 {
 		return &exitError{code: exitUsage, err: fmt.Errorf("--tolerance %v is negative", *tolerance)}
 	}
-	req := server.HookRequest{Name: name, Module: *module, Workflow: *workflow, SecretEnv: *secretEnv, Secret: *secret, Scheme: *scheme, KeepHeaders: keep}
+	req := client.HookRequest{Name: name, Module: *module, Workflow: *workflow, SecretEnv: *secretEnv, Secret: *secret, Scheme: *scheme, KeepHeaders: keep}
 	if *tolerance > 0 {
 		req.Tolerance = tolerance.String()
 	}
-	var h server.Hook
-	if _, err := c.doJSON(ctx, http.MethodPost, "/v1/hooks", req, &h); err != nil {
+	h, err := c.CreateHook(ctx, req)
+	if err != nil {
 		return err
 	}
 	if *asJSON {
@@ -273,7 +274,7 @@ func hookCreate(ctx context.Context, fs *flag.FlagSet, sf *serverFlags, args []s
 }
 
 // hookSigning says how a hook's deliveries are signed.
-func hookSigning(h server.Hook) string {
+func hookSigning(h client.Hook) string {
 	where := "$" + h.SecretEnv
 	switch {
 	case h.Secret != "":

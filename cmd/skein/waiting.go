@@ -5,14 +5,14 @@ import (
 	"io"
 	"time"
 
-	"github.com/skeinrun/skein/internal/runjson"
+	"github.com/skeinrun/skein/client"
 )
 
 // printWaiting prints what a run waits on (runjson.WaitingOf): every
 // pending promise with its full id and the `skein resolve` line that
 // settles it, every timer with its due time, every child run and every
 // activity. Nothing when w is nil.
-func printWaiting(out io.Writer, w *runjson.Waiting, now time.Time) {
+func printWaiting(out io.Writer, w *client.Waiting, now time.Time) {
 	if w == nil {
 		return
 	}
@@ -31,7 +31,7 @@ func printWaiting(out io.Writer, w *runjson.Waiting, now time.Time) {
 
 // printWaitingActivities prints the activities a run waits on: one line
 // each, with the attempts started so far.
-func printWaitingActivities(out io.Writer, acts []runjson.WaitActivity) {
+func printWaitingActivities(out io.Writer, acts []client.WaitActivity) {
 	for _, a := range acts {
 		what := "attempt"
 		if a.Attempts != 1 {
@@ -48,7 +48,7 @@ func printWaitingActivities(out io.Writer, acts []runjson.WaitActivity) {
 // printWaitingTask prints a remote activity call: queued for a worker (or
 // for its retry), or which worker holds it, since when, its last
 // heartbeat; and the previous attempt's error.
-func printWaitingTask(out io.Writer, a runjson.WaitActivity) {
+func printWaitingTask(out io.Writer, a client.WaitActivity) {
 	t := a.Task
 	where := "waiting for a worker"
 	switch {

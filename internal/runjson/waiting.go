@@ -5,69 +5,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skeinrun/skein/client"
 	"github.com/skeinrun/skein/host"
 	"github.com/skeinrun/skein/store"
 )
 
-// Waiting is what a run that has not ended waits on: its pending
-// promises (each with its full id and a `skein resolve` line to paste),
-// timers (with their due time), child runs, and activities (step bodies
-// and host activity calls not settled yet). Orphaned records, which the
-// run's current code no longer reaches, are left out.
-type Waiting struct {
-	Promises   []WaitPromise  `json:"promises"`
-	Timers     []WaitTimer    `json:"timers"`
-	Children   []WaitChild    `json:"children"`
-	Activities []WaitActivity `json:"activities"`
-}
-
-// WaitPromise is a pending external promise.
-type WaitPromise struct {
-	ID      string `json:"id"`      // the full id {run}.{key} that settles it
-	Key     string `json:"key"`     // its key in the run
-	Resolve string `json:"resolve"` // the command that settles it, to paste (replace JSON)
-}
-
-// WaitTimer is a pending durable timer (skein.Sleep).
-type WaitTimer struct {
-	Key string    `json:"key"`
-	Due time.Time `json:"due"`
-}
-
-// WaitChild is a pending child run.
-type WaitChild struct {
-	Key      string `json:"key"`
-	Run      string `json:"run"` // the child run's id
-	Workflow string `json:"workflow"`
-}
-
-// WaitActivity is a step body or host activity call that has not
-// settled: running, or waiting for its next attempt.
-type WaitActivity struct {
-	Key      string `json:"key"`
-	Kind     string `json:"kind"`     // step or call
-	Function string `json:"function"` // the step's or activity's name
-	Attempts int    `json:"attempts"` // attempts started so far
-	// Task is the remote activity task of a call that a worker serves
-	// (docs/activities.md); omitted for the others.
-	Task *WaitTask `json:"task,omitempty"`
-}
-
-// WaitTask is where a remote activity call stands: queued for a worker
-// (or for its retry's backoff), or held by one.
-type WaitTask struct {
-	State     string     `json:"state"` // queued or claimed
-	Attempt   int        `json:"attempt"`
-	Worker    string     `json:"worker,omitempty"` // while claimed
-	ClaimedAt *time.Time `json:"claimed_at,omitempty"`
-	Heartbeat *time.Time `json:"heartbeat_at,omitempty"`
-	RetryAt   *time.Time `json:"retry_at,omitempty"` // a queued retry waits until then
-	LastError string     `json:"last_error,omitempty"`
-}
-
 // AddTasks fills in the remote tasks of the calls w lists, from the
 // run's tasks (store.TaskStore.Tasks). A nil w stays nil.
-func (w *Waiting) AddTasks(ts []store.Task, now time.Time) {
+func AddTasks(w *client.Waiting, ts []store.Task, now time.Time) {
 	if w == nil {
 		return
 	}
@@ -83,7 +28,7 @@ func (w *Waiting) AddTasks(ts []store.Task, now time.Time) {
 		if !ok || a.Kind != "call" {
 			continue
 		}
-		wt := &WaitTask{State: string(t.State), Attempt: t.Attempt, LastError: t.LastError}
+		wt := &client.WaitTask{State: string(t.State), Attempt: t.Attempt, LastError: t.LastError}
 		if t.State == store.TaskClaimed {
 			wt.Worker, wt.ClaimedAt, wt.Heartbeat = t.Owner, timeOf(t.ClaimedAt), timeOf(t.Heartbeat)
 		} else if t.VisibleAt > now.UnixNano() {
@@ -103,13 +48,13 @@ func timeOf(ns int64) *time.Time {
 
 // WaitingOf lists what run r waits on, from its outcomes; nil when the
 // run has ended (or diverged) or waits on nothing.
-func WaitingOf(r store.Run, outs []host.Outcome) *Waiting {
+func WaitingOf(r store.Run, outs []host.Outcome) *client.Waiting {
 	switch r.Status {
 	case store.RunPending, store.RunRunning, store.RunSuspended:
 	default:
 		return nil
 	}
-	w := Waiting{Promises: []WaitPromise{}, Timers: []WaitTimer{}, Children: []WaitChild{}}
+	w := client.Waiting{Promises: []client.WaitPromise{}, Timers: []client.WaitTimer{}, Children: []client.WaitChild{}}
 	for _, o := range outs {
 		if o.Status != store.OutcomePending || o.Orphaned {
 			continue
@@ -117,11 +62,11 @@ func WaitingOf(r store.Run, outs []host.Outcome) *Waiting {
 		switch o.Kind {
 		case "promise":
 			id := r.ID + "." + o.Key
-			w.Promises = append(w.Promises, WaitPromise{ID: id, Key: o.Key, Resolve: ResolveLine(id)})
+			w.Promises = append(w.Promises, client.WaitPromise{ID: id, Key: o.Key, Resolve: ResolveLine(id)})
 		case "sleep":
-			w.Timers = append(w.Timers, WaitTimer{Key: o.Key, Due: o.Deadline.UTC()})
+			w.Timers = append(w.Timers, client.WaitTimer{Key: o.Key, Due: o.Deadline.UTC()})
 		case "child":
-			w.Children = append(w.Children, WaitChild{Key: o.Key, Run: host.ChildRunID(r.ID, o.Key), Workflow: o.Function})
+			w.Children = append(w.Children, client.WaitChild{Key: o.Key, Run: host.ChildRunID(r.ID, o.Key), Workflow: o.Function})
 		}
 	}
 	w.Activities = waitingActivities(outs)
@@ -136,13 +81,13 @@ func WaitingOf(r store.Run, outs []host.Outcome) *Waiting {
 // add activities known elsewhere (remote activity tasks in the store,
 // with their workers and last errors): status, inspect, `skein run` and
 // the web UI all show what it returns.
-func waitingActivities(outs []host.Outcome) []WaitActivity {
-	acts := []WaitActivity{}
+func waitingActivities(outs []host.Outcome) []client.WaitActivity {
+	acts := []client.WaitActivity{}
 	for _, o := range outs {
 		if o.Status != store.OutcomePending || o.Orphaned || (o.Kind != "step" && o.Kind != "call") {
 			continue
 		}
-		acts = append(acts, WaitActivity{Key: o.Key, Kind: o.Kind, Function: o.Function, Attempts: o.Attempts})
+		acts = append(acts, client.WaitActivity{Key: o.Key, Kind: o.Kind, Function: o.Function, Attempts: o.Attempts})
 	}
 	return acts
 }

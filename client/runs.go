@@ -1,0 +1,172 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+)
+
+// The statuses of a run (docs/api.md, "Run").
+const (
+	StatusPending   = "pending"   // created, not executed yet
+	StatusRunning   = "running"   // a worker is executing it
+	StatusSuspended = "suspended" // every task waits: on a timer, a promise, a child run
+	StatusCompleted = "completed" // ended with a result
+	StatusFailed    = "failed"    // ended with an error
+	StatusDiverged  = "diverged"  // replay found changed code or nondeterminism; it can be resumed
+	StatusCanceled  = "canceled"  // ended by a cancellation
+	StatusContinued = "continued" // ended by continuing as new (Run.ContinuedAs)
+)
+
+// Ended reports whether a run of this status will not change without
+// help: it ended (completed, failed, canceled or continued) or diverged
+// (it waits for a resume against fixed code).
+func Ended(status string) bool {
+	switch status {
+	case StatusCompleted, StatusFailed, StatusDiverged, StatusCanceled, StatusContinued:
+		return true
+	}
+	return false
+}
+
+// Run is a run record (docs/api.md, "Run").
+type Run struct {
+	ID       string          `json:"id"`               // the run's id
+	Module   string          `json:"module"`           // the module's hash
+	Workflow string          `json:"workflow"`         // the workflow it runs
+	Status   string          `json:"status"`           // one of the Status values
+	Input    json.RawMessage `json:"input"`            // the workflow's input
+	Result   json.RawMessage `json:"result"`           // null until completed; a continued run's is its successor's input
+	Error    string          `json:"error,omitempty"`  // why it failed, diverged or was canceled
+	Parent   string          `json:"parent,omitempty"` // the parent run of a child workflow
+	// ParentClose is a child run's policy for its parent's end: "cancel"
+	// (the default) or "abandon"; omitted for a run without a parent.
+	// Abandoned is true once its parent ended before it and left it
+	// running (policy abandon): it goes on on its own.
+	ParentClose string `json:"parent_close,omitempty"`
+	Abandoned   bool   `json:"abandoned,omitempty"`
+	// ContinuedFrom is the run this one continued (continue-as-new; ids
+	// "{root}~N"), ContinuedAs the run this one continued as (status
+	// continued).
+	ContinuedFrom string `json:"continued_from,omitempty"`
+	ContinuedAs   string `json:"continued_as,omitempty"`
+	// CancelReason is set once a cancellation was requested.
+	CancelReason string `json:"cancel_reason,omitempty"`
+	// CreatedAt and UpdatedAt are when the run was created and last
+	// changed.
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+	// Worker is the worker (skein serve --worker-id) holding the run's
+	// lease, and LeaseExpiry when that lease ends unless renewed; both are
+	// omitted when no worker holds the run. A worker that stopped without
+	// releasing its lease (it crashed) stays here, with an expiry in the
+	// past, until another worker claims the run.
+	Worker      string     `json:"worker,omitempty"`
+	LeaseExpiry *time.Time `json:"lease_expiry,omitempty"`
+}
+
+// RunList answers GET /v1/runs. NextCursor is empty on the last page.
+type RunList struct {
+	Runs       []Run  `json:"runs"`        // ordered by id
+	NextCursor string `json:"next_cursor"` // pass it as RunFilter.Cursor for the next page
+}
+
+// RunFilter selects a page of runs (GET /v1/runs).
+type RunFilter struct {
+	Status string // only runs of this status (a Status value); "" for all
+	Limit  int    // at most this many, 1 to 1000; 0 for the server's default, 100
+	Cursor string // the NextCursor of the previous page; "" for the first
+}
+
+// StartRequest is the body of POST /v1/runs.
+type StartRequest struct {
+	Module   string          `json:"module"`             // a module name or hash
+	Workflow string          `json:"workflow,omitempty"` // default: the module's only workflow
+	Input    json.RawMessage `json:"input,omitempty"`    // default null
+	ID       string          `json:"id,omitempty"`       // default: generated
+	Timeout  string          `json:"timeout,omitempty"`  // a Go duration, e.g. "30s": cancel the run if it has not ended by then
+}
+
+// CancelRequest is the (optional) body of POST /v1/runs/{id}/cancel.
+type CancelRequest struct {
+	Reason string `json:"reason,omitempty"` // default "canceled"
+}
+
+// LeaseList answers GET /v1/runs/{id}/leases: every claim of the run by
+// a worker, in token order.
+type LeaseList struct {
+	Run    string  `json:"run"`    // the run's id
+	Leases []Lease `json:"leases"` // oldest first
+}
+
+// Lease is one claim of a run by a worker.
+type Lease struct {
+	Worker    string    `json:"worker"`     // the worker (skein serve --worker-id)
+	Token     int64     `json:"token"`      // the claim's number: each claim of a run gets a greater one
+	ClaimedAt time.Time `json:"claimed_at"` // when the worker claimed the run
+	// Expiry is the latest expiry of the lease: the claim's, or that of
+	// its last renewal.
+	Expiry time.Time `json:"expiry"`
+	// ReleasedAt is when the worker gave the lease up; omitted when it did
+	// not (the lease is held, or it expired).
+	ReleasedAt *time.Time `json:"released_at,omitempty"`
+	// EndedAt is when the lease stopped being held, as far as is known:
+	// the earlier of ReleasedAt and Expiry (for a lease still held, its
+	// expiry).
+	EndedAt time.Time `json:"ended_at"`
+}
+
+// Start starts a run (POST /v1/runs). created is false when req.ID names
+// a run started before with the same request: that run is returned and
+// nothing is started, so a start can be retried. The same id with another
+// module, workflow or input is an *Error with CodeConflict.
+func (c *Client) Start(ctx context.Context, req StartRequest) (r Run, created bool, err error) {
+	status, err := c.post(ctx, "/v1/runs", req, &r)
+	return r, status == http.StatusCreated, err
+}
+
+// Run returns a run (GET /v1/runs/{id}).
+func (c *Client) Run(ctx context.Context, id string) (Run, error) {
+	var r Run
+	err := c.get(ctx, "/v1/runs/"+esc(id), &r)
+	return r, err
+}
+
+// Runs returns a page of runs, ordered by id (GET /v1/runs); when its
+// NextCursor is not empty, pass it as f.Cursor for the next page.
+func (c *Client) Runs(ctx context.Context, f RunFilter) (RunList, error) {
+	q := url.Values{}
+	if f.Status != "" {
+		q.Set("status", f.Status)
+	}
+	if f.Limit != 0 {
+		q.Set("limit", strconv.Itoa(f.Limit))
+	}
+	if f.Cursor != "" {
+		q.Set("cursor", f.Cursor)
+	}
+	var l RunList
+	_, err := c.do(ctx, request{method: http.MethodGet, path: "/v1/runs", query: q}, &l)
+	return l, err
+}
+
+// Cancel requests a run's cancellation (POST /v1/runs/{id}/cancel);
+// reason "" is "canceled". It returns the run as stored (CancelReason
+// set; its status changes when a worker delivers the cancellation). A
+// run that has ended is an *Error with CodeConflict.
+func (c *Client) Cancel(ctx context.Context, id, reason string) (Run, error) {
+	var r Run
+	_, err := c.post(ctx, "/v1/runs/"+esc(id)+"/cancel", CancelRequest{Reason: reason}, &r)
+	return r, err
+}
+
+// Leases returns a run's lease history (GET /v1/runs/{id}/leases): every
+// claim of the run by a worker, oldest first.
+func (c *Client) Leases(ctx context.Context, id string) ([]Lease, error) {
+	var l LeaseList
+	err := c.get(ctx, "/v1/runs/"+esc(id)+"/leases", &l)
+	return l.Leases, err
+}
