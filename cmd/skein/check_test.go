@@ -221,4 +221,3 @@ func TestCheckBudget(t *testing.T) {
 		t.Errorf("--budget 0: %+v, %v; want every crash point", rep, err)
 	}
 }
-
