@@ -15,6 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/skeinrun/skein/host/internal/cron"
+
 	"github.com/skeinrun/skein/host/internal/journalcache"
 	"github.com/skeinrun/skein/host/internal/taskboard"
 
@@ -280,7 +282,7 @@ type Host struct {
 	sim       *simulator    // Config.Simulation
 
 	tasks   taskboard.Board // remote activity tasks (tasks.go)
-	specs   specCache       // schedules' parsed cron expressions (cronspec.go)
+	specs   cron.Cache      // schedules' parsed cron expressions (host/internal/cron)
 	emb     embedState      // grants, event subscriptions, Await waiters (embed.go)
 	metrics *metrics        // counters for WriteMetrics (metrics.go)
 	// journals is the journal cache in front of the store (nil: none).
@@ -473,3 +475,7 @@ func shortHash(h string) string {
 
 // DefaultJournalCacheBytes is the default of Config.JournalCacheBytes.
 const DefaultJournalCacheBytes = journalcache.DefaultBytes
+
+// MaxCronLen is the longest cron expression a schedule may have, in
+// bytes.
+const MaxCronLen = cron.MaxLen

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skeinrun/skein/host/internal/cron"
+
 	"github.com/skeinrun/skein/store"
 )
 
@@ -113,8 +115,8 @@ func (h *Host) newSchedule(ctx context.Context, o ScheduleOptions) (store.Schedu
 	if err := validName("schedule", o.Name); err != nil {
 		return store.Schedule{}, err
 	}
-	if _, _, err := parseSpec(o.Cron, o.Timezone); err != nil {
-		return store.Schedule{}, err
+	if _, _, err := cron.Parse(o.Cron, o.Timezone); err != nil {
+		return store.Schedule{}, invalid(err)
 	}
 	switch o.Overlap {
 	case "":
@@ -174,7 +176,7 @@ func (h *Host) Schedules(ctx context.Context) ([]ScheduleInfo, error) {
 // scheduleInfo adds a schedule's next slots and latest run.
 func (h *Host) scheduleInfo(ctx context.Context, sc store.Schedule) ScheduleInfo {
 	in := ScheduleInfo{Schedule: sc}
-	if spec, loc, err := h.specs.get(sc.Cron, sc.Timezone); err == nil && !sc.Paused {
+	if spec, loc, err := h.specs.Get(sc.Cron, sc.Timezone); err == nil && !sc.Paused {
 		t := time.Unix(0, max(sc.LastSlot, time.Now().UnixNano())).In(loc)
 		for range 3 {
 			if t = spec.Next(t); t.IsZero() {

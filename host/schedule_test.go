@@ -160,7 +160,7 @@ func TestScheduleParsesOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n := h.specs.parses; n != 1 {
+	if n := h.specs.Parses(); n != 1 {
 		t.Errorf("20 looks and 20 reads of one schedule parsed its expression %d times; want 1", n)
 	}
 	if err := h.DeleteSchedule(ctx, "s"); err != nil {
@@ -169,7 +169,7 @@ func TestScheduleParsesOnce(t *testing.T) {
 	for range 2 {
 		h.scheduleTick(ctx, time.Now())
 	}
-	if n := len(h.specs.m); n != 0 {
+	if n := h.specs.Len(); n != 0 {
 		t.Errorf("%d parsed expressions kept after the schedule was deleted; want 0", n)
 	}
 	long := "0 " + strings.Repeat("1,", 200) + "1 * * * *"

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/robfig/cron/v3"
+	"github.com/skeinrun/skein/host/internal/cron"
 
 	"github.com/skeinrun/skein/store"
 )
@@ -31,7 +31,6 @@ const schedulePoll = time.Second
 // in one step. What is left is done at the next look, at once.
 const (
 	maxScheduleSteps = 100
-	maxMissedPerStep = 10_000
 )
 
 // runSchedules starts the runs of due schedule slots until ctx ends.
@@ -68,7 +67,7 @@ func (h *Host) scheduleTick(ctx context.Context, now time.Time) (time.Time, erro
 	if err != nil {
 		return time.Time{}, fmt.Errorf("scheduler: list schedules: %w", err)
 	}
-	defer h.specs.prune()
+	defer h.specs.Prune()
 	var earliest time.Time
 	for _, sc := range scs {
 		next, err := h.driveSchedule(ctx, sc, now)
@@ -89,12 +88,12 @@ func (h *Host) scheduleTick(ctx context.Context, now time.Time) (time.Time, erro
 // driveSchedule takes the steps of one schedule that are due at now and
 // returns when its next slot is due (now if steps are left).
 func (h *Host) driveSchedule(ctx context.Context, sc store.Schedule, now time.Time) (time.Time, error) {
-	spec, loc, err := h.specs.get(sc.Cron, sc.Timezone)
+	spec, loc, err := h.specs.Get(sc.Cron, sc.Timezone)
 	if err != nil {
 		// Stored schedules were checked, but a time zone database may
 		// differ, or the schedule predates a rule (MaxCronLen). It is
 		// logged once; the schedule starts nothing.
-		if h.specs.reportOnce(sc.Cron, sc.Timezone) {
+		if h.specs.ReportOnce(sc.Cron, sc.Timezone) {
 			return time.Time{}, fmt.Errorf("%w; the schedule starts no runs: delete it and create it anew", err)
 		}
 		return time.Time{}, nil
@@ -103,11 +102,11 @@ func (h *Host) driveSchedule(ctx context.Context, sc store.Schedule, now time.Ti
 		if sc.Paused {
 			return time.Time{}, nil
 		}
-		busy, err := h.lastSlotBusy(ctx, sc, needsStatus(sc, spec, loc, now))
+		busy, err := h.lastSlotBusy(ctx, sc, cron.NeedsStatus(sc, spec, loc, now))
 		if err != nil {
 			return time.Time{}, err
 		}
-		u, fire, next := stepSchedule(sc, spec, loc, now, busy)
+		u, fire, next := cron.Step(sc, spec, loc, now, busy)
 		if !next.IsZero() {
 			return next, nil
 		}
@@ -135,58 +134,6 @@ func (h *Host) driveSchedule(ctx context.Context, sc store.Schedule, now time.Ti
 		}
 	}
 	return now, nil
-}
-
-// stepSchedule decides the next step of sc at now: the schedule updated
-// and the slot to start (0: none); or, when no step is due, the time of
-// the next slot. busy says the run of the latest started slot has not
-// ended.
-func stepSchedule(sc store.Schedule, spec cron.Schedule, loc *time.Location, now time.Time, busy bool) (u store.Schedule, fire int64, next time.Time) {
-	u = sc
-	if sc.Buffered != 0 && !busy {
-		u.LastFired, u.Buffered, u.Fired = sc.Buffered, 0, sc.Fired+1
-		return u, u.LastFired, time.Time{}
-	}
-	slot := spec.Next(time.Unix(0, sc.LastSlot).In(loc))
-	if slot.IsZero() { // a spec that never fires (Feb 30)
-		return sc, 0, now.Add(24 * time.Hour)
-	}
-	if slot.After(now) {
-		return sc, 0, slot
-	}
-	if now.Sub(slot) > sc.Catchup {
-		for n := 0; n < maxMissedPerStep && !slot.IsZero() && now.Sub(slot) > sc.Catchup; n++ {
-			u.Missed++
-			u.LastSlot = slot.UnixNano()
-			slot = spec.Next(slot)
-		}
-		return u, 0, time.Time{}
-	}
-	u.LastSlot = slot.UnixNano()
-	switch {
-	case !busy || sc.Overlap == store.OverlapAllow:
-		u.LastFired, u.Fired = u.LastSlot, sc.Fired+1
-		return u, u.LastFired, time.Time{}
-	case sc.Overlap == store.OverlapBufferOne && sc.Buffered == 0:
-		u.Buffered = u.LastSlot
-	default:
-		u.Overlapped++
-	}
-	return u, 0, time.Time{}
-}
-
-// needsStatus reports whether the next step of sc depends on whether the
-// run of its latest started slot has ended: a slot is buffered, or one is
-// due under an overlap policy other than allow.
-func needsStatus(sc store.Schedule, spec cron.Schedule, loc *time.Location, now time.Time) bool {
-	if sc.LastFired == 0 {
-		return false
-	}
-	if sc.Buffered != 0 {
-		return true
-	}
-	slot := spec.Next(time.Unix(0, sc.LastSlot).In(loc))
-	return sc.Overlap != store.OverlapAllow && !slot.IsZero() && !slot.After(now)
 }
 
 // lastSlotBusy reports whether the run of sc's latest started slot has

@@ -67,6 +67,9 @@ type invalidError struct{ err error }
 func (e invalidError) Error() string   { return e.err.Error() }
 func (e invalidError) Unwrap() []error { return []error{e.err, ErrInvalid} }
 
+// invalid is err, matched by ErrInvalid too.
+func invalid(err error) error { return invalidError{err} }
+
 // invalidf is fmt.Errorf, matched by ErrInvalid too.
 func invalidf(format string, args ...any) error {
 	return invalidError{fmt.Errorf(format, args...)}
