@@ -37,6 +37,7 @@ test-race:
 test-wasmtime:
 	$(GO) vet -tags wasmtime ./host/... ./cmd/skein/ ./internal/bench/
 	$(GO) test -tags wasmtime -count=1 ./host/internal/engine/
+	SKEIN_TEST_ENGINE=wasmtime $(GO) test -tags wasmtime -count=1 ./host/internal/modules/
 	SKEIN_TEST_BUILDMODE=exe SKEIN_TEST_ENGINE=wasmtime $(GO) test -tags wasmtime -count=1 -timeout 20m ./host/
 
 ## test-no-snapshots: the host's behavioural suite with every host's

@@ -71,11 +71,11 @@ func benchInstantiate(b *testing.B, reactor bool, cfg Config) {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
-	cm, _, err := h.compile(ctx, "bench", wasm, 0)
+	cm, _, err := h.modules.Compile(ctx, "bench", wasm, 0)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer h.release(cm)
+	defer h.modules.Release(cm)
 	for b.Loop() {
 		x := newDescribeExec(h.Host)
 		h.instantiate(ctx, cm, x)

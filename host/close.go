@@ -40,10 +40,10 @@ func (h *Host) Close(ctx context.Context) error {
 	}
 	h.stopChilds()
 	h.childDrives.Wait()
-	h.compiles.Wait() // compilations told to stop end after the functions in progress
+	h.modules.Wait() // compilations told to stop end after the functions in progress
 	err := h.stopOwned(ctx)
 	h.http.Close()
-	h.closeAllModules()
+	h.modules.CloseAll()
 	if cerr := h.eng.Close(ctx); err == nil {
 		err = cerr
 	}

@@ -91,7 +91,7 @@ func (h *Host) deploy(ctx context.Context, name, label string, wasm []byte) (sto
 	if err != nil {
 		return store.Module{}, err
 	}
-	e, _, err := h.compile(ctx, label, wasm, h.cfg.CompileTimeout)
+	e, _, err := h.modules.Compile(ctx, label, wasm, h.cfg.CompileTimeout)
 	if err != nil {
 		return store.Module{}, err
 	}
@@ -103,13 +103,13 @@ func (h *Host) deploy(ctx context.Context, name, label string, wasm []byte) (sto
 		err = h.cfg.Store.PutModule(ctx, mod)
 	}
 	if err != nil {
-		h.discard(e)
+		h.modules.Discard(e)
 		if _, ok := errors.AsType[*ModuleError](err); !ok {
 			err = fmt.Errorf("deploy %s: %w", label, err)
 		}
 		return store.Module{}, err
 	}
-	h.release(e)
+	h.modules.Release(e)
 	m, err := h.cfg.Store.ModuleInfo(ctx, hash)
 	if err != nil {
 		return store.Module{}, fmt.Errorf("deploy %s: %w", label, err)

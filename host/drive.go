@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/skeinrun/skein/host/internal/modules"
+
 	"github.com/skeinrun/skein/host/internal/sched"
 	"github.com/skeinrun/skein/store"
 )
@@ -148,11 +150,11 @@ func (h *Host) drive(ctx context.Context, rs *runState) (store.Run, error) {
 	if err != nil || run.Status.Terminal() && rs.opts.resume == nil {
 		return run, err
 	}
-	cm, err := h.compiledModule(ctx, run.ModuleHash)
+	cm, err := h.modules.Compiled(ctx, run.ModuleHash)
 	if err != nil {
 		return run, fmt.Errorf("drive %s: %w", runID, err)
 	}
-	defer h.release(cm)
+	defer h.modules.Release(cm)
 	defer func() { rs.close() }() // rs is replaced after a suspension
 	rs.run = run
 	if h.sim != nil {
@@ -232,7 +234,7 @@ func (h *Host) driveStart(ctx context.Context, runID string, to *resumeTo, hold 
 // execute runs one execution of the run: it loads the journal and the
 // inbox and instantiates the module, which replays the journal and goes
 // on from its end.
-func (h *Host) execute(ctx context.Context, rs *runState, cm *cachedModule) (*exec, []store.Outcome, error) {
+func (h *Host) execute(ctx context.Context, rs *runState, cm *modules.Module) (*exec, []store.Outcome, error) {
 	runID := rs.run.ID
 	if rs.activating.IsZero() {
 		rs.activating = time.Now()

@@ -150,7 +150,7 @@ func (h *Host) checkGrant(ctx context.Context, hash, activity string) error {
 func (h *Host) moduleNames(ctx context.Context, hash string) []string {
 	m, err := h.cfg.Store.ModuleInfo(ctx, hash)
 	if err != nil {
-		if m, err = h.moduleInfo(ctx, hash); err != nil {
+		if m, err = h.modules.Info(ctx, hash); err != nil {
 			return nil
 		}
 	}

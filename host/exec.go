@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skeinrun/skein/host/internal/modules"
+
 	"github.com/skeinrun/skein/abi"
 	"github.com/skeinrun/skein/host/internal/engine"
 	"github.com/skeinrun/skein/host/internal/sched"
@@ -141,7 +143,7 @@ func (x *exec) record(r sched.Record) {
 }
 
 // instantiate runs one execution to its end.
-func (h *Host) instantiate(ctx context.Context, cm *cachedModule, x *exec) error {
+func (h *Host) instantiate(ctx context.Context, cm *modules.Module, x *exec) error {
 	out := h.guestOutput(x)
 	if c, ok := out.(io.Closer); ok {
 		defer c.Close()
@@ -157,7 +159,7 @@ func (h *Host) instantiate(ctx context.Context, cm *cachedModule, x *exec) error
 	wctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	stopWatch := x.watch(cancel)
-	err := h.eng.Run(wctx, cm.mod, engine.RunConfig{
+	err := h.eng.Run(wctx, cm.Engine(), engine.RunConfig{
 		Args:      []string{"workflow"},
 		Stdout:    out,
 		Stderr:    &x.stderr,

@@ -215,7 +215,7 @@ func (h *Host) startDelivery(ctx context.Context, hk store.Hook, d Delivery) (st
 	if len(input) > h.cfg.MaxPayloadBytes {
 		return store.Run{}, false, invalidf("hook %s: %w", name, h.payloadError("the delivery's input", len(input)))
 	}
-	m, err := h.moduleInfo(ctx, hk.Module)
+	m, err := h.modules.Info(ctx, hk.Module)
 	if err != nil {
 		return store.Run{}, false, fmt.Errorf("hook %s: module %q: %w", name, hk.Module, err)
 	}

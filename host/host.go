@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/skeinrun/skein/host/internal/cron"
+	"github.com/skeinrun/skein/host/internal/limit"
+	"github.com/skeinrun/skein/host/internal/modules"
 
 	"github.com/skeinrun/skein/host/internal/journalcache"
 	"github.com/skeinrun/skein/host/internal/taskboard"
@@ -256,9 +258,7 @@ type Host struct {
 	log   *slog.Logger
 
 	mu         sync.Mutex
-	modules    moduleCache              // compiled modules (modcache.go)
-	compiling  map[string]chan struct{} // compilations in progress, by module hash
-	infos      map[string]store.Module  // by module hash, without bytes
+	modules    *modules.Set // compiled modules and module records (host/internal/modules)
 	activities map[string]Activity
 	active     map[string]*runState // runs driven by this process
 	// leased holds, for each run Work drives under a lease, the func that
@@ -288,12 +288,10 @@ type Host struct {
 	// journals is the journal cache in front of the store (nil: none).
 	journals *journalcache.Store
 
-	compileSlots chan struct{}  // Config.MaxConcurrentCompiles (compile.go)
-	deploySlots  chan struct{}  // Config.MaxConcurrentDeploys (deploy.go)
-	compiles     sync.WaitGroup // compilations running, stopped or not
-	http         *egress.Client // the HTTP activity's (httpactivity.go)
-	httpSlots    httpSlots      // its requests in progress (httpslots.go)
-	quotaMu      sync.Mutex     // Config.MaxStoredModuleBytes: check and store one at a time
+	deploySlots chan struct{}  // Config.MaxConcurrentDeploys (deploy.go)
+	http        *egress.Client // the HTTP activity's (httpactivity.go)
+	httpSlots   httpSlots      // its requests in progress (httpslots.go)
+	quotaMu     sync.Mutex     // Config.MaxStoredModuleBytes: check and store one at a time
 
 	// The drives of child runs a parent drives in this process
 	// (driveChild) are Close's to stop: closing ends them, and Close waits
@@ -384,15 +382,18 @@ func newHost(ctx context.Context, cfg Config, hooks testHooks) (*Host, error) {
 		return nil, fmt.Errorf("host: %w", err)
 	}
 	h := &Host{cfg: cfg, hooks: hooks, eng: eng, log: cfg.Logger,
-		modules: moduleCache{byHash: map[string]*cachedModule{}}, compiling: map[string]chan struct{}{}, infos: map[string]store.Module{}, activities: map[string]Activity{},
-		active: map[string]*runState{}, leased: map[string]context.CancelCauseFunc{}, failures: map[string]int{},
+		activities: map[string]Activity{},
+		active:     map[string]*runState{}, leased: map[string]context.CancelCauseFunc{}, failures: map[string]int{},
 		owner: defaultOwner(), wake: make(chan struct{}, 1),
-		compileSlots: make(chan struct{}, cfg.MaxConcurrentCompiles), deploySlots: make(chan struct{}, cfg.MaxConcurrentDeploys),
-		http: httpClient, httpSlots: newHTTPSlots(&cfg)}
+		deploySlots: make(chan struct{}, cfg.MaxConcurrentDeploys),
+		http:        httpClient, httpSlots: newHTTPSlots(&cfg)}
 	h.closing, h.stopChilds = context.WithCancel(context.Background())
 	if cfg.Simulation != nil {
 		h.sim = newSimulator(*cfg.Simulation)
 	}
+	h.modules = modules.New(modules.Config{Engine: eng, Store: cfg.Store, Log: cfg.Logger, MaxCompiledBytes: cfg.MaxCompiledBytes,
+		MaxConcurrentCompiles: cfg.MaxConcurrentCompiles, Structure: cfg.structureLimits(), MaxRunWithoutYield: cfg.MaxRunWithoutYield,
+		Hints: limit.Hints(cfg.LimitHint)})
 	h.metrics = newMetrics()
 	h.cfg.Store = timedStore{Store: cfg.Store, m: h.metrics} // times commits (metrics.go)
 	if cfg.JournalCacheBytes == 0 {

@@ -7,6 +7,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/skeinrun/skein/host/internal/limit"
+
 	"github.com/skeinrun/skein/store"
 )
 
@@ -67,21 +69,7 @@ func (c *Config) setLimitDefaults() {
 // LimitError reports a run (or a module, or a request) that went over one
 // of the host's resource limits. The run fails with it as its error; one
 // run's limit never affects another run.
-type LimitError struct {
-	What  string // what went over the limit, e.g. "step value at key \"3\" is 5000000 bytes"
-	Limit string // the Config field, e.g. "MaxPayloadBytes"
-	Value string // the limit's value, e.g. "4194304 bytes (4 MiB)"
-	// Hint says where the limit is set, as Config.LimitHint gives it
-	// (skein's CLI: its flag, e.g. "--max-payload-bytes"); "" for none.
-	Hint string
-}
-
-func (e *LimitError) Error() string {
-	if e.Hint == "" {
-		return fmt.Sprintf("%s (limit Config.%s = %s)", e.What, e.Limit, e.Value)
-	}
-	return fmt.Sprintf("%s (limit Config.%s = %s; %s)", e.What, e.Limit, e.Value, e.Hint)
-}
+type LimitError = limit.Error
 
 // NewLimitError returns the error of what going over the limit of
 // Config field limit, whose value is value, with the hint of
@@ -91,35 +79,17 @@ func (h *Host) NewLimitError(what, limit, value string) *LimitError {
 	return h.cfg.limitError(what, limit, value)
 }
 
-func (c *Config) limitError(what, limit, value string) *LimitError {
-	return &LimitError{What: what, Limit: limit, Value: value, Hint: c.limitHint(limit)}
+func (c *Config) limitError(what, field, value string) *LimitError {
+	return limit.Hints(c.LimitHint).New(what, field, value)
 }
 
 // hintSuffix is "; hint", or "" for no hint.
-func hintSuffix(hint string) string {
-	if hint == "" {
-		return ""
-	}
-	return "; " + hint
-}
+func hintSuffix(hint string) string { return limit.Suffix(hint) }
 
-// limitHint is Config.LimitHint's hint for field limit.
-func (c *Config) limitHint(limit string) string {
-	if c.LimitHint == nil {
-		return ""
-	}
-	return c.LimitHint(limit)
-}
+// limitHint is Config.LimitHint's hint for field.
+func (c *Config) limitHint(field string) string { return limit.Hints(c.LimitHint).Of(field) }
 
-func bytesValue(n int64) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d bytes (%d MiB)", n, n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d bytes (%d KiB)", n, n>>10)
-	}
-	return fmt.Sprintf("%d bytes", n)
-}
+func bytesValue(n int64) string { return limit.Bytes(n) }
 
 func (h *Host) payloadError(what string, n int) *LimitError {
 	return h.cfg.limitError(fmt.Sprintf("%s is %d bytes", what, n), "MaxPayloadBytes", bytesValue(int64(h.cfg.MaxPayloadBytes)))

@@ -1,7 +1,6 @@
 package host
 
 import (
-	"fmt"
 	"runtime"
 	"time"
 
@@ -77,25 +76,6 @@ const (
 // runs on two threads; see compileWorkers).
 func DefaultMaxConcurrentCompiles() int { return max(1, runtime.GOMAXPROCS(0)/2) }
 
-// moduleLimitFields maps each wasmlimits limit to its ModuleLimits field
-// (or Config field).
-var moduleLimitFields = map[string]string{
-	"Nesting":         "ModuleLimits.MaxNesting",
-	"ControlOps":      "ModuleLimits.MaxControlOps",
-	"Functions":       "ModuleLimits.MaxFunctions",
-	"FunctionBytes":   "ModuleLimits.MaxFunctionBytes",
-	"Locals":          "ModuleLimits.MaxLocals",
-	"Types":           "ModuleLimits.MaxTypes",
-	"TypeValues":      "ModuleLimits.MaxTypeValues",
-	"Imports":         "ModuleLimits.MaxImports",
-	"Exports":         "ModuleLimits.MaxExports",
-	"Globals":         "ModuleLimits.MaxGlobals",
-	"TableElements":   "ModuleLimits.MaxTableElements",
-	"DataSegments":    "ModuleLimits.MaxDataSegments",
-	"ElementSegments": "ModuleLimits.MaxElementSegments",
-	"MemoryPages":     "MemoryLimitPages",
-}
-
 func (c *Config) setModuleDefaults() {
 	l, d := &c.ModuleLimits, DefaultModuleLimits
 	for _, f := range []struct {
@@ -140,19 +120,4 @@ func (c *Config) structureLimits() wasmlimits.Limits {
 		DataSegments: l.MaxDataSegments, ElementSegments: l.MaxElementSegments,
 		MemoryPages: int(c.MemoryLimitPages),
 	}
-}
-
-// structureError turns a wasmlimits error into the host's: an exceeded
-// limit names its Config field.
-func (h *Host) structureError(label string, err error) error {
-	if e, ok := err.(*wasmlimits.ExceededError); ok {
-		f := moduleLimitFields[e.Limit]
-		value := fmt.Sprint(e.Max)
-		if e.Limit == "MemoryPages" {
-			value = fmt.Sprintf("%d pages (%d MiB)", e.Max, e.Max*64>>10)
-		}
-		le := h.cfg.limitError(e.What, f, value)
-		return &ModuleError{Module: label, Reason: le.Error(), Err: le}
-	}
-	return &ModuleError{Module: label, Reason: "invalid WebAssembly: " + err.Error(), Err: err}
 }

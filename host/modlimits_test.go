@@ -5,14 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/skeinrun/skein/internal/limitflags"
 
-	"github.com/skeinrun/skein/host/internal/engine"
 	"github.com/skeinrun/skein/host/internal/wasmlimits"
 	"github.com/skeinrun/skein/internal/wasmbuild"
 	"github.com/skeinrun/skein/internal/wasmtest"
@@ -115,18 +113,11 @@ type cacheState struct {
 
 func (h *testHost) metric(t *testing.T) cacheState {
 	t.Helper()
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	c := &h.modules
-	return cacheState{entries: len(c.byHash), bytes: c.bytes, compiles: c.compiles, evictions: c.evictions}
+	st := h.modules.Stats()
+	return cacheState{entries: st.Entries, bytes: st.Bytes, compiles: st.Compiles, evictions: st.Evictions}
 }
 
-func (h *testHost) cached(hash string) bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	_, ok := h.modules.byHash[hash]
-	return ok
-}
+func (h *testHost) cached(hash string) bool { return h.modules.Cached(hash) }
 
 // TestCompiledCacheKeepsModulesInUse: under a cache bound every module
 // goes over, the module of a run being driven stays compiled while other
@@ -253,51 +244,7 @@ func TestCompileDeadlineAndCancel(t *testing.T) {
 	case <-time.After(bound):
 		t.Fatalf("Close still waits for the stopped compilations after %s", bound)
 	}
-	if n := h.modules.running.Load(); n != 0 {
+	if n := h.modules.Stats().Running; n != 0 {
 		t.Errorf("%d compilations still hold a slot", n)
-	}
-}
-
-// TestCompileContextEndedFirst: a compilation whose context ended before
-// it began (under the race detector the structure check of a large module
-// outlasts a short deadline) fails with the context's cause every time,
-// not, at random, as if it had waited for a free compile slot.
-func TestCompileContextEndedFirst(t *testing.T) {
-	h := newTestHost(t, Config{MaxConcurrentCompiles: 2})
-	wasm := wasmtest.Shaped(wasmtest.Shape{Workflow: "w", Functions: 1})
-	ctx, cancel := context.WithCancelCause(context.Background())
-	cancel(errors.New("the client left"))
-	for range 20 {
-		_, err := h.compileCode(ctx, "left", wasm, time.Second, engine.CompileOptions{})
-		if err == nil || err.Error() != "compiling module left stopped: the client left" {
-			t.Fatalf("compileCode with an ended context: %v", err)
-		}
-	}
-}
-
-// TestCompilerPanicIsAnError: a module that makes wazero panic (this one
-// calls a function whose type index names no type: wazero 1.12 indexes
-// its types with it unchecked) is an error, on the goroutine a
-// compilation runs on, where a panic would end the process. Deploy
-// never gets that far with it (the structure check refuses it), nor does
-// a compilation with interrupts on wazero (the interrupt checks are added
-// after the same walk of every instruction): so interrupts are off here.
-func TestCompilerPanicIsAnError(t *testing.T) {
-	wasm := []byte{0, 'a', 's', 'm', 1, 0, 0, 0,
-		1, 4, 1, 0x60, 0, 0, // one type () -> ()
-		3, 3, 2, 0, 7, // two functions: type 0, type 7
-		10, 9, 2, 4, 0, 0x10, 1, 0x0b, 2, 0, 0x0b} // function 0 calls function 1
-	h := newTestHost(t, Config{DisableInterrupt: true})
-	_, err := h.compileCode(context.Background(), "bad", wasm, 0, engine.CompileOptions{})
-	want := "module bad rejected: invalid WebAssembly: the compiler failed on it: runtime error: index out of range"
-	if testEngine == EngineWasmtime { // wasmtime has not this bug: its validator refuses the module
-		want = "module bad rejected: invalid WebAssembly: failed to parse WebAssembly module: unknown type 7: type index out of bounds (at offset 0x12)"
-	}
-	if err == nil || !strings.Contains(err.Error(), want) {
-		t.Errorf("compileCode: %v\nwant %s", err, want)
-	}
-	_, err = h.Deploy(context.Background(), "bad", wasm)
-	if err == nil || err.Error() != "module bad rejected: invalid WebAssembly: malformed function section, function 1: at byte 19: type index 7, but the module declares 1 types" {
-		t.Errorf("Deploy: %v", err)
 	}
 }

@@ -37,11 +37,11 @@ func (h *Host) Replay(ctx context.Context, runID string) (ReplayResult, error) {
 	if err != nil {
 		return ReplayResult{}, fmt.Errorf("replay %s: %w", runID, err)
 	}
-	cm, err := h.compiledModule(ctx, run.ModuleHash)
+	cm, err := h.modules.Compiled(ctx, run.ModuleHash)
 	if err != nil {
 		return ReplayResult{}, fmt.Errorf("replay %s: %w", runID, err)
 	}
-	defer h.release(cm)
+	defer h.modules.Release(cm)
 	outs, err := h.outcomesOf(ctx, run)
 	if err != nil {
 		return ReplayResult{}, fmt.Errorf("replay %s: %w", runID, err)

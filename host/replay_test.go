@@ -194,10 +194,10 @@ func TestSandboxDeterminism(t *testing.T) {
 // engine and system that take snapshots).
 func snapshotted(t *testing.T, h *testHost, hash string) bool {
 	t.Helper()
-	cm, err := h.compiledModule(context.Background(), hash)
+	cm, err := h.modules.Compiled(context.Background(), hash)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer h.release(cm)
-	return cm.mod.Snapshotted()
+	defer h.modules.Release(cm)
+	return cm.Engine().Snapshotted()
 }

@@ -78,7 +78,7 @@ func validName(what, name string) error {
 // workflowOf resolves a module reference and checks (or picks) its
 // workflow.
 func (h *Host) workflowOf(ctx context.Context, module, workflow string) (string, error) {
-	m, err := h.moduleInfo(ctx, module)
+	m, err := h.modules.Info(ctx, module)
 	if err != nil {
 		return "", fmt.Errorf("module %q: %w", module, err)
 	}
@@ -139,7 +139,7 @@ func (h *Host) newSchedule(ctx context.Context, o ScheduleOptions) (store.Schedu
 	if err != nil {
 		return store.Schedule{}, err
 	}
-	m, err := h.moduleInfo(ctx, o.Module)
+	m, err := h.modules.Info(ctx, o.Module)
 	if err != nil {
 		return store.Schedule{}, fmt.Errorf("module %q: %w", o.Module, err)
 	}

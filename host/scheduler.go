@@ -172,7 +172,7 @@ func (h *Host) lastSlotBusy(ctx context.Context, sc store.Schedule, need bool) (
 func (h *Host) fireSlot(ctx context.Context, sc store.Schedule, slot int64) (store.Run, error) {
 	at := time.Unix(0, slot)
 	id := ScheduleRunID(sc.Name, at)
-	m, err := h.moduleInfo(ctx, sc.Module)
+	m, err := h.modules.Info(ctx, sc.Module)
 	if err != nil {
 		return store.Run{}, fmt.Errorf("schedule %s: start %s: module %q: %w", sc.Name, id, sc.Module, err)
 	}

@@ -46,7 +46,7 @@ func (e *ConflictError) Error() string {
 // Start creates a run (it does not execute it; see Drive). Starting the
 // same id with the same request returns the existing run.
 func (h *Host) Start(ctx context.Context, o StartOptions) (store.Run, error) {
-	m, err := h.moduleInfo(ctx, o.Module)
+	m, err := h.modules.Info(ctx, o.Module)
 	if err != nil {
 		return store.Run{}, fmt.Errorf("start: module %q: %w", o.Module, err)
 	}

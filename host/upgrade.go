@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/skeinrun/skein/host/internal/modules"
+
 	"github.com/skeinrun/skein/store"
 	"github.com/skeinrun/skein/store/memory"
 )
@@ -82,11 +84,11 @@ func CheckUpgrade(ctx context.Context, wasm []byte, o UpgradeOptions) (*UpgradeR
 		}
 		workflows = []string{o.Workflow}
 	}
-	cm, err := h.compiledModule(ctx, m.Hash)
+	cm, err := h.modules.Compiled(ctx, m.Hash)
 	if err != nil {
 		return nil, fmt.Errorf("upgrade check: %w", err)
 	}
-	defer h.release(cm)
+	defer h.modules.Release(cm)
 	u := &upgradeCheck{h: h, cm: cm, module: m.Hash, o: o}
 	runs, err := u.checkAll(ctx, workflows)
 	if err != nil {
@@ -125,7 +127,7 @@ func (o *UpgradeOptions) setDefaults() error {
 // module, compiled once for every run.
 type upgradeCheck struct {
 	h      *Host
-	cm     *cachedModule
+	cm     *modules.Module
 	module string
 	o      UpgradeOptions
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skeinrun/skein/host/internal/modules"
+
 	"github.com/skeinrun/skein/host/internal/sched"
 	"github.com/skeinrun/skein/store"
 )
@@ -17,7 +19,7 @@ import (
 // from its journal outs in one execution of cm, as a resume would, and
 // fills in res with what it met. It returns an error only when the
 // replay was interrupted (ctx).
-func (h *Host) replayUpgrade(ctx context.Context, cm *cachedModule, run store.Run, outs []store.Outcome, res *UpgradeRun) error {
+func (h *Host) replayUpgrade(ctx context.Context, cm *modules.Module, run store.Run, outs []store.Outcome, res *UpgradeRun) error {
 	w := &upgradeWorld{recorded: make(map[string]bool, len(outs)), clock: run.StartTime}
 	recs := make([]sched.Record, len(outs))
 	for i, o := range outs {

@@ -1,4 +1,4 @@
-package host
+package modules
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/skeinrun/skein/host/internal/engine"
+	"github.com/skeinrun/skein/host/internal/limit"
 )
 
 // compileWorkers is how many goroutines wazero compiles an uploaded
@@ -30,41 +31,41 @@ const compileWorkers = 2
 // closed.
 //
 // Errors: a *ModuleError for a module the engine refuses or one past
-// the deadline (wrapping the CompileTimeout *LimitError), ctx's cause
+// the deadline (wrapping the CompileTimeout *limit.Error), ctx's cause
 // when the caller went away.
-func (h *Host) compileCode(ctx context.Context, label string, wasm []byte, timeout time.Duration, o engine.CompileOptions) (engine.Module, error) {
+func (s *Set) compileCode(ctx context.Context, label string, wasm []byte, timeout time.Duration, o engine.CompileOptions) (engine.Module, error) {
 	if ctx.Err() != nil {
 		// Ended before the compilation began (the structure check took
 		// that long): one error, not whichever case the select below
 		// would pick at random with a free slot.
 		return nil, compileStopped(ctx, label)
 	}
-	h.modules.waiting.Add(1)
+	s.cache.waiting.Add(1)
 	select {
-	case h.compileSlots <- struct{}{}:
-		h.modules.waiting.Add(-1)
-		h.modules.running.Add(1)
+	case s.slots <- struct{}{}:
+		s.cache.waiting.Add(-1)
+		s.cache.running.Add(1)
 	case <-ctx.Done():
-		h.modules.waiting.Add(-1)
-		return nil, fmt.Errorf("waiting for a compile slot (Config.MaxConcurrentCompiles = %d%s): %w", h.cfg.MaxConcurrentCompiles, hintSuffix(h.cfg.limitHint("MaxConcurrentCompiles")), context.Cause(ctx))
+		s.cache.waiting.Add(-1)
+		return nil, fmt.Errorf("waiting for a compile slot (Config.MaxConcurrentCompiles = %d%s): %w", s.cfg.MaxConcurrentCompiles, limit.Suffix(s.cfg.Hints.Of("MaxConcurrentCompiles")), context.Cause(ctx))
 	}
 	cctx, cancel := context.WithCancelCause(ctx)
 	o.Workers = 1
 	if timeout > 0 {
 		var stop context.CancelFunc
-		cctx, stop = context.WithTimeoutCause(cctx, timeout, h.cfg.limitError(fmt.Sprintf("compiling the module took longer than %s", timeout), "CompileTimeout", timeout.String()))
+		cctx, stop = context.WithTimeoutCause(cctx, timeout, s.cfg.Hints.New(fmt.Sprintf("compiling the module took longer than %s", timeout), "CompileTimeout", timeout.String()))
 		defer stop()
 		o.Workers = compileWorkers
 	}
 	done := make(chan compileResult, 1)
-	h.compiles.Add(1)
+	s.runs.Add(1)
 	go func() {
-		defer h.compiles.Done()
+		defer s.runs.Done()
 		defer func() {
-			h.modules.running.Add(-1)
-			<-h.compileSlots
+			s.cache.running.Add(-1)
+			<-s.slots
 		}()
-		m, err := h.eng.Compile(cctx, wasm, o)
+		m, err := s.cfg.Engine.Compile(cctx, wasm, o)
 		done <- compileResult{m, err}
 	}()
 	select {
@@ -74,13 +75,13 @@ func (h *Host) compileCode(ctx context.Context, label string, wasm []byte, timeo
 		if r.err != nil && stopped {
 			return nil, compileStopped(cctx, label)
 		}
-		return r.mod, h.compileError(label, r.err)
+		return r.mod, s.compileError(label, r.err)
 	case <-cctx.Done():
 		err := compileStopped(cctx, label)
 		cancel(nil)
-		h.compiles.Add(1)
+		s.runs.Add(1)
 		go func() { // collect the late result
-			defer h.compiles.Done()
+			defer s.runs.Done()
 			if r := <-done; r.mod != nil {
 				r.mod.Close(context.Background())
 			}
@@ -96,37 +97,41 @@ type compileResult struct {
 
 // compileError is the *ModuleError of a module the engine refused (nil
 // for nil). A panic in the engine's compiler is logged with its stack.
-func (h *Host) compileError(label string, err error) error {
+func (s *Set) compileError(label string, err error) error {
 	var inv *engine.InvalidError
 	var imp *engine.ImportError
 	var init *engine.InitTimeoutError
 	switch {
 	case err == nil:
 		return nil
-	case errors.As(err, &init) && h.cfg.MaxRunWithoutYield <= 0:
-		return &ModuleError{Module: label, Reason: init.Error(), Err: err}
+	case errors.As(err, &init) && s.cfg.MaxRunWithoutYield <= 0:
+		return &Error{Module: label, Reason: init.Error(), Err: err}
 	case errors.As(err, &init):
 		// As the watchdog says it of a command's start-up (watchdog.go).
-		le := h.cfg.limitError(fmt.Sprintf("workflow code ran %s without yielding to the host", init.Limit), "MaxRunWithoutYield", init.Limit.String())
-		return &ModuleError{Module: label, Reason: le.Error(), Err: le}
+		le := s.cfg.Hints.New(fmt.Sprintf("workflow code ran %s without yielding to the host", init.Limit), "MaxRunWithoutYield", init.Limit.String())
+		return &Error{Module: label, Reason: le.Error(), Err: le}
 	case errors.As(err, &inv):
 		if inv.Stack != "" {
-			h.log.Error("the engine panicked compiling a module", "module", label, "panic", inv.Err, "stack", inv.Stack)
+			s.cfg.Log.Error("the engine panicked compiling a module", "module", label, "panic", inv.Err, "stack", inv.Stack)
 		}
-		return &ModuleError{Module: label, Reason: "invalid WebAssembly: " + inv.Error(), Err: err}
+		return &Error{Module: label, Reason: "invalid WebAssembly: " + inv.Error(), Err: err}
 	case errors.As(err, &imp):
-		return &ModuleError{Module: label, Reason: imp.Error()}
+		return &Error{Module: label, Reason: imp.Error()}
 	}
 	return fmt.Errorf("compiling module %s: %w", label, err)
 }
 
 // compileStopped is the error of a compilation stopped by its context: a
-// *ModuleError wrapping the CompileTimeout *LimitError, or the reason
+// *Error wrapping the CompileTimeout *limit.Error, or the reason
 // the caller went away.
 func compileStopped(cctx context.Context, label string) error {
 	cause := context.Cause(cctx)
-	if le, ok := cause.(*LimitError); ok {
-		return &ModuleError{Module: label, Reason: le.Error(), Err: le}
+	if le, ok := cause.(*limit.Error); ok {
+		return &Error{Module: label, Reason: le.Error(), Err: le}
 	}
 	return fmt.Errorf("compiling module %s stopped: %w", label, cause)
 }
+
+// Wait waits for the compilations running, those told to stop included
+// (Host.Close).
+func (s *Set) Wait() { s.runs.Wait() }
