@@ -8,6 +8,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/skeinrun/skein/abi"
 	"github.com/skeinrun/skein/host/internal/sched"
 	"github.com/skeinrun/skein/store"
 )
@@ -36,9 +37,9 @@ type world interface {
 type effects interface {
 	// now is the scheduler's clock.
 	now() int64
-	// recorded is told of each journal record the execution makes, and
-	// issued of each durable op.
-	recorded(o store.Outcome)
+	// recorded is told of each journal record the execution makes (o as
+	// the store keeps r), and issued of each durable op.
+	recorded(o store.Outcome, r sched.Record)
 	issued(key, kind, fn string, tid sched.TaskID)
 	// bodyStarted is told that an attempt of a step body starts.
 	bodyStarted(key string, attempt int)
@@ -62,6 +63,16 @@ type effects interface {
 	prepareChild(r *store.Run)
 	// child drives a child run the op at key created (or found).
 	child(ctx context.Context, key string, child store.Run)
+	// commits reports whether the execution's records are committed to
+	// the store: the live world and the simulation; a verifying replay
+	// and an upgrade check record nothing, and their journal ends at
+	// their first live idle point.
+	commits() bool
+	// unsettled decides what becomes of an op the journal does not
+	// settle (res.New, or recorded pending): opGo starts it as usual,
+	// opWait leaves it pending and starts nothing, opStop ends the
+	// execution suspended; an error (nondeterminism) ends it diverged.
+	unsettled(kind abi.OpKind, fn string, res sched.OpResult, replaying bool) (opAction, error)
 	// promised is told of each external promise the execution issues,
 	// with the JSON Schema of its value (none: nil).
 	promised(key string, schema []byte)
@@ -78,6 +89,36 @@ type effects interface {
 	// first of the n it waited on (n > 1: a choice made by Select).
 	spawned(parent, child sched.TaskID)
 	observed(tid sched.TaskID, p sched.PromiseID, n int)
+}
+
+// opAction is what an execution does with an op the journal does not
+// settle (effects.unsettled).
+type opAction int
+
+const (
+	opGo   opAction = iota // start it as usual
+	opWait                 // leave it pending, start nothing
+	opStop                 // end the execution suspended: the run would go on with new work
+)
+
+// verifyWorld is the world of a verifying replay (Replay): the live
+// world's clock, but nothing recorded and nothing started; an op the
+// journal does not hold is nondeterminism, one recorded pending stays
+// pending.
+type verifyWorld struct{ liveWorld }
+
+func (verifyWorld) effects(x *exec) effects { return verifyEffects{liveEffects{x: x}} }
+
+// verifyEffects are the effects of a verifying replay.
+type verifyEffects struct{ liveEffects }
+
+func (verifyEffects) recorded(store.Outcome, sched.Record) {}
+func (verifyEffects) commits() bool                        { return false }
+func (verifyEffects) unsettled(kind abi.OpKind, fn string, res sched.OpResult, _ bool) (opAction, error) {
+	if res.New {
+		return opGo, &sched.NondeterminismError{Expected: "only recorded ops", Got: fmt.Sprintf("%s %q at key %q, which the journal does not record", kind, fn, res.Key)}
+	}
+	return opWait, nil // recorded as pending: a verifying replay starts nothing
 }
 
 // liveWorld is the real world: wall-clock timers, activities on their
@@ -104,8 +145,12 @@ func (liveWorld) armDeadline(h *Host, rs *runState) bool {
 // liveEffects are the effects of an execution in the real world.
 type liveEffects struct{ x *exec }
 
-func (liveEffects) now() int64                                  { return realNow() }
-func (liveEffects) recorded(store.Outcome)                      {}
+func (liveEffects) now() int64                                 { return realNow() }
+func (f liveEffects) recorded(_ store.Outcome, r sched.Record) { f.x.h.emitRecord(f.x.rs.run, r) }
+func (liveEffects) commits() bool                              { return true }
+func (liveEffects) unsettled(abi.OpKind, string, sched.OpResult, bool) (opAction, error) {
+	return opGo, nil
+}
 func (liveEffects) issued(string, string, string, sched.TaskID) {}
 func (liveEffects) bodyStarted(string, int)                     {}
 func (liveEffects) bodyNow() int64                              { return time.Now().UnixNano() }

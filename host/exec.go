@@ -60,8 +60,6 @@ type exec struct {
 	newRecords int   // records made by this execution
 	vsleep     int64 // virtual time added by sleeps in workflow code
 	fnNames    map[string]string
-	verify     bool // Replay: deliver only recorded outcomes, issue nothing new
-	upgrade    bool // CheckUpgrade: recorded outcomes, new step bodies, nothing else (upgradefx.go)
 
 	fx effects // what the execution asks of the world (effects.go); nil when describing
 
@@ -99,19 +97,12 @@ func newDescribeExec(h *Host) *exec {
 	return &exec{h: h, describe: true, s: sched.New(sched.Options{Now: realNow, StartTime: 1}, nil)}
 }
 
+// newExec is an execution of the run of rs in its world, replaying
+// recorded. A verifying replay's world (verifyWorld) leaves a step
+// recorded pending pending: its body does not run.
 func newExec(h *Host, rs *runState, recorded []sched.Record) *exec {
-	return newExecOf(h, rs, recorded, false)
-}
-
-// newVerifyExec is the execution of a verifying replay (Replay): it
-// records nothing, runs no step body, and leaves a step recorded pending
-// pending.
-func newVerifyExec(h *Host, rs *runState, recorded []sched.Record) *exec {
-	return newExecOf(h, rs, recorded, true)
-}
-
-func newExecOf(h *Host, rs *runState, recorded []sched.Record, verify bool) *exec {
-	x := &exec{h: h, rs: rs, fnNames: map[string]string{}, lastSeq: maxSeq(recorded), verify: verify}
+	_, verify := rs.world.(verifyWorld)
+	x := &exec{h: h, rs: rs, fnNames: map[string]string{}, lastSeq: maxSeq(recorded)}
 	x.fx = rs.world.effects(x)
 	x.s = sched.New(sched.Options{
 		Now:               x.fx.now,
@@ -135,11 +126,8 @@ func (x *exec) record(r sched.Record) {
 	if r.Pending {
 		o.Schema = x.opSchema
 	}
-	x.fx.recorded(o)
 	x.rs.batch.Outcomes = append(x.rs.batch.Outcomes, store.RunOutcome{RunID: x.rs.run.ID, Outcome: o})
-	if !x.verify && !x.upgrade {
-		x.h.emitRecord(x.rs.run, r)
-	}
+	x.fx.recorded(o, r)
 }
 
 // instantiate runs one execution to its end.

@@ -32,7 +32,7 @@ func (x *exec) dispatch(ctx context.Context) (sched.Dispatch, error) {
 // idlePoint commits the records so far, then delivers the completions
 // that arrived, waiting for one if none has.
 func (x *exec) idlePoint(ctx context.Context) error {
-	if x.verify || x.upgrade {
+	if !x.fx.commits() {
 		return x.stop(stSuspended, nil) // the journal ends here
 	}
 	if err := x.flush(ctx); err != nil {

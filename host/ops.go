@@ -142,18 +142,18 @@ func (x *exec) durableOp(ctx context.Context, a opArgs) (abi.OpResult, error) {
 	if res.New {
 		x.opIssued(res.Key)
 	}
-	if x.verify && res.New {
-		return abi.OpResult{}, x.schedErr(&sched.NondeterminismError{Expected: "only recorded ops", Got: fmt.Sprintf("%s %q at key %q, which the journal does not record", a.kind, a.fn, res.Key)})
-	}
-	if x.upgrade && res.New && !x.s.Replaying() {
-		return abi.OpResult{}, x.stop(stSuspended, nil) // the journal is consumed: the run would go on with new work
-	}
 	r := abi.OpResult{Promise: uint32(res.Promise), Key: res.Key, State: abi.StatePending}
-	if x.verify && res.Pending != nil {
-		return r, nil // recorded as pending: a verifying replay starts nothing
-	}
-	if x.upgrade && (a.kind == abi.OpCall || a.kind == abi.OpChild) && (res.New || res.Pending != nil) {
-		return r, nil // an upgrade check starts no activity and no child run: the op waits
+	if res.New || res.Pending != nil {
+		// The world decides what becomes of an op the journal does not
+		// settle: a verifying replay or an upgrade check starts nothing.
+		switch act, err := x.fx.unsettled(a.kind, a.fn, res, x.s.Replaying()); {
+		case err != nil:
+			return abi.OpResult{}, x.schedErr(err)
+		case act == opStop:
+			return abi.OpResult{}, x.stop(stSuspended, nil)
+		case act == opWait:
+			return r, nil
+		}
 	}
 	switch {
 	case res.Settled:

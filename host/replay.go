@@ -52,7 +52,8 @@ func (h *Host) Replay(ctx context.Context, runID string) (ReplayResult, error) {
 	}
 	rs := newRunState(run, DriveOptions{})
 	defer rs.close()
-	x := newVerifyExec(h, rs, recs)
+	rs.world = verifyWorld{}
+	x := newExec(h, rs, recs)
 	h.instantiate(ctx, cm, x)
 	switch x.state {
 	case stDone:

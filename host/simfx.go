@@ -47,8 +47,15 @@ type simEffects struct {
 	starts map[string]int64         // clock when each step body attempt started in this execution
 }
 
-func (f *simEffects) now() int64               { return f.sim.clock }
-func (f *simEffects) recorded(o store.Outcome) { f.sim.log = append(f.sim.log, simRecord{out: o}) }
+func (f *simEffects) now() int64 { return f.sim.clock }
+func (f *simEffects) recorded(o store.Outcome, r sched.Record) {
+	f.sim.log = append(f.sim.log, simRecord{out: o})
+	f.x.h.emitRecord(f.x.rs.run, r)
+}
+func (f *simEffects) commits() bool { return true }
+func (f *simEffects) unsettled(abi.OpKind, string, sched.OpResult, bool) (opAction, error) {
+	return opGo, nil
+}
 func (f *simEffects) issued(key, kind, fn string, tid sched.TaskID) {
 	f.sim.noteOp(key, simOp{Kind: kind, Function: fn, Task: f.x.s.TaskPath(tid)}, f.choices.of(tid))
 }

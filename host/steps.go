@@ -63,7 +63,7 @@ func (x *exec) stepDone(ctx context.Context, stack []uint64) error {
 	if settled {
 		stack[0] = uint64(abi.StepSettled)
 	}
-	if len(x.rs.batch.Outcomes) >= flushEvery && !x.s.Replaying() && !x.upgrade {
+	if len(x.rs.batch.Outcomes) >= flushEvery && !x.s.Replaying() && x.fx.commits() {
 		x.blocking(func() { err = x.rs.flushAsync(x.h) })
 		if err != nil {
 			return x.stop(stUnrecorded, err)

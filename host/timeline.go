@@ -20,7 +20,7 @@ import (
 // opIssued notes the wall-clock time of an op this execution issues for
 // the first time (not a replayed one); its records carry it.
 func (x *exec) opIssued(key string) {
-	if x.verify {
+	if !x.fx.commits() {
 		return
 	}
 	if x.opStarts == nil {
@@ -45,7 +45,7 @@ func (x *exec) stamp(o *store.Outcome, r sched.Record) {
 // bodyAttempt queues the start or the end of an attempt of a step body
 // under a retry policy or timeout.
 func (x *exec) bodyAttempt(key string, n int, start, end int64, err string) {
-	if !x.verify && x.rs != nil {
+	if x.rs != nil && x.fx.commits() {
 		x.rs.attempt(key, n, start, end, err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skeinrun/skein/abi"
 	"github.com/skeinrun/skein/host/internal/modules"
 
 	"github.com/skeinrun/skein/host/internal/sched"
@@ -31,7 +32,6 @@ func (h *Host) replayUpgrade(ctx context.Context, cm *modules.Module, run store.
 	defer rs.close()
 	rs.world = w
 	x := newExec(h, rs, recs)
-	x.upgrade = true
 	h.instantiate(ctx, cm, x)
 	if err := ctx.Err(); err != nil {
 		return err
@@ -120,8 +120,22 @@ type upgradeEffects struct {
 	rand *rand.ChaCha8
 }
 
-func (f *upgradeEffects) now() int64             { return f.w.clock }
-func (f *upgradeEffects) recorded(store.Outcome) {}
+func (f *upgradeEffects) now() int64                           { return f.w.clock }
+func (f *upgradeEffects) recorded(store.Outcome, sched.Record) {}
+func (f *upgradeEffects) commits() bool                        { return false }
+
+// unsettled: once the journal is consumed, a new op means the run would
+// go on with new work (the check ends there); an activity call or child
+// run starts nothing and waits.
+func (f *upgradeEffects) unsettled(kind abi.OpKind, fn string, res sched.OpResult, replaying bool) (opAction, error) {
+	switch {
+	case res.New && !replaying:
+		return opStop, nil
+	case kind == abi.OpCall || kind == abi.OpChild:
+		return opWait, nil
+	}
+	return opGo, nil
+}
 func (f *upgradeEffects) issued(key, kind, fn string, _ sched.TaskID) {
 	if f.w.first == nil && !f.w.recorded[key] {
 		f.w.first = &newOp{key: key, kind: kind, fn: fn}
