@@ -4,10 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"math/rand/v2"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/skeinrun/skein/host/internal/sched"
@@ -117,37 +114,4 @@ func shortJSON(v []byte) string {
 		return string(v[:57]) + "..."
 	}
 	return string(v)
-}
-
-// PromiseUse is one way a promise was settled in a check, and the
-// schedules that settled it so.
-type PromiseUse struct {
-	Key string // the promise's key in its run ("approve"); a child's is "{child key}/{key}"
-	// How is "a value generated from its schema" (Example is the first
-	// schedule's), "error", "left pending", or the outcome given for the
-	// key (`value {"approved":true} (given)`).
-	How       string
-	Example   string `json:",omitempty"`
-	Schedules []int
-}
-
-// addPromises counts schedule k's promises in the report's groups.
-func (r *CheckReport) addPromises(k int, promised map[string]string) {
-	for _, key := range slices.Sorted(maps.Keys(promised)) {
-		how, example := promised[key], ""
-		if v, ok := strings.CutPrefix(how, promiseGenerated); ok {
-			how, example = strings.TrimSuffix(promiseGenerated, ": "), v
-		}
-		found := false
-		for i := range r.Promises {
-			if p := &r.Promises[i]; p.Key == key && p.How == how {
-				p.Schedules = append(p.Schedules, k)
-				found = true
-				break
-			}
-		}
-		if !found {
-			r.Promises = append(r.Promises, PromiseUse{Key: key, How: how, Example: example, Schedules: []int{k}})
-		}
-	}
 }

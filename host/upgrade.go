@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/skeinrun/skein/host/internal/modules"
+	"github.com/skeinrun/skein/host/internal/sched"
 
 	"github.com/skeinrun/skein/store"
 	"github.com/skeinrun/skein/store/memory"
@@ -213,4 +214,43 @@ func (u *upgradeCheck) checkRun(ctx context.Context, run store.Run) (UpgradeRun,
 		return UpgradeRun{}, fmt.Errorf("run %s: %w", run.ID, err)
 	}
 	return res, nil
+}
+
+// replayUpgrade replays run (its ModuleHash already the new module's)
+// from its journal outs in one execution of cm, as a resume would, and
+// fills in res with what it met. It returns an error only when the
+// replay was interrupted (ctx).
+func (h *Host) replayUpgrade(ctx context.Context, cm *modules.Module, run store.Run, outs []store.Outcome, res *UpgradeRun) error {
+	w := &upgradeWorld{recorded: make(map[string]bool, len(outs)), clock: run.StartTime}
+	recs := make([]sched.Record, len(outs))
+	for i, o := range outs {
+		recs[i] = fromStore(o)
+		w.recorded[o.Key] = true
+		w.clock = max(w.clock, o.VTime)
+	}
+	rs := newRunState(run, DriveOptions{})
+	defer rs.close()
+	rs.world = w
+	x := newExec(h, rs, recs)
+	h.instantiate(ctx, cm, x)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	switch x.state {
+	case stSuspended:
+		res.End = "continues"
+	case stDone:
+		res.End = "completes"
+		if o, skipped := skippedWork(outs, x.s); skipped && w.first != nil {
+			res.Break, res.Key, res.Recorded, res.New = BreakSkipped, o.Key, o.Function, w.first.fn
+			res.Error = fmt.Sprintf("the journal records %s %q at key %q, which the new code never reaches: it issues %s %q at key %q, a key the journal does not record, and ends without it (positional keys shifted; the recorded work would be done again under new keys)",
+				o.Kind, o.Function, o.Key, w.first.kind, w.first.fn, w.first.key)
+			res.End = ""
+		}
+	case stDiverged:
+		classifyDivergence(x.failure, outs, res)
+	default:
+		res.Break, res.Error = BreakFailure, fmt.Sprint(x.failure)
+	}
+	return nil
 }
