@@ -267,7 +267,7 @@ func TestServeRejectedModulesDoNotLeak(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := startServer(t, filepath.Join(t.TempDir(), "rejected.db"), nil, "--cache-dir", "")
-	const warm, n = 4, 12
+	const warm, n = 4, 24
 	var rss0 int64
 	for i := range n {
 		if i == warm {
