@@ -17,7 +17,7 @@ var pages = []page{
 		`["s2:slow-result","f2:fast-result"]`, // make demo
 	}},
 	{path: "docs/getting-started.md", want: []string{
-		"result: 15",                              // skein run of the sequence
+		"result: 15", // skein run of the sequence
 		"skein resolve h1.approve --value 'JSON'", // skein status of the first workflow
 		"hello ana, approved by bo",               // the first workflow
 	}},
