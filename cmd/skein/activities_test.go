@@ -122,7 +122,7 @@ func (w *workerProc) awaitLines(t *testing.T, prefix string, n int) []string {
 	}
 }
 
-// TestOrderExample runs examples/order as its README section does:
+// TestOrderExample runs examples/order as docs/activities.md does:
 // skein serve allowed to reach the shop's webhook, the example's worker
 // process (which also receives the webhook's notifications), deploy,
 // start, wait. The results, the recorded outcomes and the worker's own

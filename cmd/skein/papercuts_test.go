@@ -86,7 +86,7 @@ func TestMessagesHaveOnePrefix(t *testing.T) {
 }
 
 // TestInspectShowsAttempts: skein inspect's table has the attempts of
-// each op, as README says: a step retried twice shows 3.
+// each op, as docs/workflows.md says: a step retried twice shows 3.
 func TestInspectShowsAttempts(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "skein.db")

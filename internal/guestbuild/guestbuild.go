@@ -79,6 +79,10 @@ func Rust(tb testing.TB, dir string) string {
 // test when the Rust toolchain is missing.
 func RequireRust(tb testing.TB) { tb.Helper(); need(tb, "Rust", HaveRust()) }
 
+// RequireC skips (or, with SKEIN_REQUIRE_GUEST_TOOLCHAINS, fails) the
+// test when the C toolchain is missing.
+func RequireC(tb testing.TB) { tb.Helper(); need(tb, "C", HaveC()) }
+
 func need(tb testing.TB, lang string, err error) {
 	tb.Helper()
 	if err == nil {

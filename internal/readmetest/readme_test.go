@@ -1,139 +1,115 @@
 package readmetest
 
 import (
-	"bufio"
 	"context"
-	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/skeinrun/skein/internal/guestbuild"
 	"github.com/skeinrun/skein/internal/wasmbuild"
 )
 
-// shBlocks returns the lines of every ```sh block of a Markdown file, in
-// order, one string a block.
-func shBlocks(t *testing.T, path string) []string {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var blocks []string
-	var cur *strings.Builder
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case cur == nil && line == "```sh":
-			cur = &strings.Builder{}
-		case cur != nil && line == "```":
-			blocks = append(blocks, cur.String())
-			cur = nil
-		case cur != nil:
-			cur.WriteString(line + "\n")
+// pageTimeout bounds the commands of one page.
+const pageTimeout = 5 * time.Minute
+
+// TestPagesListed holds pages to the tree: every Markdown file git
+// tracks that has a ```sh block is in pages, once, and every page listed
+// has one.
+func TestPagesListed(t *testing.T) {
+	root := wasmbuild.Root()
+	var withBlocks []string
+	for _, rel := range trackedFiles(t, root) {
+		if !strings.HasSuffix(rel, ".md") {
+			continue
+		}
+		if len(shBlocks(t, filepath.Join(root, rel))) > 0 {
+			withBlocks = append(withBlocks, rel)
 		}
 	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return blocks
-}
-
-// copyTree copies the files git tracks (and the untracked ones it does
-// not ignore) from root into dir: a fresh clone of the working tree.
-func copyTree(t *testing.T, root, dir string) {
-	t.Helper()
-	out, err := exec.Command("git", "-C", root, "ls-files", "-z", "-co", "--exclude-standard").Output()
-	if err != nil {
-		t.Skipf("git ls-files: %v (the README test needs a git checkout)", err)
-	}
-	for _, rel := range strings.Split(strings.TrimRight(string(out), "\x00"), "\x00") {
-		src, dst := filepath.Join(root, rel), filepath.Join(dir, rel)
-		fi, err := os.Lstat(src)
-		if err != nil || !fi.Mode().IsRegular() {
-			continue // deleted in the working tree, or not a plain file
+	listed := map[string]bool{}
+	for _, p := range pages {
+		if listed[p.path] {
+			t.Errorf("%s is listed twice in pages", p.path)
 		}
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			t.Fatal(err)
+		listed[p.path] = true
+		if !slices.Contains(withBlocks, p.path) {
+			t.Errorf("%s is listed in pages but has no ```sh block (or is not in the tree)", p.path)
 		}
-		copyFile(t, src, dst, fi.Mode())
+		if len(p.want) == 0 {
+			t.Errorf("%s: pages must say what its commands print (want)", p.path)
+		}
+	}
+	for _, rel := range withBlocks {
+		if !listed[rel] {
+			t.Errorf("%s has ```sh blocks but is not in pages (internal/readmetest/pages_test.go): add it with what its commands print, or make its blocks ```text if they are not meant to be run", rel)
+		}
 	}
 }
 
-func copyFile(t *testing.T, src, dst string, mode os.FileMode) {
-	t.Helper()
-	in, err := os.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, mode.Perm())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-// TestREADME runs every ```sh block of README.md in order, in one shell,
-// in a copy of the repository, with `go install` putting skein on a
-// PATH of the test's own. `make test` itself is left out (this test is
-// part of it). The server the README starts listens on a free port
-// instead of 7070, so the test cannot collide with anything on the
-// machine; that is the only change made to the text.
-func TestREADME(t *testing.T) {
+// TestPages runs every ```sh block of each page of pages in order, in
+// one shell, in a fresh copy of the repository, with `go install`
+// putting skein on a PATH of the test's own. Each page gets its own
+// copy, made at the same path as the one before, so that the Go build
+// cache serves the builds a page repeats (skein itself above all)
+// without linking them again. A `make test` line is left out (this test
+// is part of it). A server a page starts listens on a free port instead
+// of 7070, so the test cannot collide with anything on the machine;
+// that is the only change made to the text.
+func TestPages(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds the CLI and the examples in a copy of the repository")
+		t.Skip("builds the CLI and the examples in copies of the repository")
 	}
 	root := wasmbuild.Root()
-	dir := t.TempDir()
-	copyTree(t, root, dir)
 	blocks := shBlocks(t, filepath.Join(root, "README.md"))
-	if len(blocks) < 2 || !strings.Contains(blocks[0], "make demo") || !strings.Contains(blocks[0], "make test") {
+	if len(blocks) == 0 || !strings.Contains(blocks[0], "make demo") || !strings.Contains(blocks[0], "make test") {
 		t.Fatalf("README.md must open with a block of `make demo` and `make test`; blocks: %q", blocks)
 	}
-	port := strconv.Itoa(freePort(t))
-	var script strings.Builder
-	script.WriteString("set -euo pipefail\nset -x\ntrap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n")
-	for i, b := range blocks {
-		for _, line := range strings.Split(strings.TrimRight(b, "\n"), "\n") {
-			if i == 0 && strings.HasPrefix(strings.TrimSpace(line), "make test") {
-				continue
+	base := t.TempDir()
+	tree := filepath.Join(base, "skein")
+	gobin := filepath.Join(base, "bin")
+	for _, p := range pages {
+		t.Run(p.path, func(t *testing.T) {
+			for _, tool := range p.needs {
+				switch tool {
+				case "C":
+					guestbuild.RequireC(t)
+				case "Rust":
+					guestbuild.RequireRust(t)
+				default:
+					t.Fatalf("%s needs %q: want C or Rust", p.path, tool)
+				}
 			}
-			line = strings.ReplaceAll(line, "127.0.0.1:7070", "127.0.0.1:"+port)
-			if strings.HasPrefix(line, "skein serve ") && !strings.Contains(line, "--addr") {
-				line = strings.Replace(line, "skein serve ", "skein serve --addr 127.0.0.1:"+port+" ", 1)
+			if err := os.RemoveAll(tree); err != nil {
+				t.Fatal(err)
 			}
-			script.WriteString(line + "\n")
-		}
+			copyTree(t, root, tree)
+			out := runPage(t, tree, gobin, p.path)
+			for _, want := range p.want {
+				if !strings.Contains(out, want) {
+					t.Errorf("the commands of %s did not print %q:\n%s", p.path, want, out)
+				}
+			}
+		})
 	}
-	script.WriteString("wait\n")
-	gobin := filepath.Join(t.TempDir(), "bin")
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+}
+
+// runPage runs the ```sh blocks of the page rel in dir, one shell for
+// the page, and returns what they printed; it fails t if they fail.
+func runPage(t *testing.T, dir, gobin, rel string) string {
+	t.Helper()
+	blocks := shBlocks(t, filepath.Join(dir, rel))
+	port := strconv.Itoa(freePort(t))
+	script := pageScript(blocks, port)
+	ctx, cancel := context.WithTimeout(context.Background(), pageTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "bash", "-c", script.String())
+	cmd := exec.CommandContext(ctx, "bash", "-c", script)
 	cmd.Dir = dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
@@ -144,25 +120,33 @@ func TestREADME(t *testing.T) {
 		}
 	}
 	cmd.Env = append(env, "GOBIN="+gobin, "PATH="+gobin+string(os.PathListSeparator)+os.Getenv("PATH"), "SKEIN_SERVER=http://127.0.0.1:"+port)
+	start := time.Now()
 	out, err := cmd.CombinedOutput()
-	t.Logf("script:\n%s", script.String())
+	t.Logf("%s: %d blocks in %s; script:\n%s", rel, len(blocks), time.Since(start).Round(time.Millisecond), script)
 	if err != nil {
-		t.Fatalf("the README's commands failed: %v\n%s", err, out)
+		t.Fatalf("the commands of %s failed: %v\n%s", rel, err, out)
 	}
-	for _, want := range []string{
-		`["s2:slow-result","f2:fast-result"]`,            // make demo
-		"0 divergences",                                  // skein check
-		"ticket:laptop approved by ana",                  // skein wait
-		"ticket:chair rejected by bo",                    // the curl walkthrough
-		"refund of 40 checked, approved by policy, paid", // skein resume onto v2
-		"skein resolve h1.approve --value 'JSON'",        // skein status of the first workflow
-		"hello ana, approved by bo",                      // the first workflow
-		`"receipt":"rcpt-o-1.2"`,                         // the activities walkthrough
-		"charge o-1 attempt 2",                           // its worker, retrying the charge
-		"security digest for",                            // the webhook walkthrough
-	} {
-		if !strings.Contains(string(out), want) {
-			t.Errorf("the README's commands did not print %q:\n%s", want, out)
+	return string(out)
+}
+
+// pageScript is the bash script of a page's blocks: every line as
+// written, but a `make test` line left out and 127.0.0.1:7070 replaced
+// by the test's port, which `skein serve` is given with --addr.
+func pageScript(blocks []string, port string) string {
+	var script strings.Builder
+	script.WriteString("set -euo pipefail\nset -x\ntrap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n")
+	for _, b := range blocks {
+		for _, line := range strings.Split(strings.TrimRight(b, "\n"), "\n") {
+			if f := strings.Fields(line); len(f) >= 2 && f[0] == "make" && strings.HasPrefix(f[1], "test") {
+				continue
+			}
+			line = strings.ReplaceAll(line, "127.0.0.1:7070", "127.0.0.1:"+port)
+			if strings.HasPrefix(line, "skein serve ") && !strings.Contains(line, "--addr") {
+				line = strings.Replace(line, "skein serve ", "skein serve --addr 127.0.0.1:"+port+" ", 1)
+			}
+			script.WriteString(line + "\n")
 		}
 	}
+	script.WriteString("wait\n")
+	return script.String()
 }

@@ -1,4 +1,4 @@
-// Command v1 is version 1 of the refund workflow, the README's example of
+// Command v1 is version 1 of the refund workflow, docs/workflows.md's example of
 // `skein resume`: it checks a refund, then waits for a person to approve
 // it (the external promise {run}.approve) before it pays. Version 2
 // (../v2) approves small refunds itself, so a run of version 1 that waits
