@@ -77,10 +77,10 @@ func benchInstantiate(b *testing.B, reactor bool, cfg Config) {
 	}
 	defer h.modules.Release(cm)
 	for b.Loop() {
-		x := newDescribeExec(h.Host)
-		h.instantiate(ctx, cm, x)
-		if !x.described {
-			b.Fatal("the module did not reach its invocation", x.failure)
+		x := NewDescribe(h.Host)
+		x.Instantiate(ctx, cm)
+		if !x.Described {
+			b.Fatal("the module did not reach its invocation", x.Failure)
 		}
 	}
 }

@@ -43,7 +43,7 @@ func chainRun(r store.Run, input []byte, journal int) ChainRun {
 func (c *checker) checkChain(ctx context.Context, res *scheduleResult, prev store.Run, seed uint64) {
 	for n := 1; prev.Status == store.RunContinued && n <= c.o.MaxContinues; n++ {
 		id := ContinuedRunID(prev.ID)
-		next, err := c.checkSuccessor(ctx, res, id, mix(seed, id))
+		next, err := c.checkSuccessor(ctx, res, id, Mix(seed, id))
 		if err != nil {
 			res.err = fmt.Errorf("successor %s of %s: %w", id, prev.ID, err)
 			return
@@ -63,10 +63,10 @@ func (c *checker) checkSuccessor(ctx context.Context, res *scheduleResult, id st
 	if err != nil {
 		return store.Run{}, err
 	}
-	sim := newSimRun(seed, run.StartTime)
-	sim.index = res.k
-	h.sim.preset(id, sim)
-	defer h.sim.drop(id)
+	sim := NewSimRun(seed, run.StartTime)
+	sim.Index = res.k
+	h.sim.Preset(id, sim)
+	defer h.sim.Drop(id)
 	start := time.Now()
 	final, err := h.Drive(ctx, id, DriveOptions{})
 	if err != nil && !IsDivergence(err) {
@@ -74,10 +74,10 @@ func (c *checker) checkSuccessor(ctx context.Context, res *scheduleResult, id st
 	}
 	cost := time.Since(start)
 	pos := id[strings.LastIndexByte(id, '~'):]
-	for key, op := range sim.ops {
+	for key, op := range sim.Ops {
 		res.ops[pos+":"+key] = op
 	}
-	for key, how := range sim.promised {
+	for key, how := range sim.Promised {
 		if res.promised == nil {
 			res.promised = map[string]string{}
 		}

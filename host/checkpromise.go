@@ -42,7 +42,7 @@ const errCheckPromise = "skein check: the promise was settled with an error"
 
 // promiseGenerated starts the words of a promise settled with a value
 // generated from its schema; the value follows.
-const promiseGenerated = "a value generated from its schema: "
+const PromiseGenerated = "a value generated from its schema: "
 
 // promised settles the promise at key of the simulated run after a seeded
 // delay, as Simulation.Promises and SettlePromises say; an earlier execution's choice of its end
@@ -57,7 +57,7 @@ func (f *simEffects) promised(key string, schema []byte) {
 		return
 	}
 	id := "promise:" + key
-	f.sim.schedule(id, time.Duration(f.sim.frac(id)*float64(f.cfg.PromiseTime)), sched.Completion{Key: key, Outcome: out})
+	f.sim.schedule(id, time.Duration(f.sim.Frac(id)*float64(f.cfg.PromiseTime)), sched.Completion{Key: key, Outcome: out})
 }
 
 // promiseOutcome is the outcome the check gives the promise at key, with
@@ -74,8 +74,8 @@ func (f *simEffects) promiseOutcome(key string, schema []byte) (out sched.Outcom
 	}
 	switch f.sim.promiseMode(key) {
 	case promiseValue:
-		v := generateValue(rand.New(rand.NewPCG(f.sim.seed, mix(f.sim.seed, "value:"+key))), schema)
-		return sched.Outcome{OK: true, Value: v}, promiseGenerated + shortJSON(v), true
+		v := generateValue(rand.New(rand.NewPCG(f.sim.seed, Mix(f.sim.seed, "value:"+key))), schema)
+		return sched.Outcome{OK: true, Value: v}, PromiseGenerated + shortJSON(v), true
 	case promiseError:
 		return errOutcome(errCheckPromise), "error", true
 	}
@@ -85,17 +85,17 @@ func (f *simEffects) promiseOutcome(key string, schema []byte) (out sched.Outcom
 // promiseMode is the mode of a promise the options do not name: the
 // schedules take the modes in turn (shifted per key), so every mode
 // occurs in every three consecutive schedules.
-func (r *simRun) promiseMode(key string) promiseMode {
-	return promiseMode((uint64(r.index) + mix(0, key)) % uint64(promiseModes))
+func (r *SimRun) promiseMode(key string) promiseMode {
+	return promiseMode((uint64(r.Index) + Mix(0, key)) % uint64(promiseModes))
 }
 
 // notePromise records how the promise at key was settled, for the report.
-func (r *simRun) notePromise(key, how string) {
-	if r.promised == nil {
-		r.promised = map[string]string{}
+func (r *SimRun) notePromise(key, how string) {
+	if r.Promised == nil {
+		r.Promised = map[string]string{}
 	}
-	if _, ok := r.promised[key]; !ok {
-		r.promised[key] = how
+	if _, ok := r.Promised[key]; !ok {
+		r.Promised[key] = how
 	}
 }
 

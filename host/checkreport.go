@@ -249,8 +249,8 @@ type reportFolder struct {
 // seenOp is what a key was issued as in the first schedule that issued it.
 type seenOp struct {
 	k       int
-	op      simOp
-	choices []choice
+	op      SimOp
+	choices []SelectChoice
 }
 
 func newReportFolder(o CheckOptions, ks []int) *reportFolder {
@@ -360,8 +360,8 @@ type PromiseUse struct {
 func (r *CheckReport) addPromises(k int, promised map[string]string) {
 	for _, key := range slices.Sorted(maps.Keys(promised)) {
 		how, example := promised[key], ""
-		if v, ok := strings.CutPrefix(how, promiseGenerated); ok {
-			how, example = strings.TrimSuffix(promiseGenerated, ": "), v
+		if v, ok := strings.CutPrefix(how, PromiseGenerated); ok {
+			how, example = strings.TrimSuffix(PromiseGenerated, ": "), v
 		}
 		found := false
 		for i := range r.Promises {

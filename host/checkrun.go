@@ -30,9 +30,9 @@ type scheduleResult struct {
 	k           int
 	chain       []ChainRun // the run, then each successor it continued as (checkchain.go)
 	err         error      // the check itself failed
-	ops         map[string]simOp
-	choices     map[string][]choice // per key: the recorded choices before its op (simchoice.go)
-	promised    map[string]string   // how each promise was settled (checkpromise.go)
+	ops         map[string]SimOp
+	choices     map[string][]SelectChoice // per key: the recorded choices before its op (simchoice.go)
+	promised    map[string]string         // how each promise was settled (checkpromise.go)
 	end         EndGroup
 	crashPoints int // of the schedule's runs' journals, all of them
 	replays     int // crash points checked
@@ -70,14 +70,14 @@ func (c *checker) run(ctx context.Context, ks []int) (*CheckReport, error) {
 func (c *checker) checkSchedule(ctx context.Context, k int) scheduleResult {
 	h, o := c.h, c.o
 	res := scheduleResult{k: k}
-	seed := mix(o.Seed, fmt.Sprintf("schedule:%d", k))
+	seed := Mix(o.Seed, fmt.Sprintf("schedule:%d", k))
 	id := fmt.Sprintf("s%d", k)
 	defer c.forget(id)
 	run := store.Run{ID: id, ModuleHash: c.m.Hash, Workflow: o.Workflow, Input: o.Input, Seed: o.Seed | 1, StartTime: checkEpoch}
-	sim := newSimRun(seed, checkEpoch)
-	sim.index = k
-	h.sim.preset(id, sim)
-	defer h.sim.drop(id)
+	sim := NewSimRun(seed, checkEpoch)
+	sim.Index = k
+	h.sim.Preset(id, sim)
+	defer h.sim.Drop(id)
 	if _, _, err := h.newRun(ctx, run); err != nil {
 		res.err = err
 		return res
@@ -89,7 +89,7 @@ func (c *checker) checkSchedule(ctx context.Context, k int) scheduleResult {
 		return res
 	}
 	cost := time.Since(start)
-	res.ops, res.choices, res.promised = sim.ops, sim.choices, sim.promised
+	res.ops, res.choices, res.promised = sim.Ops, sim.Choices, sim.Promised
 	res.end = EndGroup{Status: final.Status, Result: string(final.Result), Error: final.Error}
 	journal, err := h.journal(ctx, id)
 	if err != nil {
@@ -119,22 +119,22 @@ func (c *checker) forget(id string) {
 // crashReplay copies the run as a crash before its c-th settlement would
 // have left it (with its child runs as they ended), drives the copy, and
 // compares its journal and end with the run's; then it forgets the copy.
-func (c *checker) crashReplay(ctx context.Context, final store.Run, sim *simRun, journal []store.Outcome, at int) (*Divergence, error) {
+func (c *checker) crashReplay(ctx context.Context, final store.Run, sim *SimRun, journal []store.Outcome, at int) (*Divergence, error) {
 	h := c.h
 	cid := fmt.Sprintf("%s-c%d", final.ID, at)
 	defer c.forget(cid)
 	var prefix []store.RunOutcome
 	clock := final.StartTime
 	settled := 0
-	for _, rec := range sim.log {
-		if rec.out.Status != store.OutcomePending {
+	for _, rec := range sim.Log {
+		if rec.Out.Status != store.OutcomePending {
 			settled++
 			if settled == at {
 				break
 			}
-			clock = max(clock, rec.out.VTime)
+			clock = max(clock, rec.Out.VTime)
 		}
-		prefix = append(prefix, store.RunOutcome{RunID: cid, Outcome: rec.out})
+		prefix = append(prefix, store.RunOutcome{RunID: cid, Outcome: rec.Out})
 	}
 	run := final
 	run.ID, run.Status, run.Result, run.Error, run.WakeAt = cid, store.RunRunning, nil, "", 0
@@ -147,8 +147,8 @@ func (c *checker) crashReplay(ctx context.Context, final store.Run, sim *simRun,
 	if err := h.copyChildren(ctx, final.ID, cid); err != nil {
 		return nil, err
 	}
-	h.sim.preset(cid, sim.clone(clock))
-	defer h.sim.drop(cid)
+	h.sim.Preset(cid, sim.Clone(clock))
+	defer h.sim.Drop(cid)
 	got, err := h.Drive(ctx, cid, DriveOptions{})
 	if err != nil {
 		if IsDivergence(err) {
@@ -201,7 +201,7 @@ func compareJournals(journal, j []store.Outcome, at int) *Divergence {
 // o.ChainRun), the last being the verifying replay of the whole journal,
 // and adds what departed to res. cost is what the run itself took, the
 // estimate of one replay.
-func (c *checker) replayCrashes(ctx context.Context, res *scheduleResult, final store.Run, sim *simRun, journal []store.Outcome, cost time.Duration) error {
+func (c *checker) replayCrashes(ctx context.Context, res *scheduleResult, final store.Run, sim *SimRun, journal []store.Outcome, cost time.Duration) error {
 	total := len(journal) + 1
 	res.crashPoints += total
 	var points []int
@@ -212,7 +212,7 @@ func (c *checker) replayCrashes(ctx context.Context, res *scheduleResult, final 
 		}
 	case c.o.CrashAt > 0: // another run of the chain is reproduced
 	default:
-		points = crashPoints(total, c.budget.allow(total, cost), sim.frac("crash-points"))
+		points = crashPoints(total, c.budget.allow(total, cost), sim.Frac("crash-points"))
 	}
 	for _, at := range points {
 		res.replays++
@@ -279,11 +279,11 @@ func (h *Host) copyChildren(ctx context.Context, from, to string) error {
 			if err := st.Commit(ctx, b); err != nil {
 				return err
 			}
-			h.sim.mu.Lock()
-			if s := h.sim.runs[r.ID]; s != nil {
-				h.sim.runs[c.ID] = s.clone(s.clock)
+			h.sim.Mu.Lock()
+			if s := h.sim.Runs[r.ID]; s != nil {
+				h.sim.Runs[c.ID] = s.Clone(s.Clock)
 			}
-			h.sim.mu.Unlock()
+			h.sim.Mu.Unlock()
 		}
 		if n < page {
 			return nil

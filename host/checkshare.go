@@ -56,8 +56,8 @@ func (sh *sharedReplays) finish(replays int, err error) {
 // sharedCrashReplays replays the run final from its crash points
 // (replayCrashes), unless a schedule that recorded the same log does:
 // then it waits for those replays and counts them as shared.
-func (c *checker) sharedCrashReplays(ctx context.Context, res *scheduleResult, final store.Run, sim *simRun, journal []store.Outcome, cost time.Duration) error {
-	sh, owner := c.shares.claim(logPrint(sim.log, res.end), res.k)
+func (c *checker) sharedCrashReplays(ctx context.Context, res *scheduleResult, final store.Run, sim *SimRun, journal []store.Outcome, cost time.Duration) error {
+	sh, owner := c.shares.claim(logPrint(sim.Log, res.end), res.k)
 	if !owner {
 		select {
 		case <-sh.done:
@@ -78,14 +78,14 @@ func (c *checker) sharedCrashReplays(ctx context.Context, res *scheduleResult, f
 // logPrint is the fingerprint of what a schedule recorded and how its run
 // ended. Virtual times are left out: a workflow that observes them
 // records what it saw in its values.
-func logPrint(log []simRecord, end EndGroup) [32]byte {
+func logPrint(log []SimRecord, end EndGroup) [32]byte {
 	h := sha256.New()
 	field := func(b []byte) {
 		h.Write(binary.AppendUvarint(nil, uint64(len(b))))
 		h.Write(b)
 	}
 	for _, r := range log {
-		o := r.out
+		o := r.Out
 		for _, s := range []string{o.Key, string(o.Kind), o.Function, string(o.Status), o.Error} {
 			field([]byte(s))
 		}

@@ -74,7 +74,7 @@ func (h *Host) spawn(f func()) {
 func (h *Host) stopOwned(ctx context.Context) error {
 	h.mu.Lock()
 	for _, rs := range h.active {
-		rs.cancel()
+		rs.Cancel()
 	}
 	h.mu.Unlock()
 	done := make(chan struct{})

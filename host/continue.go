@@ -73,13 +73,13 @@ func (e *ContinuedError) Unwrap() error { return ErrTerminal }
 // successor is the run that rs's run continues as, with input: the same
 // module and workflow, a new seed, starting at the run's virtual time (or
 // now, if later, outside a simulation).
-func (h *Host) successor(rs *runState, x *exec, input []byte) store.Run {
-	start := x.s.VNow() + x.vsleep
+func (h *Host) successor(rs *RunState, x *Exec, input []byte) store.Run {
+	start := x.S.VNow() + x.VSleep
 	if h.sim == nil {
 		start = max(start, time.Now().UnixNano())
 	}
-	return store.Run{ID: ContinuedRunID(rs.run.ID), ModuleHash: rs.run.ModuleHash, Workflow: rs.run.Workflow,
-		Input: input, Seed: mixSeed(rs.run.Seed), StartTime: start, Status: store.RunPending}
+	return store.Run{ID: ContinuedRunID(rs.Run.ID), ModuleHash: rs.Run.ModuleHash, Workflow: rs.Run.Workflow,
+		Input: input, Seed: mixSeed(rs.Run.Seed), StartTime: start, Status: store.RunPending}
 }
 
 // mixSeed derives a successor's seed from its predecessor's: a pure

@@ -104,14 +104,14 @@ func (h *Host) Drive(ctx context.Context, runID string, o DriveOptions) (store.R
 }
 
 // activate registers a run as driven by this process.
-func (h *Host) activate(runID string, o DriveOptions) (*runState, error) {
+func (h *Host) activate(runID string, o DriveOptions) (*RunState, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if _, ok := h.active[runID]; ok {
 		return nil, errActive
 	}
-	rs := newRunState(store.Run{ID: runID}, o)
-	rs.board = &h.tasks
+	rs := NewRunState(store.Run{ID: runID}, o)
+	rs.Board = &h.tasks
 	h.active[runID] = rs
 	return rs, nil
 }
@@ -121,7 +121,7 @@ func (h *Host) deactivate(runID string) {
 	rs := h.active[runID]
 	delete(h.active, runID)
 	h.mu.Unlock()
-	if rs != nil && rs.mb.len() > 0 {
+	if rs != nil && rs.MB.Len() > 0 {
 		// A settlement or cancellation reached the run after it decided to
 		// stop; it is in the store, and a worker picks it up now.
 		h.signal()
@@ -135,7 +135,7 @@ func (h *Host) deliver(runID string, c sched.Completion) bool {
 	defer h.mu.Unlock()
 	rs, ok := h.active[runID]
 	if ok {
-		rs.mb.put(c)
+		rs.MB.Put(c)
 	}
 	return ok
 }
@@ -143,9 +143,9 @@ func (h *Host) deliver(runID string, c sched.Completion) bool {
 // drive executes the run of rs until it ends or suspends (or, with
 // WaitTimers, until it ends): execution after execution, each replaying
 // the journal, evicted ones at once and suspended ones when woken.
-func (h *Host) drive(ctx context.Context, rs *runState) (store.Run, error) {
-	runID := rs.run.ID
-	rs.activating = time.Now() // activation latency (metrics.go)
+func (h *Host) drive(ctx context.Context, rs *RunState) (store.Run, error) {
+	runID := rs.Run.ID
+	rs.Activating = time.Now() // activation latency (metrics.go)
 	run, err := h.driveStart(ctx, runID, rs.opts.resume, rs.opts.hold)
 	if err != nil || run.Status.Terminal() && rs.opts.resume == nil {
 		return run, err
@@ -155,35 +155,35 @@ func (h *Host) drive(ctx context.Context, rs *runState) (store.Run, error) {
 		return run, fmt.Errorf("drive %s: %w", runID, err)
 	}
 	defer h.modules.Release(cm)
-	defer func() { rs.close() }() // rs is replaced after a suspension
-	rs.run = run
+	defer func() { rs.Close() }() // rs is replaced after a suspension
+	rs.Run = run
 	if h.sim != nil {
-		rs.world = simWorld{run: h.sim.run(runID, run.StartTime), cfg: h.sim.cfg}
+		rs.World = SimWorld{Run: h.sim.Run(runID, run.StartTime), Cfg: h.sim.Cfg}
 	}
 	// The running status is committed as the first execution starts
 	// (execute), without waiting for it.
-	rs.run.Status, rs.run.WakeAt, rs.run.Error = store.RunRunning, 0, ""
+	rs.Run.Status, rs.Run.WakeAt, rs.Run.Error = store.RunRunning, 0, ""
 	queueRun(rs)
-	rs.statusDue = true
+	rs.StatusDue = true
 	for {
 		x, outs, err := h.execute(ctx, rs, cm)
 		if err != nil {
 			return h.driveFailed(ctx, rs, err)
 		}
-		switch x.state {
-		case stUnrecorded:
-			return h.driveFailed(ctx, rs, fmt.Errorf("drive %s: %w", runID, x.failure))
-		case stEvicted:
+		switch x.State {
+		case Unrecorded:
+			return h.driveFailed(ctx, rs, fmt.Errorf("drive %s: %w", runID, x.Failure))
+		case Evicted:
 			h.metrics.evictReplay.Add(1)
-			rs.dropped(x.lastSeq)
+			rs.Dropped(x.LastSeq)
 			continue
-		case stSuspended:
+		case Suspended:
 			next, err := h.suspended(ctx, rs, x, outs)
 			if err != nil {
 				return h.driveFailed(ctx, rs, err)
 			}
 			if next == nil {
-				return rs.run, nil
+				return rs.Run, nil
 			}
 			rs = next
 			continue
@@ -191,17 +191,17 @@ func (h *Host) drive(ctx context.Context, rs *runState) (store.Run, error) {
 		if err := h.endStatus(ctx, rs, x); err != nil {
 			return h.driveFailed(ctx, rs, err)
 		}
-		if x.state == stDone {
-			markOrphans(rs, outs, x.s)
+		if x.State == Done {
+			markOrphans(rs, outs, x.S)
 		}
 		if err := h.finish(ctx, rs); err != nil {
 			return h.driveFailed(ctx, rs, err)
 		}
 		var runErr error
-		if rs.run.Status == store.RunDiverged {
-			runErr = x.failure
+		if rs.Run.Status == store.RunDiverged {
+			runErr = x.Failure
 		}
-		return rs.run, runErr
+		return rs.Run, runErr
 	}
 }
 
@@ -234,10 +234,10 @@ func (h *Host) driveStart(ctx context.Context, runID string, to *resumeTo, hold 
 // execute runs one execution of the run: it loads the journal and the
 // inbox and instantiates the module, which replays the journal and goes
 // on from its end.
-func (h *Host) execute(ctx context.Context, rs *runState, cm *modules.Module) (*exec, []store.Outcome, error) {
-	runID := rs.run.ID
-	if rs.activating.IsZero() {
-		rs.activating = time.Now()
+func (h *Host) execute(ctx context.Context, rs *RunState, cm *modules.Module) (*Exec, []store.Outcome, error) {
+	runID := rs.Run.ID
+	if rs.Activating.IsZero() {
+		rs.Activating = time.Now()
 	}
 	outs, err := h.cfg.Store.Outcomes(ctx, runID)
 	if err != nil {
@@ -248,33 +248,33 @@ func (h *Host) execute(ctx context.Context, rs *runState, cm *modules.Module) (*
 	}
 	recs := make([]sched.Record, len(outs))
 	for i, o := range outs {
-		recs[i] = fromStore(o)
+		recs[i] = FromStore(o)
 	}
 	if len(recs) > 0 {
-		rs.replaying(outs)
+		rs.Replaying(outs)
 	}
-	rs.mb.restale()
+	rs.MB.Restale()
 	if h.hooks.onExec != nil {
 		h.hooks.onExec(runID)
 	}
 	if rs.opts.OnExecution != nil {
 		rs.opts.OnExecution()
 	}
-	h.emitStarted(rs.run, len(recs) > 0)
+	h.emitStarted(rs.Run, len(recs) > 0)
 	h.metrics.execution(len(recs) > 0)
-	h.log.Debug("execution started", "run", runID, "workflow", rs.run.Workflow, "replay", len(recs) > 0, "records", len(recs))
-	if rs.statusDue {
+	h.log.Debug("execution started", "run", runID, "workflow", rs.Run.Workflow, "replay", len(recs) > 0, "records", len(recs))
+	if rs.StatusDue {
 		// The run's running status commits while the instance starts:
 		// the first op does not wait for it, and the execution's first
 		// flush (or the run's end) does (flushAsync keeps commits in
 		// order). A failed commit is the drive's error (stUnrecorded).
-		rs.statusDue = false
-		if err := rs.flushAsync(h); err != nil {
+		rs.StatusDue = false
+		if err := rs.FlushAsync(h); err != nil {
 			return nil, nil, fmt.Errorf("drive %s: %w", runID, err)
 		}
 	}
-	x := newExec(h, rs, recs)
-	h.instantiate(ctx, cm, x)
+	x := NewExec(h, rs, recs)
+	x.Instantiate(ctx, cm)
 	return x, outs, nil
 }
 
@@ -282,30 +282,30 @@ func (h *Host) execute(ctx context.Context, rs *runState, cm *modules.Module) (*
 // due again if the drive should (a settlement arrived meanwhile, or
 // WaitTimers). It returns the run state of the next execution, or nil
 // when the drive ends here.
-func (h *Host) suspended(ctx context.Context, rs *runState, x *exec, outs []store.Outcome) (*runState, error) {
-	runID := rs.run.ID
-	rs.run.Status = store.RunSuspended
-	markOrphans(rs, outs, x.s)
-	rs.dropped(x.lastSeq)
+func (h *Host) suspended(ctx context.Context, rs *RunState, x *Exec, outs []store.Outcome) (*RunState, error) {
+	runID := rs.Run.ID
+	rs.Run.Status = store.RunSuspended
+	markOrphans(rs, outs, x.S)
+	rs.Dropped(x.LastSeq)
 	if err := h.commitRun(ctx, rs); err != nil {
 		return nil, err
 	}
-	h.emitSuspended(rs.run)
+	h.emitSuspended(rs.Run)
 	h.metrics.evictSuspend.Add(1)
-	h.log.Debug("run suspended", "run", runID, "wake_at", rs.run.WakeAt)
-	rs.close()
+	h.log.Debug("run suspended", "run", runID, "wake_at", rs.Run.WakeAt)
+	rs.Close()
 	again, err := h.waiting(ctx, rs)
 	if err != nil {
 		return nil, err
 	}
 	if !again {
-		if !rs.opts.WaitTimers || rs.run.WakeAt == 0 {
+		if !rs.opts.WaitTimers || rs.Run.WakeAt == 0 {
 			return nil, nil
 		}
-		t := time.NewTimer(time.Until(time.Unix(0, rs.run.WakeAt)))
+		t := time.NewTimer(time.Until(time.Unix(0, rs.Run.WakeAt)))
 		select {
 		case <-t.C:
-		case <-rs.mb.sig():
+		case <-rs.MB.Sig():
 			// A settlement or a cancellation reached the run while it
 			// waited for its timer (it is in the store: the next
 			// execution's inbox delivers it).
@@ -315,13 +315,13 @@ func (h *Host) suspended(ctx context.Context, rs *runState, x *exec, outs []stor
 			return nil, ctx.Err()
 		}
 	}
-	next := newRunState(rs.run, rs.opts)
-	next.board = rs.board
-	next.world = rs.world
+	next := NewRunState(rs.Run, rs.opts)
+	next.Board = rs.Board
+	next.World = rs.World
 	h.mu.Lock()
 	h.active[runID] = next
 	h.mu.Unlock()
-	next.run.Status, next.run.WakeAt = store.RunRunning, 0
+	next.Run.Status, next.Run.WakeAt = store.RunRunning, 0
 	if err := h.commitRun(ctx, next); err != nil {
 		return nil, err
 	}
@@ -331,35 +331,35 @@ func (h *Host) suspended(ctx context.Context, rs *runState, x *exec, outs []stor
 // endStatus sets the status an execution that did not suspend ends the
 // run with. An execution interrupted by ctx (a shutdown) commits what it
 // recorded, leaves the run running and returns ctx's error.
-func (h *Host) endStatus(ctx context.Context, rs *runState, x *exec) error {
-	switch x.state {
-	case stDone:
+func (h *Host) endStatus(ctx context.Context, rs *RunState, x *Exec) error {
+	switch x.State {
+	case Done:
 		// Steps still in flight are recorded pending: the journal of an
 		// ended run holds every op it issued (docs/design.md).
-		x.s.RecordUnsettledSteps()
-		canceled, reason := x.s.Canceled()
+		x.S.RecordUnsettledSteps()
+		canceled, reason := x.S.Canceled()
 		switch {
 		case canceled:
-			rs.run.Status, rs.run.Error = store.RunCanceled, sched.CanceledPrefix+reason
-			if x.result.OK {
-				rs.run.Result = x.result.Value
+			rs.Run.Status, rs.Run.Error = store.RunCanceled, sched.CanceledPrefix+reason
+			if x.Result.OK {
+				rs.Run.Result = x.Result.Value
 			}
-		case x.continued != nil:
+		case x.Continued != nil:
 			// The successor is created in the commit that ends the run.
-			rs.run.Status, rs.run.Result = store.RunContinued, x.continued
-			rs.batch.Creates = append(rs.batch.Creates, h.successor(rs, x, x.continued))
-		case x.result.OK:
-			rs.run.Status, rs.run.Result = store.RunCompleted, x.result.Value
+			rs.Run.Status, rs.Run.Result = store.RunContinued, x.Continued
+			rs.Batch.Creates = append(rs.Batch.Creates, h.successor(rs, x, x.Continued))
+		case x.Result.OK:
+			rs.Run.Status, rs.Run.Result = store.RunCompleted, x.Result.Value
 		default:
-			rs.run.Status, rs.run.Error = store.RunFailed, x.result.Err
+			rs.Run.Status, rs.Run.Error = store.RunFailed, x.Result.Err
 		}
-	case stStopped:
+	case Stopped:
 		// The run did not take its cancellation in time (watchdog.go):
 		// it ends canceled, and its end decides its children (finish).
-		rs.run.Status, rs.run.Error = store.RunCanceled, sched.CanceledPrefix+x.failure.Error()
-	case stDiverged:
-		rs.batch.Outcomes = nil // nothing a diverging replay made is kept
-		rs.run.Status, rs.run.Error = store.RunDiverged, x.failure.Error()
+		rs.Run.Status, rs.Run.Error = store.RunCanceled, sched.CanceledPrefix+x.Failure.Error()
+	case Diverged:
+		rs.Batch.Outcomes = nil // nothing a diverging replay made is kept
+		rs.Run.Status, rs.Run.Error = store.RunDiverged, x.Failure.Error()
 	default:
 		if ctx.Err() != nil {
 			// Interrupted (shutdown): what was recorded is committed
@@ -367,89 +367,89 @@ func (h *Host) endStatus(ctx context.Context, rs *runState, x *exec) error {
 			if err := h.commitRun(ctx, rs); err != nil {
 				return err
 			}
-			return fmt.Errorf("drive %s: %w", rs.run.ID, ctx.Err())
+			return fmt.Errorf("drive %s: %w", rs.Run.ID, ctx.Err())
 		}
-		rs.run.Status, rs.run.Error = store.RunFailed, x.failure.Error()
+		rs.Run.Status, rs.Run.Error = store.RunFailed, x.Failure.Error()
 	}
-	rs.run.WakeAt = 0
+	rs.Run.WakeAt = 0
 	return nil
 }
 
 // finish commits the run's end: with the settlement of its parent's op
 // (a child run) and, under a lease, the lease's release; then tells the
 // parent, the subscribers, the metrics and the log.
-func (h *Host) finish(ctx context.Context, rs *runState) error {
+func (h *Host) finish(ctx context.Context, rs *RunState) error {
 	var toParent *sched.Completion
-	if rs.run.Parent != "" && rs.run.Status.Terminal() && rs.world.settlesParent() {
-		key, err := h.childKey(ctx, rs.run.Parent, rs.run.ID)
+	if rs.Run.Parent != "" && rs.Run.Status.Terminal() && rs.World.SettlesParent() {
+		key, err := h.childKey(ctx, rs.Run.Parent, rs.Run.ID)
 		if err != nil {
-			return fmt.Errorf("drive %s: %w", rs.run.ID, err)
+			return fmt.Errorf("drive %s: %w", rs.Run.ID, err)
 		}
-		out := childOutcome(rs.run)
+		out := ChildOutcome(rs.Run)
 		toParent = &sched.Completion{Key: key, Outcome: out}
-		set := store.Settlement{RunID: rs.run.Parent, Key: key, Status: store.OutcomeOK, Value: out.Value}
+		set := store.Settlement{RunID: rs.Run.Parent, Key: key, Status: store.OutcomeOK, Value: out.Value}
 		if !out.OK {
 			set.Status, set.Value, set.Error = store.OutcomeError, nil, out.Err
 		}
-		rs.batch.Settlements = append(rs.batch.Settlements, set)
+		rs.Batch.Settlements = append(rs.Batch.Settlements, set)
 	}
-	if rs.run.Status.Terminal() {
-		h.cancelTasks(ctx, rs, "the run ended ("+string(rs.run.Status)+")")
+	if rs.Run.Status.Terminal() {
+		h.cancelTasks(ctx, rs, "the run ended ("+string(rs.Run.Status)+")")
 	}
-	ends := queueParentEnded(rs)
+	ends := QueueParentEnded(rs)
 	// Under a lease, the run's last commit releases it too.
-	rs.batch.Release = rs.lease != nil
+	rs.Batch.Release = rs.Lease != nil
 	if err := h.commitRun(ctx, rs); err != nil {
 		return err
 	}
 	if toParent != nil {
-		h.forgetChildKey(rs.run.ID)
+		h.forgetChildKey(rs.Run.ID)
 	}
 	if rs.opts.hold != nil {
 		rs.opts.hold.released = true
 	}
-	h.runEnded(rs.run)
-	h.metrics.runEnded(rs.run.Status)
-	h.logEnded(rs.run)
-	if toParent != nil && !h.deliver(rs.run.Parent, *toParent) {
+	h.runEnded(rs.Run)
+	h.metrics.runEnded(rs.Run.Status)
+	h.logEnded(rs.Run)
+	if toParent != nil && !h.deliver(rs.Run.Parent, *toParent) {
 		h.signal()
 	}
-	if rs.run.Status == store.RunContinued {
+	if rs.Run.Status == store.RunContinued {
 		h.signal() // a worker (Work) starts the successor
 	}
-	if rs.run.Status.Terminal() {
-		rs.ended.Store(true)
+	if rs.Run.Status.Terminal() {
+		rs.Ended.Store(true)
 	}
 	if len(ends) > 0 {
-		rs.world.parentEnded(ctx, h, rs, ends)
+		rs.World.ParentEnded(ctx, h, rs, ends)
 	}
 	return nil
 }
 
 // markOrphans queues updates of the orphaned flag of stored outcomes: set
 // where the execution never reached the key, cleared where it did.
-func markOrphans(rs *runState, outs []store.Outcome, s *sched.Sched) {
+func markOrphans(rs *RunState, outs []store.Outcome, s *sched.Sched) {
 	for _, o := range outs {
 		if reached := s.Issued(o.Key); reached == o.Orphaned {
 			o.Orphaned = !reached
-			rs.batch.Outcomes = append(rs.batch.Outcomes, store.RunOutcome{RunID: rs.run.ID, Outcome: o})
+			rs.Batch.Outcomes = append(rs.Batch.Outcomes, store.RunOutcome{RunID: rs.Run.ID, Outcome: o})
 		}
 	}
 }
 
 // queueRun queues the run's current status (stamped now) for the next
 // commit.
-func queueRun(rs *runState) {
-	rs.run.UpdatedAt = time.Now()
-	rs.run.Error = store.CleanText(rs.run.Error)
-	rs.batch.Runs = append(rs.batch.Runs, rs.run)
+func queueRun(rs *RunState) {
+	rs.Run.UpdatedAt = time.Now()
+	rs.Run.Error = store.CleanText(rs.Run.Error)
+	rs.Batch.Runs = append(rs.Batch.Runs, rs.Run)
 }
 
 // commitRun commits queued records with the run's current status.
-func (h *Host) commitRun(ctx context.Context, rs *runState) error {
+func (h *Host) commitRun(ctx context.Context, rs *RunState) error {
 	queueRun(rs)
-	if err := rs.flush(context.WithoutCancel(ctx), h.cfg.Store); err != nil {
-		return fmt.Errorf("drive %s: %w", rs.run.ID, err)
+	if err := rs.Flush(context.WithoutCancel(ctx), h.cfg.Store); err != nil {
+		return fmt.Errorf("drive %s: %w", rs.Run.ID, err)
 	}
 	return nil
 }

@@ -19,16 +19,16 @@ import (
 // nothing else asks which it is.
 type world interface {
 	// effects returns the effects of one execution of the run.
-	effects(x *exec) effects
+	effects(x *Exec) effects
 	// armDeadline arms the run's timeout (Run.Deadline); it reports false
 	// when it passed already.
-	armDeadline(h *Host, rs *runState) bool
+	ArmDeadline(h *Host, rs *RunState) bool
 	// settlesParent reports whether a child run's end is delivered to its
 	// parent through the store (a simulated parent schedules it itself).
-	settlesParent() bool
+	SettlesParent() bool
 	// parentEnded delivers what the end of rs's run, just committed, does
 	// to its unended child runs (parentclose.go).
-	parentEnded(ctx context.Context, h *Host, rs *runState, ends []store.ParentEnd)
+	ParentEnded(ctx context.Context, h *Host, rs *RunState, ends []store.ParentEnd)
 }
 
 // effects is what one execution of a run asks of the world: its clock,
@@ -105,9 +105,9 @@ const (
 // world's clock, but nothing recorded and nothing started; an op the
 // journal does not hold is nondeterminism, one recorded pending stays
 // pending.
-type verifyWorld struct{ liveWorld }
+type VerifyWorld struct{ liveWorld }
 
-func (verifyWorld) effects(x *exec) effects { return verifyEffects{liveEffects{x: x}} }
+func (VerifyWorld) effects(x *Exec) effects { return verifyEffects{liveEffects{x: x}} }
 
 // verifyEffects are the effects of a verifying replay.
 type verifyEffects struct{ liveEffects }
@@ -125,15 +125,15 @@ func (verifyEffects) unsettled(kind abi.OpKind, fn string, res sched.OpResult, _
 // own goroutines, child runs driven as runs.
 type liveWorld struct{}
 
-func (liveWorld) effects(x *exec) effects { return liveEffects{x: x} }
-func (liveWorld) settlesParent() bool     { return true }
+func (liveWorld) effects(x *Exec) effects { return liveEffects{x: x} }
+func (liveWorld) SettlesParent() bool     { return true }
 
-func (liveWorld) armDeadline(h *Host, rs *runState) bool {
-	d := time.Until(time.Unix(0, rs.run.Deadline))
+func (liveWorld) ArmDeadline(h *Host, rs *RunState) bool {
+	d := time.Until(time.Unix(0, rs.Run.Deadline))
 	if d <= 0 {
 		return false
 	}
-	id, reason := rs.run.ID, timeoutReason(rs.run)
+	id, reason := rs.Run.ID, timeoutReason(rs.Run)
 	rs.deadline = time.AfterFunc(d, func() {
 		if _, err := h.Cancel(context.Background(), id, reason); err != nil && !errors.Is(err, ErrTerminal) {
 			h.log.Warn("run timeout: cancel", "run", id, "err", err)
@@ -143,10 +143,10 @@ func (liveWorld) armDeadline(h *Host, rs *runState) bool {
 }
 
 // liveEffects are the effects of an execution in the real world.
-type liveEffects struct{ x *exec }
+type liveEffects struct{ x *Exec }
 
 func (liveEffects) now() int64                                 { return realNow() }
-func (f liveEffects) recorded(_ store.Outcome, r sched.Record) { f.x.h.emitRecord(f.x.rs.run, r) }
+func (f liveEffects) recorded(_ store.Outcome, r sched.Record) { f.x.h.emitRecord(f.x.rs.Run, r) }
 func (liveEffects) commits() bool                              { return true }
 func (liveEffects) unsettled(abi.OpKind, string, sched.OpResult, bool) (opAction, error) {
 	return opGo, nil
@@ -182,7 +182,7 @@ func (f liveEffects) bodyWait(tid sched.TaskID, d time.Duration, _ string) {
 }
 
 func (liveEffects) backoff(b *stepBody, _ string, attempt int) time.Duration {
-	return backoff(b.opts, attempt-1)
+	return Backoff(b.opts, attempt-1)
 }
 
 func (liveEffects) stepEnded(sched.TaskID, sched.PromiseID, sched.Outcome) (bool, error) {
@@ -191,7 +191,7 @@ func (liveEffects) stepEnded(sched.TaskID, sched.PromiseID, sched.Outcome) (bool
 
 func (f liveEffects) child(ctx context.Context, key string, child store.Run) {
 	if child.Status.Terminal() {
-		f.x.rs.mb.put(sched.Completion{Key: key, Outcome: childOutcome(child)})
+		f.x.rs.MB.Put(sched.Completion{Key: key, Outcome: ChildOutcome(child)})
 		return
 	}
 	f.x.driveChild(child.ID)
@@ -207,7 +207,7 @@ func (f liveEffects) cancelChild(ctx context.Context, key, id, reason string) {
 	switch {
 	case errors.Is(err, ErrTerminal):
 	case err != nil:
-		x.h.log.Warn("cancel child run", "run", x.rs.run.ID, "key", key, "child", id, "err", err)
+		x.h.log.Warn("cancel child run", "run", x.rs.Run.ID, "key", key, "child", id, "err", err)
 	default:
 		x.driveChild(id)
 	}
@@ -217,15 +217,15 @@ func (f liveEffects) cancelChild(ctx context.Context, key, id, reason string) {
 // nothing in this process will settle soon.
 func (f liveEffects) idle(ctx context.Context) error {
 	x, rs := f.x, f.x.rs
-	for rs.mb.len() == 0 {
-		busy := x.s.InBody() || len(rs.activities) > 0 || rs.bodyWaits > 0 || rs.liveChildren() > 0 || rs.remoteFresh(x.h)
+	for rs.MB.Len() == 0 {
+		busy := x.S.InBody() || len(rs.activities) > 0 || rs.bodyWaits > 0 || rs.liveChildren() > 0 || rs.remoteFresh(x.h)
 		if !busy {
 			earliest := int64(math.MaxInt64)
 			for _, d := range rs.timers {
 				earliest = min(earliest, d)
 			}
 			switch {
-			case len(rs.timers) == 0 && len(rs.promises) == 0 && len(rs.children) == 0 && len(rs.remote) == 0:
+			case len(rs.timers) == 0 && len(rs.promises) == 0 && len(rs.children) == 0 && len(rs.Remote) == 0:
 				return x.fail(errDeadlock)
 			case len(rs.timers) == 0:
 				return x.suspend(0)
@@ -234,7 +234,7 @@ func (f liveEffects) idle(ctx context.Context) error {
 			}
 		}
 		var err error
-		x.blocking(func() { err = rs.mb.waitOnce(ctx) })
+		x.blocking(func() { err = rs.MB.waitOnce(ctx) })
 		if err != nil {
 			return x.stop(stFailed, fmt.Errorf("interrupted while waiting: %w", err))
 		}

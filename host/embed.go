@@ -337,7 +337,7 @@ func (h *Host) emitRecord(r store.Run, rec sched.Record) {
 	if !h.subscribed() {
 		return
 	}
-	o := toStore(rec)
+	o := ToStore(rec)
 	ev := runEvent(EventOpRecorded, r)
 	ev.Key, ev.OpKind, ev.Function, ev.Status, ev.Attempts = o.Key, o.Kind, o.Function, o.Status, o.Attempts
 	ev.Value, ev.Error = o.Value, o.Error

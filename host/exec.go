@@ -20,45 +20,45 @@ import (
 )
 
 // execState is how an execution (one wasm instance of a run) ended.
-type execState int
+type State int
 
 const (
-	stRunning   execState = iota
-	stDone                // the root task finished (the run completed or failed by its own result)
-	stFailed              // the guest broke (trap, exit, misuse) or the host failed
-	stDiverged            // replay found a code change or nondeterminism
-	stEvicted             // dropped to be replayed at once (EvictAlways)
-	stSuspended           // dropped until a timer or a settlement
-	stDescribed           // describe mode ended
-	stStopped             // stopped by a cancellation it did not take in time (watchdog.go)
+	stRunning   State = iota
+	Done              // the root task finished (the run completed or failed by its own result)
+	stFailed          // the guest broke (trap, exit, misuse) or the host failed
+	Diverged          // replay found a code change or nondeterminism
+	Evicted           // dropped to be replayed at once (EvictAlways)
+	Suspended         // dropped until a timer or a settlement
+	stDescribed       // describe mode ended
+	Stopped           // stopped by a cancellation it did not take in time (watchdog.go)
 	// stUnrecorded: a commit of the execution's records failed. The drive
 	// returns the error and the run is not failed: what was committed
 	// before stands, and the next drive replays it.
-	stUnrecorded
+	Unrecorded
 )
 
 // exec is one instance of a run's module, from instantiation to exit.
-type exec struct {
+type Exec struct {
 	h         *Host
 	describe  bool
-	rs        *runState
-	s         *sched.Sched
+	rs        *RunState
+	S         *sched.Sched
 	mem       engine.Memory // the instance's memory, during a host function call
 	out       []byte        // encode buffer
 	pending   []byte        // message waiting for take
-	stderr    stderrBuffer
-	workflows []string
-	described bool
+	Stderr    stderrBuffer
+	Workflows []string
+	Described bool
 	// inputSchemas are the input schemas a describe run was given.
-	inputSchemas map[string]json.RawMessage
+	InputSchemas map[string]json.RawMessage
 	// opSchema is the schema of the promise being recorded pending.
 	opSchema []byte
 
-	state      execState
-	failure    error
-	result     sched.Outcome
+	State      State
+	Failure    error
+	Result     sched.Outcome
 	newRecords int   // records made by this execution
-	vsleep     int64 // virtual time added by sleeps in workflow code
+	VSleep     int64 // virtual time added by sleeps in workflow code
 	fnNames    map[string]string
 
 	fx effects // what the execution asks of the world (effects.go); nil when describing
@@ -69,7 +69,7 @@ type exec struct {
 	bodies    map[sched.PromiseID]*stepBody  // step bodies running with options
 	canceled  bool                           // the cancellation was delivered and handled
 	opStarts  map[string]int64               // ops this execution issued first: key -> wall-clock start (timeline.go)
-	lastSeq   int64                          // the highest settle sequence in the journal so far
+	LastSeq   int64                          // the highest settle sequence in the journal so far
 
 	// limits (limits.go)
 	wd        watchState      // read by the watchdog (watchdog.go)
@@ -82,7 +82,7 @@ type exec struct {
 	journalOps int
 	// continued is the successor's input once the run continued as new
 	// (continue_as_new); nil otherwise.
-	continued []byte
+	Continued []byte
 }
 
 // stepBody is a step body running under a retry policy or timeout.
@@ -93,20 +93,20 @@ type stepBody struct {
 
 type execKey struct{}
 
-func newDescribeExec(h *Host) *exec {
-	return &exec{h: h, describe: true, s: sched.New(sched.Options{Now: realNow, StartTime: 1}, nil)}
+func NewDescribe(h *Host) *Exec {
+	return &Exec{h: h, describe: true, S: sched.New(sched.Options{Now: realNow, StartTime: 1}, nil)}
 }
 
 // newExec is an execution of the run of rs in its world, replaying
 // recorded. A verifying replay's world (verifyWorld) leaves a step
 // recorded pending pending: its body does not run.
-func newExec(h *Host, rs *runState, recorded []sched.Record) *exec {
-	_, verify := rs.world.(verifyWorld)
-	x := &exec{h: h, rs: rs, fnNames: map[string]string{}, lastSeq: maxSeq(recorded)}
-	x.fx = rs.world.effects(x)
-	x.s = sched.New(sched.Options{
+func NewExec(h *Host, rs *RunState, recorded []sched.Record) *Exec {
+	_, verify := rs.World.(VerifyWorld)
+	x := &Exec{h: h, rs: rs, fnNames: map[string]string{}, LastSeq: maxSeq(recorded)}
+	x.fx = rs.World.effects(x)
+	x.S = sched.New(sched.Options{
 		Now:               x.fx.now,
-		StartTime:         rs.run.StartTime,
+		StartTime:         rs.Run.StartTime,
 		OnRecord:          x.record,
 		Minting:           h.hooks.minting,
 		ReplayInline:      h.hooks.replayInline,
@@ -118,26 +118,27 @@ func newExec(h *Host, rs *runState, recorded []sched.Record) *exec {
 func realNow() int64 { return time.Now().UnixNano() }
 
 // record queues a journal record for the next flush.
-func (x *exec) record(r sched.Record) {
+func (x *Exec) record(r sched.Record) {
 	x.newRecords++
 	x.h.metrics.opsRecorded.Add(1)
-	o := toStore(r)
+	o := ToStore(r)
 	x.stamp(&o, r)
 	if r.Pending {
 		o.Schema = x.opSchema
 	}
-	x.rs.batch.Outcomes = append(x.rs.batch.Outcomes, store.RunOutcome{RunID: x.rs.run.ID, Outcome: o})
+	x.rs.Batch.Outcomes = append(x.rs.Batch.Outcomes, store.RunOutcome{RunID: x.rs.Run.ID, Outcome: o})
 	x.fx.recorded(o, r)
 }
 
 // instantiate runs one execution to its end.
-func (h *Host) instantiate(ctx context.Context, cm *modules.Module, x *exec) error {
-	out := h.guestOutput(x)
+func (x *Exec) Instantiate(ctx context.Context, cm *modules.Module) error {
+	h := x.h
+	out := x.guestOutput()
 	if c, ok := out.(io.Closer); ok {
 		defer c.Close()
 	}
 	if out != io.Discard {
-		x.stderr.also = out
+		x.Stderr.also = out
 	}
 	ctx = context.WithValue(ctx, execKey{}, x)
 	defer h.metrics.instance()()
@@ -150,7 +151,7 @@ func (h *Host) instantiate(ctx context.Context, cm *modules.Module, x *exec) err
 	err := h.eng.Run(wctx, cm.Engine(), engine.RunConfig{
 		Args:      []string{"workflow"},
 		Stdout:    out,
-		Stderr:    &x.stderr,
+		Stderr:    &x.Stderr,
 		Walltime:  x.walltime,
 		Nanotime:  x.nanotime,
 		Nanosleep: x.nanosleep,
@@ -161,21 +162,21 @@ func (h *Host) instantiate(ctx context.Context, cm *modules.Module, x *exec) err
 	var limit *LimitError
 	var hc *hardCancel
 	switch cause := context.Cause(wctx); {
-	case x.state != stRunning && x.state != stFailed:
+	case x.State != stRunning && x.State != stFailed:
 	case errors.As(cause, &limit):
-		x.state, x.failure = stFailed, limit
+		x.State, x.Failure = stFailed, limit
 	case errors.As(cause, &hc):
-		x.state, x.failure = stStopped, hc
+		x.State, x.Failure = Stopped, hc
 	}
-	if x.state == stRunning {
-		x.state = stFailed
+	if x.State == stRunning {
+		x.State = stFailed
 		switch {
 		case ctx.Err() != nil:
-			x.failure = fmt.Errorf("interrupted: %w", ctx.Err())
+			x.Failure = fmt.Errorf("interrupted: %w", ctx.Err())
 		case err == nil:
-			x.failure = errors.New("the module exited before the workflow finished (does main call skein.Main?)")
+			x.Failure = errors.New("the module exited before the workflow finished (does main call skein.Main?)")
 		default:
-			x.failure = h.memoryError(errors.New(exitDetail(err, x.stderr.String())), x.stderr.oom)
+			x.Failure = h.memoryError(errors.New(ExitDetail(err, x.Stderr.String())), x.Stderr.oom)
 		}
 	}
 	if errors.Is(err, errExecEnded) {
@@ -185,13 +186,14 @@ func (h *Host) instantiate(ctx context.Context, cm *modules.Module, x *exec) err
 }
 
 // guestOutput is where the execution's stdout and stderr go.
-func (h *Host) guestOutput(x *exec) io.Writer {
+func (x *Exec) guestOutput() io.Writer {
+	h := x.h
 	if h.cfg.GuestOutputFor == nil {
 		return h.cfg.GuestOutput
 	}
 	run := ""
 	if x.rs != nil {
-		run = x.rs.run.ID
+		run = x.rs.Run.ID
 	}
 	if w := h.cfg.GuestOutputFor(run); w != nil {
 		return w
@@ -200,7 +202,7 @@ func (h *Host) guestOutput(x *exec) io.Writer {
 }
 
 // exitDetail describes how a guest ended on its own.
-func exitDetail(err error, stderr string) string {
+func ExitDetail(err error, stderr string) string {
 	msg := "the module trapped: " + err.Error()
 	if ee := (*engine.ExitError)(nil); errors.As(err, &ee) {
 		msg = ee.Error()
@@ -213,29 +215,29 @@ func exitDetail(err error, stderr string) string {
 
 // Virtual clocks: the run's virtual time, advanced at recorded points and
 // by sleeps in workflow code. The monotonic clock never returns 0.
-func (x *exec) walltime() (int64, int32) {
-	t := x.s.VNow() + x.vsleep
+func (x *Exec) walltime() (int64, int32) {
+	t := x.S.VNow() + x.VSleep
 	return t / 1e9, int32(t % 1e9)
 }
 
-func (x *exec) nanotime() int64 {
+func (x *Exec) nanotime() int64 {
 	start := int64(1)
 	if x.rs != nil {
-		start = x.rs.run.StartTime
+		start = x.rs.Run.StartTime
 	}
-	return x.s.VNow() - start + x.vsleep + 1e9
+	return x.S.VNow() - start + x.VSleep + 1e9
 }
 
-func (x *exec) nanosleep(ns int64) {
+func (x *Exec) nanosleep(ns int64) {
 	if ns > 0 {
-		x.vsleep += ns
+		x.VSleep += ns
 	}
 }
 
-func (x *exec) randSource() *rand2.ChaCha8 {
+func (x *Exec) randSource() *rand2.ChaCha8 {
 	var seed [32]byte
 	if x.rs != nil {
-		binary.LittleEndian.PutUint64(seed[:], x.rs.run.Seed)
+		binary.LittleEndian.PutUint64(seed[:], x.rs.Run.Seed)
 	}
 	copy(seed[8:], "skein-wasi-random")
 	return rand2.NewChaCha8(seed)
@@ -248,25 +250,25 @@ var errExecEnded = errors.New("the execution ended")
 
 // stop ends the execution from inside a host function, which returns
 // the error stop returns.
-func (x *exec) stop(st execState, err error) error {
-	if x.state == stRunning {
-		x.state, x.failure = st, err
+func (x *Exec) stop(st State, err error) error {
+	if x.State == stRunning {
+		x.State, x.Failure = st, err
 	}
 	return errExecEnded
 }
 
 // fail ends the execution with a guest fault or host error.
-func (x *exec) fail(format string, args ...any) error {
+func (x *Exec) fail(format string, args ...any) error {
 	return x.stop(stFailed, fmt.Errorf(format, args...))
 }
 
 // schedErr ends the execution after an error from the scheduler: a code
 // change or nondeterminism diverges the run, anything else fails it.
-func (x *exec) schedErr(err error) error {
+func (x *Exec) schedErr(err error) error {
 	var cm *sched.CodeMismatchError
 	var nd *sched.NondeterminismError
 	if errors.As(err, &cm) || errors.As(err, &nd) {
-		return x.stop(stDiverged, err)
+		return x.stop(Diverged, err)
 	}
 	return x.stop(stFailed, err)
 }

@@ -11,12 +11,12 @@ import (
 
 // continueAsNew is the host function continue_as_new(task, ptr, len): the
 // run ends as continued, its successor starting with the input given.
-func (x *exec) continueAsNew(ctx context.Context, stack []uint64) error {
+func (x *Exec) continueAsNew(ctx context.Context, stack []uint64) error {
 	tid := sched.TaskID(u32(stack, 0))
-	if tid == 0 || tid != x.s.Current() {
+	if tid == 0 || tid != x.S.Current() {
 		return x.fail("continue_as_new: task %d is not the running task", tid)
 	}
-	if x.s.CurrentInBody() {
+	if x.S.CurrentInBody() {
 		return x.fail("continue_as_new inside a step body: a step body cannot end the run")
 	}
 	data, err := x.read(u32(stack, 1), u32(stack, 2))
@@ -30,19 +30,19 @@ func (x *exec) continueAsNew(ctx context.Context, stack []uint64) error {
 	if err := x.checkValue(what, data); err != nil {
 		return err
 	}
-	if p := x.rs.run.Parent; p != "" {
-		return x.fail("continue_as_new in child run %s: a child run cannot continue as new (its parent %s awaits its end); continue the top-level run instead", x.rs.run.ID, p)
+	if p := x.rs.Run.Parent; p != "" {
+		return x.fail("continue_as_new in child run %s: a child run cannot continue as new (its parent %s awaits its end); continue the top-level run instead", x.rs.Run.ID, p)
 	}
 	if len(data) == 0 {
 		data = []byte("null")
 	}
-	x.continued = bytes.Clone(data)
-	return x.stop(stDone, nil)
+	x.Continued = bytes.Clone(data)
+	return x.stop(Done, nil)
 }
 
 // countJournal counts a durable op against Config.MaxJournalOps: a run
 // whose journal passes it without continuing as new fails.
-func (x *exec) countJournal(kind abi.OpKind) error {
+func (x *Exec) countJournal(kind abi.OpKind) error {
 	switch kind {
 	case abi.OpStep, abi.OpCall, abi.OpSleep, abi.OpPromise, abi.OpChild:
 	default:

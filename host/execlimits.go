@@ -7,7 +7,7 @@ import (
 
 // checkPayload fails the run when a value from the guest is too large;
 // what names the value (called only then: the check is on every op).
-func (x *exec) checkPayload(n int, what func() string) error {
+func (x *Exec) checkPayload(n int, what func() string) error {
 	if n > x.h.cfg.MaxPayloadBytes {
 		return x.stop(stFailed, x.h.payloadError(what(), n))
 	}
@@ -15,7 +15,7 @@ func (x *exec) checkPayload(n int, what func() string) error {
 }
 
 // countOps counts an op of the execution against Config.MaxOps.
-func (x *exec) countOps() error {
+func (x *Exec) countOps() error {
 	x.ops++
 	if x.ops > x.h.cfg.MaxOps {
 		return x.stop(stFailed, x.h.cfg.limitError(fmt.Sprintf("the run issued more than %d ops", x.h.cfg.MaxOps), "MaxOps", fmt.Sprint(x.h.cfg.MaxOps)))
@@ -24,7 +24,7 @@ func (x *exec) countOps() error {
 }
 
 // taskStarted counts a new live task against Config.MaxTasks.
-func (x *exec) taskStarted() error {
+func (x *Exec) taskStarted() error {
 	x.liveTasks++
 	if x.liveTasks > x.h.cfg.MaxTasks {
 		return x.stop(stFailed, x.h.cfg.limitError(fmt.Sprintf("the run has more than %d live tasks", x.h.cfg.MaxTasks), "MaxTasks", fmt.Sprint(x.h.cfg.MaxTasks)))
@@ -34,7 +34,7 @@ func (x *exec) taskStarted() error {
 
 // countChild counts a child op of the execution against
 // Config.MaxChildren (replayed ones included: the run's total).
-func (x *exec) countChild() error {
+func (x *Exec) countChild() error {
 	x.childOps++
 	if x.childOps > x.h.cfg.MaxChildren {
 		return x.stop(stFailed, x.h.cfg.limitError(fmt.Sprintf("the run started more than %d child runs", x.h.cfg.MaxChildren), "MaxChildren", fmt.Sprint(x.h.cfg.MaxChildren)))
@@ -44,12 +44,12 @@ func (x *exec) countChild() error {
 
 // checkChildDepth fails the run when the child run it starts would be
 // deeper than Config.MaxChildDepth (a run started by a caller is depth 0).
-func (x *exec) checkChildDepth(ctx context.Context, key, workflow string) error {
+func (x *Exec) checkChildDepth(ctx context.Context, key, workflow string) error {
 	rs := x.rs
 	if rs.depth < 0 {
 		var d int
 		var err error
-		x.blocking(func() { d, err = x.h.runDepth(ctx, rs.run, x.h.cfg.MaxChildDepth) })
+		x.blocking(func() { d, err = x.h.runDepth(ctx, rs.Run, x.h.cfg.MaxChildDepth) })
 		if err != nil {
 			return x.fail("start child run at key %q: %v", key, err)
 		}

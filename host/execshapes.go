@@ -10,7 +10,7 @@ import (
 // kept: the JSON Schema of a workflow's input, kept by a describe run
 // (result 1). A run ignores it (result 0): its module's schemas were
 // recorded at deploy.
-func (x *exec) inputSchema(ctx context.Context, stack []uint64) error {
+func (x *Exec) inputSchema(ctx context.Context, stack []uint64) error {
 	name, err := x.read(u32(stack, 0), u32(stack, 1))
 	if err != nil {
 		return err
@@ -23,27 +23,27 @@ func (x *exec) inputSchema(ctx context.Context, stack []uint64) error {
 	stack[0] = 1
 	wf := string(name)
 	found := false
-	for _, w := range x.workflows {
+	for _, w := range x.Workflows {
 		found = found || w == wf
 	}
 	switch {
 	case !found:
-		return x.fail("input_schema for workflow %q, which the module did not announce (it announces: %s)", wf, strings.Join(x.workflows, ", "))
+		return x.fail("input_schema for workflow %q, which the module did not announce (it announces: %s)", wf, strings.Join(x.Workflows, ", "))
 	case len(schema) == 0:
 		return nil
 	case !json.Valid(schema) || schema[0] != '{':
 		return x.fail("input_schema for workflow %q is not a JSON object: %.100q", wf, schema)
 	}
-	if x.inputSchemas == nil {
-		x.inputSchemas = map[string]json.RawMessage{}
+	if x.InputSchemas == nil {
+		x.InputSchemas = map[string]json.RawMessage{}
 	}
-	x.inputSchemas[wf] = json.RawMessage(string(schema))
+	x.InputSchemas[wf] = json.RawMessage(string(schema))
 	return nil
 }
 
 // promiseSchema checks the schema a promise op carries: empty, or a JSON
 // object.
-func (x *exec) promiseSchema(key string, arg []byte) ([]byte, error) {
+func (x *Exec) promiseSchema(key string, arg []byte) ([]byte, error) {
 	if len(arg) == 0 {
 		return nil, nil
 	}

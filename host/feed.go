@@ -26,9 +26,9 @@ type fedState struct {
 
 // feed applies the entries of the task's last feed that it used, then,
 // when the buffer can hold a header, hands it the next ones.
-func (x *exec) feed(ctx context.Context, stack []uint64) error {
+func (x *Exec) feed(ctx context.Context, stack []uint64) error {
 	tid := sched.TaskID(u32(stack, 0))
-	if tid == 0 || tid != x.s.Current() {
+	if tid == 0 || tid != x.S.Current() {
 		return x.fail("feed: task %d is not the running task", tid)
 	}
 	if err := x.applyFed(tid, u32(stack, 1)); err != nil {
@@ -39,8 +39,8 @@ func (x *exec) feed(ctx context.Context, stack []uint64) error {
 	if capacity < abi.FeedHeader {
 		return nil
 	}
-	fed := x.s.Feed(tid, feedMax)
-	msg := abi.AppendFeedHeader(x.out[:0], x.s.Replaying(), 0)
+	fed := x.S.Feed(tid, feedMax)
+	msg := abi.AppendFeedHeader(x.out[:0], x.S.Replaying(), 0)
 	n := 0
 	for _, f := range fed {
 		r := f.Rec
@@ -68,7 +68,7 @@ func (x *exec) feed(ctx context.Context, stack []uint64) error {
 // last feed, which the guest took in order as unnamed ops without
 // options. The scheduler checks each again; an answer other than the
 // one fed means the guest broke the protocol, and fails the run.
-func (x *exec) applyFed(tid sched.TaskID, used uint32) error {
+func (x *Exec) applyFed(tid sched.TaskID, used uint32) error {
 	fed := x.fed
 	x.fed = fedState{}
 	if used == 0 {
@@ -89,7 +89,7 @@ func (x *exec) applyFed(tid sched.TaskID, used uint32) error {
 		if err := x.countOp(opArgs{tid: tid, kind: kind, fn: f.Rec.Function}); err != nil {
 			return err
 		}
-		res, err := x.s.OpFed(tid, f)
+		res, err := x.S.OpFed(tid, f)
 		if err != nil {
 			return x.schedErr(err)
 		}

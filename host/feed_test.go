@@ -117,29 +117,29 @@ type hostCallOf struct {
 // feedExec starts an execution of a new run of the hostile module's ok
 // workflow that replays journal, in fake memory holding "ok" at 0, and
 // plays the guest's intro: hello, workflows, invocation, next.
-func feedExec(t *testing.T, journal []sched.Record) (*exec, *fakeMemory) {
+func feedExec(t *testing.T, journal []sched.Record) (*Exec, *fakeMemory) {
 	h := newTestHost(t, Config{Evict: EvictNever, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	m := h.deploy(t, "./testdata/workflows/hostile")
 	run, err := h.Start(context.Background(), StartOptions{Module: m.Hash, Workflow: "ok", ID: "feed", Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rs := newRunState(run, DriveOptions{})
-	t.Cleanup(rs.close)
-	x := newExec(h.Host, rs, journal)
+	rs := NewRunState(run, DriveOptions{})
+	t.Cleanup(rs.Close)
+	x := NewExec(h.Host, rs, journal)
 	x.base = context.Background()
 	mem := &fakeMemory{b: make([]byte, 64<<10)}
 	copy(mem.b, "oks")
 	if _, err := callHost(x, mem, hostCallOf{abi.FnHello, []uint64{1}}, hostCallOf{abi.FnWorkflows, []uint64{0, 2}},
 		hostCallOf{abi.FnInvocation, []uint64{1024, 4096}}, hostCallOf{abi.FnNext, []uint64{1024, 4096}}); err != nil {
-		t.Fatalf("intro: %v (%v)", err, x.failure)
+		t.Fatalf("intro: %v (%v)", err, x.Failure)
 	}
 	return x, mem
 }
 
 // callHost makes the calls in order, as the guest would, until one ends
 // the execution; it returns the last call's result.
-func callHost(x *exec, mem *fakeMemory, calls ...hostCallOf) (uint64, error) {
+func callHost(x *Exec, mem *fakeMemory, calls ...hostCallOf) (uint64, error) {
 	var res uint64
 	for _, c := range calls {
 		f := hostFns[c.name]
@@ -183,8 +183,8 @@ func TestFeedProtocolMisuse(t *testing.T) {
 			if _, err := callHost(x, mem, tc.calls...); !errors.Is(err, errExecEnded) {
 				t.Fatalf("calls returned %v; want the execution ended", err)
 			}
-			if x.state != stFailed || x.failure == nil || !strings.Contains(x.failure.Error(), tc.want) {
-				t.Fatalf("state %v, failure %v; want a failed run with %q", x.state, x.failure, tc.want)
+			if x.State != stFailed || x.Failure == nil || !strings.Contains(x.Failure.Error(), tc.want) {
+				t.Fatalf("state %v, failure %v; want a failed run with %q", x.State, x.Failure, tc.want)
 			}
 		})
 	}
@@ -214,7 +214,7 @@ func TestFeedMessage(t *testing.T) {
 		x, mem := feedExec(t, journal)
 		n, err := callHost(x, mem, hostCallOf{abi.FnFeed, []uint64{1, 0, 8192, tc.capacity}})
 		if err != nil || n > tc.capacity {
-			t.Fatalf("cap %d: %v (%v), a message of %d bytes", tc.capacity, err, x.failure, n)
+			t.Fatalf("cap %d: %v (%v), a message of %d bytes", tc.capacity, err, x.Failure, n)
 		}
 		replaying, count, d := abi.DecodeFeedHeader(mem.b[8192 : 8192+n])
 		if !replaying || int(count) != tc.want {
@@ -238,7 +238,7 @@ func TestFeedMessage(t *testing.T) {
 		n, err = callHost(x, mem, hostCallOf{abi.FnFeed, []uint64{1, 2, 0, 0}},
 			hostCallOf{abi.FnOp, []uint64{1, uint64(abi.OpStep), 0, 0, 2, 1, 0, 0, 1024, 4096}})
 		if err != nil {
-			t.Fatalf("cap %d: %v (%v)", tc.capacity, err, x.failure)
+			t.Fatalf("cap %d: %v (%v)", tc.capacity, err, x.Failure)
 		}
 		r, err := abi.DecodeOpResult(mem.b[1024 : 1024+n])
 		if err != nil || r.State != abi.StateSettled || r.Key != "3" || r.Promise != 4 || string(r.Outcome.Data) != journal[2].Outcome.Err {

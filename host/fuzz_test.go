@@ -43,20 +43,20 @@ func FuzzHostCalls(f *testing.F) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 		defer cancel()
-		var x *exec
+		var x *Exec
 		if data[0]&1 == 1 {
-			x = newDescribeExec(h.Host)
+			x = NewDescribe(h.Host)
 		} else {
-			rs := newRunState(run, DriveOptions{})
-			defer rs.close()
-			x = newExec(h.Host, rs, nil)
+			rs := NewRunState(run, DriveOptions{})
+			defer rs.Close()
+			x = NewExec(h.Host, rs, nil)
 		}
 		x.base = ctx
 		mem := &fakeMemory{b: make([]byte, 64<<10)}
 		blocks := min(int(data[1])*16, len(data)-2)
 		copy(mem.b, data[2:2+blocks])
 		calls := data[2+blocks:]
-		for len(calls) > 0 && x.state == stRunning {
+		for len(calls) > 0 && x.State == stRunning {
 			var c [41]byte
 			calls = calls[copy(c[:], calls):]
 			name := fuzzCallOrder[int(c[0])%len(fuzzCallOrder)]
@@ -72,14 +72,14 @@ func FuzzHostCalls(f *testing.F) {
 				break
 			}
 		}
-		if x.state == stFailed && x.failure == nil {
+		if x.State == stFailed && x.Failure == nil {
 			t.Fatalf("the execution failed without an error")
 		}
 	})
 }
 
 // fuzzCall makes one host call and reports whether the execution goes on.
-func fuzzCall(t *testing.T, ctx context.Context, x *exec, mem *fakeMemory, name string, stack []uint64) (goesOn bool) {
+func fuzzCall(t *testing.T, ctx context.Context, x *Exec, mem *fakeMemory, name string, stack []uint64) (goesOn bool) {
 	defer func() {
 		if r := recover(); r != nil {
 			t.Fatalf("host function %s panicked: %v", name, r)
@@ -91,7 +91,7 @@ func fuzzCall(t *testing.T, ctx context.Context, x *exec, mem *fakeMemory, name 
 		return true
 	case !errors.Is(err, errExecEnded):
 		t.Fatalf("host function %s returned %v; want nil or errExecEnded", name, err)
-	case x.state == stRunning:
+	case x.State == stRunning:
 		t.Fatalf("host function %s ended the module without a state", name)
 	}
 	return false

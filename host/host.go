@@ -260,7 +260,7 @@ type Host struct {
 	mu         sync.Mutex
 	modules    *modules.Set // compiled modules and module records (host/internal/modules)
 	activities map[string]Activity
-	active     map[string]*runState // runs driven by this process
+	active     map[string]*RunState // runs driven by this process
 	// leased holds, for each run Work drives under a lease, the func that
 	// stops that drive (lease.go).
 	leased map[string]context.CancelCauseFunc
@@ -279,7 +279,7 @@ type Host struct {
 	// child can end before its parent commits the op (runid.go).
 	childKeys map[string]string
 	wake      chan struct{} // signals Work: new work may be due
-	sim       *simulator    // Config.Simulation
+	sim       *Simulator    // Config.Simulation
 
 	tasks   taskboard.Board // remote activity tasks (tasks.go)
 	specs   cron.Cache      // schedules' parsed cron expressions (host/internal/cron)
@@ -368,7 +368,7 @@ func newHost(ctx context.Context, cfg Config, hooks testHooks) (*Host, error) {
 	}
 	eng, err := engine.New(ctx, cfg.Engine, engine.Config{
 		HostModule:       abi.Module,
-		HostFuncs:        engineHostFuncs(), // hostfns.go
+		HostFuncs:        HostFuncs(), // hostfns.go
 		CacheDir:         cfg.CacheDir,
 		MemoryLimitPages: cfg.MemoryLimitPages,
 		Interruptible:    !cfg.DisableInterrupt,
@@ -383,13 +383,13 @@ func newHost(ctx context.Context, cfg Config, hooks testHooks) (*Host, error) {
 	}
 	h := &Host{cfg: cfg, hooks: hooks, eng: eng, log: cfg.Logger,
 		activities: map[string]Activity{},
-		active:     map[string]*runState{}, leased: map[string]context.CancelCauseFunc{}, failures: map[string]int{},
+		active:     map[string]*RunState{}, leased: map[string]context.CancelCauseFunc{}, failures: map[string]int{},
 		owner: defaultOwner(), wake: make(chan struct{}, 1),
 		deploySlots: make(chan struct{}, cfg.MaxConcurrentDeploys),
 		http:        httpClient, httpSlots: newHTTPSlots(&cfg)}
 	h.closing, h.stopChilds = context.WithCancel(context.Background())
 	if cfg.Simulation != nil {
-		h.sim = newSimulator(*cfg.Simulation)
+		h.sim = NewSimulator(*cfg.Simulation)
 	}
 	h.modules = modules.New(modules.Config{Engine: eng, Store: cfg.Store, Log: cfg.Logger, MaxCompiledBytes: cfg.MaxCompiledBytes,
 		MaxConcurrentCompiles: cfg.MaxConcurrentCompiles, Structure: cfg.structureLimits(), MaxRunWithoutYield: cfg.MaxRunWithoutYield,

@@ -21,7 +21,7 @@ import (
 // hostFn is the Go side of one ABI host function.
 type hostFn struct {
 	sig  engine.FuncType
-	call func(x *exec, ctx context.Context, stack []uint64) error
+	call func(x *Exec, ctx context.Context, stack []uint64) error
 }
 
 const (
@@ -35,35 +35,35 @@ func sig(params, results []engine.ValueType) engine.FuncType {
 
 // hostFns are the ABI v1 host functions by name, with their signatures.
 var hostFns = map[string]hostFn{
-	abi.FnHello:       {sig([]engine.ValueType{i32}, []engine.ValueType{i32}), (*exec).hello},
-	abi.FnWorkflows:   {sig([]engine.ValueType{i32, i32}, nil), (*exec).announce},
-	abi.FnInvocation:  {sig([]engine.ValueType{i32, i32}, []engine.ValueType{i32}), (*exec).invocation},
-	abi.FnTake:        {sig([]engine.ValueType{i32, i32}, []engine.ValueType{i32}), (*exec).take},
-	abi.FnNext:        {sig([]engine.ValueType{i32, i32}, []engine.ValueType{i32}), (*exec).next},
-	abi.FnOp:          {sig([]engine.ValueType{i32, i32, i32, i32, i32, i32, i32, i32, i32, i32}, []engine.ValueType{i32}), (*exec).op},
-	abi.FnStepDone:    {sig([]engine.ValueType{i32, i32, i32, i32, i32}, []engine.ValueType{i32}), (*exec).stepDone},
-	abi.FnAwait:       {sig([]engine.ValueType{i32, i32, i32, i32}, []engine.ValueType{i32}), (*exec).await},
-	abi.FnSelect:      {sig([]engine.ValueType{i32, i32, i32, i32, i32}, []engine.ValueType{i32}), (*exec).selectFn},
-	abi.FnTaskDone:    {sig([]engine.ValueType{i32, i32, i32, i32}, nil), (*exec).taskDone},
-	abi.FnBodySleep:   {sig([]engine.ValueType{i32, i64}, nil), (*exec).bodySleep},
-	abi.FnRealNow:     {sig(nil, []engine.ValueType{i64}), (*exec).realNow},
-	abi.FnRealRand:    {sig([]engine.ValueType{i32, i32}, nil), (*exec).realRand},
-	abi.FnOutcomes:    {sig([]engine.ValueType{i32, i32}, []engine.ValueType{i32}), (*exec).outcomes},
-	abi.FnOpOptions:   {sig([]engine.ValueType{i32, i32, i32}, nil), (*exec).opOptions},
-	abi.FnCanceled:    {sig([]engine.ValueType{i32, i32}, []engine.ValueType{i32}), (*exec).canceledFn},
-	abi.FnInputSchema: {sig([]engine.ValueType{i32, i32, i32, i32}, []engine.ValueType{i32}), (*exec).inputSchema},
-	abi.FnContinue:    {sig([]engine.ValueType{i32, i32, i32}, nil), (*exec).continueAsNew},
-	abi.FnFeed:        {sig([]engine.ValueType{i32, i32, i32, i32}, []engine.ValueType{i32}), (*exec).feed},
+	abi.FnHello:       {sig([]engine.ValueType{i32}, []engine.ValueType{i32}), (*Exec).hello},
+	abi.FnWorkflows:   {sig([]engine.ValueType{i32, i32}, nil), (*Exec).announce},
+	abi.FnInvocation:  {sig([]engine.ValueType{i32, i32}, []engine.ValueType{i32}), (*Exec).invocation},
+	abi.FnTake:        {sig([]engine.ValueType{i32, i32}, []engine.ValueType{i32}), (*Exec).take},
+	abi.FnNext:        {sig([]engine.ValueType{i32, i32}, []engine.ValueType{i32}), (*Exec).next},
+	abi.FnOp:          {sig([]engine.ValueType{i32, i32, i32, i32, i32, i32, i32, i32, i32, i32}, []engine.ValueType{i32}), (*Exec).op},
+	abi.FnStepDone:    {sig([]engine.ValueType{i32, i32, i32, i32, i32}, []engine.ValueType{i32}), (*Exec).stepDone},
+	abi.FnAwait:       {sig([]engine.ValueType{i32, i32, i32, i32}, []engine.ValueType{i32}), (*Exec).await},
+	abi.FnSelect:      {sig([]engine.ValueType{i32, i32, i32, i32, i32}, []engine.ValueType{i32}), (*Exec).selectFn},
+	abi.FnTaskDone:    {sig([]engine.ValueType{i32, i32, i32, i32}, nil), (*Exec).taskDone},
+	abi.FnBodySleep:   {sig([]engine.ValueType{i32, i64}, nil), (*Exec).bodySleep},
+	abi.FnRealNow:     {sig(nil, []engine.ValueType{i64}), (*Exec).realNow},
+	abi.FnRealRand:    {sig([]engine.ValueType{i32, i32}, nil), (*Exec).realRand},
+	abi.FnOutcomes:    {sig([]engine.ValueType{i32, i32}, []engine.ValueType{i32}), (*Exec).outcomes},
+	abi.FnOpOptions:   {sig([]engine.ValueType{i32, i32, i32}, nil), (*Exec).opOptions},
+	abi.FnCanceled:    {sig([]engine.ValueType{i32, i32}, []engine.ValueType{i32}), (*Exec).canceledFn},
+	abi.FnInputSchema: {sig([]engine.ValueType{i32, i32, i32, i32}, []engine.ValueType{i32}), (*Exec).inputSchema},
+	abi.FnContinue:    {sig([]engine.ValueType{i32, i32, i32}, nil), (*Exec).continueAsNew},
+	abi.FnFeed:        {sig([]engine.ValueType{i32, i32, i32, i32}, []engine.ValueType{i32}), (*Exec).feed},
 }
 
 // engineHostFuncs returns the host functions as the engine calls them:
 // each finds its execution in the context (instantiate puts it there).
-func engineHostFuncs() []engine.HostFunc {
+func HostFuncs() []engine.HostFunc {
 	fns := make([]engine.HostFunc, 0, len(hostFns))
 	for name, f := range hostFns {
 		progress := progressFns[name]
 		fns = append(fns, engine.HostFunc{Name: name, Type: f.sig, Call: func(ctx context.Context, mem engine.Memory, stack []uint64) error {
-			x, _ := ctx.Value(execKey{}).(*exec)
+			x, _ := ctx.Value(execKey{}).(*Exec)
 			if x == nil {
 				return fmt.Errorf("skein host function %s called outside a skein execution", name)
 			}
@@ -78,7 +78,7 @@ func u32(stack []uint64, i int) uint32 { return uint32(stack[i]) }
 
 // read returns n bytes of guest memory at ptr (aliased: valid until the
 // guest runs again).
-func (x *exec) read(ptr, n uint32) ([]byte, error) {
+func (x *Exec) read(ptr, n uint32) ([]byte, error) {
 	if n == 0 {
 		return nil, nil
 	}
@@ -92,7 +92,7 @@ func (x *exec) read(ptr, n uint32) ([]byte, error) {
 // fnName reads the function name of an op of kind, interned to avoid an
 // allocation per op. A name that is not valid text fails the execution
 // before the op is issued (texts.go); only valid names are interned.
-func (x *exec) fnName(kind abi.OpKind, ptr, n uint32) (string, error) {
+func (x *Exec) fnName(kind abi.OpKind, ptr, n uint32) (string, error) {
 	b, err := x.read(ptr, n)
 	if err != nil {
 		return "", err
@@ -101,7 +101,7 @@ func (x *exec) fnName(kind abi.OpKind, ptr, n uint32) (string, error) {
 		return s, nil
 	}
 	s := string(b)
-	if err := checkNameText(kind.String()+" op: the function name", s); err != nil {
+	if err := CheckNameText(kind.String()+" op: the function name", s); err != nil {
 		return "", x.fail("%v", err)
 	}
 	x.fnNames[s] = s
@@ -110,7 +110,7 @@ func (x *exec) fnName(kind abi.OpKind, ptr, n uint32) (string, error) {
 
 // reply hands a message to the guest: into its buffer if it fits, else
 // kept for take. It returns the message's length, the call's result.
-func (x *exec) reply(buf, capacity uint32, msg []byte) (uint64, error) {
+func (x *Exec) reply(buf, capacity uint32, msg []byte) (uint64, error) {
 	if uint32(len(msg)) <= capacity {
 		if !x.mem.Write(buf, msg) {
 			return 0, x.fail("guest passed an out-of-bounds buffer (offset %d, capacity %d)", buf, capacity)
@@ -124,13 +124,13 @@ func (x *exec) reply(buf, capacity uint32, msg []byte) (uint64, error) {
 
 // replyTo replies with msg into the buffer of arguments i and i+1 and
 // sets the call's result.
-func (x *exec) replyTo(stack []uint64, i int, msg []byte) error {
+func (x *Exec) replyTo(stack []uint64, i int, msg []byte) error {
 	n, err := x.reply(u32(stack, i), u32(stack, i+1), msg)
 	stack[0] = n
 	return err
 }
 
-func (x *exec) hello(ctx context.Context, stack []uint64) error {
+func (x *Exec) hello(ctx context.Context, stack []uint64) error {
 	x.h.metrics.activated(x.rs) // the first host call of an execution
 	v := u32(stack, 0)
 	stack[0] = uint64(abi.Version)
@@ -140,41 +140,41 @@ func (x *exec) hello(ctx context.Context, stack []uint64) error {
 	return nil
 }
 
-func (x *exec) announce(ctx context.Context, stack []uint64) error {
+func (x *Exec) announce(ctx context.Context, stack []uint64) error {
 	b, err := x.read(u32(stack, 0), u32(stack, 1))
 	if err != nil {
 		return err
 	}
-	x.workflows = nil
+	x.Workflows = nil
 	if len(b) > 0 {
-		x.workflows = strings.Split(string(b), "\n")
+		x.Workflows = strings.Split(string(b), "\n")
 	}
-	for _, w := range x.workflows {
-		if err := checkNameText("workflows: the workflow name", w); err != nil {
+	for _, w := range x.Workflows {
+		if err := CheckNameText("workflows: the workflow name", w); err != nil {
 			return x.fail("%v", err)
 		}
 	}
 	return nil
 }
 
-func (x *exec) invocation(ctx context.Context, stack []uint64) error {
+func (x *Exec) invocation(ctx context.Context, stack []uint64) error {
 	if x.describe {
-		x.described = true
+		x.Described = true
 		return x.stop(stDescribed, nil)
 	}
-	run := x.rs.run
+	run := x.rs.Run
 	found := false
-	for _, w := range x.workflows {
+	for _, w := range x.Workflows {
 		found = found || w == run.Workflow
 	}
 	if !found {
-		return x.fail("unknown workflow %q; the module registers: %s", run.Workflow, strings.Join(x.workflows, ", "))
+		return x.fail("unknown workflow %q; the module registers: %s", run.Workflow, strings.Join(x.Workflows, ", "))
 	}
 	x.out = abi.AppendInvocation(x.out[:0], abi.Invocation{Mode: abi.ModeRun, Workflow: run.Workflow, Input: run.Input})
 	return x.replyTo(stack, 0, x.out)
 }
 
-func (x *exec) take(ctx context.Context, stack []uint64) error {
+func (x *Exec) take(ctx context.Context, stack []uint64) error {
 	buf, n := u32(stack, 0), u32(stack, 1)
 	if x.pending == nil || uint32(len(x.pending)) != n {
 		return x.fail("guest called take(%d bytes) with no message of that size pending", n)
@@ -187,7 +187,7 @@ func (x *exec) take(ctx context.Context, stack []uint64) error {
 	return nil
 }
 
-func (x *exec) next(ctx context.Context, stack []uint64) error {
+func (x *Exec) next(ctx context.Context, stack []uint64) error {
 	d, err := x.dispatch(ctx)
 	if err != nil {
 		return err
@@ -209,9 +209,9 @@ func (x *exec) next(ctx context.Context, stack []uint64) error {
 	return x.replyTo(stack, 0, x.out)
 }
 
-func (x *exec) await(ctx context.Context, stack []uint64) error {
+func (x *Exec) await(ctx context.Context, stack []uint64) error {
 	tid, p := sched.TaskID(u32(stack, 0)), sched.PromiseID(u32(stack, 1))
-	out, ok, err := x.s.Await(tid, p)
+	out, ok, err := x.S.Await(tid, p)
 	if err != nil {
 		return x.schedErr(err)
 	}
@@ -222,7 +222,7 @@ func (x *exec) await(ctx context.Context, stack []uint64) error {
 	return x.replyTo(stack, 2, x.out)
 }
 
-func (x *exec) selectFn(ctx context.Context, stack []uint64) error {
+func (x *Exec) selectFn(ctx context.Context, stack []uint64) error {
 	tid := sched.TaskID(u32(stack, 0))
 	n := u32(stack, 2)
 	if n > 1<<16 {
@@ -236,7 +236,7 @@ func (x *exec) selectFn(ctx context.Context, stack []uint64) error {
 	for i := range ids {
 		ids[i] = sched.PromiseID(binary.LittleEndian.Uint32(raw[4*i:]))
 	}
-	i, out, ok, err := x.s.Select(tid, ids)
+	i, out, ok, err := x.S.Select(tid, ids)
 	if err != nil {
 		return x.schedErr(err)
 	}
@@ -253,8 +253,8 @@ func (x *exec) selectFn(ctx context.Context, stack []uint64) error {
 	return x.replyTo(stack, 3, x.out)
 }
 
-func (x *exec) outcomes(ctx context.Context, stack []uint64) error {
-	recs := x.s.Settled()
+func (x *Exec) outcomes(ctx context.Context, stack []uint64) error {
+	recs := x.S.Settled()
 	es := make([]abi.OutcomeEntry, len(recs))
 	for i, r := range recs {
 		es[i] = abi.OutcomeEntry{Key: r.Key, Function: r.Function, Outcome: toABI(r.Outcome)}
@@ -263,9 +263,9 @@ func (x *exec) outcomes(ctx context.Context, stack []uint64) error {
 	return x.replyTo(stack, 0, x.out)
 }
 
-func (x *exec) opOptions(ctx context.Context, stack []uint64) error {
+func (x *Exec) opOptions(ctx context.Context, stack []uint64) error {
 	tid := sched.TaskID(u32(stack, 0))
-	if tid == 0 || tid != x.s.Current() {
+	if tid == 0 || tid != x.S.Current() {
 		return x.fail("op_options: task %d is not the running task", tid)
 	}
 	b, err := x.read(u32(stack, 1), u32(stack, 2))
@@ -283,8 +283,8 @@ func (x *exec) opOptions(ctx context.Context, stack []uint64) error {
 	return nil
 }
 
-func (x *exec) canceledFn(ctx context.Context, stack []uint64) error {
-	ok, reason := x.s.Canceled()
+func (x *Exec) canceledFn(ctx context.Context, stack []uint64) error {
+	ok, reason := x.S.Canceled()
 	if !ok {
 		stack[0] = 0
 		return nil
@@ -296,14 +296,14 @@ func (x *exec) canceledFn(ctx context.Context, stack []uint64) error {
 }
 
 // inBody fails the execution unless the running task is in a step body.
-func (x *exec) inBody(what string) error {
-	if !x.s.CurrentInBody() {
+func (x *Exec) inBody(what string) error {
+	if !x.S.CurrentInBody() {
 		return x.fail("%s is only available inside a step body (StepContext); workflow code gets virtual time and seeded randomness", what)
 	}
 	return nil
 }
 
-func (x *exec) realNow(ctx context.Context, stack []uint64) error {
+func (x *Exec) realNow(ctx context.Context, stack []uint64) error {
 	if err := x.inBody("real time"); err != nil {
 		return err
 	}
@@ -311,7 +311,7 @@ func (x *exec) realNow(ctx context.Context, stack []uint64) error {
 	return nil
 }
 
-func (x *exec) realRand(ctx context.Context, stack []uint64) error {
+func (x *Exec) realRand(ctx context.Context, stack []uint64) error {
 	if err := x.inBody("real randomness"); err != nil {
 		return err
 	}

@@ -9,16 +9,16 @@ import (
 // dispatch returns the next task to run, running idle points as needed:
 // at each, the records so far are committed, completions are delivered,
 // and when none is due the execution waits, suspends or is evicted.
-func (x *exec) dispatch(ctx context.Context) (sched.Dispatch, error) {
-	if t := x.s.Current(); t != 0 {
+func (x *Exec) dispatch(ctx context.Context) (sched.Dispatch, error) {
+	if t := x.S.Current(); t != 0 {
 		return sched.Dispatch{}, x.fail("task %d called next without waiting on anything (await, select, body_sleep or task_done first)", t)
 	}
 	for {
-		if d, ok := x.s.Next(); ok {
+		if d, ok := x.S.Next(); ok {
 			return d, nil
 		}
-		if x.s.Replaying() {
-			if err := x.s.DeliverRound(); err != nil {
+		if x.S.Replaying() {
+			if err := x.S.DeliverRound(); err != nil {
 				return sched.Dispatch{}, x.schedErr(err)
 			}
 			continue
@@ -31,30 +31,30 @@ func (x *exec) dispatch(ctx context.Context) (sched.Dispatch, error) {
 
 // idlePoint commits the records so far, then delivers the completions
 // that arrived, waiting for one if none has.
-func (x *exec) idlePoint(ctx context.Context) error {
+func (x *Exec) idlePoint(ctx context.Context) error {
 	if !x.fx.commits() {
-		return x.stop(stSuspended, nil) // the journal ends here
+		return x.stop(Suspended, nil) // the journal ends here
 	}
 	if err := x.flush(ctx); err != nil {
 		return err
 	}
 	x.startCalls()
-	if x.h.cfg.Evict == EvictAlways && x.newRecords > 0 && !x.s.InBody() && !x.s.Held() {
-		return x.stop(stEvicted, nil)
+	if x.h.cfg.Evict == EvictAlways && x.newRecords > 0 && !x.S.InBody() && !x.S.Held() {
+		return x.stop(Evicted, nil)
 	}
-	cs := x.rs.mb.drain()
-	if len(cs) == 0 && !x.s.Held() {
+	cs := x.rs.MB.drain()
+	if len(cs) == 0 && !x.S.Held() {
 		if err := x.fx.idle(ctx); err != nil {
 			return err
 		}
-		cs = x.rs.mb.drain()
+		cs = x.rs.MB.drain()
 	}
-	stale := x.s.DeliverLive(cs)
+	stale := x.S.DeliverLive(cs)
 	x.rs.delivered(cs, stale)
-	if ok, reason := x.s.Canceled(); ok && !x.canceled {
+	if ok, reason := x.S.Canceled(); ok && !x.canceled {
 		x.canceled = true
 		x.wd.cancelSeen.Store(true)
-		x.rs.mb.cancelTaken()
+		x.rs.MB.cancelTaken()
 		x.blocking(func() { x.onCancel(ctx, reason) })
 	}
 	return nil
@@ -64,7 +64,7 @@ func (x *exec) idlePoint(ctx context.Context) error {
 // idle point, now that their pending records and everything the workflow
 // saw before issuing them are committed: an activity never acts on a
 // result that a crash could still take back.
-func (x *exec) startCalls() {
+func (x *Exec) startCalls() {
 	rs := x.rs
 	for _, c := range rs.starts {
 		rs.startActivity(x.h, c)
@@ -75,7 +75,7 @@ func (x *exec) startCalls() {
 
 // onCancel stops what the delivered cancellation failed (timers,
 // promises) and cancels the child runs still pending.
-func (x *exec) onCancel(ctx context.Context, reason string) {
+func (x *Exec) onCancel(ctx context.Context, reason string) {
 	rs := x.rs
 	for key, h := range rs.handles {
 		h.Stop()
@@ -94,17 +94,17 @@ func (x *exec) onCancel(ctx context.Context, reason string) {
 const errDeadlock = "deadlock: every task waits and nothing can settle what they wait for"
 
 // suspend ends the execution until wake (0: until a settlement).
-func (x *exec) suspend(wake int64) error {
-	x.rs.run.WakeAt = wake
-	return x.stop(stSuspended, nil)
+func (x *Exec) suspend(wake int64) error {
+	x.rs.Run.WakeAt = wake
+	return x.stop(Suspended, nil)
 }
 
 // flush commits the queued records.
-func (x *exec) flush(ctx context.Context) error {
+func (x *Exec) flush(ctx context.Context) error {
 	var err error
-	x.blocking(func() { err = x.rs.flush(ctx, x.h.cfg.Store) })
+	x.blocking(func() { err = x.rs.Flush(ctx, x.h.cfg.Store) })
 	if err != nil {
-		return x.stop(stUnrecorded, err)
+		return x.stop(Unrecorded, err)
 	}
 	return nil
 }

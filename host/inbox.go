@@ -19,14 +19,14 @@ import (
 // settlement settles an op the run recorded (Store.Settle refuses any
 // other key, and the host settles only a child's spawn or a task's call),
 // so its read is skipped there.
-func (h *Host) inbox(ctx context.Context, rs *runState, outs []store.Outcome) error {
+func (h *Host) inbox(ctx context.Context, rs *RunState, outs []store.Outcome) error {
 	if len(outs) > 0 {
-		sets, err := h.cfg.Store.Settlements(ctx, rs.run.ID)
+		sets, err := h.cfg.Store.Settlements(ctx, rs.Run.ID)
 		if err != nil {
-			return fmt.Errorf("drive %s: %w", rs.run.ID, err)
+			return fmt.Errorf("drive %s: %w", rs.Run.ID, err)
 		}
 		for _, s := range sets {
-			rs.mb.put(settlementCompletion(s))
+			rs.MB.Put(settlementCompletion(s))
 		}
 	}
 	delivered := false
@@ -36,18 +36,18 @@ func (h *Host) inbox(ctx context.Context, rs *runState, outs []store.Outcome) er
 	if delivered {
 		return nil
 	}
-	if rs.run.Cancel == "" && rs.run.Deadline > 0 {
-		if rs.world.armDeadline(h, rs) {
+	if rs.Run.Cancel == "" && rs.Run.Deadline > 0 {
+		if rs.World.ArmDeadline(h, rs) {
 			return nil
 		}
-		r, err := h.cfg.Store.RequestCancel(ctx, rs.run.ID, timeoutReason(rs.run))
+		r, err := h.cfg.Store.RequestCancel(ctx, rs.Run.ID, timeoutReason(rs.Run))
 		if err != nil {
-			return fmt.Errorf("drive %s: run timeout: %w", rs.run.ID, err)
+			return fmt.Errorf("drive %s: run timeout: %w", rs.Run.ID, err)
 		}
-		rs.run.Cancel = r.Cancel
+		rs.Run.Cancel = r.Cancel
 	}
-	if rs.run.Cancel != "" {
-		rs.mb.put(sched.Completion{Key: sched.CancelKey, Outcome: sched.Outcome{Err: rs.run.Cancel}})
+	if rs.Run.Cancel != "" {
+		rs.MB.Put(sched.Completion{Key: sched.CancelKey, Outcome: sched.Outcome{Err: rs.Run.Cancel}})
 	}
 	return nil
 }
@@ -67,28 +67,28 @@ func timeoutReason(r store.Run) string {
 // waiting reports whether a run that just suspended has something to
 // receive already (a settlement or a cancellation that arrived while it
 // was deciding to suspend), so it must be driven again at once.
-func (h *Host) waiting(ctx context.Context, rs *runState) (bool, error) {
-	if rs.mb.len() > 0 {
+func (h *Host) waiting(ctx context.Context, rs *RunState) (bool, error) {
+	if rs.MB.Len() > 0 {
 		return true, nil
 	}
-	sets, err := h.cfg.Store.Settlements(ctx, rs.run.ID)
+	sets, err := h.cfg.Store.Settlements(ctx, rs.Run.ID)
 	if err != nil {
-		return false, fmt.Errorf("drive %s: %w", rs.run.ID, err)
+		return false, fmt.Errorf("drive %s: %w", rs.Run.ID, err)
 	}
 	if len(sets) > 0 {
 		return true, nil
 	}
-	r, err := h.cfg.Store.Run(ctx, rs.run.ID)
+	r, err := h.cfg.Store.Run(ctx, rs.Run.ID)
 	if err != nil {
-		return false, fmt.Errorf("drive %s: %w", rs.run.ID, err)
+		return false, fmt.Errorf("drive %s: %w", rs.Run.ID, err)
 	}
-	rs.run.Cancel = r.Cancel
+	rs.Run.Cancel = r.Cancel
 	if r.Cancel == "" {
 		return false, nil
 	}
-	outs, err := h.cfg.Store.Outcomes(ctx, rs.run.ID)
+	outs, err := h.cfg.Store.Outcomes(ctx, rs.Run.ID)
 	if err != nil {
-		return false, fmt.Errorf("drive %s: %w", rs.run.ID, err)
+		return false, fmt.Errorf("drive %s: %w", rs.Run.ID, err)
 	}
 	for _, o := range outs {
 		if o.Key == store.CancelKey {

@@ -36,7 +36,7 @@ func fromABI(status uint32, data []byte, panicOK bool) (sched.Outcome, bool) {
 }
 
 // toStore is a journal record as the store keeps it.
-func toStore(r sched.Record) store.Outcome {
+func ToStore(r sched.Record) store.Outcome {
 	o := store.Outcome{Key: r.Key, Kind: r.Kind, Function: r.Function, Seq: r.Seq, Waited: r.Waited,
 		Idle: r.Idle, WakeOrder: r.WakeOrder, VTime: r.VTime, Deadline: r.Deadline, Attempts: r.Attempts, UpdatedAt: time.Now()}
 	switch {
@@ -51,7 +51,7 @@ func toStore(r sched.Record) store.Outcome {
 }
 
 // fromStore is a stored outcome as a journal record.
-func fromStore(o store.Outcome) sched.Record {
+func FromStore(o store.Outcome) sched.Record {
 	r := sched.Record{Key: o.Key, Kind: o.Kind, Function: o.Function, Pending: o.Status == store.OutcomePending,
 		Seq: o.Seq, Waited: o.Waited, Idle: o.Idle, WakeOrder: o.WakeOrder, VTime: o.VTime, Deadline: o.Deadline, Attempts: o.Attempts}
 	if o.Status == store.OutcomeOK {

@@ -79,12 +79,12 @@ func (m *metrics) execution(replay bool) {
 // its first host call (the guest's hello). Executions that are not a
 // driven run's (describe, verifying replays) have no start and are not
 // observed.
-func (m *metrics) activated(rs *runState) {
-	if rs == nil || rs.activating.IsZero() {
+func (m *metrics) activated(rs *RunState) {
+	if rs == nil || rs.Activating.IsZero() {
 		return
 	}
-	m.activation.observe(time.Since(rs.activating).Seconds())
-	rs.activating = time.Time{}
+	m.activation.observe(time.Since(rs.Activating).Seconds())
+	rs.Activating = time.Time{}
 }
 
 // runEnded counts a run that reached status s in this process.

@@ -15,21 +15,21 @@ type ModuleError = modules.Error
 // describe runs the module in describe mode and returns its registered
 // workflows, sorted, and the input schemas it announced (nil for none).
 func (h *Host) describe(ctx context.Context, label string, cm *modules.Module) ([]string, map[string]json.RawMessage, error) {
-	x := newDescribeExec(h)
-	err := h.instantiate(ctx, cm, x)
-	if x.failure != nil {
-		return nil, nil, &ModuleError{Module: label, Reason: x.failure.Error(), Err: x.failure}
+	x := NewDescribe(h)
+	err := x.Instantiate(ctx, cm)
+	if x.Failure != nil {
+		return nil, nil, &ModuleError{Module: label, Reason: x.Failure.Error(), Err: x.Failure}
 	}
-	if !x.described {
+	if !x.Described {
 		reason := "it did not announce its workflows (does main call skein.Main?)"
 		if err != nil {
-			reason += ": " + exitDetail(err, x.stderr.String())
+			reason += ": " + ExitDetail(err, x.Stderr.String())
 		}
 		return nil, nil, &ModuleError{Module: label, Reason: reason, Err: err}
 	}
-	if len(x.workflows) == 0 {
+	if len(x.Workflows) == 0 {
 		return nil, nil, &ModuleError{Module: label, Reason: "it registers no workflows (call skein.Register before skein.Main)"}
 	}
-	sort.Strings(x.workflows)
-	return x.workflows, x.inputSchemas, nil
+	sort.Strings(x.Workflows)
+	return x.Workflows, x.InputSchemas, nil
 }

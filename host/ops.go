@@ -25,7 +25,7 @@ type opArgs struct {
 }
 
 // readOp reads the arguments of an op call from the guest.
-func (x *exec) readOp(stack []uint64) (opArgs, error) {
+func (x *Exec) readOp(stack []uint64) (opArgs, error) {
 	a := opArgs{tid: sched.TaskID(u32(stack, 0)), kind: abi.OpKind(u32(stack, 1))}
 	name, err := x.read(u32(stack, 2), u32(stack, 3))
 	if err != nil {
@@ -41,7 +41,7 @@ func (x *exec) readOp(stack []uint64) (opArgs, error) {
 
 // op issues an op: a task or branch (spawn, fork, branch) or a durable
 // op (step, call, sleep, promise, child).
-func (x *exec) op(ctx context.Context, stack []uint64) error {
+func (x *Exec) op(ctx context.Context, stack []uint64) error {
 	a, err := x.readOp(stack)
 	if err != nil {
 		return err
@@ -54,21 +54,21 @@ func (x *exec) op(ctx context.Context, stack []uint64) error {
 	case abi.OpSpawn:
 		var t sched.TaskID
 		var p sched.PromiseID
-		t, p, r.Key, err = x.s.Spawn(a.tid, a.name)
+		t, p, r.Key, err = x.S.Spawn(a.tid, a.name)
 		r.Task, r.Promise = uint32(t), uint32(p)
 		if err == nil {
 			x.fx.spawned(a.tid, t)
 			err = x.taskStarted()
 		}
 	case abi.OpFork:
-		r.Promise, r.Key, err = x.s.Fork(a.tid, a.name)
+		r.Promise, r.Key, err = x.S.Fork(a.tid, a.name)
 	case abi.OpBranch:
 		if len(a.arg) != 4 {
 			return x.fail("branch op needs a 4-byte fork handle, got %d bytes", len(a.arg))
 		}
 		var t sched.TaskID
 		var p sched.PromiseID
-		t, p, r.Key, err = x.s.Branch(a.tid, binary.LittleEndian.Uint32(a.arg))
+		t, p, r.Key, err = x.S.Branch(a.tid, binary.LittleEndian.Uint32(a.arg))
 		r.Task, r.Promise = uint32(t), uint32(p)
 		if err == nil {
 			x.fx.spawned(a.tid, t)
@@ -93,7 +93,7 @@ func (x *exec) op(ctx context.Context, stack []uint64) error {
 }
 
 // countOp counts the op against the execution's limits (limits.go).
-func (x *exec) countOp(a opArgs) error {
+func (x *Exec) countOp(a opArgs) error {
 	if err := x.countOps(); err != nil {
 		return err
 	}
@@ -118,7 +118,7 @@ func (x *exec) countOp(a opArgs) error {
 // durableOp issues an op the journal records. An error that is not
 // errExecEnded comes from the scheduler (op hands it to schedErr, or
 // replies with a step id error).
-func (x *exec) durableOp(ctx context.Context, a opArgs) (abi.OpResult, error) {
+func (x *Exec) durableOp(ctx context.Context, a opArgs) (abi.OpResult, error) {
 	opts, hasOpts := x.nextOpts[a.tid]
 	if hasOpts {
 		delete(x.nextOpts, a.tid)
@@ -134,7 +134,7 @@ func (x *exec) durableOp(ctx context.Context, a opArgs) (abi.OpResult, error) {
 	if a.fn == "" {
 		return abi.OpResult{}, x.fail("%s op without a function name", a.kind)
 	}
-	res, err := x.s.Op(a.tid, a.kind.String(), a.name, a.fn)
+	res, err := x.S.Op(a.tid, a.kind.String(), a.name, a.fn)
 	if err != nil {
 		return abi.OpResult{}, err
 	}
@@ -146,11 +146,11 @@ func (x *exec) durableOp(ctx context.Context, a opArgs) (abi.OpResult, error) {
 	if res.New || res.Pending != nil {
 		// The world decides what becomes of an op the journal does not
 		// settle: a verifying replay or an upgrade check starts nothing.
-		switch act, err := x.fx.unsettled(a.kind, a.fn, res, x.s.Replaying()); {
+		switch act, err := x.fx.unsettled(a.kind, a.fn, res, x.S.Replaying()); {
 		case err != nil:
 			return abi.OpResult{}, x.schedErr(err)
 		case act == opStop:
-			return abi.OpResult{}, x.stop(stSuspended, nil)
+			return abi.OpResult{}, x.stop(Suspended, nil)
 		case act == opWait:
 			return r, nil
 		}
@@ -169,7 +169,7 @@ func (x *exec) durableOp(ctx context.Context, a opArgs) (abi.OpResult, error) {
 			if x.opSchema, err = x.promiseSchema(res.Key, a.arg); err != nil {
 				return r, err
 			}
-			x.s.RecordPending(res.Promise, 0)
+			x.S.RecordPending(res.Promise, 0)
 			x.opSchema = nil
 		}
 		x.rs.promises[res.Key] = true
@@ -177,7 +177,7 @@ func (x *exec) durableOp(ctx context.Context, a opArgs) (abi.OpResult, error) {
 		err = x.callOp(ctx, res, a, opts)
 	case a.kind == abi.OpChild && (res.New || res.Pending != nil):
 		if res.New {
-			x.s.RecordPending(res.Promise, 0)
+			x.S.RecordPending(res.Promise, 0)
 		}
 		err = x.startChild(ctx, res.Key, a.fn, a.arg, opts.ParentClose)
 	}
@@ -187,7 +187,7 @@ func (x *exec) durableOp(ctx context.Context, a opArgs) (abi.OpResult, error) {
 // checkOpts fails the run when the options of the next op do not apply
 // to its kind: retries and timeouts to steps and calls, a parent close
 // policy to child ops.
-func (x *exec) checkOpts(kind abi.OpKind, o abi.OpOptions) error {
+func (x *Exec) checkOpts(kind abi.OpKind, o abi.OpOptions) error {
 	switch {
 	case o.ParentClose > abi.ParentCloseAbandon:
 		return x.fail("op_options: unknown parent close policy %d (1: cancel the child, 2: abandon it)", o.ParentClose)
@@ -204,7 +204,7 @@ func (x *exec) checkOpts(kind abi.OpKind, o abi.OpOptions) error {
 }
 
 // startBody notes a step body that starts running in the guest.
-func (x *exec) startBody(res sched.OpResult, opts abi.OpOptions, hasOpts bool) {
+func (x *Exec) startBody(res sched.OpResult, opts abi.OpOptions, hasOpts bool) {
 	if hasOpts {
 		if x.bodies == nil {
 			x.bodies = map[sched.PromiseID]*stepBody{}
@@ -214,13 +214,13 @@ func (x *exec) startBody(res sched.OpResult, opts abi.OpOptions, hasOpts bool) {
 	}
 	x.fx.bodyStarted(res.Key, res.Attempts)
 	if hook := x.h.hooks.onBody; hook != nil {
-		x.blocking(func() { hook(x.rs.run.ID, res.Key) }) // a test holding the body is not the guest's time
+		x.blocking(func() { hook(x.rs.Run.ID, res.Key) }) // a test holding the body is not the guest's time
 	}
 }
 
 // sleepOp arms the timer of a sleep: recorded pending with its deadline
 // when new.
-func (x *exec) sleepOp(res sched.OpResult, arg []byte) error {
+func (x *Exec) sleepOp(res sched.OpResult, arg []byte) error {
 	switch {
 	case res.Pending != nil:
 		x.fx.armTimer(res.Key, res.Pending.Deadline)
@@ -233,20 +233,20 @@ func (x *exec) sleepOp(res sched.OpResult, arg []byte) error {
 		// deadline past the last instant an int64 of nanoseconds holds
 		// (2262-04-11) is that instant: it would otherwise wrap around
 		// into the past and fire at once.
-		deadline := x.s.VNow() + min(d, math.MaxInt64-x.s.VNow())
-		x.s.RecordPending(res.Promise, deadline)
+		deadline := x.S.VNow() + min(d, math.MaxInt64-x.S.VNow())
+		x.S.RecordPending(res.Promise, deadline)
 		x.fx.armTimer(res.Key, deadline)
 	}
 	return nil
 }
 
 // callOp starts an activity call, new or resumed after a crash.
-func (x *exec) callOp(ctx context.Context, res sched.OpResult, a opArgs, opts abi.OpOptions) error {
-	if err := x.h.checkGrant(ctx, x.rs.run.ModuleHash, a.fn); err != nil {
+func (x *Exec) callOp(ctx context.Context, res sched.OpResult, a opArgs, opts abi.OpOptions) error {
+	if err := x.h.checkGrant(ctx, x.rs.Run.ModuleHash, a.fn); err != nil {
 		return x.fail("%v (called at key %q)", err, res.Key)
 	}
 	if res.New {
-		x.s.RecordPending(res.Promise, 0)
+		x.S.RecordPending(res.Promise, 0)
 	}
 	c := activityCall{key: res.Key, name: a.fn, input: bytes.Clone(a.arg), opts: opts, attempt: max(res.Attempts, 1)}
 	if res.Pending != nil {
@@ -258,17 +258,17 @@ func (x *exec) callOp(ctx context.Context, res sched.OpResult, a opArgs, opts ab
 // startChild creates the child run of the op at key (once: its id is
 // ChildRunID(run, key)) and drives it, unless it has ended: then its
 // outcome is delivered at the next idle point.
-func (x *exec) startChild(ctx context.Context, key, workflow string, input []byte, policy uint32) error {
+func (x *Exec) startChild(ctx context.Context, key, workflow string, input []byte, policy uint32) error {
 	rs := x.rs
 	if err := x.checkChildDepth(ctx, key, workflow); err != nil {
 		return err
 	}
-	id := ChildRunID(rs.run.ID, key)
+	id := ChildRunID(rs.Run.ID, key)
 	rs.children[key] = id
 	if len(input) == 0 {
 		input = []byte("null")
 	}
-	child := store.Run{ID: id, ModuleHash: rs.run.ModuleHash, Workflow: workflow, Input: bytes.Clone(input), Parent: rs.run.ID,
+	child := store.Run{ID: id, ModuleHash: rs.Run.ModuleHash, Workflow: workflow, Input: bytes.Clone(input), Parent: rs.Run.ID,
 		ParentClose: store.ParentCloseCancel}
 	if policy == abi.ParentCloseAbandon {
 		child.ParentClose = store.ParentCloseAbandon
@@ -281,19 +281,19 @@ func (x *exec) startChild(ctx context.Context, key, workflow string, input []byt
 	}
 	// The policy is the one stored with the child when it was created.
 	rs.abandons[key] = child.ParentClose == store.ParentCloseAbandon
-	x.h.noteChildKey(rs.run.ID, id, key)
+	x.h.noteChildKey(rs.Run.ID, id, key)
 	x.fx.child(ctx, key, child)
 	return nil
 }
 
 // driveChild has the child run id driven, unless it is being driven for
 // this run already.
-func (x *exec) driveChild(id string) { x.h.driveChild(x.base, x.rs, id) }
+func (x *Exec) driveChild(id string) { x.h.driveChild(x.base, x.rs, id) }
 
 // driveChild has the child run id of rs's run driven on base (without
 // the parent execution's watchdog), unless it is being driven for the
 // run already.
-func (h *Host) driveChild(base context.Context, rs *runState, id string) {
+func (h *Host) driveChild(base context.Context, rs *RunState, id string) {
 	if rs.opts.hold != nil && rs.opts.hold.byWork {
 		// A worker (Work) drives the parent: the child is a run like any
 		// other, claimed with a lease of its own by whichever worker is
@@ -311,7 +311,7 @@ func (h *Host) driveChild(base context.Context, rs *runState, id string) {
 	// the parent cancels its children or abandons them, to go on.
 	cctx, cancel := context.WithCancel(context.WithoutCancel(base))
 	stop := context.AfterFunc(base, func() {
-		if !rs.ended.Load() {
+		if !rs.Ended.Load() {
 			cancel()
 		}
 	})
@@ -333,9 +333,9 @@ func (h *Host) driveChild(base context.Context, rs *runState, id string) {
 				// Host.Close (skein run exits): the child stays running,
 				// to go on by replay under a worker; an abandoned child,
 				// whose parent ended, is left so on purpose.
-				h.log.Info("child run interrupted: it stays running", "run", rs.run.ID, "child", id, "err", err)
+				h.log.Info("child run interrupted: it stays running", "run", rs.Run.ID, "child", id, "err", err)
 			case err != nil && !errors.Is(err, errActive):
-				h.log.Warn("child run stopped", "run", rs.run.ID, "child", id, "err", err)
+				h.log.Warn("child run stopped", "run", rs.Run.ID, "child", id, "err", err)
 			}
 			// A cancellation stored just as the child suspended (too
 			// late for its drive to see) is delivered by driving it again.
@@ -344,12 +344,12 @@ func (h *Host) driveChild(base context.Context, rs *runState, id string) {
 			}
 		}
 		rs.setChildLive(id, false)
-		rs.mb.nudge()
+		rs.MB.nudge()
 	}()
 }
 
 // childOutcome is the outcome a parent gets from its ended child.
-func childOutcome(c store.Run) sched.Outcome {
+func ChildOutcome(c store.Run) sched.Outcome {
 	if c.Status == store.RunCompleted {
 		v := c.Result
 		if len(v) == 0 {

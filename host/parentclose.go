@@ -20,11 +20,11 @@ import (
 
 // queueParentEnded queues, for the commit that ends rs's run, what its end
 // does to each child run it leaves unended, and returns it.
-func queueParentEnded(rs *runState) []store.ParentEnd {
-	if !rs.run.Status.Terminal() || len(rs.children) == 0 {
+func QueueParentEnded(rs *RunState) []store.ParentEnd {
+	if !rs.Run.Status.Terminal() || len(rs.children) == 0 {
 		return nil
 	}
-	reason := fmt.Sprintf("parent run %s ended (%s)", rs.run.ID, rs.run.Status)
+	reason := fmt.Sprintf("parent run %s ended (%s)", rs.Run.ID, rs.Run.Status)
 	keys := make([]string, 0, len(rs.children))
 	for key := range rs.children {
 		keys = append(keys, key)
@@ -38,7 +38,7 @@ func queueParentEnded(rs *runState) []store.ParentEnd {
 		}
 		ends = append(ends, e)
 	}
-	rs.batch.ParentEnded = append(rs.batch.ParentEnded, ends...)
+	rs.Batch.ParentEnded = append(rs.Batch.ParentEnded, ends...)
 	return ends
 }
 
@@ -47,17 +47,17 @@ func queueParentEnded(rs *runState) []store.ParentEnd {
 // (the one that drives it now, or the next to claim it); a Drive (skein
 // run) drives its canceled children to their end before it returns, so
 // none is left running when the process exits. Abandoned children go on.
-func (liveWorld) parentEnded(ctx context.Context, h *Host, rs *runState, ends []store.ParentEnd) {
+func (liveWorld) ParentEnded(ctx context.Context, h *Host, rs *RunState, ends []store.ParentEnd) {
 	byWork := rs.opts.hold != nil && rs.opts.hold.byWork
 	var canceled []string
 	for _, e := range ends {
 		if e.Abandon {
-			h.log.Info("child run abandoned: its parent ended", "run", rs.run.ID, "child", e.RunID)
+			h.log.Info("child run abandoned: its parent ended", "run", rs.Run.ID, "child", e.RunID)
 			continue
 		}
 		if _, err := h.Cancel(context.WithoutCancel(ctx), e.RunID, e.Reason); err != nil {
 			if !errors.Is(err, ErrTerminal) {
-				h.log.Warn("cancel child run", "run", rs.run.ID, "child", e.RunID, "err", err)
+				h.log.Warn("cancel child run", "run", rs.Run.ID, "child", e.RunID, "err", err)
 			}
 			continue
 		}
@@ -74,34 +74,34 @@ func (liveWorld) parentEnded(ctx context.Context, h *Host, rs *runState, ends []
 // started): its cancellation reaches it just after its parent's end in
 // virtual time, so a crash replay of the parent, which finds the child
 // ended, gets its end after the parent's, as the run did.
-func (w simWorld) parentEnded(ctx context.Context, h *Host, rs *runState, ends []store.ParentEnd) {
+func (w SimWorld) ParentEnded(ctx context.Context, h *Host, rs *RunState, ends []store.ParentEnd) {
 	for _, e := range ends {
 		if e.Abandon {
 			continue
 		}
-		cs := h.sim.run(e.RunID, w.run.clock)
-		cs.clock = max(cs.clock, w.run.clock+1)
+		cs := h.sim.Run(e.RunID, w.Run.Clock)
+		cs.Clock = max(cs.Clock, w.Run.Clock+1)
 		if _, err := h.Drive(ctx, e.RunID, DriveOptions{}); err != nil && !IsDivergence(err) {
-			h.log.Warn("child run stopped", "run", rs.run.ID, "child", e.RunID, "err", err)
+			h.log.Warn("child run stopped", "run", rs.Run.ID, "child", e.RunID, "err", err)
 		}
 	}
 }
 
 // waitChildren waits until none of the child runs ids is driven for rs's
 // run in this process, or ctx ends.
-func (rs *runState) waitChildren(ctx context.Context, ids []string) {
+func (rs *RunState) waitChildren(ctx context.Context, ids []string) {
 	for {
-		rs.mu.Lock()
+		rs.Mu.Lock()
 		live := slices.ContainsFunc(ids, func(id string) bool { return rs.childLive[id] })
 		if !live {
-			rs.mu.Unlock()
+			rs.Mu.Unlock()
 			return
 		}
 		if rs.childGone == nil {
 			rs.childGone = make(chan struct{})
 		}
 		gone := rs.childGone
-		rs.mu.Unlock()
+		rs.Mu.Unlock()
 		select {
 		case <-gone:
 		case <-ctx.Done():

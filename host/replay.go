@@ -48,28 +48,28 @@ func (h *Host) Replay(ctx context.Context, runID string) (ReplayResult, error) {
 	}
 	recs := make([]sched.Record, len(outs))
 	for i, o := range outs {
-		recs[i] = fromStore(o)
+		recs[i] = FromStore(o)
 	}
-	rs := newRunState(run, DriveOptions{})
-	defer rs.close()
-	rs.world = verifyWorld{}
-	x := newExec(h, rs, recs)
-	h.instantiate(ctx, cm, x)
-	switch x.state {
-	case stDone:
-		if x.continued != nil {
-			return ReplayResult{Status: store.RunContinued, Result: x.continued}, nil
+	rs := NewRunState(run, DriveOptions{})
+	defer rs.Close()
+	rs.World = VerifyWorld{}
+	x := NewExec(h, rs, recs)
+	x.Instantiate(ctx, cm)
+	switch x.State {
+	case Done:
+		if x.Continued != nil {
+			return ReplayResult{Status: store.RunContinued, Result: x.Continued}, nil
 		}
-		if x.result.OK {
-			return ReplayResult{Status: store.RunCompleted, Result: x.result.Value}, nil
+		if x.Result.OK {
+			return ReplayResult{Status: store.RunCompleted, Result: x.Result.Value}, nil
 		}
-		return ReplayResult{Status: store.RunFailed, Error: x.result.Err}, nil
-	case stSuspended:
+		return ReplayResult{Status: store.RunFailed, Error: x.Result.Err}, nil
+	case Suspended:
 		return ReplayResult{Status: store.RunSuspended}, nil
-	case stDiverged:
-		return ReplayResult{}, x.failure
+	case Diverged:
+		return ReplayResult{}, x.Failure
 	}
-	return ReplayResult{Status: store.RunFailed, Error: x.failure.Error()}, nil
+	return ReplayResult{Status: store.RunFailed, Error: x.Failure.Error()}, nil
 }
 
 // outcomesOf returns the journal of run, as read from the store: that of a

@@ -22,60 +22,60 @@ import (
 // process, across the executions (instances) that evictions create:
 // armed timers, activities in flight, completions not yet delivered, and
 // records not yet committed.
-type runState struct {
-	run        store.Run
+type RunState struct {
+	Run        store.Run
 	opts       DriveOptions
-	statusDue  bool // the batch holds the drive's running status, to commit as the execution starts
-	mb         mailbox
+	StatusDue  bool // the batch holds the drive's running status, to commit as the execution starts
+	MB         mailbox
 	timers     map[string]int64 // armed durable timers: key -> deadline
 	handles    map[string]*time.Timer
 	activities map[string]bool   // activities in flight, by key
 	starts     []activityCall    // in-process calls to start after the next commit
-	remote     map[string]int64  // remote activity tasks issued: key -> when (unix ns; tasks.go)
+	Remote     map[string]int64  // remote activity tasks issued: key -> when (unix ns; tasks.go)
 	remoteDue  *time.Timer       // nudges the run when its newest remote task stops being fresh
-	board      *taskboard.Board  // told when the run's tasks are committed; nil: no one
+	Board      *taskboard.Board  // told when the run's tasks are committed; nil: no one
 	promises   map[string]bool   // external promises issued
 	children   map[string]string // child runs issued and not delivered: key -> child run id
 	abandons   map[string]bool   // keys of children whose policy is ParentCloseAbandon
 	bodyWaits  int               // waits inside step bodies in flight
 	bodyTimers []*time.Timer     // their timers
 	depth      int               // ancestors of the run; -1 until needed (limits.go)
-	batch      store.Batch
+	Batch      store.Batch
 	// A commit handed to the store by flushAsync and its batch; spare is
 	// the outcome buffer of the last one, reused.
 	inflight      chan error
 	inflightBatch store.Batch
 	spare         []store.RunOutcome
-	cancel        context.CancelFunc // stops activities
+	Cancel        context.CancelFunc // stops activities
 	actx          context.Context
 	deadline      *time.Timer // run timeout
-	world         world       // where its effects happen (effects.go)
-	activating    time.Time   // when the next execution's activation began (metrics.go)
+	World         world       // where its effects happen (effects.go)
+	Activating    time.Time   // when the next execution's activation began (metrics.go)
 	// lease, when set, is the worker's lease on the run (Work): every
 	// commit of the run is fenced by it, so once another worker has
 	// claimed the run nothing more is recorded from here.
-	lease *store.Lease
+	Lease *store.Lease
 
-	mu        sync.Mutex
+	Mu        sync.Mutex
 	childLive map[string]bool    // child runs this run drives in this process
 	childGone chan struct{}      // closed when one stops being driven (waitChildren); nil: no one waits
-	ended     atomic.Bool        // the run's end is committed: its children's drives outlive its drive
-	late      []store.RunAttempt // attempts of activity calls, for the next flush (timeline.go)
+	Ended     atomic.Bool        // the run's end is committed: its children's drives outlive its drive
+	Late      []store.RunAttempt // attempts of activity calls, for the next flush (timeline.go)
 }
 
-func newRunState(run store.Run, opts DriveOptions) *runState {
+func NewRunState(run store.Run, opts DriveOptions) *RunState {
 	actx, cancel := context.WithCancel(context.Background())
-	rs := &runState{run: run, opts: opts, timers: map[string]int64{}, handles: map[string]*time.Timer{},
-		activities: map[string]bool{}, remote: map[string]int64{}, promises: map[string]bool{}, children: map[string]string{}, abandons: map[string]bool{}, depth: -1,
-		actx: actx, cancel: cancel, childLive: map[string]bool{}, world: liveWorld{}}
+	rs := &RunState{Run: run, opts: opts, timers: map[string]int64{}, handles: map[string]*time.Timer{},
+		activities: map[string]bool{}, Remote: map[string]int64{}, promises: map[string]bool{}, children: map[string]string{}, abandons: map[string]bool{}, depth: -1,
+		actx: actx, Cancel: cancel, childLive: map[string]bool{}, World: liveWorld{}}
 	if opts.hold != nil {
-		rs.lease = &opts.hold.lease
+		rs.Lease = &opts.hold.lease
 	}
 	return rs
 }
 
 // close stops timers and activities.
-func (rs *runState) close() {
+func (rs *RunState) Close() {
 	for _, t := range rs.handles {
 		t.Stop()
 	}
@@ -88,21 +88,21 @@ func (rs *runState) close() {
 	if rs.remoteDue != nil {
 		rs.remoteDue.Stop()
 	}
-	rs.cancel()
+	rs.Cancel()
 }
 
 // liveChildren is the number of child runs being driven for this run.
-func (rs *runState) liveChildren() int {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
+func (rs *RunState) liveChildren() int {
+	rs.Mu.Lock()
+	defer rs.Mu.Unlock()
 	return len(rs.childLive)
 }
 
 // setChildLive marks a child run as driven (or no longer) by this run and
 // reports whether it changed.
-func (rs *runState) setChildLive(id string, live bool) bool {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
+func (rs *RunState) setChildLive(id string, live bool) bool {
+	rs.Mu.Lock()
+	defer rs.Mu.Unlock()
 	if rs.childLive[id] == live {
 		return false
 	}
@@ -119,13 +119,13 @@ func (rs *runState) setChildLive(id string, live bool) bool {
 }
 
 // armTimer arms the durable timer of key, once.
-func (rs *runState) armTimer(key string, deadline int64) {
+func (rs *RunState) armTimer(key string, deadline int64) {
 	if _, ok := rs.timers[key]; ok {
 		return
 	}
 	rs.timers[key] = deadline
 	rs.handles[key] = time.AfterFunc(time.Until(time.Unix(0, deadline)), func() {
-		rs.mb.put(sched.Completion{Key: key, Outcome: sched.Outcome{OK: true, Value: []byte("null")}})
+		rs.MB.Put(sched.Completion{Key: key, Outcome: sched.Outcome{OK: true, Value: []byte("null")}})
 	})
 }
 
@@ -142,7 +142,7 @@ type activityCall struct {
 // startActivity runs the activity on its own goroutine, retrying by its
 // policy; each new attempt is recorded (pending) before it runs, so a
 // restart continues the count. Its outcome arrives in the mailbox.
-func (rs *runState) startActivity(h *Host, c activityCall) {
+func (rs *RunState) startActivity(h *Host, c activityCall) {
 	if rs.activities[c.key] {
 		return
 	}
@@ -155,12 +155,12 @@ func (rs *runState) startActivity(h *Host, c activityCall) {
 			done.Outcome = errOutcome(err.Error())
 		}
 		if rs.actx.Err() == nil {
-			rs.mb.put(done)
+			rs.MB.Put(done)
 		}
 	})
 }
 
-func (rs *runState) runAttempts(st store.Store, c activityCall) ([]byte, int, error) {
+func (rs *RunState) runAttempts(st store.Store, c activityCall) ([]byte, int, error) {
 	maxAttempts := int(c.opts.MaxAttempts)
 	if c.resumed && maxAttempts > 0 && c.attempt > maxAttempts {
 		return nil, c.attempt - 1, fmt.Errorf("activity %q: attempt %d of %d was interrupted (the process stopped); no attempts left", c.name, c.attempt-1, maxAttempts)
@@ -171,10 +171,10 @@ func (rs *runState) runAttempts(st store.Store, c activityCall) ([]byte, int, er
 		if attempt > c.attempt || c.resumed {
 			// Record the attempt before it runs: a restart continues from it.
 			o := store.Outcome{Key: c.key, Kind: "call", Function: c.name, Status: store.OutcomePending, Attempts: attempt}
-			b := store.Batch{Outcomes: []store.RunOutcome{{RunID: rs.run.ID, Outcome: o}}, Fence: rs.lease,
-				Attempts: []store.RunAttempt{{RunID: rs.run.ID, Attempt: store.Attempt{Key: c.key, N: attempt, Start: start}}}}
+			b := store.Batch{Outcomes: []store.RunOutcome{{RunID: rs.Run.ID, Outcome: o}}, Fence: rs.Lease,
+				Attempts: []store.RunAttempt{{RunID: rs.Run.ID, Attempt: store.Attempt{Key: c.key, N: attempt, Start: start}}}}
 			if prev.N > 0 {
-				b.Attempts = append(b.Attempts, store.RunAttempt{RunID: rs.run.ID, Attempt: prev})
+				b.Attempts = append(b.Attempts, store.RunAttempt{RunID: rs.Run.ID, Attempt: prev})
 			}
 			if err := st.Commit(rs.actx, b); err != nil {
 				return nil, attempt, fmt.Errorf("activity %q: record attempt %d: %w", c.name, attempt, err)
@@ -184,7 +184,7 @@ func (rs *runState) runAttempts(st store.Store, c activityCall) ([]byte, int, er
 		if c.opts.Timeout > 0 {
 			ctx, cancel = context.WithTimeout(rs.actx, time.Duration(c.opts.Timeout))
 		}
-		ctx = context.WithValue(ctx, activityInfoKey{}, ActivityInfo{RunID: rs.run.ID, Key: c.key, Attempt: attempt})
+		ctx = context.WithValue(ctx, activityInfoKey{}, ActivityInfo{RunID: rs.Run.ID, Key: c.key, Attempt: attempt})
 		out, err := runActivity(ctx, c.fn, c.input)
 		if err == nil && ctx.Err() == context.DeadlineExceeded {
 			err = ctx.Err()
@@ -194,7 +194,7 @@ func (rs *runState) runAttempts(st store.Store, c activityCall) ([]byte, int, er
 			err = fmt.Errorf("activity %q timed out after %s (attempt %d)", c.name, time.Duration(c.opts.Timeout), attempt)
 		}
 		end := time.Now().UnixNano()
-		if err == nil || !retryable(c.opts, err, attempt) {
+		if err == nil || !Retryable(c.opts, err, attempt) {
 			if attempt > c.attempt || c.resumed {
 				a := store.Attempt{Key: c.key, N: attempt, End: end}
 				if err != nil {
@@ -205,7 +205,7 @@ func (rs *runState) runAttempts(st store.Store, c activityCall) ([]byte, int, er
 			return out, attempt, err
 		}
 		prev = store.Attempt{Key: c.key, N: attempt, Start: start, End: end, Error: store.CleanText(err.Error())}
-		t := time.NewTimer(backoff(c.opts, attempt))
+		t := time.NewTimer(Backoff(c.opts, attempt))
 		select {
 		case <-t.C:
 		case <-rs.actx.Done():
@@ -234,7 +234,7 @@ func ActivityInfoFrom(ctx context.Context) (ActivityInfo, bool) {
 }
 
 // retryable reports whether an attempt that failed with err is retried.
-func retryable(o abi.OpOptions, err error, attempt int) bool {
+func Retryable(o abi.OpOptions, err error, attempt int) bool {
 	if attempt >= int(o.MaxAttempts) {
 		return false
 	}
@@ -256,7 +256,7 @@ func nonRetryableText(o abi.OpOptions, msg string) bool {
 
 // backoff is the wait after the given failed attempt: exponential, capped,
 // with jitter.
-func backoff(o abi.OpOptions, attempt int) time.Duration {
+func Backoff(o abi.OpOptions, attempt int) time.Duration {
 	d := float64(o.InitialBackoff) * math.Pow(float64(max(o.Multiplier, 1000))/1000, float64(attempt-1))
 	if o.MaxBackoff > 0 && d > float64(o.MaxBackoff) {
 		d = float64(o.MaxBackoff)
@@ -295,14 +295,14 @@ func runActivity(ctx context.Context, fn Activity, input []byte) (out []byte, er
 }
 
 // bodyWait ends a wait of d inside task t's step body (close stops it).
-func (rs *runState) bodyWait(t sched.TaskID, d time.Duration) {
+func (rs *RunState) bodyWait(t sched.TaskID, d time.Duration) {
 	rs.bodyWaits++
-	rs.bodyTimers = append(rs.bodyTimers, time.AfterFunc(d, func() { rs.mb.put(sched.Completion{Task: t}) }))
+	rs.bodyTimers = append(rs.bodyTimers, time.AfterFunc(d, func() { rs.MB.Put(sched.Completion{Task: t}) }))
 }
 
 // delivered updates the bookkeeping after an idle point delivered cs
 // (except stale, which go back to wait for an execution that issues them).
-func (rs *runState) delivered(cs, stale []sched.Completion) {
+func (rs *RunState) delivered(cs, stale []sched.Completion) {
 	for _, c := range cs {
 		if c.Task != 0 {
 			rs.bodyWaits--
@@ -311,44 +311,44 @@ func (rs *runState) delivered(cs, stale []sched.Completion) {
 		delete(rs.timers, c.Key)
 		delete(rs.handles, c.Key)
 		delete(rs.activities, c.Key)
-		delete(rs.remote, c.Key)
+		delete(rs.Remote, c.Key)
 		delete(rs.promises, c.Key)
 		delete(rs.children, c.Key)
 	}
 	for _, c := range stale {
 		if c.Task == 0 {
-			rs.mb.stale = append(rs.mb.stale, c)
+			rs.MB.stale = append(rs.MB.stale, c)
 		}
 	}
 }
 
 // flush commits the queued records (and run updates) as one batch, after
 // the commit in flight (flushAsync), if any.
-func (rs *runState) flush(ctx context.Context, st store.Store) error {
-	if err := rs.wait(); err != nil {
+func (rs *RunState) Flush(ctx context.Context, st store.Store) error {
+	if err := rs.Wait(); err != nil {
 		return err
 	}
 	rs.takeLate()
-	if len(rs.batch.Outcomes) == 0 && len(rs.batch.Runs) == 0 && len(rs.batch.Tasks) == 0 && len(rs.batch.Attempts) == 0 {
+	if len(rs.Batch.Outcomes) == 0 && len(rs.Batch.Runs) == 0 && len(rs.Batch.Tasks) == 0 && len(rs.Batch.Attempts) == 0 {
 		return nil
 	}
-	rs.batch.Fence = rs.lease
-	used := rs.reserveTasks(rs.batch.Tasks)
-	err := st.Commit(ctx, rs.batch)
+	rs.Batch.Fence = rs.Lease
+	used := rs.reserveTasks(rs.Batch.Tasks)
+	err := st.Commit(ctx, rs.Batch)
 	taskboard.HandOver(used, err == nil)
 	if err != nil {
-		return fmt.Errorf("run %s: record outcomes: %w", rs.run.ID, err)
+		return fmt.Errorf("run %s: record outcomes: %w", rs.Run.ID, err)
 	}
-	if len(rs.batch.Tasks) > 0 {
+	if len(rs.Batch.Tasks) > 0 {
 		rs.tasksQueued()
 	}
-	rs.batch.Outcomes = rs.batch.Outcomes[:0]
-	rs.batch.Runs = rs.batch.Runs[:0]
-	rs.batch.Creates = nil
-	rs.batch.Settlements = nil
-	rs.batch.Tasks = nil
-	rs.batch.Attempts = nil
-	rs.batch.Release = false
+	rs.Batch.Outcomes = rs.Batch.Outcomes[:0]
+	rs.Batch.Runs = rs.Batch.Runs[:0]
+	rs.Batch.Creates = nil
+	rs.Batch.Settlements = nil
+	rs.Batch.Tasks = nil
+	rs.Batch.Attempts = nil
+	rs.Batch.Release = false
 	return nil
 }
 
@@ -357,17 +357,17 @@ func (rs *runState) flush(ctx context.Context, st store.Store) error {
 // most one commit is in flight: the next flush waits for it first, so
 // batches are committed in order and what is stored stays a prefix of the
 // journal. An error of the commit in flight is returned by the next flush.
-func (rs *runState) flushAsync(h *Host) error {
-	if err := rs.wait(); err != nil {
+func (rs *RunState) FlushAsync(h *Host) error {
+	if err := rs.Wait(); err != nil {
 		return err
 	}
 	rs.takeLate()
-	if len(rs.batch.Outcomes) == 0 && len(rs.batch.Runs) == 0 && len(rs.batch.Tasks) == 0 && len(rs.batch.Attempts) == 0 {
+	if len(rs.Batch.Outcomes) == 0 && len(rs.Batch.Runs) == 0 && len(rs.Batch.Tasks) == 0 && len(rs.Batch.Attempts) == 0 {
 		return nil
 	}
-	b := rs.batch
-	b.Fence = rs.lease
-	rs.batch = store.Batch{Outcomes: rs.spare[:0]}
+	b := rs.Batch
+	b.Fence = rs.Lease
+	rs.Batch = store.Batch{Outcomes: rs.spare[:0]}
 	rs.spare = nil
 	done := make(chan error, 1)
 	rs.inflight, rs.inflightBatch = done, b
@@ -384,7 +384,7 @@ func (rs *runState) flushAsync(h *Host) error {
 }
 
 // wait waits for the commit in flight.
-func (rs *runState) wait() error {
+func (rs *RunState) Wait() error {
 	if rs.inflight == nil {
 		return nil
 	}
@@ -393,7 +393,7 @@ func (rs *runState) wait() error {
 	rs.spare = rs.inflightBatch.Outcomes[:0]
 	rs.inflightBatch = store.Batch{}
 	if err != nil {
-		return fmt.Errorf("run %s: record outcomes: %w", rs.run.ID, err)
+		return fmt.Errorf("run %s: record outcomes: %w", rs.Run.ID, err)
 	}
 	return nil
 }
@@ -411,12 +411,12 @@ type mailbox struct {
 	cancelSince  time.Time
 }
 
-func (m *mailbox) sig() chan struct{} {
+func (m *mailbox) Sig() chan struct{} {
 	m.once.Do(func() { m.signal = make(chan struct{}, 1) })
 	return m.signal
 }
 
-func (m *mailbox) put(c sched.Completion) {
+func (m *mailbox) Put(c sched.Completion) {
 	m.mu.Lock()
 	if c.Key == sched.CancelKey && m.cancelSince.IsZero() {
 		m.cancelReason, m.cancelSince = c.Outcome.Err, time.Now()
@@ -424,7 +424,7 @@ func (m *mailbox) put(c sched.Completion) {
 	m.items = append(m.items, c)
 	m.mu.Unlock()
 	select {
-	case m.sig() <- struct{}{}:
+	case m.Sig() <- struct{}{}:
 	default:
 	}
 }
@@ -442,7 +442,7 @@ func (m *mailbox) drain() []sched.Completion {
 
 // restale moves completions no execution claimed back into the queue, for
 // a new execution (a replay) that may issue their ops.
-func (m *mailbox) restale() {
+func (m *mailbox) Restale() {
 	if len(m.stale) == 0 {
 		return
 	}
@@ -471,12 +471,12 @@ func (m *mailbox) cancelTaken() {
 // waits for (a child run stopped being driven).
 func (m *mailbox) nudge() {
 	select {
-	case m.sig() <- struct{}{}:
+	case m.Sig() <- struct{}{}:
 	default:
 	}
 }
 
-func (m *mailbox) len() int {
+func (m *mailbox) Len() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return len(m.items)
@@ -485,11 +485,11 @@ func (m *mailbox) len() int {
 // waitOnce returns at once if items are queued, else after the next put
 // or nudge.
 func (m *mailbox) waitOnce(ctx context.Context) error {
-	if m.len() > 0 {
+	if m.Len() > 0 {
 		return nil
 	}
 	select {
-	case <-m.sig():
+	case <-m.Sig():
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()

@@ -52,13 +52,13 @@ type Simulation struct {
 }
 
 // simulator holds the simulated state of each run of a host.
-type simulator struct {
-	cfg  Simulation
-	mu   sync.Mutex
-	runs map[string]*simRun
+type Simulator struct {
+	Cfg  Simulation
+	Mu   sync.Mutex
+	Runs map[string]*SimRun
 }
 
-func newSimulator(cfg Simulation) *simulator {
+func NewSimulator(cfg Simulation) *Simulator {
 	if cfg.StepTime <= 0 {
 		cfg.StepTime = 100 * time.Millisecond
 	}
@@ -68,28 +68,28 @@ func newSimulator(cfg Simulation) *simulator {
 	if cfg.PromiseTime <= 0 {
 		cfg.PromiseTime = 100 * time.Millisecond
 	}
-	return &simulator{cfg: cfg, runs: map[string]*simRun{}}
+	return &Simulator{Cfg: cfg, Runs: map[string]*SimRun{}}
 }
 
 // simRun is the simulated world of one run: its virtual clock, the events
 // scheduled for it, the end time of every event it ever scheduled (kept
 // across executions, and copied into the runs a checker derives from it),
 // and the log of what its executions recorded.
-type simRun struct {
+type SimRun struct {
 	seed  uint64
-	clock int64
+	Clock int64
 	queue []simEvent
 	ends  map[string]int64
-	log   []simRecord
-	ops   map[string]simOp
+	Log   []SimRecord
+	Ops   map[string]SimOp
 	// choices holds, per key, the recorded choices that could have shaped
 	// the op when it was first issued (simchoice.go).
-	choices map[string][]choice
+	Choices map[string][]SelectChoice
 	// index is the schedule's number in a check (promise modes take turns
 	// by it); promised says how each promise was settled, for the report
 	// (checkpromise.go).
-	index    int
-	promised map[string]string
+	Index    int
+	Promised map[string]string
 }
 
 type simEvent struct {
@@ -100,54 +100,54 @@ type simEvent struct {
 }
 
 // simRecord is a record as an execution emitted it.
-type simRecord struct {
-	out store.Outcome
+type SimRecord struct {
+	Out store.Outcome
 }
 
 // simOp is what a key was issued as: its kind, function and the lineage
 // path of the task that issued it.
-type simOp struct {
+type SimOp struct {
 	Kind, Function, Task string
 }
 
 // run returns the simulated state of a run, making it if needed with the
 // host's seed mixed with the run id and the clock at start.
-func (s *simulator) run(id string, start int64) *simRun {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	r := s.runs[id]
+func (s *Simulator) Run(id string, start int64) *SimRun {
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
+	r := s.Runs[id]
 	if r == nil {
-		r = newSimRun(mix(s.cfg.Seed, id), start)
-		s.runs[id] = r
+		r = NewSimRun(Mix(s.Cfg.Seed, id), start)
+		s.Runs[id] = r
 	}
 	return r
 }
 
 // preset installs the simulated state of a run before it is driven.
-func (s *simulator) preset(id string, r *simRun) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.runs[id] = r
+func (s *Simulator) Preset(id string, r *SimRun) {
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
+	s.Runs[id] = r
 }
 
 // drop forgets the simulated state of a run and of its child runs.
-func (s *simulator) drop(id string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.runs, id)
-	for k := range s.runs {
+func (s *Simulator) Drop(id string) {
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
+	delete(s.Runs, id)
+	for k := range s.Runs {
 		if strings.HasPrefix(k, id+".") {
-			delete(s.runs, k)
+			delete(s.Runs, k)
 		}
 	}
 }
 
-func newSimRun(seed uint64, clock int64) *simRun {
-	return &simRun{seed: seed, clock: clock, ends: map[string]int64{}, ops: map[string]simOp{}, choices: map[string][]choice{}}
+func NewSimRun(seed uint64, clock int64) *SimRun {
+	return &SimRun{seed: seed, Clock: clock, ends: map[string]int64{}, Ops: map[string]SimOp{}, Choices: map[string][]SelectChoice{}}
 }
 
 // mix hashes a seed with a label into a new seed.
-func mix(seed uint64, label string) uint64 {
+func Mix(seed uint64, label string) uint64 {
 	h := fnv.New64a()
 	var b [8]byte
 	binary.LittleEndian.PutUint64(b[:], seed)
@@ -164,32 +164,32 @@ func splitmix(x uint64) uint64 {
 }
 
 // frac returns a seeded number in [0, 1) for an event.
-func (r *simRun) frac(id string) float64 {
-	return float64(mix(r.seed, id)>>11) / (1 << 53)
+func (r *SimRun) Frac(id string) float64 {
+	return float64(Mix(r.seed, id)>>11) / (1 << 53)
 }
 
 // schedule adds an event that ends d after now, unless an earlier
 // execution scheduled the same event: then it keeps that end time (or
 // now, if that has passed).
-func (r *simRun) schedule(id string, d time.Duration, c sched.Completion) {
+func (r *SimRun) schedule(id string, d time.Duration, c sched.Completion) {
 	end, ok := r.ends[id]
 	if !ok {
-		end = r.clock + int64(max(d, 0))
+		end = r.Clock + int64(max(d, 0))
 		r.ends[id] = end
 	}
-	r.queue = append(r.queue, simEvent{id: id, end: max(end, r.clock), tie: mix(r.seed, "tie:"+id), c: c})
+	r.queue = append(r.queue, simEvent{id: id, end: max(end, r.Clock), tie: Mix(r.seed, "tie:"+id), c: c})
 }
 
 // at adds an event at an absolute virtual time (a timer's deadline).
-func (r *simRun) at(id string, end int64, c sched.Completion) {
+func (r *SimRun) at(id string, end int64, c sched.Completion) {
 	r.ends[id] = end
-	r.queue = append(r.queue, simEvent{id: id, end: max(end, r.clock), tie: mix(r.seed, "tie:"+id), c: c})
+	r.queue = append(r.queue, simEvent{id: id, end: max(end, r.Clock), tie: Mix(r.seed, "tie:"+id), c: c})
 }
 
 // fire advances the clock to the earliest scheduled events and hands all
 // those due then to the mailbox, in seeded order. It reports false when
 // nothing is scheduled.
-func (r *simRun) fire(mb *mailbox) bool {
+func (r *SimRun) fire(mb *mailbox) bool {
 	if len(r.queue) == 0 {
 		return false
 	}
@@ -203,29 +203,29 @@ func (r *simRun) fire(mb *mailbox) bool {
 	end := r.queue[0].end
 	n := 0
 	for n < len(r.queue) && r.queue[n].end == end {
-		mb.put(r.queue[n].c)
+		mb.Put(r.queue[n].c)
 		n++
 	}
 	r.queue = append(r.queue[:0], r.queue[n:]...)
-	r.clock = max(r.clock, end)
+	r.Clock = max(r.Clock, end)
 	return true
 }
 
 // noteOp remembers what a key was issued as, and after which choices.
-func (r *simRun) noteOp(key string, op simOp, cs []choice) {
-	if _, ok := r.ops[key]; !ok {
-		r.ops[key] = op
+func (r *SimRun) noteOp(key string, op SimOp, cs []SelectChoice) {
+	if _, ok := r.Ops[key]; !ok {
+		r.Ops[key] = op
 		if len(cs) > 0 {
-			r.choices[key] = cs
+			r.Choices[key] = cs
 		}
 	}
 }
 
 // clone copies the parts of a run's simulated state that another run
 // derived from it (a crash copy) starts from: seed, end times, ops.
-func (r *simRun) clone(clock int64) *simRun {
-	c := newSimRun(r.seed, clock)
-	c.index = r.index
+func (r *SimRun) Clone(clock int64) *SimRun {
+	c := NewSimRun(r.seed, clock)
+	c.Index = r.Index
 	for k, v := range r.ends {
 		c.ends[k] = v
 	}

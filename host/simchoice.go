@@ -20,7 +20,7 @@ import (
 // promise it chose; or, with Promise set, the outcome a task got from an
 // external promise that the check settled itself (checkpromise.go), which
 // differs between schedules as a Select's choice may.
-type choice struct {
+type SelectChoice struct {
 	Task    string
 	Select  int
 	Promise string
@@ -30,12 +30,12 @@ type choice struct {
 // choices is the per-execution state of the simulation's choice
 // tracking: each task's choices so far, and its count of Selects.
 type choices struct {
-	hist    map[sched.TaskID][]choice
+	hist    map[sched.TaskID][]SelectChoice
 	selects map[sched.TaskID]int
 }
 
 // of returns the choices that shaped task tid so far.
-func (c *choices) of(tid sched.TaskID) []choice { return c.hist[tid] }
+func (c *choices) of(tid sched.TaskID) []SelectChoice { return c.hist[tid] }
 
 // spawned gives a new task its parent's choices.
 func (c *choices) spawned(parent, child sched.TaskID) {
@@ -70,13 +70,13 @@ func (c *choices) observed(s *sched.Sched, tid sched.TaskID, p sched.PromiseID, 
 		if !grown {
 			h, grown = slices.Clone(h), true
 		}
-		h = append(h, choice{Task: s.TaskPath(tid), Select: c.selects[tid], Chose: key})
+		h = append(h, SelectChoice{Task: s.TaskPath(tid), Select: c.selects[tid], Chose: key})
 	}
 	if settledBy != "" {
 		if !grown {
 			h, grown = slices.Clone(h), true
 		}
-		h = append(h, choice{Task: s.TaskPath(tid), Promise: key, Chose: settledBy})
+		h = append(h, SelectChoice{Task: s.TaskPath(tid), Promise: key, Chose: settledBy})
 	}
 	if grown {
 		c.set(tid, h)
@@ -85,25 +85,9 @@ func (c *choices) observed(s *sched.Sched, tid sched.TaskID, p sched.PromiseID, 
 
 // set replaces a task's choices (slices are shared between tasks, and
 // never appended to in place).
-func (c *choices) set(tid sched.TaskID, h []choice) {
+func (c *choices) set(tid sched.TaskID, h []SelectChoice) {
 	if c.hist == nil {
-		c.hist = map[sched.TaskID][]choice{}
+		c.hist = map[sched.TaskID][]SelectChoice{}
 	}
 	c.hist[tid] = slices.Clip(h)
-}
-
-// firstDifferentChoice returns the first choice (in a's order) that both
-// histories made, differently: a Select both schedules ran before the
-// op, with different outcomes. A choice only one of them made before the
-// op does not count: up to the first differing choice both ran the same
-// code, so one made a Select the other had not made yet only by timing.
-func firstDifferentChoice(a, b []choice) (Choice, bool) {
-	for _, ca := range a {
-		for _, cb := range b {
-			if ca.Task == cb.Task && ca.Select == cb.Select && ca.Promise == cb.Promise && ca.Chose != cb.Chose {
-				return Choice{Task: ca.Task, Select: ca.Select, Promise: ca.Promise, A: ca.Chose, B: cb.Chose}, true
-			}
-		}
-	}
-	return Choice{}, false
 }

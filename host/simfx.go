@@ -15,20 +15,20 @@ import (
 
 // simWorld is the world of a run under Config.Simulation (sim.go): its
 // simulated state, kept across executions.
-type simWorld struct {
-	run *simRun
-	cfg Simulation
+type SimWorld struct {
+	Run *SimRun
+	Cfg Simulation
 }
 
-func (w simWorld) settlesParent() bool { return false }
+func (w SimWorld) SettlesParent() bool { return false }
 
-func (w simWorld) armDeadline(h *Host, rs *runState) bool {
-	w.run.at("deadline", rs.run.Deadline, sched.Completion{Key: sched.CancelKey, Outcome: sched.Outcome{Err: timeoutReason(rs.run)}})
+func (w SimWorld) ArmDeadline(h *Host, rs *RunState) bool {
+	w.Run.at("deadline", rs.Run.Deadline, sched.Completion{Key: sched.CancelKey, Outcome: sched.Outcome{Err: timeoutReason(rs.Run)}})
 	return true
 }
 
-func (w simWorld) effects(x *exec) effects {
-	return &simEffects{x: x, sim: w.run, cfg: w.cfg}
+func (w SimWorld) effects(x *Exec) effects {
+	return &simEffects{x: x, sim: w.Run, cfg: w.Cfg}
 }
 
 // simEffects are the effects of an execution in a simulation: nothing
@@ -36,8 +36,8 @@ func (w simWorld) effects(x *exec) effects {
 // child run takes a seeded virtual duration, and timers fire at their
 // deadline of virtual time.
 type simEffects struct {
-	x   *exec
-	sim *simRun
+	x   *Exec
+	sim *SimRun
 	cfg Simulation
 
 	choices choices // the choices that shaped each task (simchoice.go)
@@ -47,22 +47,22 @@ type simEffects struct {
 	starts map[string]int64         // clock when each step body attempt started in this execution
 }
 
-func (f *simEffects) now() int64 { return f.sim.clock }
+func (f *simEffects) now() int64 { return f.sim.Clock }
 func (f *simEffects) recorded(o store.Outcome, r sched.Record) {
-	f.sim.log = append(f.sim.log, simRecord{out: o})
-	f.x.h.emitRecord(f.x.rs.run, r)
+	f.sim.Log = append(f.sim.Log, SimRecord{Out: o})
+	f.x.h.emitRecord(f.x.rs.Run, r)
 }
 func (f *simEffects) commits() bool { return true }
 func (f *simEffects) unsettled(abi.OpKind, string, sched.OpResult, bool) (opAction, error) {
 	return opGo, nil
 }
 func (f *simEffects) issued(key, kind, fn string, tid sched.TaskID) {
-	f.sim.noteOp(key, simOp{Kind: kind, Function: fn, Task: f.x.s.TaskPath(tid)}, f.choices.of(tid))
+	f.sim.noteOp(key, SimOp{Kind: kind, Function: fn, Task: f.x.S.TaskPath(tid)}, f.choices.of(tid))
 }
 func (f *simEffects) spawned(parent, child sched.TaskID) { f.choices.spawned(parent, child) }
 func (f *simEffects) observed(tid sched.TaskID, p sched.PromiseID, n int) {
-	key, _ := f.x.s.PromiseOf(p)
-	f.choices.observed(f.x.s, tid, p, n, f.sim.promised[key])
+	key, _ := f.x.S.PromiseOf(p)
+	f.choices.observed(f.x.S, tid, p, n, f.sim.Promised[key])
 }
 func (f *simEffects) hardCancels() bool { return false }
 
@@ -71,28 +71,28 @@ func (f *simEffects) hardCancels() bool { return false }
 func (f *simEffects) bodyStarted(key string, attempt int) {
 	id := fmt.Sprintf("%s#%d", key, attempt)
 	if _, ok := f.sim.ends["start:"+id]; !ok {
-		f.sim.ends["start:"+id] = f.sim.clock
+		f.sim.ends["start:"+id] = f.sim.Clock
 	}
 	if f.starts == nil {
 		f.starts = map[string]int64{}
 	}
-	f.starts[id] = f.sim.clock
+	f.starts[id] = f.sim.Clock
 }
 
 // bodyNow is the body's virtual time, counted from the first start of
 // this attempt, so a body run again after a crash reads the same.
 func (f *simEffects) bodyNow() int64 {
-	s := f.x.s
+	s := f.x.S
 	tid := s.Current()
 	id := fmt.Sprintf("%s#%d", s.BodyKey(tid), s.Attempts(s.BodyPromise(tid)))
-	return f.sim.ends["start:"+id] + f.sim.clock - f.starts[id]
+	return f.sim.ends["start:"+id] + f.sim.Clock - f.starts[id]
 }
 
 // bodyRand reads the real_rand stream of the running step body: seeded
 // by the step's key and attempt, so a body run again after a crash draws
 // the same bytes.
 func (f *simEffects) bodyRand(b []byte) {
-	s := f.x.s
+	s := f.x.S
 	tid := s.Current()
 	id := fmt.Sprintf("%s#%d", s.BodyKey(tid), s.Attempts(s.BodyPromise(tid)))
 	if f.rands == nil {
@@ -101,7 +101,7 @@ func (f *simEffects) bodyRand(b []byte) {
 	r := f.rands[id]
 	if r == nil {
 		var seed [32]byte
-		binary.LittleEndian.PutUint64(seed[:], mix(f.sim.seed, "rand:"+id))
+		binary.LittleEndian.PutUint64(seed[:], Mix(f.sim.seed, "rand:"+id))
 		r = rand.NewChaCha8(seed)
 		f.rands[id] = r
 	}
@@ -113,7 +113,7 @@ func (f *simEffects) bodyRand(b []byte) {
 func (f *simEffects) bodyWait(tid sched.TaskID, d time.Duration, what string) {
 	id := f.bodyWaitID(tid, what)
 	if what == "body" {
-		d = time.Duration(f.sim.frac(id) * 2 * float64(d))
+		d = time.Duration(f.sim.Frac(id) * 2 * float64(d))
 	}
 	f.x.rs.bodyWaits++
 	f.sim.schedule(id, d, sched.Completion{Task: tid})
@@ -122,7 +122,7 @@ func (f *simEffects) bodyWait(tid sched.TaskID, d time.Duration, what string) {
 // bodyWaitID names the n-th wait of the current attempt of a task's
 // step body.
 func (f *simEffects) bodyWaitID(tid sched.TaskID, what string) string {
-	s := f.x.s
+	s := f.x.S
 	attempt := 0
 	if p := s.BodyPromise(tid); p != 0 {
 		attempt = s.Attempts(p)
@@ -137,13 +137,13 @@ func (f *simEffects) bodyWaitID(tid sched.TaskID, what string) string {
 }
 
 func (f *simEffects) backoff(b *stepBody, key string, attempt int) time.Duration {
-	return simBackoff(b.opts, attempt-1, f.sim.frac(fmt.Sprintf("backoff:%s#%d", key, attempt)))
+	return simBackoff(b.opts, attempt-1, f.sim.Frac(fmt.Sprintf("backoff:%s#%d", key, attempt)))
 }
 
 // stepEnded delivers every step body's outcome like a held one, after a
 // seeded duration: in a simulation every step body takes time.
 func (f *simEffects) stepEnded(tid sched.TaskID, p sched.PromiseID, out sched.Outcome) (bool, error) {
-	s := f.x.s
+	s := f.x.S
 	if s.BodyWaited(tid) {
 		return false, nil
 	}
@@ -152,7 +152,7 @@ func (f *simEffects) stepEnded(tid sched.TaskID, p sched.PromiseID, out sched.Ou
 	if err := s.StepDefer(tid, p); err != nil {
 		return true, err
 	}
-	f.sim.schedule(id, time.Duration(f.sim.frac(id)*float64(f.cfg.StepTime)), sched.Completion{Key: key, Outcome: out})
+	f.sim.schedule(id, time.Duration(f.sim.Frac(id)*float64(f.cfg.StepTime)), sched.Completion{Key: key, Outcome: out})
 	return true, nil
 }
 
@@ -181,7 +181,7 @@ func (f *simEffects) call(c activityCall) error {
 	var err error
 	attempt := c.attempt
 	for ; ; attempt++ {
-		d := time.Duration(f.sim.frac(fmt.Sprintf("call:%s#%d", c.key, attempt)) * float64(f.cfg.ActivityTime))
+		d := time.Duration(f.sim.Frac(fmt.Sprintf("call:%s#%d", c.key, attempt)) * float64(f.cfg.ActivityTime))
 		if t := time.Duration(c.opts.Timeout); t > 0 && d > t {
 			total += t
 			out, err = nil, fmt.Errorf("activity %q timed out after %s (attempt %d)", c.name, t, attempt)
@@ -189,14 +189,14 @@ func (f *simEffects) call(c activityCall) error {
 			total += d
 			out, err = []byte("null"), nil
 			if fn != nil {
-				ctx := context.WithValue(context.Background(), activityInfoKey{}, ActivityInfo{RunID: f.x.rs.run.ID, Key: c.key, Attempt: attempt})
+				ctx := context.WithValue(context.Background(), activityInfoKey{}, ActivityInfo{RunID: f.x.rs.Run.ID, Key: c.key, Attempt: attempt})
 				out, err = runActivity(ctx, fn, c.input)
 			}
 		}
-		if err == nil || !retryable(c.opts, err, attempt) {
+		if err == nil || !Retryable(c.opts, err, attempt) {
 			break
 		}
-		total += simBackoff(c.opts, attempt, f.sim.frac(fmt.Sprintf("backoff:%s#%d", c.key, attempt)))
+		total += simBackoff(c.opts, attempt, f.sim.Frac(fmt.Sprintf("backoff:%s#%d", c.key, attempt)))
 	}
 	done := sched.Completion{Key: c.key, Outcome: sched.Outcome{OK: true, Value: out}, Attempts: attempt}
 	if err != nil {
@@ -209,14 +209,14 @@ func (f *simEffects) call(c activityCall) error {
 // prepareChild starts a child run at the parent's virtual time, with its
 // seed.
 func (f *simEffects) prepareChild(r *store.Run) {
-	r.StartTime, r.Seed = f.sim.clock, f.x.rs.run.Seed
+	r.StartTime, r.Seed = f.sim.Clock, f.x.rs.Run.Seed
 }
 
 // simBackoff is backoff with the jitter drawn from r in [0, 1).
 func simBackoff(o abi.OpOptions, attempt int, r float64) time.Duration {
 	j := o.Jitter
 	o.Jitter = 0
-	d := float64(backoff(o, attempt))
+	d := float64(Backoff(o, attempt))
 	if j > 0 {
 		d *= 1 + float64(j)/1000*(2*r-1)
 	}
@@ -230,19 +230,19 @@ func (f *simEffects) child(ctx context.Context, key string, child store.Run) {
 	x := f.x
 	sims := x.h.sim
 	if !child.Status.Terminal() {
-		sims.mu.Lock()
-		if sims.runs[child.ID] == nil {
-			cs := newSimRun(mix(f.sim.seed, "child:"+key), child.StartTime)
-			cs.index = f.sim.index
-			sims.runs[child.ID] = cs
+		sims.Mu.Lock()
+		if sims.Runs[child.ID] == nil {
+			cs := NewSimRun(Mix(f.sim.seed, "child:"+key), child.StartTime)
+			cs.Index = f.sim.Index
+			sims.Runs[child.ID] = cs
 		}
-		sims.mu.Unlock()
+		sims.Mu.Unlock()
 		done := make(chan struct{})
 		go func() { // on a goroutine of its own, as every drive
 			defer close(done)
 			var err error
 			if child, err = x.h.Drive(ctx, child.ID, DriveOptions{}); err != nil && !IsDivergence(err) {
-				x.h.log.Warn("child run stopped", "run", x.rs.run.ID, "key", key, "child", child.ID, "err", err)
+				x.h.log.Warn("child run stopped", "run", x.rs.Run.ID, "key", key, "child", child.ID, "err", err)
 			}
 		}()
 		<-done
@@ -251,14 +251,14 @@ func (f *simEffects) child(ctx context.Context, key string, child store.Run) {
 		}
 	}
 	took := time.Duration(0)
-	cs := sims.run(child.ID, child.StartTime)
-	if cs.clock > child.StartTime {
-		took = time.Duration(cs.clock - child.StartTime)
+	cs := sims.Run(child.ID, child.StartTime)
+	if cs.Clock > child.StartTime {
+		took = time.Duration(cs.Clock - child.StartTime)
 	}
-	for k, how := range cs.promised { // the child's promises, for the report
+	for k, how := range cs.Promised { // the child's promises, for the report
 		f.sim.notePromise(key+"/"+k, how)
 	}
-	f.sim.schedule("child:"+key, took, sched.Completion{Key: key, Outcome: childOutcome(child)})
+	f.sim.schedule("child:"+key, took, sched.Completion{Key: key, Outcome: ChildOutcome(child)})
 }
 
 // cancelChild requests the cancellation without waiting for it: the
@@ -267,7 +267,7 @@ func (f *simEffects) cancelChild(ctx context.Context, key, id, reason string) {
 	x := f.x
 	go func() {
 		if _, err := x.h.Cancel(context.WithoutCancel(ctx), id, reason); err != nil && !errors.Is(err, ErrTerminal) {
-			x.h.log.Warn("cancel child run", "run", x.rs.run.ID, "key", key, "child", id, "err", err)
+			x.h.log.Warn("cancel child run", "run", x.rs.Run.ID, "key", key, "child", id, "err", err)
 		}
 	}()
 }
@@ -276,7 +276,7 @@ func (f *simEffects) cancelChild(ctx context.Context, key, id, reason string) {
 // a promise or child can still settle it, else it is deadlocked.
 func (f *simEffects) idle(ctx context.Context) error {
 	x, rs := f.x, f.x.rs
-	if rs.mb.len() > 0 || f.sim.fire(&rs.mb) {
+	if rs.MB.Len() > 0 || f.sim.fire(&rs.MB) {
 		return nil
 	}
 	if len(rs.promises) > 0 || len(rs.children) > 0 {

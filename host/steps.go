@@ -15,7 +15,7 @@ const flushEvery = 1024
 
 // stepDone ends an attempt of a step body: retried under its policy,
 // settled, or (in a simulation) delivered after a seeded duration.
-func (x *exec) stepDone(ctx context.Context, stack []uint64) error {
+func (x *Exec) stepDone(ctx context.Context, stack []uint64) error {
 	tid, p := sched.TaskID(u32(stack, 0)), sched.PromiseID(u32(stack, 1))
 	status := u32(stack, 2)
 	fatal := status == abi.StatusFatal
@@ -34,7 +34,7 @@ func (x *exec) stepDone(ctx context.Context, stack []uint64) error {
 		return x.fail("step_done with unknown status %d", u32(stack, 2))
 	}
 	if out.OK {
-		if err := x.checkValue(func() string { return fmt.Sprintf("the value of step %q", x.s.BodyKey(tid)) }, data); err != nil {
+		if err := x.checkValue(func() string { return fmt.Sprintf("the value of step %q", x.S.BodyKey(tid)) }, data); err != nil {
 			return err
 		}
 	}
@@ -42,8 +42,8 @@ func (x *exec) stepDone(ctx context.Context, stack []uint64) error {
 		if t := time.Duration(b.opts.Timeout); t > 0 && time.Since(b.start) > t {
 			out = sched.Outcome{Err: fmt.Sprintf("step timed out: its body ran %s, longer than its timeout of %s", time.Since(b.start).Round(time.Millisecond), t)}
 		}
-		x.bodyAttempt(x.s.BodyKey(tid), x.s.Attempts(p), 0, time.Now().UnixNano(), out.Err)
-		if !out.OK && !fatal && retryable(b.opts, errors.New(out.Err), x.s.Attempts(p)) {
+		x.bodyAttempt(x.S.BodyKey(tid), x.S.Attempts(p), 0, time.Now().UnixNano(), out.Err)
+		if !out.OK && !fatal && Retryable(b.opts, errors.New(out.Err), x.S.Attempts(p)) {
 			stack[0] = uint64(abi.StepRetry)
 			return x.retryStep(ctx, tid, p, b)
 		}
@@ -55,7 +55,7 @@ func (x *exec) stepDone(ctx context.Context, stack []uint64) error {
 		stack[0] = uint64(abi.StepAwait)
 		return nil
 	}
-	settled, err := x.s.StepDone(tid, p, out)
+	settled, err := x.S.StepDone(tid, p, out)
 	if err != nil {
 		return x.schedErr(err)
 	}
@@ -63,10 +63,10 @@ func (x *exec) stepDone(ctx context.Context, stack []uint64) error {
 	if settled {
 		stack[0] = uint64(abi.StepSettled)
 	}
-	if len(x.rs.batch.Outcomes) >= flushEvery && !x.s.Replaying() && x.fx.commits() {
-		x.blocking(func() { err = x.rs.flushAsync(x.h) })
+	if len(x.rs.Batch.Outcomes) >= flushEvery && !x.S.Replaying() && x.fx.commits() {
+		x.blocking(func() { err = x.rs.FlushAsync(x.h) })
 		if err != nil {
-			return x.stop(stUnrecorded, err)
+			return x.stop(Unrecorded, err)
 		}
 	}
 	return nil
@@ -74,12 +74,12 @@ func (x *exec) stepDone(ctx context.Context, stack []uint64) error {
 
 // retryStep starts the next attempt of a step body after its backoff;
 // the attempt count is durable before the attempt runs.
-func (x *exec) retryStep(ctx context.Context, tid sched.TaskID, p sched.PromiseID, b *stepBody) error {
-	attempt, err := x.s.StepRetry(tid, p)
+func (x *Exec) retryStep(ctx context.Context, tid sched.TaskID, p sched.PromiseID, b *stepBody) error {
+	attempt, err := x.S.StepRetry(tid, p)
 	if err != nil {
 		return x.schedErr(err)
 	}
-	key := x.s.BodyKey(tid)
+	key := x.S.BodyKey(tid)
 	x.fx.bodyStarted(key, attempt)
 	wait := x.fx.backoff(b, key, attempt)
 	// The next attempt starts once its backoff has passed: the time is
@@ -95,7 +95,7 @@ func (x *exec) retryStep(ctx context.Context, tid sched.TaskID, p sched.PromiseI
 }
 
 // taskDone ends a task; the root task's end ends the execution.
-func (x *exec) taskDone(ctx context.Context, stack []uint64) error {
+func (x *Exec) taskDone(ctx context.Context, stack []uint64) error {
 	tid := sched.TaskID(u32(stack, 0))
 	status := u32(stack, 1)
 	data, err := x.read(u32(stack, 2), u32(stack, 3))
@@ -114,21 +114,21 @@ func (x *exec) taskDone(ctx context.Context, stack []uint64) error {
 			return err
 		}
 	}
-	if err := x.s.TaskDone(tid, out); err != nil {
+	if err := x.S.TaskDone(tid, out); err != nil {
 		return x.schedErr(err)
 	}
 	if tid != sched.Root {
 		x.liveTasks--
 		return nil
 	}
-	x.result = out
-	return x.stop(stDone, nil)
+	x.Result = out
+	return x.stop(Done, nil)
 }
 
-func (x *exec) bodySleep(ctx context.Context, stack []uint64) error {
+func (x *Exec) bodySleep(ctx context.Context, stack []uint64) error {
 	tid := sched.TaskID(u32(stack, 0))
 	d := time.Duration(int64(stack[1]))
-	if err := x.s.BodyWait(tid); err != nil {
+	if err := x.S.BodyWait(tid); err != nil {
 		return x.schedErr(err)
 	}
 	x.fx.bodyWait(tid, d, "body")

@@ -22,23 +22,23 @@ const DefaultTaskLeaseTTL = 30 * time.Second
 // queueTask queues the remote task of call c with the run's next commit,
 // unless this run queued it already. The store keeps a task queued by an
 // earlier execution as it is (a replay queues nothing new).
-func (rs *runState) queueTask(h *Host, c activityCall) {
-	if _, ok := rs.remote[c.key]; ok {
+func (rs *RunState) queueTask(h *Host, c activityCall) {
+	if _, ok := rs.Remote[c.key]; ok {
 		return
 	}
-	rs.remote[c.key] = time.Now().UnixNano()
-	t := store.Task{RunID: rs.run.ID, Key: c.key, Name: c.name, Input: c.input,
+	rs.Remote[c.key] = time.Now().UnixNano()
+	t := store.Task{RunID: rs.Run.ID, Key: c.key, Name: c.name, Input: c.input,
 		Options: abi.AppendOpOptions(nil, c.opts), Timeout: int64(c.opts.Timeout), Attempt: c.attempt}
 	if !c.resumed {
 		// A new call: no task exists for it yet, so a claim waiting in
 		// this process may take it as it is queued (taskboard.go).
 		t.State = store.TaskQueued
 	}
-	rs.batch.Tasks = append(rs.batch.Tasks, t)
+	rs.Batch.Tasks = append(rs.Batch.Tasks, t)
 	// Look again once the newest call is no longer fresh: the run may
 	// suspend. One timer per run, moved on by each call.
 	if rs.remoteDue == nil {
-		rs.remoteDue = time.AfterFunc(h.cfg.IdleThreshold, rs.mb.nudge)
+		rs.remoteDue = time.AfterFunc(h.cfg.IdleThreshold, rs.MB.nudge)
 	} else {
 		rs.remoteDue.Reset(h.cfg.IdleThreshold)
 	}
@@ -47,15 +47,15 @@ func (rs *runState) queueTask(h *Host, c activityCall) {
 // remoteFresh reports whether the run should stay active for a remote
 // task: one was queued within IdleThreshold (with EvictNever, any). A run
 // whose remote calls are older suspends, and the tasks' ends wake it.
-func (rs *runState) remoteFresh(h *Host) bool {
-	if len(rs.remote) == 0 {
+func (rs *RunState) remoteFresh(h *Host) bool {
+	if len(rs.Remote) == 0 {
 		return false
 	}
 	if h.cfg.Evict == EvictNever {
 		return true
 	}
 	since := time.Now().Add(-h.cfg.IdleThreshold).UnixNano()
-	for _, at := range rs.remote {
+	for _, at := range rs.Remote {
 		if at > since {
 			return true
 		}
@@ -65,16 +65,16 @@ func (rs *runState) remoteFresh(h *Host) bool {
 
 // reserveTasks gives the run's new tasks about to be committed to the
 // claims waiting in this process (taskboard.go).
-func (rs *runState) reserveTasks(tasks []store.Task) []*taskboard.Waiter {
-	if rs.board == nil || len(tasks) == 0 {
+func (rs *RunState) reserveTasks(tasks []store.Task) []*taskboard.Waiter {
+	if rs.Board == nil || len(tasks) == 0 {
 		return nil
 	}
-	return rs.board.Reserve(tasks, time.Now().UnixNano())
+	return rs.Board.Reserve(tasks, time.Now().UnixNano())
 }
 
 // tasksQueued tells the waiting claims that the run committed tasks.
-func (rs *runState) tasksQueued() {
-	if rs.board != nil {
-		rs.board.Notify()
+func (rs *RunState) tasksQueued() {
+	if rs.Board != nil {
+		rs.Board.Notify()
 	}
 }

@@ -23,7 +23,7 @@ func errOutcome(msg string) sched.Outcome { return sched.Outcome{Err: store.Clea
 
 // checkNameText checks a function, activity or workflow name a module
 // gives: valid UTF-8 without control characters.
-func checkNameText(what, name string) error {
+func CheckNameText(what, name string) error {
 	if i := badNameText(name); i >= 0 {
 		return fmt.Errorf("%s %q has %q at byte %d: a name must be valid UTF-8 without control characters (such as NUL)", what, name, name[i:i+1], i)
 	}
@@ -52,7 +52,7 @@ func validRuneAt(s string, i int) bool {
 // but the API serves it inside JSON documents, so it must be valid JSON
 // in valid UTF-8 (encoding/json's Valid does not check the UTF-8 of
 // strings). An empty value is none.
-func (x *exec) checkValue(what func() string, b []byte) error {
+func (x *Exec) checkValue(what func() string, b []byte) error {
 	if len(b) == 0 || json.Valid(b) && utf8.Valid(b) {
 		return nil
 	}

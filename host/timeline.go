@@ -17,7 +17,7 @@ import (
 
 // opIssued notes the wall-clock time of an op this execution issues for
 // the first time (not a replayed one); its records carry it.
-func (x *exec) opIssued(key string) {
+func (x *Exec) opIssued(key string) {
 	if !x.fx.commits() {
 		return
 	}
@@ -29,9 +29,9 @@ func (x *exec) opIssued(key string) {
 
 // stamp sets the timeline times of a record this execution makes: its
 // op's start, when this execution issued it, and its settlement's time.
-func (x *exec) stamp(o *store.Outcome, r sched.Record) {
-	if r.Seq > x.lastSeq {
-		x.lastSeq = r.Seq
+func (x *Exec) stamp(o *store.Outcome, r sched.Record) {
+	if r.Seq > x.LastSeq {
+		x.LastSeq = r.Seq
 	}
 	o.StartedAt = x.opStarts[r.Key]
 	if !r.Pending {
@@ -42,7 +42,7 @@ func (x *exec) stamp(o *store.Outcome, r sched.Record) {
 
 // bodyAttempt queues the start or the end of an attempt of a step body
 // under a retry policy or timeout.
-func (x *exec) bodyAttempt(key string, n int, start, end int64, err string) {
+func (x *Exec) bodyAttempt(key string, n int, start, end int64, err string) {
 	if x.rs != nil && x.fx.commits() {
 		x.rs.attempt(key, n, start, end, err)
 	}
@@ -51,37 +51,37 @@ func (x *exec) bodyAttempt(key string, n int, start, end int64, err string) {
 // attempt queues an attempt of the op at key for the next commit: its
 // start (end 0) or its end with its error (start 0); the store keeps
 // what it knows already of the other.
-func (rs *runState) attempt(key string, n int, start, end int64, err string) {
-	rs.batch.Attempts = append(rs.batch.Attempts, store.RunAttempt{RunID: rs.run.ID,
+func (rs *RunState) attempt(key string, n int, start, end int64, err string) {
+	rs.Batch.Attempts = append(rs.Batch.Attempts, store.RunAttempt{RunID: rs.Run.ID,
 		Attempt: store.Attempt{Key: key, N: n, Start: start, End: end, Error: store.CleanText(err)}})
 }
 
 // lateAttempt queues an attempt from an activity's goroutine; the next
 // flush takes it.
-func (rs *runState) lateAttempt(a store.Attempt) {
-	rs.mu.Lock()
+func (rs *RunState) lateAttempt(a store.Attempt) {
+	rs.Mu.Lock()
 	a.Error = store.CleanText(a.Error)
-	rs.late = append(rs.late, store.RunAttempt{RunID: rs.run.ID, Attempt: a})
-	rs.mu.Unlock()
+	rs.Late = append(rs.Late, store.RunAttempt{RunID: rs.Run.ID, Attempt: a})
+	rs.Mu.Unlock()
 }
 
 // takeLate moves the attempts of activity goroutines into the batch.
-func (rs *runState) takeLate() {
-	rs.mu.Lock()
-	rs.batch.Attempts = append(rs.batch.Attempts, rs.late...)
-	rs.late = nil
-	rs.mu.Unlock()
+func (rs *RunState) takeLate() {
+	rs.Mu.Lock()
+	rs.Batch.Attempts = append(rs.Batch.Attempts, rs.Late...)
+	rs.Late = nil
+	rs.Mu.Unlock()
 }
 
 // dropped records that the run's instance is dropped now (evicted or
 // suspended) with lastSeq settled records in its journal.
-func (rs *runState) dropped(lastSeq int64) {
+func (rs *RunState) Dropped(lastSeq int64) {
 	rs.attempt(store.IdleKey, int(lastSeq), time.Now().UnixNano(), 0, "")
 }
 
 // replaying records that an execution starts now by replaying the
 // journal outs: the end of the drop recorded at its last settled record.
-func (rs *runState) replaying(outs []store.Outcome) {
+func (rs *RunState) Replaying(outs []store.Outcome) {
 	var last int64
 	for i := range outs {
 		last = max(last, outs[i].Seq)

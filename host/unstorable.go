@@ -23,22 +23,22 @@ const unstorablePrefix = "the run's records cannot be stored, so it ends here: "
 // with that cause as its error, and what was committed before stays. The
 // host makes every text it records valid, so this is a last resort for a
 // text it missed.
-func (h *Host) driveFailed(ctx context.Context, rs *runState, err error) (store.Run, error) {
+func (h *Host) driveFailed(ctx context.Context, rs *RunState, err error) (store.Run, error) {
 	if !errors.Is(err, store.ErrInvalidText) {
-		return rs.run, err
+		return rs.Run, err
 	}
-	_ = rs.wait() // the commit in flight failed, or is the one that did
-	rs.mu.Lock()
-	rs.late = nil
-	rs.mu.Unlock()
-	rs.batch = store.Batch{}
-	rs.run.Status, rs.run.WakeAt, rs.run.Result = store.RunFailed, 0, nil
-	rs.run.Error = unstorablePrefix + err.Error()
-	h.log.Error("run failed: its records cannot be stored", "run", rs.run.ID, "err", err)
+	_ = rs.Wait() // the commit in flight failed, or is the one that did
+	rs.Mu.Lock()
+	rs.Late = nil
+	rs.Mu.Unlock()
+	rs.Batch = store.Batch{}
+	rs.Run.Status, rs.Run.WakeAt, rs.Run.Result = store.RunFailed, 0, nil
+	rs.Run.Error = unstorablePrefix + err.Error()
+	h.log.Error("run failed: its records cannot be stored", "run", rs.Run.ID, "err", err)
 	if ferr := h.finish(ctx, rs); ferr != nil {
-		return rs.run, fmt.Errorf("%w; ending the run failed too: %w", err, ferr)
+		return rs.Run, fmt.Errorf("%w; ending the run failed too: %w", err, ferr)
 	}
-	return rs.run, nil
+	return rs.Run, nil
 }
 
 // cancelUndrivable ends canceled, under the lease l that Work holds, a
@@ -53,10 +53,10 @@ func (h *Host) cancelUndrivable(ctx context.Context, l store.Lease, driveErr err
 	if err != nil || r.Cancel == "" || r.Status.Terminal() {
 		return false
 	}
-	rs := newRunState(r, DriveOptions{hold: &leaseHold{lease: l}})
-	defer rs.close()
+	rs := NewRunState(r, DriveOptions{hold: &leaseHold{lease: l}})
+	defer rs.Close()
 	reason := fmt.Sprintf("%s (ended without executing: the run could not be driven: %v)", r.Cancel, driveErr)
-	rs.run.Status, rs.run.WakeAt, rs.run.Error = store.RunCanceled, 0, sched.CanceledPrefix+reason
+	rs.Run.Status, rs.Run.WakeAt, rs.Run.Error = store.RunCanceled, 0, sched.CanceledPrefix+reason
 	if err := h.finish(ctx, rs); err != nil {
 		h.log.Warn("end a canceled run that cannot be driven", "run", l.RunID, "err", err)
 		return false

@@ -221,36 +221,36 @@ func (u *upgradeCheck) checkRun(ctx context.Context, run store.Run) (UpgradeRun,
 // fills in res with what it met. It returns an error only when the
 // replay was interrupted (ctx).
 func (h *Host) replayUpgrade(ctx context.Context, cm *modules.Module, run store.Run, outs []store.Outcome, res *UpgradeRun) error {
-	w := &upgradeWorld{recorded: make(map[string]bool, len(outs)), clock: run.StartTime}
+	w := &UpgradeWorld{Recorded: make(map[string]bool, len(outs)), Clock: run.StartTime}
 	recs := make([]sched.Record, len(outs))
 	for i, o := range outs {
-		recs[i] = fromStore(o)
-		w.recorded[o.Key] = true
-		w.clock = max(w.clock, o.VTime)
+		recs[i] = FromStore(o)
+		w.Recorded[o.Key] = true
+		w.Clock = max(w.Clock, o.VTime)
 	}
-	rs := newRunState(run, DriveOptions{})
-	defer rs.close()
-	rs.world = w
-	x := newExec(h, rs, recs)
-	h.instantiate(ctx, cm, x)
+	rs := NewRunState(run, DriveOptions{})
+	defer rs.Close()
+	rs.World = w
+	x := NewExec(h, rs, recs)
+	x.Instantiate(ctx, cm)
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	switch x.state {
-	case stSuspended:
+	switch x.State {
+	case Suspended:
 		res.End = "continues"
-	case stDone:
+	case Done:
 		res.End = "completes"
-		if o, skipped := skippedWork(outs, x.s); skipped && w.first != nil {
-			res.Break, res.Key, res.Recorded, res.New = BreakSkipped, o.Key, o.Function, w.first.fn
+		if o, skipped := skippedWork(outs, x.S); skipped && w.First != nil {
+			res.Break, res.Key, res.Recorded, res.New = BreakSkipped, o.Key, o.Function, w.First.Fn
 			res.Error = fmt.Sprintf("the journal records %s %q at key %q, which the new code never reaches: it issues %s %q at key %q, a key the journal does not record, and ends without it (positional keys shifted; the recorded work would be done again under new keys)",
-				o.Kind, o.Function, o.Key, w.first.kind, w.first.fn, w.first.key)
+				o.Kind, o.Function, o.Key, w.First.Kind, w.First.Fn, w.First.Key)
 			res.End = ""
 		}
-	case stDiverged:
-		classifyDivergence(x.failure, outs, res)
+	case Diverged:
+		classifyDivergence(x.Failure, outs, res)
 	default:
-		res.Break, res.Error = BreakFailure, fmt.Sprint(x.failure)
+		res.Break, res.Error = BreakFailure, fmt.Sprint(x.Failure)
 	}
 	return nil
 }

@@ -3,9 +3,7 @@ package host
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"math/rand/v2"
-	"strings"
 	"time"
 
 	"github.com/skeinrun/skein/abi"
@@ -14,72 +12,36 @@ import (
 	"github.com/skeinrun/skein/store"
 )
 
-// skippedWork returns the first positional settled record (in settle
-// order) that the execution never issued.
-func skippedWork(outs []store.Outcome, s *sched.Sched) (store.Outcome, bool) {
-	for _, o := range outs {
-		if o.Status == store.OutcomePending || strings.HasPrefix(o.Key, "!") || sched.Named(o.Key) {
-			continue
-		}
-		if !s.Issued(o.Key) {
-			return o, true
-		}
-	}
-	return store.Outcome{}, false
-}
-
-// classifyDivergence fills in res from a CodeMismatchError or a
-// NondeterminismError.
-func classifyDivergence(err error, outs []store.Outcome, res *UpgradeRun) {
-	res.Error = err.Error()
-	var cm *CodeMismatchError
-	var nd *NondeterminismError
-	switch {
-	case errors.As(err, &cm):
-		res.Break, res.Key, res.Recorded, res.New = BreakCodeMismatch, cm.Key, cm.Recorded, cm.Got
-	case errors.As(err, &nd):
-		res.Break, res.New = BreakNondeterminism, nd.Got
-		for _, o := range outs {
-			if o.Seq == nd.Seq && o.Status != store.OutcomePending {
-				res.Key, res.Recorded = o.Key, o.Function
-				break
-			}
-		}
-	default:
-		res.Break = BreakFailure
-	}
-}
-
 // upgradeWorld is the world of a run replayed by CheckUpgrade: recorded
 // outcomes only. A new step body runs in the sandbox and settles at once
 // (as on a resume; its body waits never end); a new activity call, timer,
 // promise or child op starts nothing and never settles. The execution
 // ends at its first live idle point, or at its first new op once the
 // journal is consumed: from there the run would go on with new work.
-type upgradeWorld struct {
-	recorded map[string]bool // the journal's keys
-	clock    int64           // the latest virtual time of the journal
-	first    *newOp          // the first op the new code issued that the journal does not record
+type UpgradeWorld struct {
+	Recorded map[string]bool // the journal's keys
+	Clock    int64           // the latest virtual time of the journal
+	First    *newOp          // the first op the new code issued that the journal does not record
 }
 
-type newOp struct{ key, kind, fn string }
+type newOp struct{ Key, Kind, Fn string }
 
-func (w *upgradeWorld) effects(x *exec) effects           { return &upgradeEffects{x: x, w: w} }
-func (w *upgradeWorld) armDeadline(*Host, *runState) bool { return true }
-func (w *upgradeWorld) settlesParent() bool               { return false }
-func (w *upgradeWorld) parentEnded(context.Context, *Host, *runState, []store.ParentEnd) {
+func (w *UpgradeWorld) effects(x *Exec) effects           { return &upgradeEffects{x: x, w: w} }
+func (w *UpgradeWorld) ArmDeadline(*Host, *RunState) bool { return true }
+func (w *UpgradeWorld) SettlesParent() bool               { return false }
+func (w *UpgradeWorld) ParentEnded(context.Context, *Host, *RunState, []store.ParentEnd) {
 	// An upgrade check ends no run.
 }
 
 // upgradeEffects are the effects of an execution replayed by
 // CheckUpgrade (upgradeWorld): none.
 type upgradeEffects struct {
-	x    *exec
-	w    *upgradeWorld
+	x    *Exec
+	w    *UpgradeWorld
 	rand *rand.ChaCha8
 }
 
-func (f *upgradeEffects) now() int64                           { return f.w.clock }
+func (f *upgradeEffects) now() int64                           { return f.w.Clock }
 func (f *upgradeEffects) recorded(store.Outcome, sched.Record) {}
 func (f *upgradeEffects) commits() bool                        { return false }
 
@@ -96,17 +58,17 @@ func (f *upgradeEffects) unsettled(kind abi.OpKind, fn string, res sched.OpResul
 	return opGo, nil
 }
 func (f *upgradeEffects) issued(key, kind, fn string, _ sched.TaskID) {
-	if f.w.first == nil && !f.w.recorded[key] {
-		f.w.first = &newOp{key: key, kind: kind, fn: fn}
+	if f.w.First == nil && !f.w.Recorded[key] {
+		f.w.First = &newOp{Key: key, Kind: kind, Fn: fn}
 	}
 }
 func (f *upgradeEffects) bodyStarted(string, int) {}
 func (f *upgradeEffects) promised(string, []byte) {}
-func (f *upgradeEffects) bodyNow() int64          { return f.w.clock }
+func (f *upgradeEffects) bodyNow() int64          { return f.w.Clock }
 func (f *upgradeEffects) bodyRand(b []byte) {
 	if f.rand == nil {
 		var seed [32]byte
-		binary.LittleEndian.PutUint64(seed[:], f.x.rs.run.Seed)
+		binary.LittleEndian.PutUint64(seed[:], f.x.rs.Run.Seed)
 		copy(seed[8:], "skein-upgrade-check")
 		f.rand = rand.NewChaCha8(seed)
 	}
@@ -122,7 +84,7 @@ func (f *upgradeEffects) call(activityCall) error                             { 
 func (f *upgradeEffects) prepareChild(*store.Run)                             {}
 func (f *upgradeEffects) child(context.Context, string, store.Run)            {}
 func (f *upgradeEffects) cancelChild(context.Context, string, string, string) {}
-func (f *upgradeEffects) idle(context.Context) error                          { return f.x.stop(stSuspended, nil) }
+func (f *upgradeEffects) idle(context.Context) error                          { return f.x.stop(Suspended, nil) }
 func (f *upgradeEffects) hardCancels() bool                                   { return false }
 func (f *upgradeEffects) spawned(sched.TaskID, sched.TaskID)                  {}
 func (f *upgradeEffects) observed(sched.TaskID, sched.PromiseID, int)         {}

@@ -36,7 +36,7 @@ type watchState struct {
 }
 
 // hostCall runs one host function call of the guest.
-func hostCall(ctx context.Context, x *exec, mem engine.Memory, name string, progress bool, fn func(*exec, context.Context, []uint64) error, stack []uint64) error {
+func hostCall(ctx context.Context, x *Exec, mem engine.Memory, name string, progress bool, fn func(*Exec, context.Context, []uint64) error, stack []uint64) error {
 	if progress {
 		x.wd.yields.Add(1)
 	}
@@ -52,7 +52,7 @@ func hostCall(ctx context.Context, x *exec, mem engine.Memory, name string, prog
 
 // blocking runs f, which may wait (for completions, for the store), as
 // time that counts neither against the no-yield limit nor as CPU time.
-func (x *exec) blocking(f func()) {
+func (x *Exec) blocking(f func()) {
 	start := time.Now()
 	x.wd.waiting.Add(1)
 	defer func() {
@@ -78,7 +78,7 @@ func (e *hardCancel) Error() string {
 // cancelling its context with the reason as the cause (wazero's
 // close-on-context-done stops the guest). It returns a function that
 // stops the watchdog.
-func (x *exec) watch(cancel context.CancelCauseFunc) (stop func()) {
+func (x *Exec) watch(cancel context.CancelCauseFunc) (stop func()) {
 	cfg := x.h.cfg
 	tick := 250 * time.Millisecond
 	if l := cfg.MaxRunWithoutYield; l > 0 {
@@ -111,7 +111,7 @@ func (x *exec) watch(cancel context.CancelCauseFunc) (stop func()) {
 }
 
 // overLimit returns the cause to stop the execution with, if any.
-func (x *exec) overLimit(now, start, quiet time.Time) error {
+func (x *Exec) overLimit(now, start, quiet time.Time) error {
 	cfg := x.h.cfg
 	if l := cfg.MaxRunWithoutYield; l > 0 && now.Sub(quiet) >= l {
 		return cfg.limitError(fmt.Sprintf("workflow code ran %s without yielding to the host", l), "MaxRunWithoutYield", l.String())
@@ -123,7 +123,7 @@ func (x *exec) overLimit(now, start, quiet time.Time) error {
 		return cfg.limitError(fmt.Sprintf("the execution ran workflow code for more than %s", l), "MaxExecutionCPU", l.String())
 	}
 	if x.rs != nil && x.fx.hardCancels() && !x.wd.cancelSeen.Load() && x.wd.waiting.Load() == 0 {
-		if reason, since := x.rs.mb.pendingCancel(); !since.IsZero() && now.Sub(since) >= CancelGrace {
+		if reason, since := x.rs.MB.pendingCancel(); !since.IsZero() && now.Sub(since) >= CancelGrace {
 			return &hardCancel{reason: reason}
 		}
 	}
