@@ -10,6 +10,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/skeinrun/skein/host/internal/exec"
 	"github.com/skeinrun/skein/internal/wasmbuild"
 )
 
@@ -77,7 +78,7 @@ func benchInstantiate(b *testing.B, reactor bool, cfg Config) {
 	}
 	defer h.modules.Release(cm)
 	for b.Loop() {
-		x := NewDescribe(h.Host)
+		x := exec.NewDescribe(h.Host.execHost())
 		x.Instantiate(ctx, cm)
 		if !x.Described {
 			b.Fatal("the module did not reach its invocation", x.Failure)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skeinrun/skein/host/internal/exec"
 	"github.com/skeinrun/skein/store"
 )
 
@@ -43,7 +44,7 @@ func chainRun(r store.Run, input []byte, journal int) ChainRun {
 func (c *checker) checkChain(ctx context.Context, res *scheduleResult, prev store.Run, seed uint64) {
 	for n := 1; prev.Status == store.RunContinued && n <= c.o.MaxContinues; n++ {
 		id := ContinuedRunID(prev.ID)
-		next, err := c.checkSuccessor(ctx, res, id, Mix(seed, id))
+		next, err := c.checkSuccessor(ctx, res, id, exec.Mix(seed, id))
 		if err != nil {
 			res.err = fmt.Errorf("successor %s of %s: %w", id, prev.ID, err)
 			return
@@ -63,7 +64,7 @@ func (c *checker) checkSuccessor(ctx context.Context, res *scheduleResult, id st
 	if err != nil {
 		return store.Run{}, err
 	}
-	sim := NewSimRun(seed, run.StartTime)
+	sim := exec.NewSimRun(seed, run.StartTime)
 	sim.Index = res.k
 	h.sim.Preset(id, sim)
 	defer h.sim.Drop(id)

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/skeinrun/skein/host/internal/exec"
 	"github.com/skeinrun/skein/store"
 )
 
@@ -249,8 +250,8 @@ type reportFolder struct {
 // seenOp is what a key was issued as in the first schedule that issued it.
 type seenOp struct {
 	k       int
-	op      SimOp
-	choices []SelectChoice
+	op      exec.SimOp
+	choices []exec.SelectChoice
 }
 
 func newReportFolder(o CheckOptions, ks []int) *reportFolder {
@@ -360,8 +361,8 @@ type PromiseUse struct {
 func (r *CheckReport) addPromises(k int, promised map[string]string) {
 	for _, key := range slices.Sorted(maps.Keys(promised)) {
 		how, example := promised[key], ""
-		if v, ok := strings.CutPrefix(how, PromiseGenerated); ok {
-			how, example = strings.TrimSuffix(PromiseGenerated, ": "), v
+		if v, ok := strings.CutPrefix(how, exec.PromiseGenerated); ok {
+			how, example = strings.TrimSuffix(exec.PromiseGenerated, ": "), v
 		}
 		found := false
 		for i := range r.Promises {

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/skeinrun/skein/host/internal/exec"
 	"github.com/skeinrun/skein/store"
 	"github.com/skeinrun/skein/store/memory"
 )
@@ -30,9 +31,9 @@ type scheduleResult struct {
 	k           int
 	chain       []ChainRun // the run, then each successor it continued as (checkchain.go)
 	err         error      // the check itself failed
-	ops         map[string]SimOp
-	choices     map[string][]SelectChoice // per key: the recorded choices before its op (simchoice.go)
-	promised    map[string]string         // how each promise was settled (checkpromise.go)
+	ops         map[string]exec.SimOp
+	choices     map[string][]exec.SelectChoice // per key: the recorded choices before its op (simchoice.go)
+	promised    map[string]string              // how each promise was settled (checkpromise.go)
 	end         EndGroup
 	crashPoints int // of the schedule's runs' journals, all of them
 	replays     int // crash points checked
@@ -70,11 +71,11 @@ func (c *checker) run(ctx context.Context, ks []int) (*CheckReport, error) {
 func (c *checker) checkSchedule(ctx context.Context, k int) scheduleResult {
 	h, o := c.h, c.o
 	res := scheduleResult{k: k}
-	seed := Mix(o.Seed, fmt.Sprintf("schedule:%d", k))
+	seed := exec.Mix(o.Seed, fmt.Sprintf("schedule:%d", k))
 	id := fmt.Sprintf("s%d", k)
 	defer c.forget(id)
 	run := store.Run{ID: id, ModuleHash: c.m.Hash, Workflow: o.Workflow, Input: o.Input, Seed: o.Seed | 1, StartTime: checkEpoch}
-	sim := NewSimRun(seed, checkEpoch)
+	sim := exec.NewSimRun(seed, checkEpoch)
 	sim.Index = k
 	h.sim.Preset(id, sim)
 	defer h.sim.Drop(id)
@@ -119,7 +120,7 @@ func (c *checker) forget(id string) {
 // crashReplay copies the run as a crash before its c-th settlement would
 // have left it (with its child runs as they ended), drives the copy, and
 // compares its journal and end with the run's; then it forgets the copy.
-func (c *checker) crashReplay(ctx context.Context, final store.Run, sim *SimRun, journal []store.Outcome, at int) (*Divergence, error) {
+func (c *checker) crashReplay(ctx context.Context, final store.Run, sim *exec.SimRun, journal []store.Outcome, at int) (*Divergence, error) {
 	h := c.h
 	cid := fmt.Sprintf("%s-c%d", final.ID, at)
 	defer c.forget(cid)
@@ -201,7 +202,7 @@ func compareJournals(journal, j []store.Outcome, at int) *Divergence {
 // o.ChainRun), the last being the verifying replay of the whole journal,
 // and adds what departed to res. cost is what the run itself took, the
 // estimate of one replay.
-func (c *checker) replayCrashes(ctx context.Context, res *scheduleResult, final store.Run, sim *SimRun, journal []store.Outcome, cost time.Duration) error {
+func (c *checker) replayCrashes(ctx context.Context, res *scheduleResult, final store.Run, sim *exec.SimRun, journal []store.Outcome, cost time.Duration) error {
 	total := len(journal) + 1
 	res.crashPoints += total
 	var points []int

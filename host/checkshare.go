@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/skeinrun/skein/host/internal/exec"
 	"github.com/skeinrun/skein/store"
 )
 
@@ -56,7 +57,7 @@ func (sh *sharedReplays) finish(replays int, err error) {
 // sharedCrashReplays replays the run final from its crash points
 // (replayCrashes), unless a schedule that recorded the same log does:
 // then it waits for those replays and counts them as shared.
-func (c *checker) sharedCrashReplays(ctx context.Context, res *scheduleResult, final store.Run, sim *SimRun, journal []store.Outcome, cost time.Duration) error {
+func (c *checker) sharedCrashReplays(ctx context.Context, res *scheduleResult, final store.Run, sim *exec.SimRun, journal []store.Outcome, cost time.Duration) error {
 	sh, owner := c.shares.claim(logPrint(sim.Log, res.end), res.k)
 	if !owner {
 		select {
@@ -78,7 +79,7 @@ func (c *checker) sharedCrashReplays(ctx context.Context, res *scheduleResult, f
 // logPrint is the fingerprint of what a schedule recorded and how its run
 // ended. Virtual times are left out: a workflow that observes them
 // records what it saw in its values.
-func logPrint(log []SimRecord, end EndGroup) [32]byte {
+func logPrint(log []exec.SimRecord, end EndGroup) [32]byte {
 	h := sha256.New()
 	field := func(b []byte) {
 		h.Write(binary.AppendUvarint(nil, uint64(len(b))))

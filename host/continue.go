@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skeinrun/skein/host/internal/exec"
 	"github.com/skeinrun/skein/store"
 )
 
@@ -73,7 +74,7 @@ func (e *ContinuedError) Unwrap() error { return ErrTerminal }
 // successor is the run that rs's run continues as, with input: the same
 // module and workflow, a new seed, starting at the run's virtual time (or
 // now, if later, outside a simulation).
-func (h *Host) successor(rs *RunState, x *Exec, input []byte) store.Run {
+func (h *Host) successor(rs *runState, x *exec.Exec, input []byte) store.Run {
 	start := x.S.VNow() + x.VSleep
 	if h.sim == nil {
 		start = max(start, time.Now().UnixNano())

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/skeinrun/skein/host/internal/exec"
 	"github.com/skeinrun/skein/host/internal/modules"
 
 	"github.com/skeinrun/skein/host/internal/sched"
@@ -104,13 +105,13 @@ func (h *Host) Drive(ctx context.Context, runID string, o DriveOptions) (store.R
 }
 
 // activate registers a run as driven by this process.
-func (h *Host) activate(runID string, o DriveOptions) (*RunState, error) {
+func (h *Host) activate(runID string, o DriveOptions) (*runState, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if _, ok := h.active[runID]; ok {
 		return nil, errActive
 	}
-	rs := NewRunState(store.Run{ID: runID}, o)
+	rs := newRunState(store.Run{ID: runID}, o)
 	rs.Board = &h.tasks
 	h.active[runID] = rs
 	return rs, nil
@@ -143,7 +144,7 @@ func (h *Host) deliver(runID string, c sched.Completion) bool {
 // drive executes the run of rs until it ends or suspends (or, with
 // WaitTimers, until it ends): execution after execution, each replaying
 // the journal, evicted ones at once and suspended ones when woken.
-func (h *Host) drive(ctx context.Context, rs *RunState) (store.Run, error) {
+func (h *Host) drive(ctx context.Context, rs *runState) (store.Run, error) {
 	runID := rs.Run.ID
 	rs.Activating = time.Now() // activation latency (metrics.go)
 	run, err := h.driveStart(ctx, runID, rs.opts.resume, rs.opts.hold)
@@ -158,7 +159,7 @@ func (h *Host) drive(ctx context.Context, rs *RunState) (store.Run, error) {
 	defer func() { rs.Close() }() // rs is replaced after a suspension
 	rs.Run = run
 	if h.sim != nil {
-		rs.World = SimWorld{Run: h.sim.Run(runID, run.StartTime), Cfg: h.sim.Cfg}
+		rs.World = exec.SimWorld{Run: h.sim.Run(runID, run.StartTime), Cfg: h.sim.Cfg}
 	}
 	// The running status is committed as the first execution starts
 	// (execute), without waiting for it.
@@ -171,13 +172,13 @@ func (h *Host) drive(ctx context.Context, rs *RunState) (store.Run, error) {
 			return h.driveFailed(ctx, rs, err)
 		}
 		switch x.State {
-		case Unrecorded:
+		case exec.Unrecorded:
 			return h.driveFailed(ctx, rs, fmt.Errorf("drive %s: %w", runID, x.Failure))
-		case Evicted:
+		case exec.Evicted:
 			h.metrics.evictReplay.Add(1)
 			rs.Dropped(x.LastSeq)
 			continue
-		case Suspended:
+		case exec.Suspended:
 			next, err := h.suspended(ctx, rs, x, outs)
 			if err != nil {
 				return h.driveFailed(ctx, rs, err)
@@ -191,7 +192,7 @@ func (h *Host) drive(ctx context.Context, rs *RunState) (store.Run, error) {
 		if err := h.endStatus(ctx, rs, x); err != nil {
 			return h.driveFailed(ctx, rs, err)
 		}
-		if x.State == Done {
+		if x.State == exec.Done {
 			markOrphans(rs, outs, x.S)
 		}
 		if err := h.finish(ctx, rs); err != nil {
@@ -234,7 +235,7 @@ func (h *Host) driveStart(ctx context.Context, runID string, to *resumeTo, hold 
 // execute runs one execution of the run: it loads the journal and the
 // inbox and instantiates the module, which replays the journal and goes
 // on from its end.
-func (h *Host) execute(ctx context.Context, rs *RunState, cm *modules.Module) (*Exec, []store.Outcome, error) {
+func (h *Host) execute(ctx context.Context, rs *runState, cm *modules.Module) (*exec.Exec, []store.Outcome, error) {
 	runID := rs.Run.ID
 	if rs.Activating.IsZero() {
 		rs.Activating = time.Now()
@@ -248,7 +249,7 @@ func (h *Host) execute(ctx context.Context, rs *RunState, cm *modules.Module) (*
 	}
 	recs := make([]sched.Record, len(outs))
 	for i, o := range outs {
-		recs[i] = FromStore(o)
+		recs[i] = exec.FromStore(o)
 	}
 	if len(recs) > 0 {
 		rs.Replaying(outs)
@@ -269,11 +270,11 @@ func (h *Host) execute(ctx context.Context, rs *RunState, cm *modules.Module) (*
 		// flush (or the run's end) does (flushAsync keeps commits in
 		// order). A failed commit is the drive's error (stUnrecorded).
 		rs.StatusDue = false
-		if err := rs.FlushAsync(h); err != nil {
+		if err := rs.FlushAsync(h.execHost()); err != nil {
 			return nil, nil, fmt.Errorf("drive %s: %w", runID, err)
 		}
 	}
-	x := NewExec(h, rs, recs)
+	x := exec.NewExec(h.execHost(), rs.RunState, recs)
 	x.Instantiate(ctx, cm)
 	return x, outs, nil
 }
@@ -282,7 +283,7 @@ func (h *Host) execute(ctx context.Context, rs *RunState, cm *modules.Module) (*
 // due again if the drive should (a settlement arrived meanwhile, or
 // WaitTimers). It returns the run state of the next execution, or nil
 // when the drive ends here.
-func (h *Host) suspended(ctx context.Context, rs *RunState, x *Exec, outs []store.Outcome) (*RunState, error) {
+func (h *Host) suspended(ctx context.Context, rs *runState, x *exec.Exec, outs []store.Outcome) (*runState, error) {
 	runID := rs.Run.ID
 	rs.Run.Status = store.RunSuspended
 	markOrphans(rs, outs, x.S)
@@ -315,7 +316,7 @@ func (h *Host) suspended(ctx context.Context, rs *RunState, x *Exec, outs []stor
 			return nil, ctx.Err()
 		}
 	}
-	next := NewRunState(rs.Run, rs.opts)
+	next := newRunState(rs.Run, rs.opts)
 	next.Board = rs.Board
 	next.World = rs.World
 	h.mu.Lock()
@@ -331,9 +332,9 @@ func (h *Host) suspended(ctx context.Context, rs *RunState, x *Exec, outs []stor
 // endStatus sets the status an execution that did not suspend ends the
 // run with. An execution interrupted by ctx (a shutdown) commits what it
 // recorded, leaves the run running and returns ctx's error.
-func (h *Host) endStatus(ctx context.Context, rs *RunState, x *Exec) error {
+func (h *Host) endStatus(ctx context.Context, rs *runState, x *exec.Exec) error {
 	switch x.State {
-	case Done:
+	case exec.Done:
 		// Steps still in flight are recorded pending: the journal of an
 		// ended run holds every op it issued (docs/design.md).
 		x.S.RecordUnsettledSteps()
@@ -353,11 +354,11 @@ func (h *Host) endStatus(ctx context.Context, rs *RunState, x *Exec) error {
 		default:
 			rs.Run.Status, rs.Run.Error = store.RunFailed, x.Result.Err
 		}
-	case Stopped:
+	case exec.Stopped:
 		// The run did not take its cancellation in time (watchdog.go):
 		// it ends canceled, and its end decides its children (finish).
 		rs.Run.Status, rs.Run.Error = store.RunCanceled, sched.CanceledPrefix+x.Failure.Error()
-	case Diverged:
+	case exec.Diverged:
 		rs.Batch.Outcomes = nil // nothing a diverging replay made is kept
 		rs.Run.Status, rs.Run.Error = store.RunDiverged, x.Failure.Error()
 	default:
@@ -378,14 +379,14 @@ func (h *Host) endStatus(ctx context.Context, rs *RunState, x *Exec) error {
 // finish commits the run's end: with the settlement of its parent's op
 // (a child run) and, under a lease, the lease's release; then tells the
 // parent, the subscribers, the metrics and the log.
-func (h *Host) finish(ctx context.Context, rs *RunState) error {
+func (h *Host) finish(ctx context.Context, rs *runState) error {
 	var toParent *sched.Completion
 	if rs.Run.Parent != "" && rs.Run.Status.Terminal() && rs.World.SettlesParent() {
 		key, err := h.childKey(ctx, rs.Run.Parent, rs.Run.ID)
 		if err != nil {
 			return fmt.Errorf("drive %s: %w", rs.Run.ID, err)
 		}
-		out := ChildOutcome(rs.Run)
+		out := exec.ChildOutcome(rs.Run)
 		toParent = &sched.Completion{Key: key, Outcome: out}
 		set := store.Settlement{RunID: rs.Run.Parent, Key: key, Status: store.OutcomeOK, Value: out.Value}
 		if !out.OK {
@@ -394,9 +395,9 @@ func (h *Host) finish(ctx context.Context, rs *RunState) error {
 		rs.Batch.Settlements = append(rs.Batch.Settlements, set)
 	}
 	if rs.Run.Status.Terminal() {
-		h.cancelTasks(ctx, rs, "the run ended ("+string(rs.Run.Status)+")")
+		h.cancelTasks(ctx, rs.RunState, "the run ended ("+string(rs.Run.Status)+")")
 	}
-	ends := QueueParentEnded(rs)
+	ends := exec.QueueParentEnded(rs.RunState)
 	// Under a lease, the run's last commit releases it too.
 	rs.Batch.Release = rs.Lease != nil
 	if err := h.commitRun(ctx, rs); err != nil {
@@ -421,14 +422,14 @@ func (h *Host) finish(ctx context.Context, rs *RunState) error {
 		rs.Ended.Store(true)
 	}
 	if len(ends) > 0 {
-		rs.World.ParentEnded(ctx, h, rs, ends)
+		rs.World.ParentEnded(ctx, h.execHost(), rs.RunState, ends)
 	}
 	return nil
 }
 
 // markOrphans queues updates of the orphaned flag of stored outcomes: set
 // where the execution never reached the key, cleared where it did.
-func markOrphans(rs *RunState, outs []store.Outcome, s *sched.Sched) {
+func markOrphans(rs *runState, outs []store.Outcome, s *sched.Sched) {
 	for _, o := range outs {
 		if reached := s.Issued(o.Key); reached == o.Orphaned {
 			o.Orphaned = !reached
@@ -439,14 +440,14 @@ func markOrphans(rs *RunState, outs []store.Outcome, s *sched.Sched) {
 
 // queueRun queues the run's current status (stamped now) for the next
 // commit.
-func queueRun(rs *RunState) {
+func queueRun(rs *runState) {
 	rs.Run.UpdatedAt = time.Now()
 	rs.Run.Error = store.CleanText(rs.Run.Error)
 	rs.Batch.Runs = append(rs.Batch.Runs, rs.Run)
 }
 
 // commitRun commits queued records with the run's current status.
-func (h *Host) commitRun(ctx context.Context, rs *RunState) error {
+func (h *Host) commitRun(ctx context.Context, rs *runState) error {
 	queueRun(rs)
 	if err := rs.Flush(context.WithoutCancel(ctx), h.cfg.Store); err != nil {
 		return fmt.Errorf("drive %s: %w", rs.Run.ID, err)

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/skeinrun/skein/host/internal/exec"
 	"github.com/skeinrun/skein/host/internal/sched"
 	"github.com/skeinrun/skein/store"
 )
@@ -42,7 +43,7 @@ func Typed[In, Out any](fn func(context.Context, In) (Out, error)) Activity {
 		var in In
 		if len(input) > 0 {
 			if err := json.Unmarshal(input, &in); err != nil {
-				return nil, NonRetryable(fmt.Errorf("activity input %.100q does not decode into %T: %w", input, in, err))
+				return nil, exec.NonRetryable(fmt.Errorf("activity input %.100q does not decode into %T: %w", input, in, err))
 			}
 		}
 		out, err := fn(ctx, in)
@@ -51,7 +52,7 @@ func Typed[In, Out any](fn func(context.Context, In) (Out, error)) Activity {
 		}
 		b, err := json.Marshal(out)
 		if err != nil {
-			return nil, NonRetryable(fmt.Errorf("activity output %T does not encode to JSON: %w", out, err))
+			return nil, exec.NonRetryable(fmt.Errorf("activity output %T does not encode to JSON: %w", out, err))
 		}
 		return b, nil
 	}
@@ -337,7 +338,7 @@ func (h *Host) emitRecord(r store.Run, rec sched.Record) {
 	if !h.subscribed() {
 		return
 	}
-	o := ToStore(rec)
+	o := exec.ToStore(rec)
 	ev := runEvent(EventOpRecorded, r)
 	ev.Key, ev.OpKind, ev.Function, ev.Status, ev.Attempts = o.Key, o.Kind, o.Function, o.Status, o.Attempts
 	ev.Value, ev.Error = o.Value, o.Error

@@ -87,7 +87,7 @@ func TestCallRetry(t *testing.T) {
 			t.Errorf("%s max %d: %d attempts recorded, want %d", tc.activity, tc.max, o.Attempts, tc.attempts)
 		}
 		if tc.activity == "busy-twice" && tc.max == 5 {
-			want := []ActivityInfo{{r.ID, "1", 1}, {r.ID, "1", 2}, {r.ID, "1", 3}}
+			want := []ActivityInfo{{RunID: r.ID, Key: "1", Attempt: 1}, {RunID: r.ID, Key: "1", Attempt: 2}, {RunID: r.ID, Key: "1", Attempt: 3}}
 			if fmt.Sprint(infos) != fmt.Sprint(want) {
 				t.Errorf("activity infos %+v, want %+v", infos, want)
 			}

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/skeinrun/skein/abi"
+	"github.com/skeinrun/skein/host/internal/exec"
 	"github.com/skeinrun/skein/host/internal/sched"
 	"github.com/skeinrun/skein/store"
 )
@@ -29,7 +30,7 @@ func TestFeedReplaysMixedOps(t *testing.T) {
 	for _, mode := range []Evict{EvictNever, EvictIdle, EvictAlways} {
 		t.Run(string(mode), func(t *testing.T) {
 			h, r := probeRun(t, mode, "feedmix", fmt.Sprintf(`{"n":%d}`, n))
-			fedLive := h.metrics.fedOps.Load()
+			fedLive := h.metrics.FedOps.Load()
 			if mode == EvictAlways && fedLive == 0 {
 				t.Errorf("the replays after each idle point took no op from a feed")
 			}
@@ -51,7 +52,7 @@ func TestFeedReplaysMixedOps(t *testing.T) {
 			if string(rr.Result) != string(r.Result) {
 				t.Errorf("replay %s, live %s", rr.Result, r.Result)
 			}
-			if fed := h.metrics.fedOps.Load() - fedLive; fed < n/2 {
+			if fed := h.metrics.FedOps.Load() - fedLive; fed < n/2 {
 				t.Errorf("the verifying replay took %d ops from feeds; want at least %d", fed, n/2)
 			}
 			var ops []op
@@ -94,7 +95,7 @@ func feedmixSleepKeys(n int) []string {
 // exactly 29 fed ops.
 func TestFeedCodeChangeDeep(t *testing.T) {
 	h, r, v2 := suspendedV1(t, "long")
-	before := h.metrics.fedOps.Load()
+	before := h.metrics.FedOps.Load()
 	got, err := h.Resume(context.Background(), r.ID, v2.Hash, DriveOptions{WaitTimers: true})
 	var cm *CodeMismatchError
 	if !errors.As(err, &cm) {
@@ -103,7 +104,7 @@ func TestFeedCodeChangeDeep(t *testing.T) {
 	if cm.Key != "30" || cm.Recorded != "s" || cm.Got != "s-renamed" || got.Status != store.RunDiverged {
 		t.Fatalf("mismatch %+v, status %s", cm, got.Status)
 	}
-	if fed := h.metrics.fedOps.Load() - before; fed != 29 {
+	if fed := h.metrics.FedOps.Load() - before; fed != 29 {
 		t.Errorf("%d ops taken from a feed before the change; want 29", fed)
 	}
 }
@@ -117,17 +118,17 @@ type hostCallOf struct {
 // feedExec starts an execution of a new run of the hostile module's ok
 // workflow that replays journal, in fake memory holding "ok" at 0, and
 // plays the guest's intro: hello, workflows, invocation, next.
-func feedExec(t *testing.T, journal []sched.Record) (*Exec, *fakeMemory) {
+func feedExec(t *testing.T, journal []sched.Record) (*exec.Exec, *fakeMemory) {
 	h := newTestHost(t, Config{Evict: EvictNever, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	m := h.deploy(t, "./testdata/workflows/hostile")
 	run, err := h.Start(context.Background(), StartOptions{Module: m.Hash, Workflow: "ok", ID: "feed", Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rs := NewRunState(run, DriveOptions{})
+	rs := newRunState(run, DriveOptions{})
 	t.Cleanup(rs.Close)
-	x := NewExec(h.Host, rs, journal)
-	x.base = context.Background()
+	x := exec.NewExec(h.Host.execHost(), rs.RunState, journal)
+	x.SetBase(context.Background())
 	mem := &fakeMemory{b: make([]byte, 64<<10)}
 	copy(mem.b, "oks")
 	if _, err := callHost(x, mem, hostCallOf{abi.FnHello, []uint64{1}}, hostCallOf{abi.FnWorkflows, []uint64{0, 2}},
@@ -139,13 +140,13 @@ func feedExec(t *testing.T, journal []sched.Record) (*Exec, *fakeMemory) {
 
 // callHost makes the calls in order, as the guest would, until one ends
 // the execution; it returns the last call's result.
-func callHost(x *Exec, mem *fakeMemory, calls ...hostCallOf) (uint64, error) {
+func callHost(x *exec.Exec, mem *fakeMemory, calls ...hostCallOf) (uint64, error) {
 	var res uint64
 	for _, c := range calls {
-		f := hostFns[c.name]
-		stack := make([]uint64, max(len(f.sig.Params), len(f.sig.Results)))
+		sig, _ := exec.HostFnType(c.name)
+		stack := make([]uint64, max(len(sig.Params), len(sig.Results)))
 		copy(stack, c.args)
-		if err := hostCall(context.Background(), x, mem, c.name, progressFns[c.name], f.call, stack); err != nil {
+		if err := x.CallHost(context.Background(), mem, c.name, stack); err != nil {
 			return 0, err
 		}
 		res = stack[0]
@@ -180,10 +181,10 @@ func TestFeedProtocolMisuse(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			x, mem := feedExec(t, journal)
-			if _, err := callHost(x, mem, tc.calls...); !errors.Is(err, errExecEnded) {
+			if _, err := callHost(x, mem, tc.calls...); !errors.Is(err, exec.ErrEnded) {
 				t.Fatalf("calls returned %v; want the execution ended", err)
 			}
-			if x.State != stFailed || x.Failure == nil || !strings.Contains(x.Failure.Error(), tc.want) {
+			if x.State != exec.Failed || x.Failure == nil || !strings.Contains(x.Failure.Error(), tc.want) {
 				t.Fatalf("state %v, failure %v; want a failed run with %q", x.State, x.Failure, tc.want)
 			}
 		})
@@ -204,8 +205,8 @@ func TestFeedMessage(t *testing.T) {
 		stepRecord("4", 4, "4"),
 	}
 	x, mem := feedExec(t, journal)
-	if n, err := callHost(x, mem, hostCallOf{abi.FnFeed, []uint64{1, 0, 8192, abi.FeedHeader - 1}}); err != nil || n != 0 || x.fed.entries != nil {
-		t.Fatalf("a buffer smaller than the header: %d bytes, %v, %d entries held; want 0, nothing", n, err, len(x.fed.entries))
+	if n, err := callHost(x, mem, hostCallOf{abi.FnFeed, []uint64{1, 0, 8192, abi.FeedHeader - 1}}); err != nil || n != 0 || x.FeedHeld() != 0 {
+		t.Fatalf("a buffer smaller than the header: %d bytes, %v, %d entries held; want 0, nothing", n, err, x.FeedHeld())
 	}
 	for _, tc := range []struct {
 		capacity uint64
@@ -224,7 +225,7 @@ func TestFeedMessage(t *testing.T) {
 			e := d.FeedEntry()
 			rec := journal[i]
 			kind, _ := abi.ParseOpKind(rec.Kind)
-			if e.Kind != kind || string(e.Key) != rec.Key || string(e.Fn) != rec.Function || e.Promise != uint32(i+2) || !reflect.DeepEqual(e.Outcome, toABI(rec.Outcome)) {
+			if e.Kind != kind || string(e.Key) != rec.Key || string(e.Fn) != rec.Function || e.Promise != uint32(i+2) || !reflect.DeepEqual(e.Outcome, exec.ToABI(rec.Outcome)) {
 				t.Errorf("cap %d: entry %d = %+v, want %+v with promise %d", tc.capacity, i, e, rec, i+2)
 			}
 		}

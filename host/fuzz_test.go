@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/skeinrun/skein/abi"
+	"github.com/skeinrun/skein/host/internal/exec"
 )
 
 // FuzzHostCalls feeds the host functions arbitrary arguments and guest
@@ -43,24 +44,24 @@ func FuzzHostCalls(f *testing.F) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 		defer cancel()
-		var x *Exec
+		var x *exec.Exec
 		if data[0]&1 == 1 {
-			x = NewDescribe(h.Host)
+			x = exec.NewDescribe(h.Host.execHost())
 		} else {
-			rs := NewRunState(run, DriveOptions{})
+			rs := newRunState(run, DriveOptions{})
 			defer rs.Close()
-			x = NewExec(h.Host, rs, nil)
+			x = exec.NewExec(h.Host.execHost(), rs.RunState, nil)
 		}
-		x.base = ctx
+		x.SetBase(ctx)
 		mem := &fakeMemory{b: make([]byte, 64<<10)}
 		blocks := min(int(data[1])*16, len(data)-2)
 		copy(mem.b, data[2:2+blocks])
 		calls := data[2+blocks:]
-		for len(calls) > 0 && x.State == stRunning {
+		for len(calls) > 0 && x.State == exec.Running {
 			var c [41]byte
 			calls = calls[copy(c[:], calls):]
 			name := fuzzCallOrder[int(c[0])%len(fuzzCallOrder)]
-			sig := hostFns[name].sig
+			sig, _ := exec.HostFnType(name)
 			stack := make([]uint64, max(len(sig.Params), len(sig.Results)))
 			for i := range sig.Params {
 				stack[i] = uint64(binary.LittleEndian.Uint32(c[1+4*i:]))
@@ -72,26 +73,26 @@ func FuzzHostCalls(f *testing.F) {
 				break
 			}
 		}
-		if x.State == stFailed && x.Failure == nil {
+		if x.State == exec.Failed && x.Failure == nil {
 			t.Fatalf("the execution failed without an error")
 		}
 	})
 }
 
 // fuzzCall makes one host call and reports whether the execution goes on.
-func fuzzCall(t *testing.T, ctx context.Context, x *Exec, mem *fakeMemory, name string, stack []uint64) (goesOn bool) {
+func fuzzCall(t *testing.T, ctx context.Context, x *exec.Exec, mem *fakeMemory, name string, stack []uint64) (goesOn bool) {
 	defer func() {
 		if r := recover(); r != nil {
 			t.Fatalf("host function %s panicked: %v", name, r)
 		}
 	}()
-	err := hostCall(ctx, x, mem, name, progressFns[name], hostFns[name].call, stack)
+	err := x.CallHost(ctx, mem, name, stack)
 	switch {
 	case err == nil:
 		return true
-	case !errors.Is(err, errExecEnded):
+	case !errors.Is(err, exec.ErrEnded):
 		t.Fatalf("host function %s returned %v; want nil or errExecEnded", name, err)
-	case x.State == stRunning:
+	case x.State == exec.Running:
 		t.Fatalf("host function %s ended the module without a state", name)
 	}
 	return false

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/skeinrun/skein/host/internal/cron"
+	"github.com/skeinrun/skein/host/internal/exec"
 	"github.com/skeinrun/skein/host/internal/limit"
 	"github.com/skeinrun/skein/host/internal/modules"
 
@@ -260,7 +261,7 @@ type Host struct {
 	mu         sync.Mutex
 	modules    *modules.Set // compiled modules and module records (host/internal/modules)
 	activities map[string]Activity
-	active     map[string]*RunState // runs driven by this process
+	active     map[string]*runState // runs driven by this process
 	// leased holds, for each run Work drives under a lease, the func that
 	// stops that drive (lease.go).
 	leased map[string]context.CancelCauseFunc
@@ -278,13 +279,14 @@ type Host struct {
 	// this process started, until the child's end is committed: the
 	// child can end before its parent commits the op (runid.go).
 	childKeys map[string]string
-	wake      chan struct{} // signals Work: new work may be due
-	sim       *Simulator    // Config.Simulation
+	wake      chan struct{}   // signals Work: new work may be due
+	sim       *exec.Simulator // Config.Simulation
 
 	tasks   taskboard.Board // remote activity tasks (tasks.go)
 	specs   cron.Cache      // schedules' parsed cron expressions (host/internal/cron)
 	emb     embedState      // grants, event subscriptions, Await waiters (embed.go)
 	metrics *metrics        // counters for WriteMetrics (metrics.go)
+	xcfg    exec.Config     // the settings executions read (exechost.go)
 	// journals is the journal cache in front of the store (nil: none).
 	journals *journalcache.Store
 
@@ -305,7 +307,7 @@ type Host struct {
 
 // Activity is a host function a workflow calls with skein.Call. It runs
 // on its own goroutine; input and output are JSON.
-type Activity func(ctx context.Context, input []byte) ([]byte, error)
+type Activity = exec.Activity
 
 // testHooks let the package's tests change or watch a host's behaviour.
 type testHooks struct {
@@ -339,7 +341,7 @@ func newHost(ctx context.Context, cfg Config, hooks testHooks) (*Host, error) {
 		return nil, fmt.Errorf("host: %w", err)
 	}
 	if cfg.TaskLeaseTTL <= 0 {
-		cfg.TaskLeaseTTL = DefaultTaskLeaseTTL
+		cfg.TaskLeaseTTL = exec.DefaultTaskLeaseTTL
 	}
 	if cfg.Engine == "" {
 		cfg.Engine = hooks.engine
@@ -368,7 +370,7 @@ func newHost(ctx context.Context, cfg Config, hooks testHooks) (*Host, error) {
 	}
 	eng, err := engine.New(ctx, cfg.Engine, engine.Config{
 		HostModule:       abi.Module,
-		HostFuncs:        HostFuncs(), // hostfns.go
+		HostFuncs:        exec.HostFuncs(), // hostfns.go
 		CacheDir:         cfg.CacheDir,
 		MemoryLimitPages: cfg.MemoryLimitPages,
 		Interruptible:    !cfg.DisableInterrupt,
@@ -383,13 +385,13 @@ func newHost(ctx context.Context, cfg Config, hooks testHooks) (*Host, error) {
 	}
 	h := &Host{cfg: cfg, hooks: hooks, eng: eng, log: cfg.Logger,
 		activities: map[string]Activity{},
-		active:     map[string]*RunState{}, leased: map[string]context.CancelCauseFunc{}, failures: map[string]int{},
+		active:     map[string]*runState{}, leased: map[string]context.CancelCauseFunc{}, failures: map[string]int{},
 		owner: defaultOwner(), wake: make(chan struct{}, 1),
 		deploySlots: make(chan struct{}, cfg.MaxConcurrentDeploys),
 		http:        httpClient, httpSlots: newHTTPSlots(&cfg)}
 	h.closing, h.stopChilds = context.WithCancel(context.Background())
 	if cfg.Simulation != nil {
-		h.sim = NewSimulator(*cfg.Simulation)
+		h.sim = exec.NewSimulator(cfg.Simulation.exec())
 	}
 	h.modules = modules.New(modules.Config{Engine: eng, Store: cfg.Store, Log: cfg.Logger, MaxCompiledBytes: cfg.MaxCompiledBytes,
 		MaxConcurrentCompiles: cfg.MaxConcurrentCompiles, Structure: cfg.structureLimits(), MaxRunWithoutYield: cfg.MaxRunWithoutYield,
@@ -403,6 +405,7 @@ func newHost(ctx context.Context, cfg Config, hooks testHooks) (*Host, error) {
 		h.journals = journalcache.New(h.cfg.Store, cfg.JournalCacheBytes, hooks.verifyJournals)
 		h.cfg.Store = h.journals
 	}
+	h.xcfg = h.execConfig()
 	return h, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/skeinrun/skein/host/internal/egress"
+	"github.com/skeinrun/skein/host/internal/exec"
 )
 
 // The built-in HTTP activity: the host serves the activity HTTPActivity
@@ -105,9 +106,9 @@ func (h *Host) builtinActivity(name string) Activity {
 func (h *Host) httpActivity(ctx context.Context, input []byte) ([]byte, error) {
 	var req egress.Request
 	if err := json.Unmarshal(input, &req); err != nil {
-		return nil, NonRetryable(fmt.Errorf("activity %q: input %.100q is not an HTTP request (abi/README.md): %w", HTTPActivity, input, err))
+		return nil, exec.NonRetryable(fmt.Errorf("activity %q: input %.100q is not an HTTP request (abi/README.md): %w", HTTPActivity, input, err))
 	}
-	info, _ := ActivityInfoFrom(ctx)
+	info, _ := exec.ActivityInfoFrom(ctx)
 	release, err := h.httpSlots.acquire(ctx, info.RunID)
 	if err != nil {
 		return nil, err
@@ -119,7 +120,7 @@ func (h *Host) httpActivity(ctx context.Context, input []byte) ([]byte, error) {
 	}
 	out, err := json.Marshal(resp)
 	if err != nil {
-		return nil, NonRetryable(fmt.Errorf("activity %q: encode the response: %w", HTTPActivity, err))
+		return nil, exec.NonRetryable(fmt.Errorf("activity %q: encode the response: %w", HTTPActivity, err))
 	}
 	return out, nil
 }
@@ -129,7 +130,7 @@ func (h *Host) httpActivity(ctx context.Context, input []byte) ([]byte, error) {
 func (h *Host) httpError(err error) error {
 	var denied *egress.DeniedError
 	if errors.As(err, &denied) || errors.Is(err, egress.ErrBadRequest) {
-		return NonRetryable(err)
+		return exec.NonRetryable(err)
 	}
 	var le *egress.LimitError
 	if !errors.As(err, &le) {
@@ -139,7 +140,7 @@ func (h *Host) httpError(err error) error {
 	case "Timeout":
 		return h.cfg.limitError(le.What, "HTTPTimeout", h.cfg.HTTPTimeout.String())
 	case "MaxResponseBytes":
-		return NonRetryable(h.cfg.limitError(le.What, "HTTPMaxResponseBytes", bytesValue(h.cfg.HTTPMaxResponseBytes)))
+		return exec.NonRetryable(h.cfg.limitError(le.What, "HTTPMaxResponseBytes", bytesValue(h.cfg.HTTPMaxResponseBytes)))
 	}
 	return err
 }
@@ -150,7 +151,7 @@ func (h *Host) httpError(err error) error {
 func (h *Host) simActivity(name string) Activity {
 	if name == HTTPActivity {
 		return func(context.Context, []byte) ([]byte, error) {
-			return nil, NonRetryable(fmt.Errorf("activity %q makes no requests in a simulation; fake it in Simulation.Activities", HTTPActivity))
+			return nil, exec.NonRetryable(fmt.Errorf("activity %q makes no requests in a simulation; fake it in Simulation.Activities", HTTPActivity))
 		}
 	}
 	return h.activity(name)

@@ -19,7 +19,7 @@ import (
 // settlement settles an op the run recorded (Store.Settle refuses any
 // other key, and the host settles only a child's spawn or a task's call),
 // so its read is skipped there.
-func (h *Host) inbox(ctx context.Context, rs *RunState, outs []store.Outcome) error {
+func (h *Host) inbox(ctx context.Context, rs *runState, outs []store.Outcome) error {
 	if len(outs) > 0 {
 		sets, err := h.cfg.Store.Settlements(ctx, rs.Run.ID)
 		if err != nil {
@@ -37,7 +37,7 @@ func (h *Host) inbox(ctx context.Context, rs *RunState, outs []store.Outcome) er
 		return nil
 	}
 	if rs.Run.Cancel == "" && rs.Run.Deadline > 0 {
-		if rs.World.ArmDeadline(h, rs) {
+		if rs.World.ArmDeadline(h.execHost(), rs.RunState) {
 			return nil
 		}
 		r, err := h.cfg.Store.RequestCancel(ctx, rs.Run.ID, timeoutReason(rs.Run))
@@ -67,7 +67,7 @@ func timeoutReason(r store.Run) string {
 // waiting reports whether a run that just suspended has something to
 // receive already (a settlement or a cancellation that arrived while it
 // was deciding to suspend), so it must be driven again at once.
-func (h *Host) waiting(ctx context.Context, rs *RunState) (bool, error) {
+func (h *Host) waiting(ctx context.Context, rs *runState) (bool, error) {
 	if rs.MB.Len() > 0 {
 		return true, nil
 	}

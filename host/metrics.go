@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/skeinrun/skein/host/internal/exec"
 	"github.com/skeinrun/skein/host/internal/modules"
 
 	"github.com/skeinrun/skein/store"
@@ -23,11 +24,9 @@ import (
 
 // metrics is what a Host counts. Every field is safe for concurrent use.
 type metrics struct {
-	opsRecorded   atomic.Uint64 // journal records made (settled or pending)
+	exec.Counters               // the execution's: ops recorded, reused instances, fed ops
 	executions    atomic.Uint64 // instantiations of a run
 	replays       atomic.Uint64 // executions that started with a non-empty journal
-	reused        atomic.Uint64 // executions on an instance reset after an earlier one
-	fedOps        atomic.Uint64 // replayed ops the guest took from a feed (feed.go)
 	evictReplay   atomic.Uint64 // instances dropped to replay at once (EvictAlways)
 	evictSuspend  atomic.Uint64 // instances dropped because the run suspended
 	liveInstances atomic.Int64  // wasm instances alive now
@@ -79,7 +78,7 @@ func (m *metrics) execution(replay bool) {
 // its first host call (the guest's hello). Executions that are not a
 // driven run's (describe, verifying replays) have no start and are not
 // observed.
-func (m *metrics) activated(rs *RunState) {
+func (m *metrics) activated(rs *exec.RunState) {
 	if rs == nil || rs.Activating.IsZero() {
 		return
 	}
@@ -186,15 +185,15 @@ func (h *Host) WriteMetrics(ctx context.Context, w io.Writer) error {
 		}
 	}
 	head("skein_ops_recorded_total", "counter", "Journal records made by executions (ops issued and settled).")
-	fmt.Fprintf(bw, "skein_ops_recorded_total %d\n", m.opsRecorded.Load())
+	fmt.Fprintf(bw, "skein_ops_recorded_total %d\n", m.OpsRecorded.Load())
 	head("skein_executions_total", "counter", "Executions (wasm instantiations) of runs.")
 	fmt.Fprintf(bw, "skein_executions_total %d\n", m.executions.Load())
 	head("skein_replays_total", "counter", "Executions that started by replaying a recorded journal.")
 	fmt.Fprintf(bw, "skein_replays_total %d\n", m.replays.Load())
 	head("skein_fed_ops_total", "counter", "Replayed ops that guests took from a feed of recorded outcomes, without an op call each (abi/README.md, feed).")
-	fmt.Fprintf(bw, "skein_fed_ops_total %d\n", m.fedOps.Load())
+	fmt.Fprintf(bw, "skein_fed_ops_total %d\n", m.FedOps.Load())
 	head("skein_reused_instances_total", "counter", "Executions that ran on an instance of the module reset to its snapshot after an earlier execution, instead of a new instance.")
-	fmt.Fprintf(bw, "skein_reused_instances_total %d\n", m.reused.Load())
+	fmt.Fprintf(bw, "skein_reused_instances_total %d\n", m.Reused.Load())
 	head("skein_journal_loads_total", "counter", "Run journals loaded: from the journals this host keeps in memory for the runs it drove (memory) or from the store (store).")
 	var fromMemory, fromStore uint64
 	if h.journals != nil {

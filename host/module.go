@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"sort"
 
+	"github.com/skeinrun/skein/host/internal/exec"
 	"github.com/skeinrun/skein/host/internal/modules"
 )
 
@@ -15,7 +16,7 @@ type ModuleError = modules.Error
 // describe runs the module in describe mode and returns its registered
 // workflows, sorted, and the input schemas it announced (nil for none).
 func (h *Host) describe(ctx context.Context, label string, cm *modules.Module) ([]string, map[string]json.RawMessage, error) {
-	x := NewDescribe(h)
+	x := exec.NewDescribe(h.execHost())
 	err := x.Instantiate(ctx, cm)
 	if x.Failure != nil {
 		return nil, nil, &ModuleError{Module: label, Reason: x.Failure.Error(), Err: x.Failure}
@@ -23,7 +24,7 @@ func (h *Host) describe(ctx context.Context, label string, cm *modules.Module) (
 	if !x.Described {
 		reason := "it did not announce its workflows (does main call skein.Main?)"
 		if err != nil {
-			reason += ": " + ExitDetail(err, x.Stderr.String())
+			reason += ": " + exec.ExitDetail(err, x.Stderr.String())
 		}
 		return nil, nil, &ModuleError{Module: label, Reason: reason, Err: err}
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/skeinrun/skein/host/internal/exec"
 	"github.com/skeinrun/skein/host/internal/sched"
 	"github.com/skeinrun/skein/store"
 )
@@ -48,15 +49,15 @@ func (h *Host) Replay(ctx context.Context, runID string) (ReplayResult, error) {
 	}
 	recs := make([]sched.Record, len(outs))
 	for i, o := range outs {
-		recs[i] = FromStore(o)
+		recs[i] = exec.FromStore(o)
 	}
-	rs := NewRunState(run, DriveOptions{})
+	rs := newRunState(run, DriveOptions{})
 	defer rs.Close()
-	rs.World = VerifyWorld{}
-	x := NewExec(h, rs, recs)
+	rs.World = exec.VerifyWorld{}
+	x := exec.NewExec(h.execHost(), rs.RunState, recs)
 	x.Instantiate(ctx, cm)
 	switch x.State {
-	case Done:
+	case exec.Done:
 		if x.Continued != nil {
 			return ReplayResult{Status: store.RunContinued, Result: x.Continued}, nil
 		}
@@ -64,9 +65,9 @@ func (h *Host) Replay(ctx context.Context, runID string) (ReplayResult, error) {
 			return ReplayResult{Status: store.RunCompleted, Result: x.Result.Value}, nil
 		}
 		return ReplayResult{Status: store.RunFailed, Error: x.Result.Err}, nil
-	case Suspended:
+	case exec.Suspended:
 		return ReplayResult{Status: store.RunSuspended}, nil
-	case Diverged:
+	case exec.Diverged:
 		return ReplayResult{}, x.Failure
 	}
 	return ReplayResult{Status: store.RunFailed, Error: x.Failure.Error()}, nil

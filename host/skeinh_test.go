@@ -17,6 +17,7 @@ import (
 
 	"github.com/skeinrun/skein/abi"
 	"github.com/skeinrun/skein/host/internal/engine"
+	"github.com/skeinrun/skein/host/internal/exec"
 	"github.com/skeinrun/skein/internal/wasmbuild"
 )
 
@@ -106,8 +107,8 @@ func TestSkeinHeaderMatchesABI(t *testing.T) {
 		if fn != "skein_"+name {
 			t.Errorf("skein.h: import %q is declared as %s, want skein_%s", name, fn, name)
 		}
-		f, ok := hostFns[name]
-		sig := [2][]engine.ValueType{f.sig.Params, f.sig.Results}
+		ft, ok := exec.HostFnType(name)
+		sig := [2][]engine.ValueType{ft.Params, ft.Results}
 		if !ok {
 			t.Errorf("skein.h imports %q, which the host does not provide", name)
 			continue
@@ -129,7 +130,7 @@ func TestSkeinHeaderMatchesABI(t *testing.T) {
 			t.Errorf("skein.h: %s returns %q, the host %s", fn, r, typeNames(sig[1]))
 		}
 	}
-	for name := range hostFns {
+	for _, name := range exec.HostFnNames() {
 		if !imports[name] {
 			t.Errorf("skein.h does not declare the host function %q", name)
 		}
@@ -143,8 +144,8 @@ func TestSkeinHeaderMatchesABI(t *testing.T) {
 			}
 		}
 	}
-	if fns != len(hostFns) || len(imports) != len(hostFns) {
-		t.Errorf("abi.go has %d Fn constants, the host %d functions, skein.h %d imports", fns, len(hostFns), len(imports))
+	if fns != len(exec.HostFnNames()) || len(imports) != len(exec.HostFnNames()) {
+		t.Errorf("abi.go has %d Fn constants, the host %d functions, skein.h %d imports", fns, len(exec.HostFnNames()), len(imports))
 	}
 
 	// Constants: the same names and values both ways.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/skeinrun/skein/host/internal/exec"
 	"github.com/skeinrun/skein/host/internal/taskboard"
 
 	"github.com/skeinrun/skein/abi"
@@ -98,14 +99,14 @@ func checkClaim(o ClaimOptions) error {
 	case o.Max < 1 || o.Max > MaxClaim:
 		return fmt.Errorf("a claim takes 1 to %d tasks (got %d)", MaxClaim, o.Max)
 	}
-	if err := CheckNameText("the worker's identity", o.Worker); err != nil {
+	if err := exec.CheckNameText("the worker's identity", o.Worker); err != nil {
 		return err
 	}
 	for _, n := range o.Names {
 		if n == "" || len(n) > 200 {
 			return fmt.Errorf("activity name %.40q must be 1 to 200 bytes", n)
 		}
-		if err := CheckNameText("activity name", n); err != nil {
+		if err := exec.CheckNameText("activity name", n); err != nil {
 			return err
 		}
 	}
@@ -213,9 +214,9 @@ func (h *Host) endFailed(ctx context.Context, t store.Task, attempt int, owner, 
 	}
 	now := time.Now()
 	e := store.TaskEnd{RunID: t.RunID, Key: t.Key, Attempt: attempt, Owner: owner, Expired: expired, Now: now.UnixNano()}
-	retry := !nonRetryable && Retryable(opts, errors.New(msg), attempt)
+	retry := !nonRetryable && exec.Retryable(opts, errors.New(msg), attempt)
 	if retry {
-		e.Retry = &store.TaskRetry{Error: msg, VisibleAt: now.Add(Backoff(opts, attempt)).UnixNano()}
+		e.Retry = &store.TaskRetry{Error: msg, VisibleAt: now.Add(exec.Backoff(opts, attempt)).UnixNano()}
 	} else {
 		e.Settle = &store.Settlement{Status: store.OutcomeError, Error: msg, Attempts: attempt, CreatedAt: now}
 	}

@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 
+	"github.com/skeinrun/skein/host/internal/exec"
 	"github.com/skeinrun/skein/host/internal/sched"
 	"github.com/skeinrun/skein/store"
 )
@@ -10,7 +11,7 @@ import (
 // cancelTasks cancels the run's remote tasks still open (the run ended
 // without waiting for them, or it was canceled), so that their workers
 // stop.
-func (h *Host) cancelTasks(ctx context.Context, rs *RunState, reason string) {
+func (h *Host) cancelTasks(ctx context.Context, rs *exec.RunState, reason string) {
 	if len(rs.Remote) == 0 {
 		return
 	}
@@ -23,7 +24,7 @@ func (h *Host) cancelTasks(ctx context.Context, rs *RunState, reason string) {
 // tasks are canceled, and each call whose task this canceled fails with
 // the cancellation error at the next idle point, as a canceled sleep or
 // promise does (a call whose worker had ended it gets that end instead).
-func (h *Host) cancelCalls(ctx context.Context, rs *RunState, reason string) {
+func (h *Host) cancelCalls(ctx context.Context, rs *exec.RunState, reason string) {
 	if len(rs.Remote) == 0 {
 		return
 	}

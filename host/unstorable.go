@@ -23,7 +23,7 @@ const unstorablePrefix = "the run's records cannot be stored, so it ends here: "
 // with that cause as its error, and what was committed before stays. The
 // host makes every text it records valid, so this is a last resort for a
 // text it missed.
-func (h *Host) driveFailed(ctx context.Context, rs *RunState, err error) (store.Run, error) {
+func (h *Host) driveFailed(ctx context.Context, rs *runState, err error) (store.Run, error) {
 	if !errors.Is(err, store.ErrInvalidText) {
 		return rs.Run, err
 	}
@@ -53,7 +53,7 @@ func (h *Host) cancelUndrivable(ctx context.Context, l store.Lease, driveErr err
 	if err != nil || r.Cancel == "" || r.Status.Terminal() {
 		return false
 	}
-	rs := NewRunState(r, DriveOptions{hold: &leaseHold{lease: l}})
+	rs := newRunState(r, DriveOptions{hold: &leaseHold{lease: l}})
 	defer rs.Close()
 	reason := fmt.Sprintf("%s (ended without executing: the run could not be driven: %v)", r.Cancel, driveErr)
 	rs.Run.Status, rs.Run.WakeAt, rs.Run.Error = store.RunCanceled, 0, sched.CanceledPrefix+reason

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/skeinrun/skein/host/internal/exec"
 	"github.com/skeinrun/skein/host/internal/modules"
 	"github.com/skeinrun/skein/host/internal/sched"
 
@@ -221,25 +222,25 @@ func (u *upgradeCheck) checkRun(ctx context.Context, run store.Run) (UpgradeRun,
 // fills in res with what it met. It returns an error only when the
 // replay was interrupted (ctx).
 func (h *Host) replayUpgrade(ctx context.Context, cm *modules.Module, run store.Run, outs []store.Outcome, res *UpgradeRun) error {
-	w := &UpgradeWorld{Recorded: make(map[string]bool, len(outs)), Clock: run.StartTime}
+	w := &exec.UpgradeWorld{Recorded: make(map[string]bool, len(outs)), Clock: run.StartTime}
 	recs := make([]sched.Record, len(outs))
 	for i, o := range outs {
-		recs[i] = FromStore(o)
+		recs[i] = exec.FromStore(o)
 		w.Recorded[o.Key] = true
 		w.Clock = max(w.Clock, o.VTime)
 	}
-	rs := NewRunState(run, DriveOptions{})
+	rs := newRunState(run, DriveOptions{})
 	defer rs.Close()
 	rs.World = w
-	x := NewExec(h, rs, recs)
+	x := exec.NewExec(h.execHost(), rs.RunState, recs)
 	x.Instantiate(ctx, cm)
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	switch x.State {
-	case Suspended:
+	case exec.Suspended:
 		res.End = "continues"
-	case Done:
+	case exec.Done:
 		res.End = "completes"
 		if o, skipped := skippedWork(outs, x.S); skipped && w.First != nil {
 			res.Break, res.Key, res.Recorded, res.New = BreakSkipped, o.Key, o.Function, w.First.Fn
@@ -247,7 +248,7 @@ func (h *Host) replayUpgrade(ctx context.Context, cm *modules.Module, run store.
 				o.Kind, o.Function, o.Key, w.First.Kind, w.First.Fn, w.First.Key)
 			res.End = ""
 		}
-	case Diverged:
+	case exec.Diverged:
 		classifyDivergence(x.Failure, outs, res)
 	default:
 		res.Break, res.Error = BreakFailure, fmt.Sprint(x.Failure)

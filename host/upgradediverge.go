@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/skeinrun/skein/host/internal/exec"
 	"github.com/skeinrun/skein/host/internal/sched"
 	"github.com/skeinrun/skein/store"
 )
@@ -49,7 +50,7 @@ func classifyDivergence(err error, outs []store.Outcome, res *UpgradeRun) {
 // op, with different outcomes. A choice only one of them made before the
 // op does not count: up to the first differing choice both ran the same
 // code, so one made a Select the other had not made yet only by timing.
-func firstDifferentChoice(a, b []SelectChoice) (Choice, bool) {
+func firstDifferentChoice(a, b []exec.SelectChoice) (Choice, bool) {
 	for _, ca := range a {
 		for _, cb := range b {
 			if ca.Task == cb.Task && ca.Select == cb.Select && ca.Promise == cb.Promise && ca.Chose != cb.Chose {

@@ -1,4 +1,4 @@
-package host
+package exec
 
 import (
 	"bytes"
@@ -81,7 +81,7 @@ func (x *Exec) op(ctx context.Context, stack []uint64) error {
 	}
 	var idErr *lineage.StepIDError
 	switch {
-	case errors.Is(err, errExecEnded):
+	case errors.Is(err, ErrEnded):
 		return err
 	case errors.As(err, &idErr):
 		r = abi.OpResult{State: abi.StateIDError, Scope: idErr.Scope, Name: idErr.Name, Rule: idErr.Rule, Message: idErr.Error()}
@@ -116,7 +116,7 @@ func (x *Exec) countOp(a opArgs) error {
 }
 
 // durableOp issues an op the journal records. An error that is not
-// errExecEnded comes from the scheduler (op hands it to schedErr, or
+// ErrEnded comes from the scheduler (op hands it to schedErr, or
 // replies with a step id error).
 func (x *Exec) durableOp(ctx context.Context, a opArgs) (abi.OpResult, error) {
 	opts, hasOpts := x.nextOpts[a.tid]
@@ -157,7 +157,7 @@ func (x *Exec) durableOp(ctx context.Context, a opArgs) (abi.OpResult, error) {
 	}
 	switch {
 	case res.Settled:
-		r.State, r.Outcome = abi.StateSettled, toABI(res.Outcome)
+		r.State, r.Outcome = abi.StateSettled, ToABI(res.Outcome)
 	case res.RunBody:
 		r.State, r.Attempt = abi.StateRunBody, uint32(max(res.Attempts, 1))
 		x.startBody(res, opts, hasOpts)
@@ -213,7 +213,7 @@ func (x *Exec) startBody(res sched.OpResult, opts abi.OpOptions, hasOpts bool) {
 		x.bodyAttempt(res.Key, res.Attempts, time.Now().UnixNano(), 0, "")
 	}
 	x.fx.bodyStarted(res.Key, res.Attempts)
-	if hook := x.h.hooks.onBody; hook != nil {
+	if hook := x.h.Hooks().OnBody; hook != nil {
 		x.blocking(func() { hook(x.rs.Run.ID, res.Key) }) // a test holding the body is not the guest's time
 	}
 }
@@ -242,7 +242,7 @@ func (x *Exec) sleepOp(res sched.OpResult, arg []byte) error {
 
 // callOp starts an activity call, new or resumed after a crash.
 func (x *Exec) callOp(ctx context.Context, res sched.OpResult, a opArgs, opts abi.OpOptions) error {
-	if err := x.h.checkGrant(ctx, x.rs.Run.ModuleHash, a.fn); err != nil {
+	if err := x.h.CheckGrant(ctx, x.rs.Run.ModuleHash, a.fn); err != nil {
 		return x.fail("%v (called at key %q)", err, res.Key)
 	}
 	if res.New {
@@ -256,14 +256,14 @@ func (x *Exec) callOp(ctx context.Context, res sched.OpResult, a opArgs, opts ab
 }
 
 // startChild creates the child run of the op at key (once: its id is
-// ChildRunID(run, key)) and drives it, unless it has ended: then its
+// x.h.ChildRunID(run, key)) and drives it, unless it has ended: then its
 // outcome is delivered at the next idle point.
 func (x *Exec) startChild(ctx context.Context, key, workflow string, input []byte, policy uint32) error {
 	rs := x.rs
 	if err := x.checkChildDepth(ctx, key, workflow); err != nil {
 		return err
 	}
-	id := ChildRunID(rs.Run.ID, key)
+	id := x.h.ChildRunID(rs.Run.ID, key)
 	rs.children[key] = id
 	if len(input) == 0 {
 		input = []byte("null")
@@ -275,78 +275,20 @@ func (x *Exec) startChild(ctx context.Context, key, workflow string, input []byt
 	}
 	x.fx.prepareChild(&child)
 	var err error
-	x.blocking(func() { child, err = x.h.createRun(ctx, child) })
+	x.blocking(func() { child, err = x.h.CreateRun(ctx, child) })
 	if err != nil {
 		return x.fail("start child run %s: %v", id, err)
 	}
 	// The policy is the one stored with the child when it was created.
 	rs.abandons[key] = child.ParentClose == store.ParentCloseAbandon
-	x.h.noteChildKey(rs.Run.ID, id, key)
+	x.h.NoteChildKey(rs.Run.ID, id, key)
 	x.fx.child(ctx, key, child)
 	return nil
 }
 
 // driveChild has the child run id driven, unless it is being driven for
 // this run already.
-func (x *Exec) driveChild(id string) { x.h.driveChild(x.base, x.rs, id) }
-
-// driveChild has the child run id of rs's run driven on base (without
-// the parent execution's watchdog), unless it is being driven for the
-// run already.
-func (h *Host) driveChild(base context.Context, rs *RunState, id string) {
-	if rs.opts.hold != nil && rs.opts.hold.byWork {
-		// A worker (Work) drives the parent: the child is a run like any
-		// other, claimed with a lease of its own by whichever worker is
-		// free, and its end settles the parent's op.
-		h.signal()
-		return
-	}
-	if !rs.setChildLive(id, true) {
-		return
-	}
-	// Drive takes the child's lease, as it took the parent's.
-	opts := DriveOptions{WaitTimers: rs.opts.WaitTimers, Owner: rs.opts.Owner, LeaseTTL: rs.opts.LeaseTTL}
-	// Not ended by this execution's watchdog; ended by Host.Close, and
-	// by the end of the parent's drive unless the run ended: the end of
-	// the parent cancels its children or abandons them, to go on.
-	cctx, cancel := context.WithCancel(context.WithoutCancel(base))
-	stop := context.AfterFunc(base, func() {
-		if !rs.Ended.Load() {
-			cancel()
-		}
-	})
-	ctx, done, ok := h.childDriveContext(cctx)
-	if !ok {
-		stop()
-		cancel()
-		rs.setChildLive(id, false)
-		return
-	}
-	go func() {
-		defer cancel()
-		defer stop()
-		defer done()
-		for range 3 {
-			r, err := h.Drive(ctx, id, opts)
-			switch {
-			case errors.Is(err, context.Canceled):
-				// Host.Close (skein run exits): the child stays running,
-				// to go on by replay under a worker; an abandoned child,
-				// whose parent ended, is left so on purpose.
-				h.log.Info("child run interrupted: it stays running", "run", rs.Run.ID, "child", id, "err", err)
-			case err != nil && !errors.Is(err, errActive):
-				h.log.Warn("child run stopped", "run", rs.Run.ID, "child", id, "err", err)
-			}
-			// A cancellation stored just as the child suspended (too
-			// late for its drive to see) is delivered by driving it again.
-			if err != nil || r.Status != store.RunSuspended || !h.cancelWaits(ctx, id) {
-				break
-			}
-		}
-		rs.setChildLive(id, false)
-		rs.MB.nudge()
-	}()
-}
+func (x *Exec) driveChild(id string) { x.h.DriveChild(x.base, x.rs, id) }
 
 // childOutcome is the outcome a parent gets from its ended child.
 func ChildOutcome(c store.Run) sched.Outcome {

@@ -1,4 +1,4 @@
-package host
+package exec
 
 import (
 	"context"
@@ -131,7 +131,7 @@ func (x *Exec) replyTo(stack []uint64, i int, msg []byte) error {
 }
 
 func (x *Exec) hello(ctx context.Context, stack []uint64) error {
-	x.h.metrics.activated(x.rs) // the first host call of an execution
+	x.h.Activated(x.rs) // the first host call of an execution
 	v := u32(stack, 0)
 	stack[0] = uint64(abi.Version)
 	if v != abi.Version {
@@ -198,7 +198,7 @@ func (x *Exec) next(ctx context.Context, stack []uint64) error {
 	} else {
 		r.Kind = abi.ResumeWake
 		r.Promise = uint32(d.Promise)
-		r.Outcome = toABI(d.Outcome)
+		r.Outcome = ToABI(d.Outcome)
 		if d.Promise != 0 {
 			n := max(x.selecting[d.Task], 1)
 			delete(x.selecting, d.Task)
@@ -218,7 +218,7 @@ func (x *Exec) await(ctx context.Context, stack []uint64) error {
 	if ok {
 		x.fx.observed(tid, p, 1)
 	}
-	x.out = abi.AppendWait(x.out[:0], abi.Wait{Ready: ok, Outcome: toABI(out)})
+	x.out = abi.AppendWait(x.out[:0], abi.Wait{Ready: ok, Outcome: ToABI(out)})
 	return x.replyTo(stack, 2, x.out)
 }
 
@@ -249,7 +249,7 @@ func (x *Exec) selectFn(ctx context.Context, stack []uint64) error {
 		}
 		x.selecting[tid] = len(ids) // the choice is made when a promise wakes the task (next)
 	}
-	x.out = abi.AppendWait(x.out[:0], abi.Wait{Ready: ok, Index: uint32(i), Outcome: toABI(out)})
+	x.out = abi.AppendWait(x.out[:0], abi.Wait{Ready: ok, Index: uint32(i), Outcome: ToABI(out)})
 	return x.replyTo(stack, 3, x.out)
 }
 
@@ -257,7 +257,7 @@ func (x *Exec) outcomes(ctx context.Context, stack []uint64) error {
 	recs := x.S.Settled()
 	es := make([]abi.OutcomeEntry, len(recs))
 	for i, r := range recs {
-		es[i] = abi.OutcomeEntry{Key: r.Key, Function: r.Function, Outcome: toABI(r.Outcome)}
+		es[i] = abi.OutcomeEntry{Key: r.Key, Function: r.Function, Outcome: ToABI(r.Outcome)}
 	}
 	x.out = abi.AppendOutcomes(x.out[:0], es)
 	return x.replyTo(stack, 0, x.out)

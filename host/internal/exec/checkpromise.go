@@ -1,4 +1,4 @@
-package host
+package exec
 
 import (
 	"bytes"
@@ -20,8 +20,7 @@ import (
 // every promise is explored by default, and the report says how each
 // promise was settled in each schedule.
 
-// PromiseValue is how a check settles an external promise: with Value
-// (JSON), or failed with Error when it is not empty.
+// PromiseValue is host.PromiseValue.
 type PromiseValue struct {
 	Value json.RawMessage
 	Error string

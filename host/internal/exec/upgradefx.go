@@ -1,4 +1,4 @@
-package host
+package exec
 
 import (
 	"context"
@@ -26,10 +26,10 @@ type UpgradeWorld struct {
 
 type newOp struct{ Key, Kind, Fn string }
 
-func (w *UpgradeWorld) effects(x *Exec) effects           { return &upgradeEffects{x: x, w: w} }
-func (w *UpgradeWorld) ArmDeadline(*Host, *RunState) bool { return true }
-func (w *UpgradeWorld) SettlesParent() bool               { return false }
-func (w *UpgradeWorld) ParentEnded(context.Context, *Host, *RunState, []store.ParentEnd) {
+func (w *UpgradeWorld) effects(x *Exec) effects          { return &upgradeEffects{x: x, w: w} }
+func (w *UpgradeWorld) ArmDeadline(Host, *RunState) bool { return true }
+func (w *UpgradeWorld) SettlesParent() bool              { return false }
+func (w *UpgradeWorld) ParentEnded(context.Context, Host, *RunState, []store.ParentEnd) {
 	// An upgrade check ends no run.
 }
 

@@ -1,4 +1,4 @@
-package host
+package exec
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 // journal field is added here and in those three types.
 
 // toABI is an outcome as the guest receives it.
-func toABI(o sched.Outcome) abi.Outcome {
+func ToABI(o sched.Outcome) abi.Outcome {
 	if o.OK {
 		return abi.Outcome{Status: abi.StatusOK, Data: o.Value}
 	}

@@ -1,4 +1,4 @@
-package host
+package exec
 
 import (
 	"context"
@@ -79,7 +79,7 @@ func (e *hardCancel) Error() string {
 // close-on-context-done stops the guest). It returns a function that
 // stops the watchdog.
 func (x *Exec) watch(cancel context.CancelCauseFunc) (stop func()) {
-	cfg := x.h.cfg
+	cfg := x.h.Config()
 	tick := 250 * time.Millisecond
 	if l := cfg.MaxRunWithoutYield; l > 0 {
 		tick = min(tick, max(l/8, time.Millisecond))
@@ -112,7 +112,7 @@ func (x *Exec) watch(cancel context.CancelCauseFunc) (stop func()) {
 
 // overLimit returns the cause to stop the execution with, if any.
 func (x *Exec) overLimit(now, start, quiet time.Time) error {
-	cfg := x.h.cfg
+	cfg := x.h.Config()
 	if l := cfg.MaxRunWithoutYield; l > 0 && now.Sub(quiet) >= l {
 		return cfg.limitError(fmt.Sprintf("workflow code ran %s without yielding to the host", l), "MaxRunWithoutYield", l.String())
 	}

@@ -1,4 +1,4 @@
-package host
+package exec
 
 import (
 	"time"
@@ -22,7 +22,7 @@ const DefaultTaskLeaseTTL = 30 * time.Second
 // queueTask queues the remote task of call c with the run's next commit,
 // unless this run queued it already. The store keeps a task queued by an
 // earlier execution as it is (a replay queues nothing new).
-func (rs *RunState) queueTask(h *Host, c activityCall) {
+func (rs *RunState) queueTask(h Host, c activityCall) {
 	if _, ok := rs.Remote[c.key]; ok {
 		return
 	}
@@ -38,23 +38,23 @@ func (rs *RunState) queueTask(h *Host, c activityCall) {
 	// Look again once the newest call is no longer fresh: the run may
 	// suspend. One timer per run, moved on by each call.
 	if rs.remoteDue == nil {
-		rs.remoteDue = time.AfterFunc(h.cfg.IdleThreshold, rs.MB.nudge)
+		rs.remoteDue = time.AfterFunc(h.Config().IdleThreshold, rs.MB.Nudge)
 	} else {
-		rs.remoteDue.Reset(h.cfg.IdleThreshold)
+		rs.remoteDue.Reset(h.Config().IdleThreshold)
 	}
 }
 
 // remoteFresh reports whether the run should stay active for a remote
 // task: one was queued within IdleThreshold (with EvictNever, any). A run
 // whose remote calls are older suspends, and the tasks' ends wake it.
-func (rs *RunState) remoteFresh(h *Host) bool {
+func (rs *RunState) remoteFresh(h Host) bool {
 	if len(rs.Remote) == 0 {
 		return false
 	}
-	if h.cfg.Evict == EvictNever {
+	if h.Config().Evict == EvictNever {
 		return true
 	}
-	since := time.Now().Add(-h.cfg.IdleThreshold).UnixNano()
+	since := time.Now().Add(-h.Config().IdleThreshold).UnixNano()
 	for _, at := range rs.Remote {
 		if at > since {
 			return true

@@ -1,4 +1,4 @@
-package host
+package exec
 
 import (
 	"context"
@@ -47,21 +47,21 @@ func QueueParentEnded(rs *RunState) []store.ParentEnd {
 // (the one that drives it now, or the next to claim it); a Drive (skein
 // run) drives its canceled children to their end before it returns, so
 // none is left running when the process exits. Abandoned children go on.
-func (liveWorld) ParentEnded(ctx context.Context, h *Host, rs *RunState, ends []store.ParentEnd) {
-	byWork := rs.opts.hold != nil && rs.opts.hold.byWork
+func (liveWorld) ParentEnded(ctx context.Context, h Host, rs *RunState, ends []store.ParentEnd) {
+	byWork := rs.ByWork
 	var canceled []string
 	for _, e := range ends {
 		if e.Abandon {
-			h.log.Info("child run abandoned: its parent ended", "run", rs.Run.ID, "child", e.RunID)
+			h.Log().Info("child run abandoned: its parent ended", "run", rs.Run.ID, "child", e.RunID)
 			continue
 		}
 		if _, err := h.Cancel(context.WithoutCancel(ctx), e.RunID, e.Reason); err != nil {
 			if !errors.Is(err, ErrTerminal) {
-				h.log.Warn("cancel child run", "run", rs.Run.ID, "child", e.RunID, "err", err)
+				h.Log().Warn("cancel child run", "run", rs.Run.ID, "child", e.RunID, "err", err)
 			}
 			continue
 		}
-		h.driveChild(ctx, rs, e.RunID)
+		h.DriveChild(ctx, rs, e.RunID)
 		canceled = append(canceled, e.RunID)
 	}
 	if !byWork {
@@ -74,15 +74,15 @@ func (liveWorld) ParentEnded(ctx context.Context, h *Host, rs *RunState, ends []
 // started): its cancellation reaches it just after its parent's end in
 // virtual time, so a crash replay of the parent, which finds the child
 // ended, gets its end after the parent's, as the run did.
-func (w SimWorld) ParentEnded(ctx context.Context, h *Host, rs *RunState, ends []store.ParentEnd) {
+func (w SimWorld) ParentEnded(ctx context.Context, h Host, rs *RunState, ends []store.ParentEnd) {
 	for _, e := range ends {
 		if e.Abandon {
 			continue
 		}
-		cs := h.sim.Run(e.RunID, w.Run.Clock)
+		cs := h.Simulator().Run(e.RunID, w.Run.Clock)
 		cs.Clock = max(cs.Clock, w.Run.Clock+1)
-		if _, err := h.Drive(ctx, e.RunID, DriveOptions{}); err != nil && !IsDivergence(err) {
-			h.log.Warn("child run stopped", "run", rs.Run.ID, "child", e.RunID, "err", err)
+		if _, err := h.Drive(ctx, e.RunID); err != nil && !IsDivergence(err) {
+			h.Log().Warn("child run stopped", "run", rs.Run.ID, "child", e.RunID, "err", err)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package host
+package exec
 
 import (
 	"bytes"
@@ -49,8 +49,8 @@ func (x *Exec) countJournal(kind abi.OpKind) error {
 		return nil
 	}
 	x.journalOps++
-	if lim := x.h.cfg.MaxJournalOps; x.journalOps > lim {
-		return x.stop(stFailed, x.h.cfg.limitError(
+	if lim := x.h.Config().MaxJournalOps; x.journalOps > lim {
+		return x.stop(Failed, x.h.Config().limitError(
 			fmt.Sprintf("the run's journal passed %d durable ops without continuing as new; a workflow that loops for long should call skein.ContinueAsNew every so many iterations, carrying its state in the input", lim),
 			"MaxJournalOps", fmt.Sprint(lim)))
 	}

@@ -1,4 +1,4 @@
-package host
+package exec
 
 import (
 	"context"
@@ -39,7 +39,7 @@ func (x *Exec) idlePoint(ctx context.Context) error {
 		return err
 	}
 	x.startCalls()
-	if x.h.cfg.Evict == EvictAlways && x.newRecords > 0 && !x.S.InBody() && !x.S.Held() {
+	if x.h.Config().Evict == EvictAlways && x.newRecords > 0 && !x.S.InBody() && !x.S.Held() {
 		return x.stop(Evicted, nil)
 	}
 	cs := x.rs.MB.drain()
@@ -83,7 +83,7 @@ func (x *Exec) onCancel(ctx context.Context, reason string) {
 		delete(rs.timers, key)
 	}
 	clear(rs.promises)
-	x.h.cancelCalls(ctx, rs, reason)
+	x.h.CancelCalls(ctx, rs, reason)
 	for key, id := range rs.children {
 		x.fx.cancelChild(ctx, key, id, "parent run canceled: "+reason)
 	}
@@ -102,7 +102,7 @@ func (x *Exec) suspend(wake int64) error {
 // flush commits the queued records.
 func (x *Exec) flush(ctx context.Context) error {
 	var err error
-	x.blocking(func() { err = x.rs.Flush(ctx, x.h.cfg.Store) })
+	x.blocking(func() { err = x.rs.Flush(ctx, x.h.Config().Store) })
 	if err != nil {
 		return x.stop(Unrecorded, err)
 	}

@@ -1,4 +1,4 @@
-package host
+package exec
 
 import (
 	"context"
@@ -46,7 +46,7 @@ func (x *Exec) feed(ctx context.Context, stack []uint64) error {
 		r := f.Rec
 		kind, _ := abi.ParseOpKind(r.Kind)
 		end := len(msg)
-		if msg = abi.AppendFeedEntry(msg, kind, uint32(f.Promise), r.Key, r.Function, toABI(r.Outcome)); len(msg) > int(capacity) {
+		if msg = abi.AppendFeedEntry(msg, kind, uint32(f.Promise), r.Key, r.Function, ToABI(r.Outcome)); len(msg) > int(capacity) {
 			msg = msg[:end] // the entry does not fit: the feed ends before it
 			break
 		}
@@ -98,6 +98,6 @@ func (x *Exec) applyFed(tid sched.TaskID, used uint32) error {
 		}
 		x.fx.issued(res.Key, f.Rec.Kind, f.Rec.Function, tid)
 	}
-	x.h.metrics.fedOps.Add(uint64(used))
+	x.h.Counters().FedOps.Add(uint64(used))
 	return nil
 }

@@ -1,4 +1,4 @@
-package host
+package exec
 
 import (
 	"context"
@@ -17,13 +17,13 @@ import (
 // simulated state, kept across executions.
 type SimWorld struct {
 	Run *SimRun
-	Cfg Simulation
+	Cfg SimConfig
 }
 
 func (w SimWorld) SettlesParent() bool { return false }
 
-func (w SimWorld) ArmDeadline(h *Host, rs *RunState) bool {
-	w.Run.at("deadline", rs.Run.Deadline, sched.Completion{Key: sched.CancelKey, Outcome: sched.Outcome{Err: timeoutReason(rs.Run)}})
+func (w SimWorld) ArmDeadline(h Host, rs *RunState) bool {
+	w.Run.at("deadline", rs.Run.Deadline, sched.Completion{Key: sched.CancelKey, Outcome: sched.Outcome{Err: TimeoutReason(rs.Run)}})
 	return true
 }
 
@@ -38,7 +38,7 @@ func (w SimWorld) effects(x *Exec) effects {
 type simEffects struct {
 	x   *Exec
 	sim *SimRun
-	cfg Simulation
+	cfg SimConfig
 
 	choices choices // the choices that shaped each task (simchoice.go)
 
@@ -50,7 +50,7 @@ type simEffects struct {
 func (f *simEffects) now() int64 { return f.sim.Clock }
 func (f *simEffects) recorded(o store.Outcome, r sched.Record) {
 	f.sim.Log = append(f.sim.Log, SimRecord{Out: o})
-	f.x.h.emitRecord(f.x.rs.Run, r)
+	f.x.h.EmitRecord(f.x.rs.Run, r)
 }
 func (f *simEffects) commits() bool { return true }
 func (f *simEffects) unsettled(abi.OpKind, string, sched.OpResult, bool) (opAction, error) {
@@ -174,7 +174,7 @@ func (f *simEffects) armTimer(key string, deadline int64) {
 func (f *simEffects) call(c activityCall) error {
 	fn := f.cfg.Activities[c.name]
 	if fn == nil {
-		fn = f.x.h.simActivity(c.name) // httpactivity.go
+		fn = f.x.h.SimActivity(c.name) // httpactivity.go
 	}
 	var total time.Duration
 	var out []byte
@@ -228,7 +228,7 @@ func simBackoff(o abi.OpOptions, attempt int, r float64) time.Duration {
 // virtual time the child took. A child that suspends settles nothing.
 func (f *simEffects) child(ctx context.Context, key string, child store.Run) {
 	x := f.x
-	sims := x.h.sim
+	sims := x.h.Simulator()
 	if !child.Status.Terminal() {
 		sims.Mu.Lock()
 		if sims.Runs[child.ID] == nil {
@@ -241,8 +241,8 @@ func (f *simEffects) child(ctx context.Context, key string, child store.Run) {
 		go func() { // on a goroutine of its own, as every drive
 			defer close(done)
 			var err error
-			if child, err = x.h.Drive(ctx, child.ID, DriveOptions{}); err != nil && !IsDivergence(err) {
-				x.h.log.Warn("child run stopped", "run", x.rs.Run.ID, "key", key, "child", child.ID, "err", err)
+			if child, err = x.h.Drive(ctx, child.ID); err != nil && !IsDivergence(err) {
+				x.h.Log().Warn("child run stopped", "run", x.rs.Run.ID, "key", key, "child", child.ID, "err", err)
 			}
 		}()
 		<-done
@@ -267,7 +267,7 @@ func (f *simEffects) cancelChild(ctx context.Context, key, id, reason string) {
 	x := f.x
 	go func() {
 		if _, err := x.h.Cancel(context.WithoutCancel(ctx), id, reason); err != nil && !errors.Is(err, ErrTerminal) {
-			x.h.log.Warn("cancel child run", "run", x.rs.Run.ID, "key", key, "child", id, "err", err)
+			x.h.Log().Warn("cancel child run", "run", x.rs.Run.ID, "key", key, "child", id, "err", err)
 		}
 	}()
 }

@@ -1,4 +1,4 @@
-package host
+package exec
 
 import (
 	"context"
@@ -8,8 +8,8 @@ import (
 // checkPayload fails the run when a value from the guest is too large;
 // what names the value (called only then: the check is on every op).
 func (x *Exec) checkPayload(n int, what func() string) error {
-	if n > x.h.cfg.MaxPayloadBytes {
-		return x.stop(stFailed, x.h.payloadError(what(), n))
+	if n > x.h.Config().MaxPayloadBytes {
+		return x.stop(Failed, x.h.PayloadError(what(), n))
 	}
 	return nil
 }
@@ -17,8 +17,8 @@ func (x *Exec) checkPayload(n int, what func() string) error {
 // countOps counts an op of the execution against Config.MaxOps.
 func (x *Exec) countOps() error {
 	x.ops++
-	if x.ops > x.h.cfg.MaxOps {
-		return x.stop(stFailed, x.h.cfg.limitError(fmt.Sprintf("the run issued more than %d ops", x.h.cfg.MaxOps), "MaxOps", fmt.Sprint(x.h.cfg.MaxOps)))
+	if x.ops > x.h.Config().MaxOps {
+		return x.stop(Failed, x.h.Config().limitError(fmt.Sprintf("the run issued more than %d ops", x.h.Config().MaxOps), "MaxOps", fmt.Sprint(x.h.Config().MaxOps)))
 	}
 	return nil
 }
@@ -26,8 +26,8 @@ func (x *Exec) countOps() error {
 // taskStarted counts a new live task against Config.MaxTasks.
 func (x *Exec) taskStarted() error {
 	x.liveTasks++
-	if x.liveTasks > x.h.cfg.MaxTasks {
-		return x.stop(stFailed, x.h.cfg.limitError(fmt.Sprintf("the run has more than %d live tasks", x.h.cfg.MaxTasks), "MaxTasks", fmt.Sprint(x.h.cfg.MaxTasks)))
+	if x.liveTasks > x.h.Config().MaxTasks {
+		return x.stop(Failed, x.h.Config().limitError(fmt.Sprintf("the run has more than %d live tasks", x.h.Config().MaxTasks), "MaxTasks", fmt.Sprint(x.h.Config().MaxTasks)))
 	}
 	return nil
 }
@@ -36,8 +36,8 @@ func (x *Exec) taskStarted() error {
 // Config.MaxChildren (replayed ones included: the run's total).
 func (x *Exec) countChild() error {
 	x.childOps++
-	if x.childOps > x.h.cfg.MaxChildren {
-		return x.stop(stFailed, x.h.cfg.limitError(fmt.Sprintf("the run started more than %d child runs", x.h.cfg.MaxChildren), "MaxChildren", fmt.Sprint(x.h.cfg.MaxChildren)))
+	if x.childOps > x.h.Config().MaxChildren {
+		return x.stop(Failed, x.h.Config().limitError(fmt.Sprintf("the run started more than %d child runs", x.h.Config().MaxChildren), "MaxChildren", fmt.Sprint(x.h.Config().MaxChildren)))
 	}
 	return nil
 }
@@ -49,14 +49,14 @@ func (x *Exec) checkChildDepth(ctx context.Context, key, workflow string) error 
 	if rs.depth < 0 {
 		var d int
 		var err error
-		x.blocking(func() { d, err = x.h.runDepth(ctx, rs.Run, x.h.cfg.MaxChildDepth) })
+		x.blocking(func() { d, err = x.h.RunDepth(ctx, rs.Run, x.h.Config().MaxChildDepth) })
 		if err != nil {
 			return x.fail("start child run at key %q: %v", key, err)
 		}
 		rs.depth = d
 	}
-	if rs.depth+1 > x.h.cfg.MaxChildDepth {
-		return x.stop(stFailed, x.h.cfg.limitError(fmt.Sprintf("child run %q at key %q would be %d levels deep", workflow, key, rs.depth+1), "MaxChildDepth", fmt.Sprint(x.h.cfg.MaxChildDepth)))
+	if rs.depth+1 > x.h.Config().MaxChildDepth {
+		return x.stop(Failed, x.h.Config().limitError(fmt.Sprintf("child run %q at key %q would be %d levels deep", workflow, key, rs.depth+1), "MaxChildDepth", fmt.Sprint(x.h.Config().MaxChildDepth)))
 	}
 	return nil
 }

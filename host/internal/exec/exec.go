@@ -1,4 +1,4 @@
-package host
+package exec
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/skeinrun/skein/abi"
 	"github.com/skeinrun/skein/host/internal/engine"
+	"github.com/skeinrun/skein/host/internal/limit"
 	"github.com/skeinrun/skein/host/internal/sched"
 	"github.com/skeinrun/skein/store"
 )
@@ -23,9 +24,9 @@ import (
 type State int
 
 const (
-	stRunning   State = iota
+	Running     State = iota
 	Done              // the root task finished (the run completed or failed by its own result)
-	stFailed          // the guest broke (trap, exit, misuse) or the host failed
+	Failed            // the guest broke (trap, exit, misuse) or the host failed
 	Diverged          // replay found a code change or nondeterminism
 	Evicted           // dropped to be replayed at once (EvictAlways)
 	Suspended         // dropped until a timer or a settlement
@@ -39,7 +40,7 @@ const (
 
 // exec is one instance of a run's module, from instantiation to exit.
 type Exec struct {
-	h         *Host
+	h         Host
 	describe  bool
 	rs        *RunState
 	S         *sched.Sched
@@ -93,14 +94,14 @@ type stepBody struct {
 
 type execKey struct{}
 
-func NewDescribe(h *Host) *Exec {
+func NewDescribe(h Host) *Exec {
 	return &Exec{h: h, describe: true, S: sched.New(sched.Options{Now: realNow, StartTime: 1}, nil)}
 }
 
 // newExec is an execution of the run of rs in its world, replaying
 // recorded. A verifying replay's world (verifyWorld) leaves a step
 // recorded pending pending: its body does not run.
-func NewExec(h *Host, rs *RunState, recorded []sched.Record) *Exec {
+func NewExec(h Host, rs *RunState, recorded []sched.Record) *Exec {
 	_, verify := rs.World.(VerifyWorld)
 	x := &Exec{h: h, rs: rs, fnNames: map[string]string{}, LastSeq: maxSeq(recorded)}
 	x.fx = rs.World.effects(x)
@@ -108,8 +109,8 @@ func NewExec(h *Host, rs *RunState, recorded []sched.Record) *Exec {
 		Now:               x.fx.now,
 		StartTime:         rs.Run.StartTime,
 		OnRecord:          x.record,
-		Minting:           h.hooks.minting,
-		ReplayInline:      h.hooks.replayInline,
+		Minting:           h.Hooks().Minting,
+		ReplayInline:      h.Hooks().ReplayInline,
 		LeavePendingSteps: verify,
 	}, recorded)
 	return x
@@ -120,7 +121,7 @@ func realNow() int64 { return time.Now().UnixNano() }
 // record queues a journal record for the next flush.
 func (x *Exec) record(r sched.Record) {
 	x.newRecords++
-	x.h.metrics.opsRecorded.Add(1)
+	x.h.Counters().OpsRecorded.Add(1)
 	o := ToStore(r)
 	x.stamp(&o, r)
 	if r.Pending {
@@ -141,14 +142,14 @@ func (x *Exec) Instantiate(ctx context.Context, cm *modules.Module) error {
 		x.Stderr.also = out
 	}
 	ctx = context.WithValue(ctx, execKey{}, x)
-	defer h.metrics.instance()()
+	defer h.Instance()()
 	x.base = ctx
 	// The watchdog (watchdog.go) cancels wctx, and with it the guest, when
 	// workflow code runs too long without calling into the host.
 	wctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	stopWatch := x.watch(cancel)
-	err := h.eng.Run(wctx, cm.Engine(), engine.RunConfig{
+	err := h.Engine().Run(wctx, cm.Engine(), engine.RunConfig{
 		Args:      []string{"workflow"},
 		Stdout:    out,
 		Stderr:    &x.Stderr,
@@ -156,30 +157,30 @@ func (x *Exec) Instantiate(ctx context.Context, cm *modules.Module) error {
 		Nanotime:  x.nanotime,
 		Nanosleep: x.nanosleep,
 		Rand:      x.randSource(),
-		Reused:    func() { h.metrics.reused.Add(1) },
+		Reused:    func() { h.Counters().Reused.Add(1) },
 	})
 	stopWatch()
-	var limit *LimitError
+	var limit *limit.Error
 	var hc *hardCancel
 	switch cause := context.Cause(wctx); {
-	case x.State != stRunning && x.State != stFailed:
+	case x.State != Running && x.State != Failed:
 	case errors.As(cause, &limit):
-		x.State, x.Failure = stFailed, limit
+		x.State, x.Failure = Failed, limit
 	case errors.As(cause, &hc):
 		x.State, x.Failure = Stopped, hc
 	}
-	if x.State == stRunning {
-		x.State = stFailed
+	if x.State == Running {
+		x.State = Failed
 		switch {
 		case ctx.Err() != nil:
 			x.Failure = fmt.Errorf("interrupted: %w", ctx.Err())
 		case err == nil:
 			x.Failure = errors.New("the module exited before the workflow finished (does main call skein.Main?)")
 		default:
-			x.Failure = h.memoryError(errors.New(ExitDetail(err, x.Stderr.String())), x.Stderr.oom)
+			x.Failure = h.MemoryError(errors.New(ExitDetail(err, x.Stderr.String())), x.Stderr.oom)
 		}
 	}
-	if errors.Is(err, errExecEnded) {
+	if errors.Is(err, ErrEnded) {
 		return nil // a host function ended it: x.state says how
 	}
 	return err
@@ -188,14 +189,14 @@ func (x *Exec) Instantiate(ctx context.Context, cm *modules.Module) error {
 // guestOutput is where the execution's stdout and stderr go.
 func (x *Exec) guestOutput() io.Writer {
 	h := x.h
-	if h.cfg.GuestOutputFor == nil {
-		return h.cfg.GuestOutput
+	if h.Config().GuestOutputFor == nil {
+		return h.Config().GuestOutput
 	}
 	run := ""
 	if x.rs != nil {
 		run = x.rs.Run.ID
 	}
-	if w := h.cfg.GuestOutputFor(run); w != nil {
+	if w := h.Config().GuestOutputFor(run); w != nil {
 		return w
 	}
 	return io.Discard
@@ -243,23 +244,23 @@ func (x *Exec) randSource() *rand2.ChaCha8 {
 	return rand2.NewChaCha8(seed)
 }
 
-// errExecEnded is what a host function returns once its execution has
+// ErrEnded is what a host function returns once its execution has
 // ended (stop): the engine stops the guest, and x.state and x.failure
 // say how the execution ended.
-var errExecEnded = errors.New("the execution ended")
+var ErrEnded = errors.New("the execution ended")
 
 // stop ends the execution from inside a host function, which returns
 // the error stop returns.
 func (x *Exec) stop(st State, err error) error {
-	if x.State == stRunning {
+	if x.State == Running {
 		x.State, x.Failure = st, err
 	}
-	return errExecEnded
+	return ErrEnded
 }
 
 // fail ends the execution with a guest fault or host error.
 func (x *Exec) fail(format string, args ...any) error {
-	return x.stop(stFailed, fmt.Errorf(format, args...))
+	return x.stop(Failed, fmt.Errorf(format, args...))
 }
 
 // schedErr ends the execution after an error from the scheduler: a code
@@ -270,7 +271,7 @@ func (x *Exec) schedErr(err error) error {
 	if errors.As(err, &cm) || errors.As(err, &nd) {
 		return x.stop(Diverged, err)
 	}
-	return x.stop(stFailed, err)
+	return x.stop(Failed, err)
 }
 
 // stderrBuffer keeps the first stderrHead and the last stderrTail bytes

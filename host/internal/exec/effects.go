@@ -1,4 +1,4 @@
-package host
+package exec
 
 import (
 	"context"
@@ -22,13 +22,13 @@ type world interface {
 	effects(x *Exec) effects
 	// armDeadline arms the run's timeout (Run.Deadline); it reports false
 	// when it passed already.
-	ArmDeadline(h *Host, rs *RunState) bool
+	ArmDeadline(h Host, rs *RunState) bool
 	// settlesParent reports whether a child run's end is delivered to its
 	// parent through the store (a simulated parent schedules it itself).
 	SettlesParent() bool
 	// parentEnded delivers what the end of rs's run, just committed, does
 	// to its unended child runs (parentclose.go).
-	ParentEnded(ctx context.Context, h *Host, rs *RunState, ends []store.ParentEnd)
+	ParentEnded(ctx context.Context, h Host, rs *RunState, ends []store.ParentEnd)
 }
 
 // effects is what one execution of a run asks of the world: its clock,
@@ -128,15 +128,15 @@ type liveWorld struct{}
 func (liveWorld) effects(x *Exec) effects { return liveEffects{x: x} }
 func (liveWorld) SettlesParent() bool     { return true }
 
-func (liveWorld) ArmDeadline(h *Host, rs *RunState) bool {
+func (liveWorld) ArmDeadline(h Host, rs *RunState) bool {
 	d := time.Until(time.Unix(0, rs.Run.Deadline))
 	if d <= 0 {
 		return false
 	}
-	id, reason := rs.Run.ID, timeoutReason(rs.Run)
+	id, reason := rs.Run.ID, TimeoutReason(rs.Run)
 	rs.deadline = time.AfterFunc(d, func() {
 		if _, err := h.Cancel(context.Background(), id, reason); err != nil && !errors.Is(err, ErrTerminal) {
-			h.log.Warn("run timeout: cancel", "run", id, "err", err)
+			h.Log().Warn("run timeout: cancel", "run", id, "err", err)
 		}
 	})
 	return true
@@ -146,7 +146,7 @@ func (liveWorld) ArmDeadline(h *Host, rs *RunState) bool {
 type liveEffects struct{ x *Exec }
 
 func (liveEffects) now() int64                                 { return realNow() }
-func (f liveEffects) recorded(_ store.Outcome, r sched.Record) { f.x.h.emitRecord(f.x.rs.Run, r) }
+func (f liveEffects) recorded(_ store.Outcome, r sched.Record) { f.x.h.EmitRecord(f.x.rs.Run, r) }
 func (liveEffects) commits() bool                              { return true }
 func (liveEffects) unsettled(abi.OpKind, string, sched.OpResult, bool) (opAction, error) {
 	return opGo, nil
@@ -164,8 +164,8 @@ func (f liveEffects) armTimer(key string, d int64)              { f.x.rs.armTime
 
 func (f liveEffects) call(c activityCall) error {
 	x := f.x
-	if c.fn = x.h.activity(c.name); c.fn == nil {
-		if x.h.cfg.RemoteActivities {
+	if c.fn = x.h.Activity(c.name); c.fn == nil {
+		if x.h.Config().RemoteActivities {
 			x.rs.queueTask(x.h, c)
 			return nil
 		}
@@ -207,7 +207,7 @@ func (f liveEffects) cancelChild(ctx context.Context, key, id, reason string) {
 	switch {
 	case errors.Is(err, ErrTerminal):
 	case err != nil:
-		x.h.log.Warn("cancel child run", "run", x.rs.Run.ID, "key", key, "child", id, "err", err)
+		x.h.Log().Warn("cancel child run", "run", x.rs.Run.ID, "key", key, "child", id, "err", err)
 	default:
 		x.driveChild(id)
 	}
@@ -229,14 +229,14 @@ func (f liveEffects) idle(ctx context.Context) error {
 				return x.fail(errDeadlock)
 			case len(rs.timers) == 0:
 				return x.suspend(0)
-			case x.h.cfg.Evict != EvictNever && time.Until(time.Unix(0, earliest)) > x.h.cfg.IdleThreshold:
+			case x.h.Config().Evict != EvictNever && time.Until(time.Unix(0, earliest)) > x.h.Config().IdleThreshold:
 				return x.suspend(earliest)
 			}
 		}
 		var err error
 		x.blocking(func() { err = rs.MB.waitOnce(ctx) })
 		if err != nil {
-			return x.stop(stFailed, fmt.Errorf("interrupted while waiting: %w", err))
+			return x.stop(Failed, fmt.Errorf("interrupted while waiting: %w", err))
 		}
 	}
 	return nil
