@@ -6,7 +6,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -368,25 +367,5 @@ func TestSlowSubscriber(t *testing.T) {
 	slow.Close()
 	other.Close()
 	for range slow.C {
-	}
-}
-
-// Typed decodes the input and encodes the output as JSON; an input that
-// does not decode fails without retries.
-func TestTyped(t *testing.T) {
-	type in struct{ N int }
-	act := host.Typed(func(_ context.Context, i in) ([]int, error) { return []int{i.N, i.N * 2}, nil })
-	out, err := act(context.Background(), []byte(`{"N":4}`))
-	if err != nil || string(out) != "[4,8]" {
-		t.Fatalf("got %s, %v", out, err)
-	}
-	_, err = act(context.Background(), []byte(`"four"`))
-	var nr *host.NonRetryableError
-	if !errors.As(err, &nr) || !regexp.MustCompile(`does not decode into host_test\.in`).MatchString(err.Error()) {
-		t.Fatalf("bad input: %v", err)
-	}
-	failing := host.Typed(func(context.Context, string) (string, error) { return "", errors.New("boom") })
-	if _, err := failing(context.Background(), []byte(`"x"`)); err == nil || err.Error() != "boom" || errors.As(err, &nr) {
-		t.Fatalf("failing activity: %v", err)
 	}
 }

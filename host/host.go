@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/skeinrun/skein/activity"
 	"github.com/skeinrun/skein/host/internal/cron"
 	"github.com/skeinrun/skein/host/internal/limit"
 	"github.com/skeinrun/skein/host/internal/modules"
@@ -259,7 +260,7 @@ type Host struct {
 
 	mu         sync.Mutex
 	modules    *modules.Set // compiled modules and module records (host/internal/modules)
-	activities map[string]Activity
+	activities map[string]activity.Func
 	active     map[string]*runState // runs driven by this process
 	// leased holds, for each run Work drives under a lease, the func that
 	// stops that drive (lease.go).
@@ -302,10 +303,6 @@ type Host struct {
 	childDrives sync.WaitGroup
 	owned       sync.WaitGroup // goroutines started by spawn
 }
-
-// Activity is a host function a workflow calls with skein.Call. It runs
-// on its own goroutine; input and output are JSON.
-type Activity func(ctx context.Context, input []byte) ([]byte, error)
 
 // testHooks let the package's tests change or watch a host's behaviour.
 type testHooks struct {
@@ -382,7 +379,7 @@ func newHost(ctx context.Context, cfg Config, hooks testHooks) (*Host, error) {
 		return nil, fmt.Errorf("host: %w", err)
 	}
 	h := &Host{cfg: cfg, hooks: hooks, eng: eng, log: cfg.Logger,
-		activities: map[string]Activity{},
+		activities: map[string]activity.Func{},
 		active:     map[string]*runState{}, leased: map[string]context.CancelCauseFunc{}, failures: map[string]int{},
 		owner: defaultOwner(), wake: make(chan struct{}, 1),
 		deploySlots: make(chan struct{}, cfg.MaxConcurrentDeploys),
@@ -411,7 +408,7 @@ func newHost(ctx context.Context, cfg Config, hooks testHooks) (*Host, error) {
 // built-in activities: registering one is a programming error, and
 // RegisterActivity panics, naming the rule (like net/http's ServeMux on a
 // bad pattern).
-func (h *Host) RegisterActivity(name string, fn Activity) {
+func (h *Host) RegisterActivity(name string, fn activity.Func) {
 	if err := checkActivityName(name); err != nil {
 		panic(err)
 	}
@@ -420,7 +417,7 @@ func (h *Host) RegisterActivity(name string, fn Activity) {
 	h.activities[name] = fn
 }
 
-func (h *Host) activity(name string) Activity {
+func (h *Host) activity(name string) activity.Func {
 	if fn := h.builtinActivity(name); fn != nil {
 		return fn
 	}

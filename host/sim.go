@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/skeinrun/skein/activity"
 	"github.com/skeinrun/skein/host/internal/sched"
 	"github.com/skeinrun/skein/store"
 )
@@ -31,7 +32,7 @@ type Simulation struct {
 	// Activities are fakes by name, used instead of registered activities;
 	// an activity that has neither returns JSON null. The HTTP activity
 	// (HTTPActivity) makes no requests here: unless faked, it fails.
-	Activities map[string]Activity
+	Activities map[string]activity.Func
 	// StepTime bounds the virtual time a step body takes (uniform from 0);
 	// default 100ms.
 	StepTime time.Duration
