@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skeinrun/skein/activity"
 	"github.com/skeinrun/skein/host"
 	"github.com/skeinrun/skein/internal/wasmbuild"
 	"github.com/skeinrun/skein/store"
@@ -77,9 +78,9 @@ func newEnv(t *testing.T, cfg host.Config) *env {
 	}
 	t.Cleanup(func() { h.Close(ctx) })
 	e := &env{t: t, h: h, st: st}
-	h.RegisterActivity("upper", host.Typed(func(_ context.Context, s string) (string, error) { return strings.ToUpper(s), nil }))
-	h.RegisterActivity("wordcount", host.Typed(func(_ context.Context, s string) (int, error) { return len(strings.Fields(s)), nil }))
-	h.RegisterActivity("secrets", host.Typed(func(_ context.Context, s string) (string, error) {
+	h.RegisterActivity("upper", activity.Typed(func(_ context.Context, s string) (string, error) { return strings.ToUpper(s), nil }))
+	h.RegisterActivity("wordcount", activity.Typed(func(_ context.Context, s string) (int, error) { return len(strings.Fields(s)), nil }))
+	h.RegisterActivity("secrets", activity.Typed(func(_ context.Context, s string) (string, error) {
 		e.secrets.Add(1)
 		return "s3cr3t", nil
 	}))
