@@ -37,7 +37,7 @@ type CheckOptions struct {
 	CrashAt  int
 	// Activities are fakes by name for the activities the workflow calls
 	// (an activity without one returns JSON null; the HTTP activity,
-	// HTTPActivity, fails without one: a check makes no requests).
+	// activity.HTTPActivity, fails without one: a check makes no requests).
 	Activities map[string]activity.Func
 	// StepTime and ActivityTime bound the seeded virtual durations (see
 	// Simulation); default 100ms each.

@@ -205,7 +205,7 @@ type Config struct {
 	// hook may name a secret (docs/schedules.md).
 	HookSecrets func(name string) (string, bool)
 
-	// The built-in HTTP activity, HTTPActivity (httpactivity.go;
+	// The built-in HTTP activity, activity.HTTPActivity (httpactivity.go;
 	// docs/activities.md).
 
 	// HTTPAllow lists the hosts the HTTP activity may reach: "host" (any

@@ -13,7 +13,7 @@ import (
 	"github.com/skeinrun/skein/host/internal/egress"
 )
 
-// The built-in HTTP activity: the host serves the activity activity.HTTPActivity
+// The built-in HTTP activity: the host serves activity.HTTPActivity
 // itself, making the request under the egress policy of Config.HTTPAllow,
 // Config.HTTPTimeout, Config.HTTPMaxResponseBytes and Config.APIAddrs
 // (internal/egress), at most Config.HTTPMaxConcurrentPerRun and

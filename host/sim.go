@@ -31,7 +31,7 @@ type Simulation struct {
 	Seed uint64
 	// Activities are fakes by name, used instead of registered activities;
 	// an activity that has neither returns JSON null. The HTTP activity
-	// (HTTPActivity) makes no requests here: unless faked, it fails.
+	// (activity.HTTPActivity) makes no requests here: unless faked, it fails.
 	Activities map[string]activity.Func
 	// StepTime bounds the virtual time a step body takes (uniform from 0);
 	// default 100ms.
