@@ -4,14 +4,14 @@
 // ends its retries (NonRetryable), and the wire types of the built-in HTTP
 // activity (HTTPRequest, HTTPResponse).
 //
-// The host (in-process activities, host.Config and Host.RegisterActivity),
+// The host (Host.RegisterActivity, and the fakes of a check or simulation),
 // the worker package (activities served to a skein server from another
 // process) and the Go guest SDK (skein.NonRetryable, skein.HTTP) all use
 // these definitions, so an activity is written once and served either
 // way:
 //
 //	charge := activity.Typed(func(ctx context.Context, o Order) (Receipt, error) {
-//		info, _ := activity.InfoFrom(ctx) // run, key, attempt, idempotency key
+//		info, _ := activity.InfoFrom(ctx) // run, key, name, attempt, idempotency key
 //		…
 //	})
 //	h.RegisterActivity("charge", charge) // in process, or
