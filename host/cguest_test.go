@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skeinrun/skein/activity"
 	"github.com/skeinrun/skein/host"
 	"github.com/skeinrun/skein/internal/guestbuild"
 	"github.com/skeinrun/skein/internal/hosttest"
@@ -95,7 +96,7 @@ func TestCOps(t *testing.T) {
 
 func TestCOpsCheck(t *testing.T) {
 	rep := skeintest.Check(t, guestbuild.C(t, "testdata/c/ops.c"), "ops", `{"x":1}`, skeintest.Options{Schedules: 50,
-		ScheduleIndependent: true, LeavePromises: true, Activities: map[string]host.Activity{"echo": echo}})
+		ScheduleIndependent: true, LeavePromises: true, Activities: map[string]activity.Func{"echo": echo}})
 	if len(rep.Ends) != 1 || !sameJSON(t, []byte(rep.Ends[0].Result), cOpsWant) {
 		t.Fatalf("ends %+v", rep.Ends)
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skeinrun/skein/activity"
 	"github.com/skeinrun/skein/host/internal/sched"
 	"github.com/skeinrun/skein/store"
 	"github.com/skeinrun/skein/store/memory"
@@ -36,8 +37,8 @@ type CheckOptions struct {
 	CrashAt  int
 	// Activities are fakes by name for the activities the workflow calls
 	// (an activity without one returns JSON null; the HTTP activity,
-	// HTTPActivity, fails without one: a check makes no requests).
-	Activities map[string]Activity
+	// activity.HTTPActivity, fails without one: a check makes no requests).
+	Activities map[string]activity.Func
 	// StepTime and ActivityTime bound the seeded virtual durations (see
 	// Simulation); default 100ms each.
 	StepTime, ActivityTime time.Duration

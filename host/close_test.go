@@ -6,11 +6,13 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/skeinrun/skein/activity"
 )
 
 // closeWithActivity starts a run whose activity act is in flight, on a
 // host of its own that the caller closes; drive ends the run's drive.
-func closeWithActivity(t *testing.T, act Activity, started <-chan struct{}) (h *testHost, endDrive func()) {
+func closeWithActivity(t *testing.T, act activity.Func, started <-chan struct{}) (h *testHost, endDrive func()) {
 	t.Helper()
 	h = newTestHost(t, Config{})
 	m := h.deploy(t, featuresPkg)

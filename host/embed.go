@@ -31,33 +31,6 @@ type embedState struct {
 	nsubs atomic.Int32 // len(subs), read without the lock on every event
 }
 
-// Typed adapts a function with a Go input and output type to an Activity:
-// the input the workflow passes to skein.Call is decoded from JSON into
-// In, and the Out returned is encoded to JSON. An input that does not
-// decode into In fails the call without retries (see NonRetryable), and
-// so does an output that does not encode.
-//
-//	h.RegisterActivity("charge", host.Typed(func(ctx context.Context, o Order) (Receipt, error) { … }))
-func Typed[In, Out any](fn func(context.Context, In) (Out, error)) Activity {
-	return func(ctx context.Context, input []byte) ([]byte, error) {
-		var in In
-		if len(input) > 0 {
-			if err := json.Unmarshal(input, &in); err != nil {
-				return nil, exec.NonRetryable(fmt.Errorf("activity input %.100q does not decode into %T: %w", input, in, err))
-			}
-		}
-		out, err := fn(ctx, in)
-		if err != nil {
-			return nil, err
-		}
-		b, err := json.Marshal(out)
-		if err != nil {
-			return nil, exec.NonRetryable(fmt.Errorf("activity output %T does not encode to JSON: %w", out, err))
-		}
-		return b, nil
-	}
-}
-
 // Grant allows the module named module (the name given to Deploy, which
 // covers every module deployed under that name) or with the sha256 hash
 // module (that one module) to call the activities named. Grants add up;

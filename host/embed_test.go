@@ -6,13 +6,13 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/skeinrun/skein/activity"
 	"github.com/skeinrun/skein/host"
 	"github.com/skeinrun/skein/internal/wasmbuild"
 	"github.com/skeinrun/skein/store"
@@ -78,9 +78,9 @@ func newEnv(t *testing.T, cfg host.Config) *env {
 	}
 	t.Cleanup(func() { h.Close(ctx) })
 	e := &env{t: t, h: h, st: st}
-	h.RegisterActivity("upper", host.Typed(func(_ context.Context, s string) (string, error) { return strings.ToUpper(s), nil }))
-	h.RegisterActivity("wordcount", host.Typed(func(_ context.Context, s string) (int, error) { return len(strings.Fields(s)), nil }))
-	h.RegisterActivity("secrets", host.Typed(func(_ context.Context, s string) (string, error) {
+	h.RegisterActivity("upper", activity.Typed(func(_ context.Context, s string) (string, error) { return strings.ToUpper(s), nil }))
+	h.RegisterActivity("wordcount", activity.Typed(func(_ context.Context, s string) (int, error) { return len(strings.Fields(s)), nil }))
+	h.RegisterActivity("secrets", activity.Typed(func(_ context.Context, s string) (string, error) {
 		e.secrets.Add(1)
 		return "s3cr3t", nil
 	}))
@@ -368,25 +368,5 @@ func TestSlowSubscriber(t *testing.T) {
 	slow.Close()
 	other.Close()
 	for range slow.C {
-	}
-}
-
-// Typed decodes the input and encodes the output as JSON; an input that
-// does not decode fails without retries.
-func TestTyped(t *testing.T) {
-	type in struct{ N int }
-	act := host.Typed(func(_ context.Context, i in) ([]int, error) { return []int{i.N, i.N * 2}, nil })
-	out, err := act(context.Background(), []byte(`{"N":4}`))
-	if err != nil || string(out) != "[4,8]" {
-		t.Fatalf("got %s, %v", out, err)
-	}
-	_, err = act(context.Background(), []byte(`"four"`))
-	var nr *host.NonRetryableError
-	if !errors.As(err, &nr) || !regexp.MustCompile(`does not decode into host_test\.in`).MatchString(err.Error()) {
-		t.Fatalf("bad input: %v", err)
-	}
-	failing := host.Typed(func(context.Context, string) (string, error) { return "", errors.New("boom") })
-	if _, err := failing(context.Background(), []byte(`"x"`)); err == nil || err.Error() != "boom" || errors.As(err, &nr) {
-		t.Fatalf("failing activity: %v", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/skeinrun/skein/activity"
 	"github.com/skeinrun/skein/host"
 	"github.com/skeinrun/skein/store"
 	"github.com/skeinrun/skein/store/sqlite"
@@ -48,7 +49,7 @@ func Example() {
 	defer h.Close(ctx)
 
 	// Activities are plain Go functions; Typed does the JSON.
-	h.RegisterActivity("upper", host.Typed(func(ctx context.Context, s string) (string, error) {
+	h.RegisterActivity("upper", activity.Typed(func(ctx context.Context, s string) (string, error) {
 		return strings.ToUpper(s), nil
 	}))
 
@@ -101,7 +102,7 @@ func ExampleNew_inMemory() {
 		log.Fatal(err)
 	}
 	defer h.Close(ctx)
-	h.RegisterActivity("upper", host.Typed(func(ctx context.Context, s string) (string, error) {
+	h.RegisterActivity("upper", activity.Typed(func(ctx context.Context, s string) (string, error) {
 		return strings.ToUpper(s), nil
 	}))
 	m, err := h.Deploy(ctx, "greet", plugin("greet"))
@@ -120,32 +121,6 @@ func ExampleNew_inMemory() {
 	// Output: completed "hello, GRACE"
 }
 
-// Typed turns a function with Go types into an Activity: JSON in, JSON out.
-func ExampleTyped() {
-	type order struct {
-		Item string `json:"item"`
-		Qty  int    `json:"qty"`
-	}
-	type receipt struct {
-		Total int `json:"total"`
-	}
-	price := host.Typed(func(ctx context.Context, o order) (receipt, error) {
-		if o.Qty <= 0 {
-			return receipt{}, host.NonRetryable(fmt.Errorf("quantity %d", o.Qty))
-		}
-		return receipt{Total: 3 * o.Qty}, nil
-	})
-	// A workflow would call it with skein.Call[receipt](ctx, "price", order{…});
-	// here it is called directly.
-	out, err := price(context.Background(), []byte(`{"item":"apple","qty":4}`))
-	fmt.Println(string(out), err)
-	_, err = price(context.Background(), []byte(`{"item":"apple","qty":0}`))
-	fmt.Println(err)
-	// Output:
-	// {"total":12} <nil>
-	// quantity 0
-}
-
 // Each module may call only the activities granted to it. The module
 // "sneaky" is granted "upper" but also calls "secrets": its run fails, and
 // "secrets" never runs.
@@ -162,10 +137,10 @@ func ExampleHost_Grant() {
 		log.Fatal(err)
 	}
 	defer h.Close(ctx)
-	h.RegisterActivity("upper", host.Typed(func(ctx context.Context, s string) (string, error) {
+	h.RegisterActivity("upper", activity.Typed(func(ctx context.Context, s string) (string, error) {
 		return strings.ToUpper(s), nil
 	}))
-	h.RegisterActivity("secrets", host.Typed(func(ctx context.Context, name string) (string, error) {
+	h.RegisterActivity("secrets", activity.Typed(func(ctx context.Context, name string) (string, error) {
 		return "the secret " + name, nil
 	}))
 	// Grants are kept in the host's memory: make them at startup, like
@@ -207,7 +182,7 @@ func ExampleHost_Subscribe() {
 		log.Fatal(err)
 	}
 	defer h.Close(ctx)
-	h.RegisterActivity("upper", host.Typed(func(ctx context.Context, s string) (string, error) {
+	h.RegisterActivity("upper", activity.Typed(func(ctx context.Context, s string) (string, error) {
 		return strings.ToUpper(s), nil
 	}))
 	m, err := h.Deploy(ctx, "greet", plugin("greet"))
@@ -266,7 +241,7 @@ func ExampleHost_Resolve() {
 		log.Fatal(err)
 	}
 	defer h.Close(ctx)
-	h.RegisterActivity("wordcount", host.Typed(func(ctx context.Context, s string) (int, error) {
+	h.RegisterActivity("wordcount", activity.Typed(func(ctx context.Context, s string) (int, error) {
 		return len(strings.Fields(s)), nil
 	}))
 	if _, err := h.Deploy(ctx, "review", plugin("review")); err != nil {
@@ -316,7 +291,7 @@ func ExampleHost_Cancel() {
 		log.Fatal(err)
 	}
 	defer h.Close(ctx)
-	h.RegisterActivity("wordcount", host.Typed(func(ctx context.Context, s string) (int, error) {
+	h.RegisterActivity("wordcount", activity.Typed(func(ctx context.Context, s string) (int, error) {
 		return len(strings.Fields(s)), nil
 	}))
 	if _, err := h.Deploy(ctx, "review", plugin("review")); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 
+	"github.com/skeinrun/skein/activity"
 	"github.com/skeinrun/skein/host/internal/engine"
 	"github.com/skeinrun/skein/host/internal/exec"
 	"github.com/skeinrun/skein/host/internal/limit"
@@ -69,8 +70,8 @@ func (e execHost) RunDepth(ctx context.Context, r store.Run, limit int) (int, er
 
 func (e execHost) Spawn(f func())                               { e.h.spawn(f) }
 func (e execHost) EmitRecord(r store.Run, rec sched.Record)     { e.h.emitRecord(r, rec) }
-func (e execHost) Activity(name string) exec.Activity           { return e.h.activity(name) }
-func (e execHost) SimActivity(name string) exec.Activity        { return e.h.simActivity(name) }
+func (e execHost) Activity(name string) activity.Func           { return e.h.activity(name) }
+func (e execHost) SimActivity(name string) activity.Func        { return e.h.simActivity(name) }
 func (e execHost) PayloadError(what string, n int) *limit.Error { return e.h.payloadError(what, n) }
 func (e execHost) MemoryError(failure error, oom bool) error    { return e.h.memoryError(failure, oom) }
 

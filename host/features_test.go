@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skeinrun/skein/activity"
 	"github.com/skeinrun/skein/store"
 )
 
@@ -48,9 +49,9 @@ func TestCallRetry(t *testing.T) {
 	h := newTestHost(t, Config{})
 	m := h.deploy(t, featuresPkg)
 	var calls atomic.Int32
-	var infos []ActivityInfo
+	var infos []activity.Info
 	h.RegisterActivity("busy-twice", func(ctx context.Context, in []byte) ([]byte, error) {
-		if info, ok := ActivityInfoFrom(ctx); ok {
+		if info, ok := activity.InfoFrom(ctx); ok {
 			infos = append(infos, info) // attempts run one after another
 		}
 		if n := calls.Add(1); n <= 2 {
@@ -62,7 +63,7 @@ func TestCallRetry(t *testing.T) {
 		return nil, errors.New("fatal: no such account")
 	})
 	h.RegisterActivity("wrapped", func(ctx context.Context, in []byte) ([]byte, error) {
-		return nil, NonRetryable(errors.New("declined"))
+		return nil, activity.NonRetryable(errors.New("declined"))
 	})
 	for _, tc := range []struct {
 		activity string
@@ -87,7 +88,10 @@ func TestCallRetry(t *testing.T) {
 			t.Errorf("%s max %d: %d attempts recorded, want %d", tc.activity, tc.max, o.Attempts, tc.attempts)
 		}
 		if tc.activity == "busy-twice" && tc.max == 5 {
-			want := []ActivityInfo{{RunID: r.ID, Key: "1", Attempt: 1}, {RunID: r.ID, Key: "1", Attempt: 2}, {RunID: r.ID, Key: "1", Attempt: 3}}
+			want := []activity.Info{}
+			for n := 1; n <= 3; n++ {
+				want = append(want, activity.Info{RunID: r.ID, Key: "1", Name: "busy-twice", Attempt: n, IdempotencyKey: r.ID + ".1"})
+			}
 			if fmt.Sprint(infos) != fmt.Sprint(want) {
 				t.Errorf("activity infos %+v, want %+v", infos, want)
 			}

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/skeinrun/skein/activity"
 	"github.com/skeinrun/skein/host/internal/cron"
 	"github.com/skeinrun/skein/host/internal/exec"
 	"github.com/skeinrun/skein/host/internal/limit"
@@ -205,7 +206,7 @@ type Config struct {
 	// hook may name a secret (docs/schedules.md).
 	HookSecrets func(name string) (string, bool)
 
-	// The built-in HTTP activity, HTTPActivity (httpactivity.go;
+	// The built-in HTTP activity, activity.HTTPActivity (httpactivity.go;
 	// docs/activities.md).
 
 	// HTTPAllow lists the hosts the HTTP activity may reach: "host" (any
@@ -260,7 +261,7 @@ type Host struct {
 
 	mu         sync.Mutex
 	modules    *modules.Set // compiled modules and module records (host/internal/modules)
-	activities map[string]Activity
+	activities map[string]activity.Func
 	active     map[string]*runState // runs driven by this process
 	// leased holds, for each run Work drives under a lease, the func that
 	// stops that drive (lease.go).
@@ -304,10 +305,6 @@ type Host struct {
 	childDrives sync.WaitGroup
 	owned       sync.WaitGroup // goroutines started by spawn
 }
-
-// Activity is a host function a workflow calls with skein.Call. It runs
-// on its own goroutine; input and output are JSON.
-type Activity = exec.Activity
 
 // testHooks let the package's tests change or watch a host's behaviour.
 type testHooks struct {
@@ -384,7 +381,7 @@ func newHost(ctx context.Context, cfg Config, hooks testHooks) (*Host, error) {
 		return nil, fmt.Errorf("host: %w", err)
 	}
 	h := &Host{cfg: cfg, hooks: hooks, eng: eng, log: cfg.Logger,
-		activities: map[string]Activity{},
+		activities: map[string]activity.Func{},
 		active:     map[string]*runState{}, leased: map[string]context.CancelCauseFunc{}, failures: map[string]int{},
 		owner: defaultOwner(), wake: make(chan struct{}, 1),
 		deploySlots: make(chan struct{}, cfg.MaxConcurrentDeploys),
@@ -414,7 +411,7 @@ func newHost(ctx context.Context, cfg Config, hooks testHooks) (*Host, error) {
 // built-in activities: registering one is a programming error, and
 // RegisterActivity panics, naming the rule (like net/http's ServeMux on a
 // bad pattern).
-func (h *Host) RegisterActivity(name string, fn Activity) {
+func (h *Host) RegisterActivity(name string, fn activity.Func) {
 	if err := checkActivityName(name); err != nil {
 		panic(err)
 	}
@@ -423,7 +420,7 @@ func (h *Host) RegisterActivity(name string, fn Activity) {
 	h.activities[name] = fn
 }
 
-func (h *Host) activity(name string) Activity {
+func (h *Host) activity(name string) activity.Func {
 	if fn := h.builtinActivity(name); fn != nil {
 		return fn
 	}

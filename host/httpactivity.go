@@ -9,20 +9,20 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skeinrun/skein/activity"
 	"github.com/skeinrun/skein/host/internal/egress"
-	"github.com/skeinrun/skein/host/internal/exec"
 )
 
-// The built-in HTTP activity: the host serves the activity HTTPActivity
+// The built-in HTTP activity: the host serves activity.HTTPActivity
 // itself, making the request under the egress policy of Config.HTTPAllow,
 // Config.HTTPTimeout, Config.HTTPMaxResponseBytes and Config.APIAddrs
 // (internal/egress), at most Config.HTTPMaxConcurrentPerRun and
 // Config.HTTPMaxConcurrent at once (httpslots.go; docs/activities.md).
 
-// HTTPActivity is the name of the built-in HTTP activity (skein.HTTP in
-// the Go guest SDK). Its input is a JSON HTTP request and its output a JSON
-// HTTP response (abi/README.md). Grant it to a module like any activity.
-const HTTPActivity = "skein.http"
+// HTTPActivity is the name of the built-in HTTP activity.
+//
+// Deprecated: use activity.HTTPActivity.
+const HTTPActivity = activity.HTTPActivity
 
 // ReservedActivityPrefix starts the names of the host's built-in
 // activities; RegisterActivity refuses names that start with it.
@@ -89,8 +89,8 @@ func checkActivityName(name string) error {
 }
 
 // builtinActivity returns the built-in activity of name, nil if none.
-func (h *Host) builtinActivity(name string) Activity {
-	if name == HTTPActivity {
+func (h *Host) builtinActivity(name string) activity.Func {
+	if name == activity.HTTPActivity {
 		return h.httpActivity
 	}
 	return nil
@@ -104,11 +104,11 @@ func (h *Host) builtinActivity(name string) Activity {
 // error or a timeout fails the attempt, which the call's retry policy may
 // retry.
 func (h *Host) httpActivity(ctx context.Context, input []byte) ([]byte, error) {
-	var req egress.Request
+	var req activity.HTTPRequest
 	if err := json.Unmarshal(input, &req); err != nil {
-		return nil, exec.NonRetryable(fmt.Errorf("activity %q: input %.100q is not an HTTP request (abi/README.md): %w", HTTPActivity, input, err))
+		return nil, activity.NonRetryable(fmt.Errorf("activity %q: input %.100q is not an HTTP request (abi/README.md): %w", activity.HTTPActivity, input, err))
 	}
-	info, _ := exec.ActivityInfoFrom(ctx)
+	info, _ := activity.InfoFrom(ctx)
 	release, err := h.httpSlots.acquire(ctx, info.RunID)
 	if err != nil {
 		return nil, err
@@ -120,7 +120,7 @@ func (h *Host) httpActivity(ctx context.Context, input []byte) ([]byte, error) {
 	}
 	out, err := json.Marshal(resp)
 	if err != nil {
-		return nil, exec.NonRetryable(fmt.Errorf("activity %q: encode the response: %w", HTTPActivity, err))
+		return nil, activity.NonRetryable(fmt.Errorf("activity %q: encode the response: %w", activity.HTTPActivity, err))
 	}
 	return out, nil
 }
@@ -130,7 +130,7 @@ func (h *Host) httpActivity(ctx context.Context, input []byte) ([]byte, error) {
 func (h *Host) httpError(err error) error {
 	var denied *egress.DeniedError
 	if errors.As(err, &denied) || errors.Is(err, egress.ErrBadRequest) {
-		return exec.NonRetryable(err)
+		return activity.NonRetryable(err)
 	}
 	var le *egress.LimitError
 	if !errors.As(err, &le) {
@@ -140,7 +140,7 @@ func (h *Host) httpError(err error) error {
 	case "Timeout":
 		return h.cfg.limitError(le.What, "HTTPTimeout", h.cfg.HTTPTimeout.String())
 	case "MaxResponseBytes":
-		return exec.NonRetryable(h.cfg.limitError(le.What, "HTTPMaxResponseBytes", bytesValue(h.cfg.HTTPMaxResponseBytes)))
+		return activity.NonRetryable(h.cfg.limitError(le.What, "HTTPMaxResponseBytes", bytesValue(h.cfg.HTTPMaxResponseBytes)))
 	}
 	return err
 }
@@ -148,10 +148,10 @@ func (h *Host) httpError(err error) error {
 // simActivity is the activity of name in the simulation, when
 // Simulation.Activities has no fake of it: the registered one, or, for
 // the HTTP activity, one that fails (a simulation makes no requests).
-func (h *Host) simActivity(name string) Activity {
-	if name == HTTPActivity {
+func (h *Host) simActivity(name string) activity.Func {
+	if name == activity.HTTPActivity {
 		return func(context.Context, []byte) ([]byte, error) {
-			return nil, exec.NonRetryable(fmt.Errorf("activity %q makes no requests in a simulation; fake it in Simulation.Activities", HTTPActivity))
+			return nil, activity.NonRetryable(fmt.Errorf("activity %q makes no requests in a simulation; fake it in Simulation.Activities", activity.HTTPActivity))
 		}
 	}
 	return h.activity(name)

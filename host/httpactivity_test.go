@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skeinrun/skein/activity"
 	"github.com/skeinrun/skein/internal/wasmbuild"
 	"github.com/skeinrun/skein/store"
 	"github.com/skeinrun/skein/store/memory"
@@ -112,7 +113,7 @@ func TestHTTPActivity(t *testing.T) {
 	if out != (fetchOut{Status: http.StatusTeapot, Body: "short and stout", XTest: "POST t1"}) {
 		t.Errorf("allowed host: got %+v", out)
 	}
-	if o := outcomeAt(t, h, r.ID, "1"); o.Kind != "call" || o.Function != HTTPActivity || o.Status != store.OutcomeOK || !strings.Contains(string(o.Value), `"status":418`) {
+	if o := outcomeAt(t, h, r.ID, "1"); o.Kind != "call" || o.Function != activity.HTTPActivity || o.Status != store.OutcomeOK || !strings.Contains(string(o.Value), `"status":418`) {
 		t.Errorf("allowed host: recorded %+v", o)
 	}
 
@@ -214,7 +215,7 @@ func TestHTTPActivityGrants(t *testing.T) {
 	if r.Status != store.RunFailed || !strings.Contains(r.Error, want) {
 		t.Errorf("without a grant: run %s %q, want failed with %q", r.Status, r.Error, want)
 	}
-	h.Grant("httpcall", HTTPActivity)
+	h.Grant("httpcall", activity.HTTPActivity)
 	if _, out := fetch(t, h, m, map[string]any{"url": srv.URL + "/"}, 0); out.Status != http.StatusOK || out.Err != "" {
 		t.Errorf("with the grant: got %+v", out)
 	}
@@ -233,7 +234,7 @@ func TestHTTPActivityReservedName(t *testing.T) {
 			t.Errorf("RegisterActivity(skein.http): recovered %v, want %q", v, want)
 		}
 	}()
-	h.RegisterActivity(HTTPActivity, func(context.Context, []byte) ([]byte, error) { return nil, nil })
+	h.RegisterActivity(activity.HTTPActivity, func(context.Context, []byte) ([]byte, error) { return nil, nil })
 }
 
 // TestHTTPActivityBadAllowList: a malformed allow entry is refused by New.
@@ -258,10 +259,10 @@ func TestHTTPActivitySimulation(t *testing.T) {
 		return []byte(`{"status":201,"body":"ZmFrZQ=="}`), nil
 	}
 	for _, tc := range []struct {
-		fakes map[string]Activity
+		fakes map[string]activity.Func
 		want  string
 	}{
-		{map[string]Activity{HTTPActivity: fake}, `{"status":201,"body":"fake"}`},
+		{map[string]activity.Func{activity.HTTPActivity: fake}, `{"status":201,"body":"fake"}`},
 		{nil, `{"err":"activity \"skein.http\" makes no requests in a simulation; fake it in Simulation.Activities"}`},
 	} {
 		rep, err := Check(context.Background(), wasm, CheckOptions{Workflow: "fetch", Input: input, Schedules: 3, CacheDir: cacheDir, Activities: tc.fakes})

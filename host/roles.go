@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 
+	"github.com/skeinrun/skein/activity"
 	"github.com/skeinrun/skein/store"
 )
 
@@ -59,7 +60,7 @@ type Worker interface {
 	Drive(ctx context.Context, runID string, o DriveOptions) (store.Run, error)
 	Resume(ctx context.Context, runID, module string, o DriveOptions) (store.Run, error)
 	Replay(ctx context.Context, runID string) (ReplayResult, error)
-	RegisterActivity(name string, fn Activity)
+	RegisterActivity(name string, fn activity.Func)
 	Grant(module string, activities ...string)
 }
 

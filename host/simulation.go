@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/skeinrun/skein/activity"
 	"github.com/skeinrun/skein/host/internal/exec"
 )
 
@@ -25,8 +26,8 @@ type Simulation struct {
 	Seed uint64
 	// Activities are fakes by name, used instead of registered activities;
 	// an activity that has neither returns JSON null. The HTTP activity
-	// (HTTPActivity) makes no requests here: unless faked, it fails.
-	Activities map[string]Activity
+	// (activity.HTTPActivity) makes no requests here: unless faked, it fails.
+	Activities map[string]activity.Func
 	// StepTime bounds the virtual time a step body takes (uniform from 0);
 	// default 100ms.
 	StepTime time.Duration

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skeinrun/skein/activity"
 	"github.com/skeinrun/skein/host"
 	"github.com/skeinrun/skein/internal/wasmbuild"
 	"github.com/skeinrun/skein/store"
@@ -63,18 +64,18 @@ func TestWorkersInProcess(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		count := func(ctx context.Context) worker.Info {
-			i, _ := worker.InfoFrom(ctx)
+		count := func(ctx context.Context) activity.Info {
+			i, _ := activity.InfoFrom(ctx)
 			mu.Lock()
 			defer mu.Unlock()
 			ran[fmt.Sprintf("%s#%d", i.IdempotencyKey, i.Attempt)]++
 			return i
 		}
-		w.Register("echo", func(ctx context.Context, in json.RawMessage) (json.RawMessage, error) {
+		w.Register("echo", func(ctx context.Context, in []byte) ([]byte, error) {
 			count(ctx)
 			return in, nil
 		})
-		w.Register("flaky", worker.Typed(func(ctx context.Context, n int) (int, error) {
+		w.Register("flaky", activity.Typed(func(ctx context.Context, n int) (int, error) {
 			i := count(ctx)
 			mu.Lock()
 			defer mu.Unlock()

@@ -29,6 +29,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skeinrun/skein/activity"
 	"github.com/skeinrun/skein/host"
 )
 
@@ -40,7 +41,7 @@ type Options struct {
 	Seed uint64
 	// Activities are fakes by name for the activities the workflow calls;
 	// an activity without one returns JSON null.
-	Activities map[string]host.Activity
+	Activities map[string]activity.Func
 	// StepTime and ActivityTime bound the seeded virtual durations of
 	// step bodies and activity attempts; default 100ms each.
 	StepTime, ActivityTime time.Duration

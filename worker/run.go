@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/skeinrun/skein/activity"
 	"github.com/skeinrun/skein/client"
 )
 
@@ -151,8 +152,8 @@ func sleep(ctx context.Context, d time.Duration) {
 // ends when the worker stops; runCtx is Run's context.
 func (w *Worker) runTask(tctx, runCtx context.Context, t client.ClaimedTask) {
 	ref := t.Ref(w.o.Identity)
-	info := Info{RunID: t.RunID, Key: t.Key, Name: t.Name, Attempt: t.Attempt, IdempotencyKey: t.IdempotencyKey}
-	actx, cancel := context.WithCancelCause(context.WithValue(tctx, infoKey{}, info))
+	info := activity.Info{RunID: t.RunID, Key: t.Key, Name: t.Name, Attempt: t.Attempt, IdempotencyKey: t.IdempotencyKey}
+	actx, cancel := context.WithCancelCause(activity.WithInfo(tctx, info))
 	defer cancel(nil)
 	if t.TimeoutMS > 0 {
 		var c context.CancelFunc
@@ -181,7 +182,7 @@ func (w *Worker) runTask(tctx, runCtx context.Context, t client.ClaimedTask) {
 	}
 	failed, fail := err != nil, client.FailRequest{TaskRef: ref}
 	if failed {
-		var nr *NonRetryableError
+		var nr *activity.NonRetryableError
 		fail.Error, fail.NonRetryable = err.Error(), errors.As(err, &nr)
 	}
 	end := func(ctx context.Context) (err error) {
@@ -249,9 +250,9 @@ func (w *Worker) heartbeat(ctx context.Context, ref client.TaskRef, everyMS int6
 }
 
 // call runs fn, turning a panic into an error.
-func call(ctx context.Context, fn Func, input json.RawMessage) (out json.RawMessage, err error) {
+func call(ctx context.Context, fn activity.Func, input []byte) (out []byte, err error) {
 	if fn == nil {
-		return nil, NonRetryable(errors.New("no activity of this name is registered on the worker"))
+		return nil, activity.NonRetryable(errors.New("no activity of this name is registered on the worker"))
 	}
 	defer func() {
 		if v := recover(); v != nil {

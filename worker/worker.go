@@ -6,15 +6,13 @@
 // the host (nor wazero).
 //
 //	w, _ := worker.New(worker.Options{Server: "http://127.0.0.1:8080"})
-//	w.Register("charge", worker.Typed(func(ctx context.Context, o Order) (Receipt, error) { … }))
+//	w.Register("charge", activity.Typed(func(ctx context.Context, o Order) (Receipt, error) { … }))
 //	err := w.Run(ctx)
 package worker
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -24,36 +22,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/skeinrun/skein/activity"
 	"github.com/skeinrun/skein/client"
 )
-
-// Func is an activity: it receives the call's input (JSON) and returns
-// its result (JSON; empty means null) or an error. Its context carries
-// the call's Info and is canceled when the task is canceled, its lease is
-// lost, or the worker stops.
-type Func func(ctx context.Context, input json.RawMessage) (json.RawMessage, error)
-
-// Typed adapts a function with a Go input and output type to a Func:
-// the input is decoded from JSON and the output encoded to it.
-func Typed[In, Out any](fn func(context.Context, In) (Out, error)) Func {
-	return func(ctx context.Context, input json.RawMessage) (json.RawMessage, error) {
-		var in In
-		if len(input) > 0 {
-			if err := json.Unmarshal(input, &in); err != nil {
-				return nil, NonRetryable(fmt.Errorf("decode the input as %T: %w", in, err))
-			}
-		}
-		out, err := fn(ctx, in)
-		if err != nil {
-			return nil, err
-		}
-		b, err := json.Marshal(out)
-		if err != nil {
-			return nil, NonRetryable(fmt.Errorf("encode the result %T: %w", out, err))
-		}
-		return b, nil
-	}
-}
 
 // Options configures a Worker.
 type Options struct {
@@ -88,7 +59,7 @@ type Worker struct {
 	c     *client.Client
 	log   *slog.Logger
 	mu    sync.Mutex
-	funcs map[string]Func
+	funcs map[string]activity.Func
 }
 
 // New returns a worker for o.Server.
@@ -118,16 +89,16 @@ func New(o Options) (*Worker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("worker: Options.Server %q is not an http:// or https:// URL", o.Server)
 	}
-	return &Worker{o: o, c: c, log: o.Logger, funcs: map[string]Func{}}, nil
+	return &Worker{o: o, c: c, log: o.Logger, funcs: map[string]activity.Func{}}, nil
 }
 
 // Identity returns the name the worker claims tasks under.
 func (w *Worker) Identity() string { return w.o.Identity }
 
 // Register makes fn serve the activity name (what workflows pass to
-// skein.Call). It panics on an empty name, a nil fn or a name registered
+// skein.Call). Its context carries the call's activity.Info. It panics on an empty name, a nil fn or a name registered
 // twice: those are mistakes in the program, like http.ServeMux's.
-func (w *Worker) Register(name string, fn Func) {
+func (w *Worker) Register(name string, fn activity.Func) {
 	if name == "" || fn == nil {
 		panic("worker: Register needs a name and a function")
 	}
@@ -150,7 +121,7 @@ func (w *Worker) names() []string {
 	return names
 }
 
-func (w *Worker) fn(name string) Func {
+func (w *Worker) fn(name string) activity.Func {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.funcs[name]
@@ -161,41 +132,6 @@ func defaultIdentity() string {
 	var b [4]byte
 	rand.Read(b[:])
 	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b[:]))
-}
-
-// Info is the call an activity runs for.
-type Info struct {
-	RunID   string
-	Key     string // the op's key in its run
-	Name    string // the activity's name
-	Attempt int    // 1 for the first attempt
-	// IdempotencyKey is the same for every attempt of the call and unique
-	// across runs: pass it to the systems the activity changes, so that a
-	// retried attempt does not repeat the change.
-	IdempotencyKey string
-}
-
-type infoKey struct{}
-
-// InfoFrom returns the call an activity's context runs for.
-func InfoFrom(ctx context.Context) (Info, bool) {
-	i, ok := ctx.Value(infoKey{}).(Info)
-	return i, ok
-}
-
-// NonRetryableError marks an activity's error that ends the call's
-// retries: the workflow receives it at once.
-type NonRetryableError struct{ Err error }
-
-func (e *NonRetryableError) Error() string { return e.Err.Error() }
-func (e *NonRetryableError) Unwrap() error { return e.Err }
-
-// NonRetryable wraps err so that no retry policy retries it.
-func NonRetryable(err error) error {
-	if err == nil {
-		return nil
-	}
-	return &NonRetryableError{Err: err}
 }
 
 // ErrStopping is the error an attempt reports when the worker stopped

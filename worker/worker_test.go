@@ -31,14 +31,14 @@ func TestNewChecksServer(t *testing.T) {
 
 func TestRegisterRules(t *testing.T) {
 	w, _ := New(Options{Server: "http://127.0.0.1:1"})
-	w.Register("a", func(context.Context, json.RawMessage) (json.RawMessage, error) { return nil, nil })
+	w.Register("a", func(context.Context, []byte) ([]byte, error) { return nil, nil })
 	for name, reg := range map[string]func(){
 		"empty name": func() {
-			w.Register("", func(context.Context, json.RawMessage) (json.RawMessage, error) { return nil, nil })
+			w.Register("", func(context.Context, []byte) ([]byte, error) { return nil, nil })
 		},
 		"nil func": func() { w.Register("b", nil) },
 		"twice": func() {
-			w.Register("a", func(context.Context, json.RawMessage) (json.RawMessage, error) { return nil, nil })
+			w.Register("a", func(context.Context, []byte) ([]byte, error) { return nil, nil })
 		},
 	} {
 		func() {
@@ -66,7 +66,7 @@ func TestTyped(t *testing.T) {
 	}
 	_, err = f(context.Background(), json.RawMessage(`"nope"`))
 	var nr *NonRetryableError
-	if !errors.As(err, &nr) || !strings.Contains(err.Error(), "decode the input") {
+	if !errors.As(err, &nr) || !strings.Contains(err.Error(), "does not decode into worker.in") {
 		t.Errorf("bad input: %v; want a non-retryable decode error", err)
 	}
 	if _, err := f(context.Background(), json.RawMessage(`{"N":-1}`)); err == nil || errors.As(err, &nr) {
@@ -75,7 +75,7 @@ func TestTyped(t *testing.T) {
 }
 
 func TestCallRecoversPanics(t *testing.T) {
-	_, err := call(context.Background(), func(context.Context, json.RawMessage) (json.RawMessage, error) { panic("boom") }, nil)
+	_, err := call(context.Background(), func(context.Context, []byte) ([]byte, error) { panic("boom") }, nil)
 	if err == nil || !strings.Contains(err.Error(), "activity panicked: boom") {
 		t.Errorf("call of a panicking activity: %v", err)
 	}

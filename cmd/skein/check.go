@@ -11,12 +11,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skeinrun/skein/activity"
 	"github.com/skeinrun/skein/host"
 	"github.com/skeinrun/skein/internal/limitflags"
 )
 
 // fakes collects --activity NAME=JSON and NAME=error:TEXT flags.
-type fakes map[string]host.Activity
+type fakes map[string]activity.Func
 
 func (f fakes) String() string { return "" }
 

@@ -32,6 +32,7 @@ import (
 	"syscall"
 	"text/tabwriter"
 
+	"github.com/skeinrun/skein/activity"
 	"github.com/skeinrun/skein/host"
 	"github.com/skeinrun/skein/store/sqlite"
 )
@@ -93,13 +94,13 @@ func run(ctx context.Context, o options, stdout, events io.Writer) error {
 	defer h.Close(context.Background())
 
 	// 2. The activities this host offers, as plain typed Go functions.
-	h.RegisterActivity("upper", host.Typed(func(_ context.Context, s string) (string, error) {
+	h.RegisterActivity("upper", activity.Typed(func(_ context.Context, s string) (string, error) {
 		return strings.ToUpper(s), nil
 	}))
-	h.RegisterActivity("wordcount", host.Typed(func(_ context.Context, s string) (int, error) {
+	h.RegisterActivity("wordcount", activity.Typed(func(_ context.Context, s string) (int, error) {
 		return len(strings.Fields(s)), nil
 	}))
-	h.RegisterActivity("secrets", host.Typed(func(_ context.Context, name string) (string, error) {
+	h.RegisterActivity("secrets", activity.Typed(func(_ context.Context, name string) (string, error) {
 		return "s3cr3t-" + name, nil
 	}))
 

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skeinrun/skein/activity"
 	"github.com/skeinrun/skein/host"
 	"github.com/skeinrun/skein/internal/guestbuild"
 	"github.com/skeinrun/skein/internal/hosttest"
@@ -133,7 +134,7 @@ func TestRustOps(t *testing.T) {
 func TestRustOpsCheck(t *testing.T) {
 	echo := func(_ context.Context, in []byte) ([]byte, error) { return in, nil }
 	rep := skeintest.Check(t, guestbuild.Rust(t, probe), "ops", `{"x":1}`, skeintest.Options{Schedules: 50,
-		ScheduleIndependent: true, LeavePromises: true, Activities: map[string]host.Activity{"echo": echo}})
+		ScheduleIndependent: true, LeavePromises: true, Activities: map[string]activity.Func{"echo": echo}})
 	if len(rep.Ends) != 1 {
 		t.Fatalf("ends %+v", rep.Ends)
 	}

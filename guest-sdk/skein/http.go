@@ -1,25 +1,20 @@
 package skein
 
+import "github.com/skeinrun/skein/activity"
+
 // HTTPActivity is the name of the host's built-in HTTP activity, which
 // HTTP calls (abi/README.md, "The built-in HTTP activity").
-const HTTPActivity = "skein.http"
+const HTTPActivity = activity.HTTPActivity
 
-// HTTPRequest is a request of the built-in HTTP activity. Method defaults
-// to GET; URL is http or https, to a host the host allows.
-type HTTPRequest struct {
-	Method string            `json:"method,omitempty"`
-	URL    string            `json:"url"`
-	Header map[string]string `json:"header,omitempty"`
-	Body   []byte            `json:"body,omitempty"`
-}
+// HTTPRequest is a request of the built-in HTTP activity
+// (activity.HTTPRequest, the type the host decodes). Method defaults to
+// GET; URL is http or https, to a host the host allows.
+type HTTPRequest = activity.HTTPRequest
 
-// HTTPResponse is the response the request got, of any status. A header
-// with several values has them joined with ", ".
-type HTTPResponse struct {
-	Status int               `json:"status"`
-	Header map[string]string `json:"header,omitempty"`
-	Body   []byte            `json:"body,omitempty"`
-}
+// HTTPResponse is the response the request got, of any status
+// (activity.HTTPResponse). A header with several values has them joined
+// with ", ".
+type HTTPResponse = activity.HTTPResponse
 
 // HTTP makes the request from the host, with no worker of its own: it is
 // an ordinary durable activity call (of HTTPActivity), retried by the

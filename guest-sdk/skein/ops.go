@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/skeinrun/skein/abi"
+	"github.com/skeinrun/skein/activity"
 	"github.com/skeinrun/skein/lineage"
 )
 
@@ -83,19 +84,14 @@ const (
 // created, so every replay and every worker applies the same.
 func ParentClose(p ParentClosePolicy) Option { return func(o *opOptions) { o.parentClose = p } }
 
-// NonRetryableError marks an error that a retry policy must not retry.
-type NonRetryableError struct{ Err error }
+// NonRetryableError marks an error that a retry policy must not retry:
+// a step body that returns one ends the step's retries. It is package
+// activity's, the one the host and the worker package recognise.
+type NonRetryableError = activity.NonRetryableError
 
-func (e *NonRetryableError) Error() string { return e.Err.Error() }
-func (e *NonRetryableError) Unwrap() error { return e.Err }
-
-// NonRetryable wraps err so that no retry policy retries it.
-func NonRetryable(err error) error {
-	if err == nil {
-		return nil
-	}
-	return &NonRetryableError{Err: err}
-}
+// NonRetryable wraps err so that no retry policy retries it
+// (activity.NonRetryable).
+func NonRetryable(err error) error { return activity.NonRetryable(err) }
 
 // nonRetryable reports whether err is or wraps a *NonRetryableError.
 func nonRetryable(err error) bool {

@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -92,7 +91,7 @@ func RunWorker(ctx context.Context, url string) error {
 	if err != nil {
 		return err
 	}
-	w.Register(actRemote, func(_ context.Context, in json.RawMessage) (json.RawMessage, error) { return in, nil })
+	w.Register(actRemote, func(_ context.Context, in []byte) ([]byte, error) { return in, nil })
 	return w.Run(ctx)
 }
 

@@ -11,7 +11,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -21,13 +20,14 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/skeinrun/skein/activity"
 	"github.com/skeinrun/skein/worker"
 )
 
 var outMu sync.Mutex
 
 func line(what string, ctx context.Context) {
-	i, _ := worker.InfoFrom(ctx)
+	i, _ := activity.InfoFrom(ctx)
 	outMu.Lock()
 	defer outMu.Unlock()
 	fmt.Printf("%s %s %s %s %d\n", what, i.Name, i.RunID, i.Key, i.Attempt)
@@ -45,16 +45,16 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	wrap := func(fn worker.Func) worker.Func {
-		return func(ctx context.Context, in json.RawMessage) (json.RawMessage, error) {
+	wrap := func(fn activity.Func) activity.Func {
+		return func(ctx context.Context, in []byte) ([]byte, error) {
 			line("START", ctx)
 			out, err := fn(ctx, in)
 			line("END", ctx)
 			return out, err
 		}
 	}
-	w.Register("echo", wrap(func(_ context.Context, in json.RawMessage) (json.RawMessage, error) { return in, nil }))
-	w.Register("slow", wrap(func(ctx context.Context, in json.RawMessage) (json.RawMessage, error) {
+	w.Register("echo", wrap(func(_ context.Context, in []byte) ([]byte, error) { return in, nil }))
+	w.Register("slow", wrap(func(ctx context.Context, in []byte) ([]byte, error) {
 		t := time.NewTimer(*delay)
 		defer t.Stop()
 		select {
@@ -64,11 +64,11 @@ func main() {
 			return in, nil
 		}
 	}))
-	w.Register("fail", wrap(func(context.Context, json.RawMessage) (json.RawMessage, error) {
+	w.Register("fail", wrap(func(context.Context, []byte) ([]byte, error) {
 		return nil, errors.New("fail: it always fails")
 	}))
-	w.Register("refuse", wrap(func(context.Context, json.RawMessage) (json.RawMessage, error) {
-		return nil, worker.NonRetryable(errors.New("refuse: not retried"))
+	w.Register("refuse", wrap(func(context.Context, []byte) ([]byte, error) {
+		return nil, activity.NonRetryable(errors.New("refuse: not retried"))
 	}))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

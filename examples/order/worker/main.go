@@ -23,6 +23,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/skeinrun/skein/activity"
 	"github.com/skeinrun/skein/worker"
 )
 
@@ -57,7 +58,7 @@ type shop struct {
 }
 
 func (s *shop) log(ctx context.Context, what, order string) {
-	i, _ := worker.InfoFrom(ctx)
+	i, _ := activity.InfoFrom(ctx)
 	outMu.Lock()
 	defer outMu.Unlock()
 	fmt.Fprintf(s.out, "%s %s attempt %d\n", what, order, i.Attempt)
@@ -71,10 +72,10 @@ func (s *shop) reserve(ctx context.Context, o Order) (Reservation, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.stock[o.Item] < o.Qty {
-		return Reservation{}, worker.NonRetryable(fmt.Errorf("only %d of %q in stock", s.stock[o.Item], o.Item))
+		return Reservation{}, activity.NonRetryable(fmt.Errorf("only %d of %q in stock", s.stock[o.Item], o.Item))
 	}
 	s.stock[o.Item] -= o.Qty
-	i, _ := worker.InfoFrom(ctx)
+	i, _ := activity.InfoFrom(ctx)
 	return Reservation{ID: "res-" + i.IdempotencyKey, Item: o.Item, Qty: o.Qty}, nil
 }
 
@@ -91,7 +92,7 @@ func (s *shop) charge(ctx context.Context, o Order) (Receipt, error) {
 	if err := s.wait(ctx); err != nil {
 		return Receipt{}, err
 	}
-	i, _ := worker.InfoFrom(ctx)
+	i, _ := activity.InfoFrom(ctx)
 	switch {
 	case o.Card == "declined":
 		return Receipt{}, errors.New("card declined")
@@ -137,9 +138,9 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	w.Register("reserve-stock", worker.Typed(s.reserve))
-	w.Register("release-stock", worker.Typed(s.release))
-	w.Register("charge", worker.Typed(s.charge))
+	w.Register("reserve-stock", activity.Typed(s.reserve))
+	w.Register("release-stock", activity.Typed(s.release))
+	w.Register("charge", activity.Typed(s.charge))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := w.Run(ctx); err != nil {

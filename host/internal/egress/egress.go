@@ -22,6 +22,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/skeinrun/skein/activity"
 )
 
 // Defaults of Policy.
@@ -69,22 +71,6 @@ type Policy struct {
 // Resolver resolves a host name to IP addresses.
 type Resolver interface {
 	LookupIPAddr(ctx context.Context, host string) ([]net.IPAddr, error)
-}
-
-// Request is one HTTP request of a workflow.
-type Request struct {
-	Method string            `json:"method"`
-	URL    string            `json:"url"`
-	Header map[string]string `json:"header,omitempty"`
-	Body   []byte            `json:"body,omitempty"`
-}
-
-// Response is what the request got. A response of any status is a
-// response; only a request that got none is an error.
-type Response struct {
-	Status int               `json:"status"`
-	Header map[string]string `json:"header,omitempty"`
-	Body   []byte            `json:"body,omitempty"`
 }
 
 // Client makes requests under one policy. It is safe for concurrent use.
@@ -162,13 +148,13 @@ func parseAllow(a string) (allowEntry, error) {
 func (c *Client) Close() { c.http.CloseIdleConnections() }
 
 // Do makes the request. Errors name the rule that stopped it.
-func (c *Client) Do(ctx context.Context, r Request) (Response, error) {
+func (c *Client) Do(ctx context.Context, r activity.HTTPRequest) (activity.HTTPResponse, error) {
 	u, err := url.Parse(r.URL)
 	if err != nil {
-		return Response{}, fmt.Errorf("HTTP request: bad URL %q: %w: %w", r.URL, ErrBadRequest, err)
+		return activity.HTTPResponse{}, fmt.Errorf("HTTP request: bad URL %q: %w: %w", r.URL, ErrBadRequest, err)
 	}
 	if err := c.checkURL(u); err != nil {
-		return Response{}, err
+		return activity.HTTPResponse{}, err
 	}
 	method := r.Method
 	if method == "" {
@@ -179,14 +165,14 @@ func (c *Client) Do(ctx context.Context, r Request) (Response, error) {
 	trace := &redirectTrace{}
 	req, err := http.NewRequestWithContext(context.WithValue(rctx, redirectKey{}, trace), method, u.String(), bytes.NewReader(r.Body))
 	if err != nil {
-		return Response{}, fmt.Errorf("HTTP request %s %s: %w: %w", method, r.URL, ErrBadRequest, err)
+		return activity.HTTPResponse{}, fmt.Errorf("HTTP request %s %s: %w: %w", method, r.URL, ErrBadRequest, err)
 	}
 	for k, v := range r.Header {
 		req.Header.Set(k, v)
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return Response{}, c.requestError(ctx, rctx, method, r.URL, trace, err)
+		return activity.HTTPResponse{}, c.requestError(ctx, rctx, method, r.URL, trace, err)
 	}
 	defer resp.Body.Close()
 	out, err := c.read(resp, method, r.URL)
@@ -195,15 +181,15 @@ func (c *Client) Do(ctx context.Context, r Request) (Response, error) {
 		if !errors.As(err, &le) {
 			err = c.requestError(ctx, rctx, method, r.URL, trace, err)
 		}
-		return Response{}, err
+		return activity.HTTPResponse{}, err
 	}
 	return out, nil
 }
 
 // read reads a response within MaxResponseBytes: its headers' names and
 // values first, then its body in what remains.
-func (c *Client) read(resp *http.Response, method, rawURL string) (Response, error) {
-	out := Response{Status: resp.StatusCode}
+func (c *Client) read(resp *http.Response, method, rawURL string) (activity.HTTPResponse, error) {
+	out := activity.HTTPResponse{Status: resp.StatusCode}
 	var headerBytes int64
 	if len(resp.Header) > 0 {
 		out.Header = make(map[string]string, len(resp.Header))
@@ -214,15 +200,15 @@ func (c *Client) read(resp *http.Response, method, rawURL string) (Response, err
 		}
 	}
 	if headerBytes > c.p.MaxResponseBytes {
-		return Response{}, c.headersError(method, rawURL)
+		return activity.HTTPResponse{}, c.headersError(method, rawURL)
 	}
 	room := c.p.MaxResponseBytes - headerBytes
 	body, err := io.ReadAll(io.LimitReader(resp.Body, room+1))
 	if err != nil {
-		return Response{}, err
+		return activity.HTTPResponse{}, err
 	}
 	if int64(len(body)) > room {
-		return Response{}, &LimitError{What: fmt.Sprintf("the response of %s %s is larger than %d bytes", method, rawURL, c.p.MaxResponseBytes),
+		return activity.HTTPResponse{}, &LimitError{What: fmt.Sprintf("the response of %s %s is larger than %d bytes", method, rawURL, c.p.MaxResponseBytes),
 			Field: "MaxResponseBytes", Value: fmt.Sprintf("%d bytes", c.p.MaxResponseBytes)}
 	}
 	out.Body = body

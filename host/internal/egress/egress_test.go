@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/skeinrun/skein/activity"
 )
 
 // fakeResolver gives names addresses without a DNS server.
@@ -71,7 +73,7 @@ func newClient(t *testing.T, p Policy) *Client {
 func TestAllowedRequest(t *testing.T) {
 	_, addr := server(t)
 	c := newClient(t, Policy{Allow: []string{addr}})
-	resp, err := c.Do(context.Background(), Request{Method: "POST", URL: "http://" + addr + "/to-echo", Header: map[string]string{"X-Token": "t1"}})
+	resp, err := c.Do(context.Background(), activity.HTTPRequest{Method: "POST", URL: "http://" + addr + "/to-echo", Header: map[string]string{"X-Token": "t1"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +81,7 @@ func TestAllowedRequest(t *testing.T) {
 	if resp.Status != http.StatusCreated || resp.Header["X-Method"] != "GET" || string(resp.Body) != "got " {
 		t.Errorf("redirected response %+v", resp)
 	}
-	resp, err = c.Do(context.Background(), Request{Method: "PUT", URL: "http://" + addr + "/echo", Header: map[string]string{"X-Token": "t2"}, Body: []byte("abc")})
+	resp, err = c.Do(context.Background(), activity.HTTPRequest{Method: "PUT", URL: "http://" + addr + "/echo", Header: map[string]string{"X-Token": "t2"}, Body: []byte("abc")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +108,7 @@ func TestDenied(t *testing.T) {
 		{"http://user:pw@" + addr + "/echo", `denied: user information in the URL`},
 	}
 	for _, tc := range cases {
-		_, err := c.Do(context.Background(), Request{URL: tc.url})
+		_, err := c.Do(context.Background(), activity.HTTPRequest{URL: tc.url})
 		var d *DeniedError
 		if !errors.As(err, &d) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: got %v, want a DeniedError containing %q", tc.url, err, tc.want)
@@ -139,13 +141,13 @@ func TestNamedSpecialAddress(t *testing.T) {
 func TestLimits(t *testing.T) {
 	_, addr := server(t)
 	c := newClient(t, Policy{Allow: []string{addr}, MaxResponseBytes: 1 << 20, Timeout: 300 * time.Millisecond})
-	_, err := c.Do(context.Background(), Request{URL: "http://" + addr + "/big"})
+	_, err := c.Do(context.Background(), activity.HTTPRequest{URL: "http://" + addr + "/big"})
 	want := "the response of GET http://" + addr + "/big is larger than 1048576 bytes (limit Policy.MaxResponseBytes = 1048576 bytes)"
 	if err == nil || err.Error() != want {
 		t.Errorf("oversized response: got %v, want %q", err, want)
 	}
 	start := time.Now()
-	_, err = c.Do(context.Background(), Request{URL: "http://" + addr + "/slow"})
+	_, err = c.Do(context.Background(), activity.HTTPRequest{URL: "http://" + addr + "/slow"})
 	want = "GET http://" + addr + "/slow did not complete within 300ms (limit Policy.Timeout = 300ms)"
 	if err == nil || err.Error() != want {
 		t.Errorf("slow response: got %v, want %q", err, want)
@@ -156,7 +158,7 @@ func TestLimits(t *testing.T) {
 	// A canceled caller is not reported as the policy's timeout.
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err = c.Do(ctx, Request{URL: "http://" + addr + "/slow"})
+	_, err = c.Do(ctx, activity.HTTPRequest{URL: "http://" + addr + "/slow"})
 	var le *LimitError
 	if err == nil || errors.As(err, &le) {
 		t.Errorf("canceled request: got %v, want a plain error", err)
@@ -174,7 +176,7 @@ func TestBadPolicy(t *testing.T) {
 // A request that cannot be made at all says so with ErrBadRequest.
 func TestBadRequest(t *testing.T) {
 	c := newClient(t, Policy{Allow: []string{"x.test"}})
-	for _, r := range []Request{{URL: "http://%zz/"}, {Method: "BAD METHOD", URL: "http://x.test/"}} {
+	for _, r := range []activity.HTTPRequest{{URL: "http://%zz/"}, {Method: "BAD METHOD", URL: "http://x.test/"}} {
 		if _, err := c.Do(context.Background(), r); !errors.Is(err, ErrBadRequest) {
 			t.Errorf("%+v: got %v, want ErrBadRequest", r, err)
 		}
@@ -207,7 +209,7 @@ func TestResponseHeaders(t *testing.T) {
 		{"body=4000", "the response of GET URL is larger than 4000 bytes" + limit},
 	} {
 		url := srv.URL + "/?" + tc.query
-		resp, err := c.Do(context.Background(), Request{URL: url})
+		resp, err := c.Do(context.Background(), activity.HTTPRequest{URL: url})
 		want := strings.ReplaceAll(tc.want, "URL", url)
 		switch {
 		case tc.want == "" && err != nil:

@@ -10,6 +10,8 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+
+	"github.com/skeinrun/skein/activity"
 )
 
 const linkLocalWhat = "a link-local address (such as a cloud metadata endpoint)"
@@ -109,7 +111,7 @@ func TestSpecialByName(t *testing.T) {
 	if err == nil || err.Error() != want {
 		t.Errorf("NAT64 form of a named IPv4 address: %v\nwant %s", err, want)
 	}
-	_, err = c.Do(context.Background(), Request{URL: "http://docs.test/"})
+	_, err = c.Do(context.Background(), activity.HTTPRequest{URL: "http://docs.test/"})
 	if want := "it resolves to 192.0.2.1, a documentation address (192.0.2.0/24)"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("documentation address by name: %v, want %q", err, want)
 	}
@@ -150,13 +152,13 @@ func TestOwnAddresses(t *testing.T) {
 			{other.URL + "/?to=http://" + self + "/", "HTTP redirect from " + other.URL + "/?to=http://" + self + "/ to " + self + reason},
 			{other.URL + "/?to=http://self.test:" + port + "/", "HTTP redirect from " + other.URL + "/?to=http://self.test:" + port + "/ to self.test:" + port + reason},
 		} {
-			_, err := c.Do(context.Background(), Request{URL: tc.url})
+			_, err := c.Do(context.Background(), activity.HTTPRequest{URL: tc.url})
 			var d *DeniedError
 			if !errors.As(err, &d) || !strings.HasPrefix(err.Error(), tc.want) {
 				t.Errorf("Own %s, %s: %v\nwant %s", own, tc.url, err, tc.want)
 			}
 		}
-		if _, err := c.Do(context.Background(), Request{URL: "http://" + addr + "/echo"}); err != nil {
+		if _, err := c.Do(context.Background(), activity.HTTPRequest{URL: "http://" + addr + "/echo"}); err != nil {
 			t.Errorf("Own %s: another port: %v", own, err)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/skeinrun/skein/activity"
 	"github.com/skeinrun/skein/host/internal/engine"
 	"github.com/skeinrun/skein/host/internal/limit"
 	"github.com/skeinrun/skein/host/internal/sched"
@@ -52,9 +53,9 @@ type Host interface {
 	// EmitRecord tells the host's observers of a journal record of r.
 	EmitRecord(r store.Run, rec sched.Record)
 	// Activity is the registered activity name, or nil.
-	Activity(name string) Activity
+	Activity(name string) activity.Func
 	// SimActivity is the activity name under the simulation.
-	SimActivity(name string) Activity
+	SimActivity(name string) activity.Func
 	// CheckGrant refuses an activity the module at hash was not granted.
 	CheckGrant(ctx context.Context, hash, activity string) error
 	// CancelCalls cancels the run's remote activity tasks in flight.
@@ -113,10 +114,6 @@ type Hooks struct {
 	ReplayInline bool                  // a replay that hands every recorded value back at once
 	OnBody       func(run, key string) // called before each step body runs
 }
-
-// Activity is host.Activity: a host function a workflow calls with
-// skein.Call, JSON in and out.
-type Activity func(ctx context.Context, input []byte) ([]byte, error)
 
 // ErrTerminal is host.ErrTerminal: the run has ended.
 var ErrTerminal = errors.New("the run has ended")

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/skeinrun/skein/activity"
 	"github.com/skeinrun/skein/host/internal/taskboard"
 
 	"github.com/skeinrun/skein/abi"
@@ -144,7 +145,7 @@ func (rs *RunState) armTimer(key string, deadline int64) {
 // activityCall is an activity to run for a call op.
 type activityCall struct {
 	key, name string
-	fn        Activity
+	fn        activity.Func
 	input     []byte
 	opts      abi.OpOptions
 	attempt   int  // the attempt to run first
@@ -196,7 +197,7 @@ func (rs *RunState) runAttempts(st store.Store, c activityCall) ([]byte, int, er
 		if c.opts.Timeout > 0 {
 			ctx, cancel = context.WithTimeout(rs.actx, time.Duration(c.opts.Timeout))
 		}
-		ctx = context.WithValue(ctx, activityInfoKey{}, ActivityInfo{RunID: rs.Run.ID, Key: c.key, Attempt: attempt})
+		ctx = activity.WithInfo(ctx, callInfo(rs.Run.ID, c, attempt))
 		out, err := runActivity(ctx, c.fn, c.input)
 		if err == nil && ctx.Err() == context.DeadlineExceeded {
 			err = ctx.Err()
@@ -227,22 +228,9 @@ func (rs *RunState) runAttempts(st store.Store, c activityCall) ([]byte, int, er
 	}
 }
 
-// ActivityInfo tells an activity which op it runs for.
-type ActivityInfo struct {
-	RunID   string
-	Key     string // the op's key; "{RunID}.{Key}" is unique and stable across attempts and restarts
-	Attempt int    // 1 for the first attempt
-}
-
-type activityInfoKey struct{}
-
-// ActivityInfoFrom returns the op an activity runs for, from the context
-// the host passes it. Use RunID and Key as an idempotency key towards
-// other systems: an activity runs at least once, and again after a
-// restart that interrupted it.
-func ActivityInfoFrom(ctx context.Context) (ActivityInfo, bool) {
-	i, ok := ctx.Value(activityInfoKey{}).(ActivityInfo)
-	return i, ok
+// callInfo is the activity.Info of an attempt of call c in run runID.
+func callInfo(runID string, c activityCall, attempt int) activity.Info {
+	return activity.Info{RunID: runID, Key: c.key, Name: c.name, Attempt: attempt, IdempotencyKey: runID + "." + c.key}
 }
 
 // retryable reports whether an attempt that failed with err is retried.
@@ -250,7 +238,7 @@ func Retryable(o abi.OpOptions, err error, attempt int) bool {
 	if attempt >= int(o.MaxAttempts) {
 		return false
 	}
-	var nr *NonRetryableError
+	var nr *activity.NonRetryableError
 	if errors.As(err, &nr) {
 		return false
 	}
@@ -279,21 +267,7 @@ func Backoff(o abi.OpOptions, attempt int) time.Duration {
 	return time.Duration(d)
 }
 
-// NonRetryableError marks an activity error that no retry policy retries.
-type NonRetryableError struct{ Err error }
-
-func (e *NonRetryableError) Error() string { return e.Err.Error() }
-func (e *NonRetryableError) Unwrap() error { return e.Err }
-
-// NonRetryable wraps an activity's error so that it is not retried.
-func NonRetryable(err error) error {
-	if err == nil {
-		return nil
-	}
-	return &NonRetryableError{Err: err}
-}
-
-func runActivity(ctx context.Context, fn Activity, input []byte) (out []byte, err error) {
+func runActivity(ctx context.Context, fn activity.Func, input []byte) (out []byte, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = fmt.Errorf("activity panicked: %v", v)

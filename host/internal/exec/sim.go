@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/skeinrun/skein/activity"
 	"github.com/skeinrun/skein/host/internal/sched"
 	"github.com/skeinrun/skein/store"
 )
@@ -15,7 +16,7 @@ import (
 // SimConfig is host.Simulation (its fields and defaults documented there).
 type SimConfig struct {
 	Seed           uint64
-	Activities     map[string]Activity
+	Activities     map[string]activity.Func
 	StepTime       time.Duration
 	ActivityTime   time.Duration
 	Promises       map[string]PromiseValue

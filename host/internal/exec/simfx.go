@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/skeinrun/skein/abi"
+	"github.com/skeinrun/skein/activity"
 	"github.com/skeinrun/skein/host/internal/sched"
 	"github.com/skeinrun/skein/store"
 )
@@ -189,7 +190,7 @@ func (f *simEffects) call(c activityCall) error {
 			total += d
 			out, err = []byte("null"), nil
 			if fn != nil {
-				ctx := context.WithValue(context.Background(), activityInfoKey{}, ActivityInfo{RunID: f.x.rs.Run.ID, Key: c.key, Attempt: attempt})
+				ctx := activity.WithInfo(context.Background(), callInfo(f.x.rs.Run.ID, c, attempt))
 				out, err = runActivity(ctx, fn, c.input)
 			}
 		}
