@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/skeinrun/skein/client"
-	"github.com/skeinrun/skein/internal/wasmbuild"
+	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 	"github.com/skeinrun/skein/server"
 )
 

@@ -10,7 +10,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/skeinrun/skein/internal/wasmbuild"
+	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 )
 
 // UseGoMemory gives the test hosts created from now on

@@ -17,7 +17,7 @@ import (
 
 	"github.com/skeinrun/skein/abi"
 	"github.com/skeinrun/skein/host/internal/engine"
-	"github.com/skeinrun/skein/internal/wasmbuild"
+	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 )
 
 var (

@@ -9,7 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/skeinrun/skein/abi"
-	"github.com/skeinrun/skein/lineage"
+	"github.com/skeinrun/skein/internal/lineage"
 )
 
 // Option configures one op.

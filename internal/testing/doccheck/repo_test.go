@@ -11,7 +11,7 @@ import (
 	"testing"
 	"unicode"
 
-	"github.com/skeinrun/skein/internal/wasmbuild"
+	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 )
 
 // repo is the working tree as git sees it: the files it tracks (and the
