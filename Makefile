@@ -10,18 +10,18 @@ EXAMPLES := race sequence provision
 ## test: vet, gofmt check, and every test but the slow groups (cross-builds,
 ## heavy scenarios: see test-all); wasm modules are built inside the tests.
 ## Ends with a summary line (tests run, skipped, failed) and every skipped
-## group with how to enable it (internal/testsummary). The host's tests
+## group with how to enable it (internal/cmd/testsummary). The host's tests
 ## keep the modules they compile in SKEIN_TEST_CACHE_DIR, by default a
 ## folder of the user's cache that later runs reuse (.ci/run gives a new
 ## one); the cmd/skein tests do the same in their own.
 SKEIN_TEST_CACHE_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/skein-host-test
 test: vet fmt-check
 	mkdir -p "$(SKEIN_TEST_CACHE_DIR)"
-	set -o pipefail; SKEIN_TEST_CACHE_DIR="$(SKEIN_TEST_CACHE_DIR)" $(GO) test -json -count=1 -timeout 20m ./... 2>&1 | $(GO) run ./internal/testsummary
+	set -o pipefail; SKEIN_TEST_CACHE_DIR="$(SKEIN_TEST_CACHE_DIR)" $(GO) test -json -count=1 -timeout 20m ./... 2>&1 | $(GO) run ./internal/cmd/testsummary
 
 ## test-all: test, with the slow groups too (SKEIN_TEST_ALL=1); .ci/run runs it
 test-all: vet fmt-check
-	set -o pipefail; SKEIN_TEST_ALL=1 $(GO) test -json -count=1 -timeout 20m ./... 2>&1 | $(GO) run ./internal/testsummary
+	set -o pipefail; SKEIN_TEST_ALL=1 $(GO) test -json -count=1 -timeout 20m ./... 2>&1 | $(GO) run ./internal/cmd/testsummary
 
 ## test-race: the tests of the concurrent packages under the race detector
 ## (needs cgo: a C compiler); host alone takes about 10 minutes on 2 cores

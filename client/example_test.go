@@ -6,7 +6,7 @@ import (
 	"os"
 
 	"github.com/skeinrun/skein/client"
-	"github.com/skeinrun/skein/internal/wasmbuild"
+	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 	"github.com/skeinrun/skein/server"
 )
 

@@ -18,7 +18,7 @@ import (
 
 	"github.com/skeinrun/skein/client"
 	"github.com/skeinrun/skein/host"
-	"github.com/skeinrun/skein/internal/wasmbuild"
+	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 	"github.com/skeinrun/skein/server"
 	"github.com/skeinrun/skein/store/sqlite"
 )

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/skeinrun/skein/internal/wasmtest"
+	"github.com/skeinrun/skein/internal/testing/wasmtest"
 	"github.com/skeinrun/skein/store"
 )
 

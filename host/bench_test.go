@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/skeinrun/skein/host/internal/exec"
-	"github.com/skeinrun/skein/internal/wasmbuild"
+	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 )
 
 // UseGoMemory gives the test hosts created from now on

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/skeinrun/skein/host/internal/sched"
-	"github.com/skeinrun/skein/internal/wasmbuild"
+	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 )
 
 func wasmOf(t *testing.T, pkg string) []byte {

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/skeinrun/skein/internal/bench"
-	"github.com/skeinrun/skein/internal/pgtest"
+	"github.com/skeinrun/skein/internal/testing/pgtest"
 	"github.com/skeinrun/skein/store"
 	"github.com/skeinrun/skein/store/postgres"
 	"github.com/skeinrun/skein/store/sqlite"

@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/skeinrun/skein/internal/limitflags"
-	"github.com/skeinrun/skein/internal/wasmbuild"
+	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 	"github.com/skeinrun/skein/store"
 	"github.com/skeinrun/skein/store/sqlite"
 )

@@ -14,13 +14,13 @@ import (
 
 	"github.com/skeinrun/skein/activity"
 	"github.com/skeinrun/skein/host"
-	"github.com/skeinrun/skein/internal/wasmbuild"
+	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 	"github.com/skeinrun/skein/store"
 	"github.com/skeinrun/skein/store/sqlite"
 )
 
 // cacheDir keeps compiled modules across test processes (as
-// internal/hosttest does), so each example does not compile its module.
+// internal/testing/hosttest does), so each example does not compile its module.
 var cacheDir = func() string {
 	if dir, err := os.UserCacheDir(); err == nil {
 		return filepath.Join(dir, "skein-wazero-test")

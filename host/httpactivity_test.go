@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/skeinrun/skein/activity"
-	"github.com/skeinrun/skein/internal/wasmbuild"
+	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 	"github.com/skeinrun/skein/store"
 	"github.com/skeinrun/skein/store/memory"
 )

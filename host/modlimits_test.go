@@ -12,8 +12,8 @@ import (
 	"github.com/skeinrun/skein/internal/limitflags"
 
 	"github.com/skeinrun/skein/host/internal/wasmlimits"
-	"github.com/skeinrun/skein/internal/wasmbuild"
-	"github.com/skeinrun/skein/internal/wasmtest"
+	"github.com/skeinrun/skein/internal/testing/wasmbuild"
+	"github.com/skeinrun/skein/internal/testing/wasmtest"
 	"github.com/skeinrun/skein/store"
 )
 

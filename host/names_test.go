@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/skeinrun/skein/lineage"
+	"github.com/skeinrun/skein/internal/lineage"
 	"github.com/skeinrun/skein/store"
 )
 

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/skeinrun/skein/internal/wasmbuild"
+	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 	"github.com/skeinrun/skein/store"
 )
 

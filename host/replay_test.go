@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/skeinrun/skein/host/internal/engine"
-	"github.com/skeinrun/skein/internal/wasmbuild"
+	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 	"github.com/skeinrun/skein/store"
 )
 

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/skeinrun/skein/shape"
+	"github.com/skeinrun/skein/internal/shape"
 	"github.com/skeinrun/skein/store"
 )
 

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skeinrun/skein/internal/wasmbuild"
+	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 	"github.com/skeinrun/skein/store"
 )
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/skeinrun/skein/host/internal/engine"
-	"github.com/skeinrun/skein/internal/wasmbuild"
+	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 )
 
 // abi/README.md §2.1 lists exactly the WASI functions a module may import:

@@ -16,7 +16,7 @@ import (
 	"testing"
 
 	"github.com/skeinrun/skein/host"
-	"github.com/skeinrun/skein/internal/wasmbuild"
+	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 )
 
 // promFamily is one metric family of a Prometheus text exposition.

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/skeinrun/skein/host"
-	"github.com/skeinrun/skein/internal/wasmbuild"
+	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 	"github.com/skeinrun/skein/store"
 	"github.com/skeinrun/skein/store/sqlite"
 )

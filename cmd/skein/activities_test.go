@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skeinrun/skein/internal/wasmbuild"
+	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 )
 
 // Remote activities through real processes: skein serve, worker

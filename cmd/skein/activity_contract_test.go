@@ -11,7 +11,7 @@ import (
 
 	"github.com/skeinrun/skein/activity"
 	"github.com/skeinrun/skein/host"
-	"github.com/skeinrun/skein/internal/hosttest"
+	"github.com/skeinrun/skein/internal/testing/hosttest"
 	"github.com/skeinrun/skein/worker"
 )
 

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/skeinrun/skein/internal/wasmbuild"
+	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 )
 
 // badTextCase is one attack of testdata/workflows/badtext and what the

@@ -3,7 +3,7 @@ package main
 import (
 	"testing"
 
-	"github.com/skeinrun/skein/internal/guestbuild"
+	"github.com/skeinrun/skein/internal/testing/guestbuild"
 )
 
 // skein bench --module runs every workload on the Rust build of the bench

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/skeinrun/skein/internal/bench"
-	"github.com/skeinrun/skein/internal/wasmbuild"
+	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 )
 
 // TestBenchQuickJSON runs every workload of `skein bench` at tiny sizes

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/skeinrun/skein/internal/testgroup"
-	"github.com/skeinrun/skein/internal/wasmbuild"
+	"github.com/skeinrun/skein/internal/testing/testgroup"
+	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 )
 
 // skein check passes on every example (with an input that exercises it),

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/skeinrun/skein/internal/wasmbuild"
+	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 )
 
 // A step named after the winner of a Select passes skein check (exit 0),

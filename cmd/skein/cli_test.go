@@ -22,8 +22,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skeinrun/skein/internal/testgroup"
-	"github.com/skeinrun/skein/internal/wasmbuild"
+	"github.com/skeinrun/skein/internal/testing/testgroup"
+	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 
 	_ "modernc.org/sqlite" // the "sqlite" driver, to read the database the CLI writes
 )

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/skeinrun/skein/internal/wasmbuild"
+	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 )
 
 const continueWorkflows = "./testdata/workflows/continue"

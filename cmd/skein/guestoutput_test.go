@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skeinrun/skein/internal/guestbuild"
+	"github.com/skeinrun/skein/internal/testing/guestbuild"
 )
 
 // The C race writes "race: an execution starts" to stdout at every

@@ -29,8 +29,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/skeinrun/skein/internal/testgroup"
-	"github.com/skeinrun/skein/internal/wasmbuild"
+	"github.com/skeinrun/skein/internal/testing/testgroup"
+	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 )
 
 // lotteryWorkflows is the package of the lottery workflow.

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/skeinrun/skein/internal/testgroup"
-	"github.com/skeinrun/skein/internal/wasmbuild"
+	"github.com/skeinrun/skein/internal/testing/testgroup"
+	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 )
 
 // TestRunLimitFlags: the limit flags of `skein run` reach the host, and a

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skeinrun/skein/internal/wasmbuild"
+	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 )
 
 // TestDeploySameBytesUnderTwoNames: the server's module deployed as prod

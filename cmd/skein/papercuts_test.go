@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skeinrun/skein/internal/wasmbuild"
+	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 )
 
 // TestReservedRunIDs: a client cannot start a run with an id in the

@@ -8,11 +8,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/skeinrun/skein/internal/pgtest"
+	"github.com/skeinrun/skein/internal/testing/pgtest"
 )
 
 // postgresSchema returns a URL selecting a new schema of
-// $SKEIN_TEST_POSTGRES, dropped at the end (see internal/pgtest).
+// $SKEIN_TEST_POSTGRES, dropped at the end (see internal/testing/pgtest).
 func postgresSchema(t *testing.T) string { return pgtest.Schema(t, "skein_cli_") }
 
 // startPostgresServer starts `skein serve --store dsn --addr 127.0.0.1:0`,

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/skeinrun/skein/host"
-	"github.com/skeinrun/skein/internal/wasmbuild"
+	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 )
 
 // Runs that loop on host calls without yielding (ctx.Err(), Outcomes,

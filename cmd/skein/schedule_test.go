@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skeinrun/skein/internal/testgroup"
+	"github.com/skeinrun/skein/internal/testing/testgroup"
 	"github.com/skeinrun/skein/server"
 )
 

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skeinrun/skein/internal/wasmbuild"
+	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 )
 
 // send sends one request with the headers hdr; a "Host" entry replaces

@@ -24,8 +24,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skeinrun/skein/internal/wasmbuild"
-	"github.com/skeinrun/skein/internal/wasmtest"
+	"github.com/skeinrun/skein/internal/testing/wasmbuild"
+	"github.com/skeinrun/skein/internal/testing/wasmtest"
 )
 
 // serverWorkflows is the package of the workflows these tests run.
@@ -62,7 +62,7 @@ type skeinServer struct {
 }
 
 // wazeroCache keeps compiled modules across test processes, as
-// internal/hosttest does.
+// internal/testing/hosttest does.
 func wazeroCache() string {
 	if dir, err := os.UserCacheDir(); err == nil {
 		return filepath.Join(dir, "skein-wazero-test")

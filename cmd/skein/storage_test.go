@@ -20,8 +20,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skeinrun/skein/internal/testgroup"
-	"github.com/skeinrun/skein/internal/wasmbuild"
+	"github.com/skeinrun/skein/internal/testing/testgroup"
+	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 )
 
 // damagePages overwrites with random bytes the root page of the outcomes

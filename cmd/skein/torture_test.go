@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skeinrun/skein/internal/testgroup"
-	"github.com/skeinrun/skein/internal/wasmbuild"
+	"github.com/skeinrun/skein/internal/testing/testgroup"
+	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 )
 
 // TestCrashTorture starts a server (cmd/skein/internal/torturehost:

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/skeinrun/skein/internal/guestbuild"
-	"github.com/skeinrun/skein/internal/wasmbuild"
+	"github.com/skeinrun/skein/internal/testing/guestbuild"
+	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 )
 
 // typedWorkflows is the package of the workflows these tests run.

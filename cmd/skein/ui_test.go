@@ -24,8 +24,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/skeinrun/skein/internal/testgroup"
-	"github.com/skeinrun/skein/internal/wasmbuild"
+	"github.com/skeinrun/skein/internal/testing/testgroup"
+	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 )
 
 // findChromium returns the path of a Chromium binary, or "".

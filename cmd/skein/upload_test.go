@@ -20,9 +20,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skeinrun/skein/internal/testgroup"
-	"github.com/skeinrun/skein/internal/wasmbuild"
-	"github.com/skeinrun/skein/internal/wasmtest"
+	"github.com/skeinrun/skein/internal/testing/testgroup"
+	"github.com/skeinrun/skein/internal/testing/wasmbuild"
+	"github.com/skeinrun/skein/internal/testing/wasmtest"
 )
 
 // upload posts a module to the server, bounded by timeout, and returns

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/skeinrun/skein/host"
-	"github.com/skeinrun/skein/internal/hosttest"
+	"github.com/skeinrun/skein/internal/testing/hosttest"
 	"github.com/skeinrun/skein/store"
 )
 

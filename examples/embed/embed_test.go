@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skeinrun/skein/internal/testgroup"
-	"github.com/skeinrun/skein/internal/wasmbuild"
+	"github.com/skeinrun/skein/internal/testing/testgroup"
+	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 )
 
 // buildPlugins builds the named plugins to wasm into a new folder, as the
@@ -93,7 +93,7 @@ func TestEmbed(t *testing.T) {
 }
 
 // testCacheDir keeps compiled modules across test processes, like
-// internal/hosttest.
+// internal/testing/hosttest.
 func testCacheDir() string {
 	if dir, err := os.UserCacheDir(); err == nil {
 		return filepath.Join(dir, "skein-wazero-test")

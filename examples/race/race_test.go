@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/skeinrun/skein/host"
-	"github.com/skeinrun/skein/internal/hosttest"
-	"github.com/skeinrun/skein/internal/wasmbuild"
+	"github.com/skeinrun/skein/internal/testing/hosttest"
+	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 	"github.com/skeinrun/skein/skeintest"
 )
 

@@ -15,9 +15,9 @@ import (
 
 	"github.com/skeinrun/skein/activity"
 	"github.com/skeinrun/skein/host"
-	"github.com/skeinrun/skein/internal/guestbuild"
-	"github.com/skeinrun/skein/internal/hosttest"
-	"github.com/skeinrun/skein/lineage"
+	"github.com/skeinrun/skein/internal/lineage"
+	"github.com/skeinrun/skein/internal/testing/guestbuild"
+	"github.com/skeinrun/skein/internal/testing/hosttest"
 	"github.com/skeinrun/skein/skeintest"
 	"github.com/skeinrun/skein/store"
 )

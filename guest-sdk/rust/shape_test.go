@@ -10,16 +10,16 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/skeinrun/skein/internal/guestbuild"
-	"github.com/skeinrun/skein/internal/shapegen"
-	"github.com/skeinrun/skein/shape"
+	"github.com/skeinrun/skein/internal/shape"
+	"github.com/skeinrun/skein/internal/testing/guestbuild"
+	"github.com/skeinrun/skein/internal/testing/shapegen"
 )
 
 // The Rust SDK's decode of a typed value (skein::shape::decode) accepts
 // exactly the values the host's check (shape.Check) accepts for the
 // schema the SDK gives: the crate's test shape_corpus writes the schema
 // of every type with a Shape, this test generates values along each
-// schema's edges (internal/shapegen), and the crate decodes each.
+// schema's edges (internal/testing/shapegen), and the crate decodes each.
 func TestRustShapeMatchesCheck(t *testing.T) {
 	dir := t.TempDir()
 	schemasFile, valuesFile, verdictsFile := filepath.Join(dir, "schemas"), filepath.Join(dir, "values"), filepath.Join(dir, "verdicts")

@@ -10,7 +10,7 @@ import (
 
 	"github.com/skeinrun/skein/abi"
 	"github.com/skeinrun/skein/activity"
-	"github.com/skeinrun/skein/lineage"
+	"github.com/skeinrun/skein/internal/lineage"
 )
 
 // Option configures one op.

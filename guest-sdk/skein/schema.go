@@ -3,7 +3,7 @@ package skein
 import (
 	"reflect"
 
-	"github.com/skeinrun/skein/shape"
+	"github.com/skeinrun/skein/internal/shape"
 )
 
 // schemas caches the shape of each type a promise or a workflow input

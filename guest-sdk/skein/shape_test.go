@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/skeinrun/skein/abi"
-	"github.com/skeinrun/skein/internal/shapegen"
-	"github.com/skeinrun/skein/shape"
+	"github.com/skeinrun/skein/internal/shape"
+	"github.com/skeinrun/skein/internal/testing/shapegen"
 )
 
 // shapeSeed is the seed of the property tests: SKEIN_SHAPE_SEED, else a

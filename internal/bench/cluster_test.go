@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/skeinrun/skein/internal/pgtest"
-	"github.com/skeinrun/skein/internal/wasmbuild"
+	"github.com/skeinrun/skein/internal/testing/pgtest"
+	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 	"github.com/skeinrun/skein/store"
 	"github.com/skeinrun/skein/store/postgres"
 )

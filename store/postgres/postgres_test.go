@@ -9,7 +9,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/skeinrun/skein/internal/pgtest"
+
+	"github.com/skeinrun/skein/internal/testing/pgtest"
 	"github.com/skeinrun/skein/store"
 	"github.com/skeinrun/skein/store/postgres"
 	"github.com/skeinrun/skein/store/storetest"

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/skeinrun/skein/host"
-	"github.com/skeinrun/skein/internal/guestbuild"
-	"github.com/skeinrun/skein/internal/hosttest"
+	"github.com/skeinrun/skein/internal/testing/guestbuild"
+	"github.com/skeinrun/skein/internal/testing/hosttest"
 	"github.com/skeinrun/skein/skeintest"
 )
 

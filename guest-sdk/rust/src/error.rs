@@ -103,7 +103,7 @@ impl std::error::Error for IdError {}
 
 /// The id error for an explicit empty name. The host cannot tell an empty
 /// name from no name (the ABI sends both as ""), so the SDK raises it
-/// itself, with the host's words (lineage/name.go).
+/// itself, with the host's words (internal/lineage/name.go).
 pub(crate) fn empty_name(scope: &str) -> IdError {
     let where_ = if scope.is_empty() { "root" } else { scope };
     IdError {

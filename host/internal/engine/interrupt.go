@@ -6,10 +6,11 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/skeinrun/skein/host/internal/wasmlimits"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/skeinrun/skein/host/internal/wasmlimits"
 )
 
 // Interrupts on wazero. wazero's own way to stop a guest whose context

@@ -14,7 +14,7 @@ import (
 	"github.com/tetratelabs/wazero"
 
 	"github.com/skeinrun/skein/host/internal/wasmlimits"
-	"github.com/skeinrun/skein/internal/wasmbuild"
+	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 )
 
 func section(id byte, content ...byte) wasmSection { return wasmSection{id: id, content: content} }

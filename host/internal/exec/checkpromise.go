@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/skeinrun/skein/host/internal/sched"
-	"github.com/skeinrun/skein/shape"
+	"github.com/skeinrun/skein/internal/shape"
 )
 
 // In a check nobody settles a run's external promises, so the check

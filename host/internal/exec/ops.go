@@ -12,7 +12,7 @@ import (
 
 	"github.com/skeinrun/skein/abi"
 	"github.com/skeinrun/skein/host/internal/sched"
-	"github.com/skeinrun/skein/lineage"
+	"github.com/skeinrun/skein/internal/lineage"
 	"github.com/skeinrun/skein/store"
 )
 

@@ -10,7 +10,7 @@ import (
 
 	"github.com/skeinrun/skein/host/internal/engine"
 	"github.com/skeinrun/skein/host/internal/wasmlimits"
-	"github.com/skeinrun/skein/internal/wasmtest"
+	"github.com/skeinrun/skein/internal/testing/wasmtest"
 )
 
 // testEngine is the engine of SKEIN_TEST_ENGINE (make test-wasmtime).

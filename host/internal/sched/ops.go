@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/skeinrun/skein/lineage"
+	"github.com/skeinrun/skein/internal/lineage"
 )
 
 // The ops a task issues: steps, calls, sleeps, promises and children

@@ -15,7 +15,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/skeinrun/skein/lineage"
+	"github.com/skeinrun/skein/internal/lineage"
 )
 
 // TaskID is the handle of a task; the root task is 1.

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/skeinrun/skein/host/internal/wasmlimits"
-	"github.com/skeinrun/skein/internal/wasmtest"
+	"github.com/skeinrun/skein/internal/testing/wasmtest"
 )
 
 // BenchmarkCompile measures how long the engine (wazero, behind

@@ -9,7 +9,7 @@ import (
 	"github.com/skeinrun/skein/abi"
 	"github.com/skeinrun/skein/host/internal/engine"
 	"github.com/skeinrun/skein/host/internal/wasmlimits"
-	"github.com/skeinrun/skein/internal/wasmtest"
+	"github.com/skeinrun/skein/internal/testing/wasmtest"
 )
 
 // prefixed is a function body using the 0xfc and 0xfd prefixes as Go

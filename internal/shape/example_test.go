@@ -7,8 +7,8 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/skeinrun/skein/internal/shapegen"
-	"github.com/skeinrun/skein/shape"
+	"github.com/skeinrun/skein/internal/shape"
+	"github.com/skeinrun/skein/internal/testing/shapegen"
 )
 
 // TestExampleDecodes: for random Go types, the value Example makes from

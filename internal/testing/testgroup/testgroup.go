@@ -2,7 +2,7 @@
 // that `make test` leaves to `make test-all` (and .ci/run), and those that
 // need something a machine may lack (a browser, Postgres, the C and Rust
 // toolchains). Every skip says its group and how to enable it, in a form
-// internal/testsummary collects into the summary `make test` prints.
+// internal/cmd/testsummary collects into the summary `make test` prints.
 package testgroup
 
 import (
@@ -16,7 +16,7 @@ import (
 const AllEnv = "SKEIN_TEST_ALL"
 
 // Skip skips tb: reason says why, group names its group and enable how
-// to run it. The bracketed tail is what internal/testsummary parses.
+// to run it. The bracketed tail is what internal/cmd/testsummary parses.
 func Skip(tb testing.TB, group, enable, reason string) {
 	tb.Helper()
 	tb.Skip(Message(group, enable, reason))

@@ -26,7 +26,7 @@ var (
 // Root returns the module root (the folder holding go.mod).
 func Root() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", "..", ".."))
 }
 
 // Build builds the package at pkg (a path relative to the module root,

@@ -2,7 +2,7 @@
 // prints what `make test` shows: each package's result line, the full
 // output of every failed test, and at the end one summary line with the
 // counts of tests run, skipped and failed, followed by every skipped group
-// (internal/testgroup) with how to enable it, and any other skip with its
+// (internal/testing/testgroup) with how to enable it, and any other skip with its
 // reason. It exits 1 when a test, a package or a build failed.
 package main
 

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skeinrun/skein/internal/guestbuild"
-	"github.com/skeinrun/skein/internal/wasmbuild"
+	"github.com/skeinrun/skein/internal/testing/guestbuild"
+	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 )
 
 // pageTimeout bounds the commands of one page.
@@ -48,7 +48,7 @@ func TestPagesListed(t *testing.T) {
 	}
 	for _, rel := range withBlocks {
 		if !listed[rel] {
-			t.Errorf("%s has ```sh blocks but is not in pages (internal/readmetest/pages_test.go): add it with what its commands print, or make its blocks ```text if they are not meant to be run", rel)
+			t.Errorf("%s has ```sh blocks but is not in pages (internal/testing/readmetest/pages_test.go): add it with what its commands print, or make its blocks ```text if they are not meant to be run", rel)
 		}
 	}
 }

@@ -38,13 +38,13 @@ type summary struct {
 	times                 []timed                     // the top-level tests that ran
 }
 
-// group is a skipped group of tests (internal/testgroup).
+// group is a skipped group of tests (internal/testing/testgroup).
 type group struct {
 	name, enable string
 	tests        []string
 }
 
-// skipGroup matches the tail internal/testgroup.Message writes.
+// skipGroup matches the tail internal/testing/testgroup.Message writes.
 var skipGroup = regexp.MustCompile(`\[skip group ([^;\]]+); enable: ([^\]]+)\]`)
 
 func newSummary(w io.Writer) *summary {

@@ -24,8 +24,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/skeinrun/skein/internal/testgroup"
-	"github.com/skeinrun/skein/internal/wasmbuild"
+	"github.com/skeinrun/skein/internal/testing/testgroup"
+	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 )
 
 // The toolchain's programs. The Rust ones are Debian's, never a rustup

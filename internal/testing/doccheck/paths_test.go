@@ -24,7 +24,7 @@ var (
 	// "Ids" and docs/design.md ("Ids").
 	sectionRef = regexp.MustCompile("([A-Za-z0-9_./-]*[A-Za-z0-9_-]\\.md)`?,?\\s+\\(?\"([^\"]+)\"")
 	// numberRef is a page cited with a section's number: abi/README.md §1.1.
-	// goIdent is a Go name after a package path: internal/hosttest.RunModule.
+	// goIdent is a Go name after a package path: internal/testing/hosttest.RunModule.
 	goIdent   = regexp.MustCompile(`\.[A-Z][A-Za-z0-9_]*$`)
 	numberRef = regexp.MustCompile("([A-Za-z0-9_./-]*[A-Za-z0-9_-]\\.md)`?,?\\s+§\\s?([0-9]+(?:\\.[0-9]+)*)")
 )
@@ -62,7 +62,7 @@ func (r *repo) pathToken(tok string) (string, bool) {
 	if tok == "" || strings.ContainsAny(tok, "*{}$…%:") {
 		return "", false
 	}
-	tok = goIdent.ReplaceAllString(tok, "") // internal/guestbuild.Rust names the package
+	tok = goIdent.ReplaceAllString(tok, "") // internal/testing/guestbuild.Rust names the package
 	first, _, hasSlash := strings.Cut(tok, "/")
 	if hasSlash && r.top[first] {
 		return strings.TrimSuffix(tok, "/"), true

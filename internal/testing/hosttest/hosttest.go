@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/skeinrun/skein/host"
-	"github.com/skeinrun/skein/internal/wasmbuild"
+	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 	"github.com/skeinrun/skein/store"
 	"github.com/skeinrun/skein/store/sqlite"
 )

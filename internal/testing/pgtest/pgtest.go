@@ -13,7 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/skeinrun/skein/internal/testgroup"
+	"github.com/skeinrun/skein/internal/testing/testgroup"
 )
 
 // DSN returns $SKEIN_TEST_POSTGRES, the URL of a database the tests may

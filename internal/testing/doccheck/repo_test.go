@@ -11,7 +11,7 @@ import (
 	"testing"
 	"unicode"
 
-	"github.com/skeinrun/skein/internal/wasmbuild"
+	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 )
 
 // repo is the working tree as git sees it: the files it tracks (and the
@@ -132,11 +132,13 @@ func parseDoc(text string) *doc {
 }
 
 // fenceOf returns the fence a line opens or closes (``` or ~~~, or
-// longer), or "".
+// longer), or "". A line of backticks followed by text with a backtick
+// in it is inline code, not a fence (CommonMark: a backtick fence's info
+// string has no backticks): ```` ```text ```` at the start of a line.
 func fenceOf(line string) string {
 	for _, c := range []string{"`", "~"} {
 		n := len(line) - len(strings.TrimLeft(line, c))
-		if n >= 3 {
+		if n >= 3 && !(c == "`" && strings.Contains(line[n:], "`")) {
 			return strings.Repeat(c, n)
 		}
 	}

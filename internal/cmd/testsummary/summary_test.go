@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/skeinrun/skein/internal/testgroup"
-	"github.com/skeinrun/skein/internal/wasmbuild"
+	"github.com/skeinrun/skein/internal/testing/testgroup"
+	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 )
 
 // The summary of a real `go test -json` run of the fixture package
@@ -17,7 +17,7 @@ import (
 // slow group enabled, its tests run.
 func TestSummaryOfFixture(t *testing.T) {
 	run := func(env ...string) (string, bool) {
-		cmd := exec.Command("go", "test", "-count=1", "-json", "./internal/testsummary/testdata/fixture")
+		cmd := exec.Command("go", "test", "-count=1", "-json", "./internal/cmd/testsummary/testdata/fixture")
 		cmd.Dir = wasmbuild.Root()
 		cmd.Env = append(os.Environ(), env...)
 		out, _ := cmd.Output() // the fixture fails on purpose
@@ -32,13 +32,13 @@ func TestSummaryOfFixture(t *testing.T) {
 	got, failed := run(testgroup.AllEnv + "=")
 	for _, want := range []string{
 		"fixture failure text",
-		"=== FAIL internal/testsummary/testdata/fixture.TestFail: its output\n",
+		"=== FAIL internal/cmd/testsummary/testdata/fixture.TestFail: its output\n",
 		"tests: 4 run, 4 skipped, 1 failed",
-		"slowest tests: internal/testsummary/testdata/fixture.",
-		"skipped group fixture-browser (1 tests; enable: apt-get install chromium): internal/testsummary/testdata/fixture.TestNeedsBrowser\n",
-		"skipped group fixture-slow (2 tests; enable: make test-all (or SKEIN_TEST_ALL=1 go test ...)): internal/testsummary/testdata/fixture.TestSlowOne, internal/testsummary/testdata/fixture.TestSub/slow\n",
-		"skipped internal/testsummary/testdata/fixture.TestOtherSkip: fixture_test.go:27: not on this platform\n",
-		"FAIL\tgithub.com/skeinrun/skein/internal/testsummary/testdata/fixture",
+		"slowest tests: internal/cmd/testsummary/testdata/fixture.",
+		"skipped group fixture-browser (1 tests; enable: apt-get install chromium): internal/cmd/testsummary/testdata/fixture.TestNeedsBrowser\n",
+		"skipped group fixture-slow (2 tests; enable: make test-all (or SKEIN_TEST_ALL=1 go test ...)): internal/cmd/testsummary/testdata/fixture.TestSlowOne, internal/cmd/testsummary/testdata/fixture.TestSub/slow\n",
+		"skipped internal/cmd/testsummary/testdata/fixture.TestOtherSkip: fixture_test.go:27: not on this platform\n",
+		"FAIL\tgithub.com/skeinrun/skein/internal/cmd/testsummary/testdata/fixture",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("summary lacks %q:\n%s", want, got)
