@@ -15,7 +15,7 @@ func Flag(b bool) int {
 	return 0
 }
 
-// writeModuleMetrics writes the compiled-module cache's metrics.
+// WriteModules writes the compiled-module cache's metrics.
 func WriteModules(bw *bufio.Writer, head func(name, typ, help string), st modules.Stats, limit int64) {
 	head("skein_compiled_modules", "gauge", "Compiled modules in the host's cache.")
 	fmt.Fprintf(bw, "skein_compiled_modules %d\n", st.Entries)
