@@ -216,7 +216,7 @@ func (h *Host) Work(ctx context.Context, o WorkOptions) error {
 			if ctx.Err() == nil {
 				outage.report(h.log, err)
 			}
-			h.metrics.leasesClaimed.Add(uint64(len(claimed)))
+			h.metrics.LeasesClaimed.Add(uint64(len(claimed)))
 			for _, c := range claimed {
 				slots <- struct{}{}
 				wg.Add(1)

@@ -175,7 +175,7 @@ func (h *Host) drive(ctx context.Context, rs *runState) (store.Run, error) {
 		case exec.Unrecorded:
 			return h.driveFailed(ctx, rs, fmt.Errorf("drive %s: %w", runID, x.Failure))
 		case exec.Evicted:
-			h.metrics.evictReplay.Add(1)
+			h.metrics.EvictReplay.Add(1)
 			rs.Dropped(x.LastSeq)
 			continue
 		case exec.Suspended:
@@ -262,7 +262,7 @@ func (h *Host) execute(ctx context.Context, rs *runState, cm *modules.Module) (*
 		rs.opts.OnExecution()
 	}
 	h.emitStarted(rs.Run, len(recs) > 0)
-	h.metrics.execution(len(recs) > 0)
+	h.metrics.Execution(len(recs) > 0)
 	h.log.Debug("execution started", "run", runID, "workflow", rs.Run.Workflow, "replay", len(recs) > 0, "records", len(recs))
 	if rs.StatusDue {
 		// The run's running status commits while the instance starts:
@@ -292,7 +292,7 @@ func (h *Host) suspended(ctx context.Context, rs *runState, x *exec.Exec, outs [
 		return nil, err
 	}
 	h.emitSuspended(rs.Run)
-	h.metrics.evictSuspend.Add(1)
+	h.metrics.EvictSuspend.Add(1)
 	h.log.Debug("run suspended", "run", runID, "wake_at", rs.Run.WakeAt)
 	rs.Close()
 	again, err := h.waiting(ctx, rs)
@@ -410,7 +410,7 @@ func (h *Host) finish(ctx context.Context, rs *runState) error {
 		rs.opts.hold.released = true
 	}
 	h.runEnded(rs.Run)
-	h.metrics.runEnded(rs.Run.Status)
+	h.metrics.RunEnded(rs.Run.Status)
 	h.logEnded(rs.Run)
 	if toParent != nil && !h.deliver(rs.Run.Parent, *toParent) {
 		h.signal()

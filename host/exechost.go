@@ -8,6 +8,7 @@ import (
 	"github.com/skeinrun/skein/host/internal/engine"
 	"github.com/skeinrun/skein/host/internal/exec"
 	"github.com/skeinrun/skein/host/internal/limit"
+	"github.com/skeinrun/skein/host/internal/metrics"
 	"github.com/skeinrun/skein/host/internal/sched"
 	"github.com/skeinrun/skein/store"
 )
@@ -32,13 +33,17 @@ func (h *Host) execConfig() exec.Config {
 		MaxExecutionCPU: c.MaxExecutionCPU, MaxRunWithoutYield: c.MaxRunWithoutYield, Hints: limit.Hints(c.LimitHint)}
 }
 
-func (e execHost) Config() *exec.Config        { return &e.h.xcfg }
-func (e execHost) Log() *slog.Logger           { return e.h.log }
-func (e execHost) Counters() *exec.Counters    { return &e.h.metrics.Counters }
-func (e execHost) Instance() func()            { return e.h.metrics.instance() }
-func (e execHost) Activated(rs *exec.RunState) { e.h.metrics.activated(rs) }
-func (e execHost) Engine() engine.Engine       { return e.h.eng }
-func (e execHost) Simulator() *exec.Simulator  { return e.h.sim }
+func (e execHost) Config() *exec.Config    { return &e.h.xcfg }
+func (e execHost) Log() *slog.Logger       { return e.h.log }
+func (e execHost) Counters() *metrics.Exec { return &e.h.metrics.Exec }
+func (e execHost) Instance() func()        { return e.h.metrics.Instance() }
+func (e execHost) Activated(rs *exec.RunState) {
+	if rs != nil {
+		e.h.metrics.Activated(&rs.Activating)
+	}
+}
+func (e execHost) Engine() engine.Engine      { return e.h.eng }
+func (e execHost) Simulator() *exec.Simulator { return e.h.sim }
 
 func (e execHost) Hooks() exec.Hooks {
 	k := &e.h.hooks

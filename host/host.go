@@ -5,6 +5,7 @@
 package host
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,6 +20,7 @@ import (
 	"github.com/skeinrun/skein/host/internal/cron"
 	"github.com/skeinrun/skein/host/internal/exec"
 	"github.com/skeinrun/skein/host/internal/limit"
+	"github.com/skeinrun/skein/host/internal/metrics"
 	"github.com/skeinrun/skein/host/internal/modules"
 
 	"github.com/skeinrun/skein/host/internal/journalcache"
@@ -283,11 +285,13 @@ type Host struct {
 	wake      chan struct{}   // signals Work: new work may be due
 	sim       *exec.Simulator // Config.Simulation
 
-	tasks   taskboard.Board // remote activity tasks (tasks.go)
-	specs   cron.Cache      // schedules' parsed cron expressions (host/internal/cron)
-	emb     embedState      // grants, event subscriptions, Await waiters (embed.go)
-	metrics *metrics        // counters for WriteMetrics (metrics.go)
-	xcfg    exec.Config     // the settings executions read (exechost.go)
+	tasks   taskboard.Board  // remote activity tasks (tasks.go)
+	specs   cron.Cache       // schedules' parsed cron expressions (host/internal/cron)
+	emb     embedState       // grants, event subscriptions, Await waiters (embed.go)
+	metrics *metrics.Metrics // counters for WriteMetrics (metrics.go)
+	xcfg    exec.Config      // the settings executions read (exechost.go)
+	// runsCountCap and runsCountPage bound the run counts of WriteMetrics.
+	runsCountCap, runsCountPage int
 	// journals is the journal cache in front of the store (nil: none).
 	journals *journalcache.Store
 
@@ -315,6 +319,9 @@ type testHooks struct {
 	// verifyJournals checks every journal the cache answers from memory
 	// against the store (the package's tests, journalcache.New).
 	verifyJournals bool
+	// runsCountCap and runsCountPage replace WriteMetrics' bounds of the
+	// run counts, when set.
+	runsCountCap, runsCountPage int
 	// engine is the engine of a host whose Config names none: the
 	// package's tests set it from SKEIN_TEST_ENGINE, so that the whole
 	// behavioural suite runs on either engine (make test-wasmtime).
@@ -393,8 +400,8 @@ func newHost(ctx context.Context, cfg Config, hooks testHooks) (*Host, error) {
 	h.modules = modules.New(modules.Config{Engine: eng, Store: cfg.Store, Log: cfg.Logger, MaxCompiledBytes: cfg.MaxCompiledBytes,
 		MaxConcurrentCompiles: cfg.MaxConcurrentCompiles, Structure: cfg.structureLimits(), MaxRunWithoutYield: cfg.MaxRunWithoutYield,
 		Hints: limit.Hints(cfg.LimitHint)})
-	h.metrics = newMetrics()
-	h.cfg.Store = timedStore{Store: cfg.Store, m: h.metrics} // times commits (metrics.go)
+	h.metrics = metrics.NewMetrics()
+	h.cfg.Store = metrics.TimedStore{Store: cfg.Store, M: h.metrics} // times commits (metrics.go)
 	if cfg.JournalCacheBytes == 0 {
 		cfg.JournalCacheBytes = DefaultJournalCacheBytes
 	}
@@ -403,6 +410,7 @@ func newHost(ctx context.Context, cfg Config, hooks testHooks) (*Host, error) {
 		h.cfg.Store = h.journals
 	}
 	h.xcfg = h.execConfig()
+	h.runsCountCap, h.runsCountPage = cmp.Or(hooks.runsCountCap, defaultRunsCountCap), cmp.Or(hooks.runsCountPage, defaultRunsCountPage)
 	return h, nil
 }
 

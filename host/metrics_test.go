@@ -126,9 +126,7 @@ func checkHistogram(t *testing.T, s map[string]float64, name string) {
 
 // Counting runs by status reads pages and stops at the cap.
 func TestMetricsRunsCap(t *testing.T) {
-	defer func(c, p int) { runsCountCap, runsCountPage = c, p }(runsCountCap, runsCountPage)
-	runsCountCap, runsCountPage = 5, 2
-	h := newTestHost(t, Config{})
+	h := newTestHostHooks(t, Config{}, testHooks{runsCountCap: 5, runsCountPage: 2})
 	m := h.deploy(t, "./examples/race")
 	for i := range 7 {
 		if _, err := h.Start(context.Background(), StartOptions{Module: m.Hash, Workflow: "race", ID: fmt.Sprintf("r%d", i)}); err != nil {
@@ -139,22 +137,9 @@ func TestMetricsRunsCap(t *testing.T) {
 	if s[`skein_runs{status="pending"}`] != 5 || s[`skein_runs_count_capped{status="pending"}`] != 1 {
 		t.Errorf("7 pending runs, cap 5: counted %v, capped %v", s[`skein_runs{status="pending"}`], s[`skein_runs_count_capped{status="pending"}`])
 	}
-	runsCountCap = 100
+	h.runsCountCap = 100
 	s = writeMetrics(t, h.Host)
 	if s[`skein_runs{status="pending"}`] != 7 || s[`skein_runs_count_capped{status="pending"}`] != 0 {
 		t.Errorf("7 pending runs, pages of 2: counted %v, capped %v", s[`skein_runs{status="pending"}`], s[`skein_runs_count_capped{status="pending"}`])
-	}
-}
-
-func TestHistogram(t *testing.T) {
-	h := newHistogram(1, 2)
-	for _, v := range []float64{0.5, 1, 1.5, 3} {
-		h.observe(v)
-	}
-	var b bytes.Buffer
-	h.write(&b, "x")
-	want := "x_bucket{le=\"1\"} 2\nx_bucket{le=\"2\"} 3\nx_bucket{le=\"+Inf\"} 4\nx_sum 6\nx_count 4\n"
-	if b.String() != want {
-		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}
 }

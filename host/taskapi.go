@@ -62,7 +62,7 @@ func (h *Host) ClaimTasks(ctx context.Context, o ClaimOptions) ([]store.Task, er
 		ts, err := h.cfg.Store.ClaimTasks(ctx, store.TaskClaim{Owner: o.Worker, Names: o.Names, Max: o.Max,
 			Now: time.Now().UnixNano(), TTL: h.cfg.TaskLeaseTTL})
 		if err != nil || len(ts) > 0 {
-			h.metrics.tasksClaimed.Add(uint64(len(ts)))
+			h.metrics.TasksClaimed.Add(uint64(len(ts)))
 			return ts, err
 		}
 		left := time.Until(deadline)
@@ -81,7 +81,7 @@ func (h *Host) ClaimTasks(ctx context.Context, o ClaimOptions) ([]store.Task, er
 		}
 		t.Stop()
 		if got := h.tasks.Unregister(w); len(got) > 0 {
-			h.metrics.tasksClaimed.Add(uint64(len(got)))
+			h.metrics.TasksClaimed.Add(uint64(len(got)))
 			return got, nil
 		}
 		if ctx.Err() != nil {
@@ -162,7 +162,7 @@ func (h *Host) CompleteTask(ctx context.Context, ref TaskRef, value json.RawMess
 	if ref.Attempt > 1 {
 		h.taskAttempt(ctx, t, ref.Attempt, set.CreatedAt, "")
 	}
-	h.metrics.tasksCompleted.Add(1)
+	h.metrics.TasksCompleted.Add(1)
 	h.settled(ref.RunID, ref.Key, set)
 	return nil
 }
@@ -183,7 +183,7 @@ func (h *Host) FailTask(ctx context.Context, ref TaskRef, msg string, nonRetryab
 	if err != nil {
 		return false, taskRefError("fail", ref, err)
 	}
-	h.metrics.tasksFailed.Add(1)
+	h.metrics.TasksFailed.Add(1)
 	retry, err = h.endFailed(ctx, t, ref.Attempt, ref.Worker, msg, nonRetryable, false)
 	if err != nil {
 		return false, taskRefError("fail", ref, err)
@@ -263,7 +263,7 @@ func (h *Host) sweepTasks(ctx context.Context) {
 		if t.Timeout > 0 && t.Expiry >= t.ClaimedAt+t.Timeout {
 			msg = fmt.Sprintf("activity %q timed out after %s (attempt %d)", t.Name, time.Duration(t.Timeout), t.Attempt)
 		}
-		h.metrics.tasksTimedOut.Add(1)
+		h.metrics.TasksTimedOut.Add(1)
 		if _, err := h.endFailed(ctx, t, t.Attempt, "", msg, false, true); err != nil && !errors.Is(err, store.ErrConflict) {
 			h.log.Warn("activity tasks: end an expired attempt", "run", t.RunID, "key", t.Key, "err", err)
 		}
@@ -285,10 +285,10 @@ func (h *Host) Tasks(ctx context.Context, runID string) ([]store.Task, error) {
 func (h *Host) writeTaskMetrics(ctx context.Context, bw *bufio.Writer, head func(name, typ, help string)) error {
 	m := h.metrics
 	head("skein_tasks_total", "counter", "Remote activity task attempts by what happened: claimed by a worker, completed, failed by the worker, timed out (lease expired).")
-	fmt.Fprintf(bw, "skein_tasks_total{event=\"claimed\"} %d\n", m.tasksClaimed.Load())
-	fmt.Fprintf(bw, "skein_tasks_total{event=\"completed\"} %d\n", m.tasksCompleted.Load())
-	fmt.Fprintf(bw, "skein_tasks_total{event=\"failed\"} %d\n", m.tasksFailed.Load())
-	fmt.Fprintf(bw, "skein_tasks_total{event=\"timed_out\"} %d\n", m.tasksTimedOut.Load())
+	fmt.Fprintf(bw, "skein_tasks_total{event=\"claimed\"} %d\n", m.TasksClaimed.Load())
+	fmt.Fprintf(bw, "skein_tasks_total{event=\"completed\"} %d\n", m.TasksCompleted.Load())
+	fmt.Fprintf(bw, "skein_tasks_total{event=\"failed\"} %d\n", m.TasksFailed.Load())
+	fmt.Fprintf(bw, "skein_tasks_total{event=\"timed_out\"} %d\n", m.TasksTimedOut.Load())
 	qs, err := h.cfg.Store.TaskQueues(ctx)
 	if err != nil {
 		return fmt.Errorf("task queues: %w", err)

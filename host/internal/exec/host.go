@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"sync/atomic"
 	"time"
 
 	"github.com/skeinrun/skein/activity"
 	"github.com/skeinrun/skein/host/internal/engine"
 	"github.com/skeinrun/skein/host/internal/limit"
+	"github.com/skeinrun/skein/host/internal/metrics"
 	"github.com/skeinrun/skein/host/internal/sched"
 	"github.com/skeinrun/skein/store"
 )
@@ -25,7 +25,7 @@ type Host interface {
 	Config() *Config
 	Log() *slog.Logger
 	// Counters are the host's counters an execution adds to.
-	Counters() *Counters
+	Counters() *metrics.Exec
 	// Instance is called as an instance starts; the func it returns as it ends.
 	Instance() func()
 	// Activated observes the activation latency of the execution of rs.
@@ -100,13 +100,6 @@ const (
 	EvictIdle   Evict = "idle"
 	EvictAlways Evict = "always"
 )
-
-// Counters are the host's counters an execution adds to.
-type Counters struct {
-	OpsRecorded atomic.Uint64 // journal records made (settled or pending)
-	Reused      atomic.Uint64 // executions on an instance reset after an earlier one
-	FedOps      atomic.Uint64 // replayed ops the guest took from a feed (feed.go)
-}
 
 // Hooks let the host's tests change or watch an execution.
 type Hooks struct {
