@@ -129,6 +129,7 @@ func (w *workerProc) awaitLines(t *testing.T, prefix string, n int) []string {
 // count of what it executed and received agree: each activity ran once
 // per attempt the store records, each notification arrived once.
 func TestOrderExample(t *testing.T) {
+	t.Parallel()
 	wasm := wasmbuild.Build(t, "./examples/order")
 	hook := freePort(t)
 	s := startServer(t, filepath.Join(t.TempDir(), "o.db"), nil, "--allow-http", hook)

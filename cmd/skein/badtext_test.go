@@ -51,11 +51,13 @@ func quoted(text string) string {
 }
 
 func TestBadTextsSQLite(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, filepath.Join(t.TempDir(), "skein.db"), nil)
 	checkBadTexts(t, s)
 }
 
 func TestBadTextsPostgres(t *testing.T) {
+	t.Parallel()
 	s := startPostgresServer(t, postgresSchema(t))
 	checkBadTexts(t, s)
 }
@@ -163,6 +165,7 @@ func checkBadTextRequests(t *testing.T, s *skeinServer) {
 // database, so every drive fails to compile it): after its drive failed
 // twice, the worker ends it canceled without executing it, and says why.
 func TestCancelEndsUndrivableRun(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "skein.db")
 	s := startServer(t, db, nil, "--poll", "50ms")
 	deployServerModule(t, s, nil)

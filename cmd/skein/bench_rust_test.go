@@ -10,6 +10,7 @@ import (
 // workflows (testdata/rust/bench), so Go and Rust modules can be measured
 // side by side: every workload gives positive figures.
 func TestBenchRustModule(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs every workload (a few seconds)")
 	}

@@ -17,6 +17,7 @@ import (
 // (--quick) and checks that it prints one JSON figure per line with the
 // documented fields, for every workload.
 func TestBenchQuickJSON(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs every workload (a few seconds)")
 	}
@@ -61,6 +62,7 @@ func benchQuickJSON(t *testing.T, module string) {
 // TestBenchText prints one line per figure, with its databases in a
 // --dir it creates; bad flags are usage errors.
 func TestBenchText(t *testing.T) {
+	t.Parallel()
 	module := wasmbuild.Build(t, "./testdata/workflows/bench")
 	var stdout, stderr bytes.Buffer
 	dir := filepath.Join(t.TempDir(), "new", "dbs")
@@ -100,6 +102,7 @@ func TestBenchText(t *testing.T) {
 // the real binary, whose worker is a process of its own (skein
 // bench-worker), and checks both figures.
 func TestBenchRemoteWorkerProcess(t *testing.T) {
+	t.Parallel()
 	r := skein(t, t.TempDir(), "bench", "--quick", "--durability", "normal", "--json", "--quiet",
 		"--workload", "remote-activities", "--module", wasmbuild.Build(t, "./testdata/workflows/bench"))
 	if r.code != 0 {

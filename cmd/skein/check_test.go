@@ -12,6 +12,7 @@ import (
 // skein check passes on every example (with an input that exercises it),
 // printing the one-line summary and exiting 0.
 func TestCheckExamples(t *testing.T) {
+	t.Parallel()
 	testgroup.Slow(t, "heavy-scenarios", "skein check of every example under 200 schedules (about 17 s)")
 	for _, tc := range []struct {
 		pkg, workflow, input string
@@ -43,6 +44,7 @@ func TestCheckExamples(t *testing.T) {
 // none with a journal of more than 24 records, the state carried from
 // each to the next.
 func TestCheckSubscription(t *testing.T) {
+	t.Parallel()
 	wasm := wasmbuild.Build(t, "./examples/subscription")
 	r := skein(t, "", "check", wasm, "--input", `{"customer":"c-42","plan_cents":1200,"cycles":40}`, "--schedules", "3", "--json")
 	var rep struct {
@@ -71,6 +73,7 @@ func TestCheckSubscription(t *testing.T) {
 }
 
 func TestCheckJSONAndReproduction(t *testing.T) {
+	t.Parallel()
 	wasm := wasmbuild.Build(t, "./testdata/workflows/timing")
 	r := skein(t, "", "check", wasm, "--workflow", "first", "--schedules", "30", "--seed", "5", "--json")
 	if r.code != 0 {
@@ -112,6 +115,7 @@ func TestCheckJSONAndReproduction(t *testing.T) {
 }
 
 func TestCheckBadInput(t *testing.T) {
+	t.Parallel()
 	wasm := wasmbuild.Build(t, "./testdata/workflows/timing")
 	for _, tc := range []struct {
 		args []string
@@ -144,6 +148,7 @@ func itoa(n int) string {
 // --leave-promises leaves the others pending. Before, every schedule
 // ended at the promise, and the code after it was never checked.
 func TestCheckPromises(t *testing.T) {
+	t.Parallel()
 	wasm := wasmbuild.Build(t, "./examples/approval")
 	check := func(args ...string) (string, checkReportJSON) {
 		t.Helper()
@@ -207,6 +212,7 @@ type checkReportJSON struct {
 // skein check of a workflow whose crash points do not fit --budget
 // replays a sample, and its summary and report say how many.
 func TestCheckBudget(t *testing.T) {
+	t.Parallel()
 	wasm := wasmbuild.Build(t, "./testdata/workflows/fanout200")
 	r := skein(t, "", "check", wasm, "--input", `{"n":20}`, "--schedules", "4", "--budget", "1ms", "--json")
 	var rep checkReportJSON

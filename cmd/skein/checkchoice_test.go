@@ -11,6 +11,7 @@ import (
 // A step named after the winner of a Select passes skein check (exit 0),
 // the report naming the choice that makes its key's op differ.
 func TestCheckSelectChoice(t *testing.T) {
+	t.Parallel()
 	wasm := wasmbuild.Build(t, "./testdata/workflows/choice")
 	r := skein(t, "", "check", wasm, "--workflow", "pick", "--schedules", "40", "--quiet")
 	if r.code != 0 || !strings.Contains(r.stdout, "ids schedule-independent up to recorded choices (1 keys follow a Select)") ||

@@ -267,6 +267,7 @@ func readRows(t *testing.T, path, run string) ([]dbRow, int64) {
 }
 
 func TestRunRace(t *testing.T) {
+	t.Parallel()
 	wasm := wasmbuild.Build(t, "./examples/race")
 	for _, evict := range []string{"never", "always"} {
 		t.Run("evict="+evict, func(t *testing.T) {
@@ -337,6 +338,7 @@ func TestRunRace(t *testing.T) {
 }
 
 func TestRunSequence(t *testing.T) {
+	t.Parallel()
 	wasm := wasmbuild.Build(t, "./examples/sequence")
 	dir := t.TempDir()
 	r := skein(t, dir, "run", wasm, "--db", filepath.Join(dir, "seq.db"), "--input", `{"n":25}`, "--json")
@@ -376,6 +378,7 @@ type killPoint struct {
 }
 
 func TestCrashRecovery(t *testing.T) {
+	t.Parallel()
 	testgroup.Slow(t, "heavy-scenarios", "kills skein run at many points of the race (about 70 s)")
 	wasm := wasmbuild.Build(t, "./examples/race")
 	rng := rand.New(rand.NewPCG(1, 7))
@@ -556,6 +559,7 @@ func noHostPanic(t *testing.T, r result) {
 }
 
 func TestBadInput(t *testing.T) {
+	t.Parallel()
 	probe := wasmbuild.Build(t, "./testdata/workflows/probe")
 	sequence := wasmbuild.Build(t, "./examples/sequence")
 	files := t.TempDir()

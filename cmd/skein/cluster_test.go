@@ -185,6 +185,7 @@ type clusterCase struct {
 // every lease was released; all three workers did some of the work; and
 // no worker lost a lease.
 func TestClusterPostgres(t *testing.T) {
+	t.Parallel()
 	dsn := postgresSchema(t)
 	st := openClusterStore(t, dsn)
 	ctx := context.Background()
@@ -425,6 +426,7 @@ func TestClusterPostgres(t *testing.T) {
 // store.ErrLeaseLost and writes nothing, renewing and releasing it fail
 // with ErrLeaseLost, and the run stays completed with its result.
 func TestClusterFailover(t *testing.T) {
+	t.Parallel()
 	dsn := postgresSchema(t)
 	st := openClusterStore(t, dsn)
 	ctx := context.Background()
@@ -678,6 +680,7 @@ func TestClusterFailover(t *testing.T) {
 // steps are still to run, and the run ends canceled (its steps still run:
 // a canceled run may compensate).
 func TestClusterCancelAcrossWorkers(t *testing.T) {
+	t.Parallel()
 	dsn := postgresSchema(t)
 	st := openClusterStore(t, dsn)
 	ctx := context.Background()
@@ -736,6 +739,7 @@ func TestClusterCancelAcrossWorkers(t *testing.T) {
 // first has stopped meanwhile): timers are in the database, not in a
 // worker.
 func TestClusterTimerOnAnotherWorker(t *testing.T) {
+	t.Parallel()
 	dsn := postgresSchema(t)
 	st := openClusterStore(t, dsn)
 	w1 := startClusterWorker(t, dsn, "w1")

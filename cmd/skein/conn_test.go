@@ -80,6 +80,7 @@ type heldConn struct {
 // server holds at most --max-connections of them (its open files stay
 // bounded); once they are gone it serves again.
 func TestServeConnectionLimits(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Skip("counts the server's open files in /proc")
 	}

@@ -17,6 +17,7 @@ const continueWorkflows = "./testdata/workflows/continue"
 // show both ways; a promise of a continued run is refused (409) naming
 // its successor.
 func TestContinueAsNewServer(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, filepath.Join(t.TempDir(), "skein.db"), nil)
 	defer s.stop(t)
 	wantExit(t, s.cli(t, nil, "deploy", wasmbuild.Build(t, continueWorkflows), "--name", "cont"), 0)
@@ -80,6 +81,7 @@ func TestContinueAsNewServer(t *testing.T) {
 // TestContinueAsNewRun: `skein run` runs a workflow that continues as new
 // to the end of its chain, saying so, and prints the last run.
 func TestContinueAsNewRun(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "skein.db")
 	r := skein(t, "", "run", wasmbuild.Build(t, continueWorkflows), "--workflow", "loop", "--input", `{"per":3,"total":7}`, "--id", "loc", "--db", db)
 	wantExit(t, r, 0, "run loc continued as new as run loc~2\n", "run loc~2 continued as new as run loc~3\n",

@@ -14,6 +14,7 @@ import (
 // that continued as new: it links to its successor, whose page links
 // back; the runs list filters by status continued.
 func TestContinueAsNewUI(t *testing.T) {
+	t.Parallel()
 	chrome := needChromium(t)
 	s := startServer(t, filepath.Join(t.TempDir(), "skein.db"), nil)
 	defer s.stop(t)

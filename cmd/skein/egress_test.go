@@ -70,6 +70,7 @@ func fetchResult(t *testing.T, s *skeinServer, id string, req map[string]any) st
 // are denied with the error docs/activities.md gives, while a name that
 // resolves to loopback still reaches the local server.
 func TestHTTPEgressSpecialAddresses(t *testing.T) {
+	t.Parallel()
 	srv, hits := countingServer(t, func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "local") })
 	port := srv.URL[strings.LastIndex(srv.URL, ":")+1:]
 	const meta = "169.254.169.254, a link-local address (such as a cloud metadata endpoint)"
@@ -119,6 +120,7 @@ func TestHTTPEgressSpecialAddresses(t *testing.T) {
 // limit error (they are not read whole, nor recorded), and headers plus a
 // body under the limit by itself go over it together.
 func TestHTTPActivityResponseHeaders(t *testing.T) {
+	t.Parallel()
 	srv, _ := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/headers":
@@ -221,6 +223,7 @@ func (c *concurrencyServer) full(t *testing.T, n int64) {
 // bound's worth of requests the API answers, and the server's open files
 // stay bounded.
 func TestHTTPActivityConcurrency(t *testing.T) {
+	t.Parallel()
 	const perRun, all, runs, calls = 16, 20, 3, 60
 	c := newConcurrencyServer(t, all, perRun)
 	s := startServer(t, filepath.Join(t.TempDir(), "skein.db"), nil, "--allow-http", strings.TrimPrefix(c.url, "http://"), "--http-max-concurrent", fmt.Sprint(all))
@@ -268,6 +271,7 @@ func TestHTTPActivityConcurrency(t *testing.T) {
 // are denied, directly, by name and by a redirect, naming why; the other
 // run is unaffected and completes when the test settles its promise.
 func TestHTTPActivityOwnAPI(t *testing.T) {
+	t.Parallel()
 	local, _ := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
 		if to := r.URL.Query().Get("to"); to != "" {
 			http.Redirect(w, r, to, http.StatusTemporaryRedirect)

@@ -13,6 +13,7 @@ import (
 // wasmtime is a usage error that says how to build a skein with it, and
 // an unknown engine one that names the choices; wazero runs.
 func TestEngineFlag(t *testing.T) {
+	t.Parallel()
 	wasm := wasmbuild.Build(t, "./examples/sequence")
 	dir := t.TempDir()
 	db := filepath.Join(dir, "e.db")

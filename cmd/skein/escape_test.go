@@ -66,6 +66,7 @@ func wantNoisyJSON(t *testing.T, r result, field func(runJSON) string) {
 // skein run, inspect, status and wait print none of them raw, locally
 // and against a server, as text and as JSON.
 func TestCLIEscapesRunText(t *testing.T) {
+	t.Parallel()
 	wasm := wasmbuild.Build(t, "./testdata/workflows/noisy")
 	input, err := json.Marshal(noisyText)
 	if err != nil {

@@ -20,6 +20,7 @@ const (
 // to skein's stderr, each line prefixed with the run id, on every
 // execution (the replay too); without the flag nothing is shown.
 func TestRunGuestOutput(t *testing.T) {
+	t.Parallel()
 	wasm := guestbuild.C(t, "testdata/c/race.c")
 	dir := t.TempDir()
 	r := skein(t, dir, "run", wasm, "--db", filepath.Join(dir, "g.db"), "--id", "g1", "--evict", "always", "--guest-output")
@@ -44,6 +45,7 @@ func TestRunGuestOutput(t *testing.T) {
 // skein check --guest-output prefixes each line with the id of the
 // checked schedule's run.
 func TestCheckGuestOutput(t *testing.T) {
+	t.Parallel()
 	wasm := guestbuild.C(t, "testdata/c/race.c")
 	r := skein(t, "", "check", wasm, "--schedules", "2", "--quiet", "--guest-output")
 	if r.code != 0 || !strings.Contains(r.stdout, "0 divergences") {
@@ -62,6 +64,7 @@ func TestCheckGuestOutput(t *testing.T) {
 
 // skein serve logs guest output at debug level, with the run id.
 func TestServeGuestOutputLog(t *testing.T) {
+	t.Parallel()
 	wasm := guestbuild.C(t, "testdata/c/race.c")
 	s := startServer(t, filepath.Join(t.TempDir(), "s.db"), nil, "--log-level", "debug")
 	wantExit(t, s.cli(t, nil, "deploy", wasm, "--name", "crace"), 0)

@@ -63,6 +63,7 @@ func runCount(t *testing.T, s *skeinServer, token string) int {
 }
 
 func TestHookSignature(t *testing.T) {
+	t.Parallel()
 	const token, secret = "tok-123", "s3cret"
 	env := []string{"SKEIN_TOKEN=" + token}
 	s := startServer(t, t.TempDir()+"/skein.db", []string{"SKEIN_HOOK_GH=" + secret}, "--poll", "50ms", "--token", token, "--max-hook-body-bytes", "4096")
@@ -143,6 +144,7 @@ func TestHookSignature(t *testing.T) {
 // delivery carries: the real one is refused, not silently mapped to the
 // old body's run).
 func TestHookIdempotencyKey(t *testing.T) {
+	t.Parallel()
 	const secret = "s3cret"
 	s := startServer(t, t.TempDir()+"/skein.db", []string{"SKEIN_HOOK_GH=" + secret}, "--poll", "50ms")
 	deployServerModule(t, s, nil)
@@ -212,6 +214,7 @@ func hookRunInput(t *testing.T, s *skeinServer, hook string, headers ...string) 
 // signature) is left out of the run's input and named in
 // dropped_headers; a hook keeps one it lists with --keep-header.
 func TestHookDropsCredentialHeaders(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, t.TempDir()+"/skein.db", nil, "--poll", "50ms")
 	deployServerModule(t, s, nil)
 	wantExit(t, s.cli(t, nil, "hook", "create", "plain", "--module", "srv", "--workflow", "echo"), 0)

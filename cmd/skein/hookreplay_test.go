@@ -47,6 +47,7 @@ func postStatus(url string, body []byte, header, value string) int {
 // tolerance is refused; a retry signed again with the same key answers
 // the first run.
 func TestHookTimestampedReplay(t *testing.T) {
+	t.Parallel()
 	const secret = "ts-secret"
 	s := startServer(t, t.TempDir()+"/skein.db", []string{"SKEIN_HOOK_TS=" + secret}, "--poll", "50ms")
 	deployServerModule(t, s, nil)
@@ -104,6 +105,7 @@ func TestHookTimestampedReplay(t *testing.T) {
 // database, and of the same delivery sent to both at once one is
 // accepted.
 func TestHookReplayAcrossWorkers(t *testing.T) {
+	t.Parallel()
 	const secret = "ts-secret"
 	dsn := postgresSchema(t)
 	env := []string{"SKEIN_HOOK_TS=" + secret}

@@ -9,6 +9,7 @@ import (
 // TestParseHookSecrets: the two forms of a hook secrets file, and the
 // errors of a bad one, which never quote a value.
 func TestParseHookSecrets(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		file string
 		want map[string]string

@@ -23,6 +23,7 @@ import (
 // variable, gets a warning at the start and 503 for its deliveries,
 // telling the operator to create it anew.
 func TestHookSecretEnvRule(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "skein.db")
 	env := []string{"AWS_SECRET_ACCESS_KEY=guess-me"}
 	s := startServer(t, db, env, "--poll", "50ms")
@@ -67,6 +68,7 @@ func TestHookSecretEnvRule(t *testing.T) {
 // --hook-secrets file; the file is read again on SIGHUP, a new value
 // taking over from the old one; a name not in it is refused.
 func TestHookSecretsFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "hook-secrets")
 	if err := os.WriteFile(file, []byte("# hook secrets\ngh=first-secret\nother=x\n"), 0o600); err != nil {

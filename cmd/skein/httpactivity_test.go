@@ -30,6 +30,7 @@ func countingServer(t *testing.T, h http.HandlerFunc) (*httptest.Server, *atomic
 // fails the op, each with the error text docs/activities.md gives, which
 // names the flag.
 func TestHTTPActivityServe(t *testing.T) {
+	t.Parallel()
 	allowed, hits := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/big" {
 			w.Write(make([]byte, 300))
@@ -68,6 +69,7 @@ func TestHTTPActivityServe(t *testing.T) {
 // TestHTTPActivityRun: `skein run --allow-http` makes the request, and
 // --http-timeout bounds it with the error text docs/activities.md gives.
 func TestHTTPActivityRun(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	srv, hits := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/slow" {

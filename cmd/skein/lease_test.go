@@ -371,6 +371,7 @@ func checkBodiesOnce(t *testing.T, n int, rs ...result) {
 }
 
 func TestRunConcurrentSQLite(t *testing.T) {
+	t.Parallel()
 	testgroup.Slow(t, "heavy-scenarios", "skein run processes racing for one run's lease")
 	testRunConcurrent(t, sqliteBackend(t))
 }
@@ -400,6 +401,7 @@ func testRunConcurrent(t *testing.T, b backend) {
 }
 
 func TestRunAgainstServeSQLite(t *testing.T) {
+	t.Parallel()
 	testgroup.Slow(t, "heavy-scenarios", "skein run against a server holding the run's lease")
 	testRunAgainstServe(t, sqliteBackend(t))
 }

@@ -13,6 +13,7 @@ import (
 // (internal/limitflags) names in a limit's error is a flag of skein run
 // and skein serve.
 func TestLimitHintsNameRealFlags(t *testing.T) {
+	t.Parallel()
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	addLimitFlags(fs, true)

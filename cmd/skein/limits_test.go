@@ -12,6 +12,7 @@ import (
 // TestRunLimitFlags: the limit flags of `skein run` reach the host, and a
 // run over a limit fails with the limit named.
 func TestRunLimitFlags(t *testing.T) {
+	t.Parallel()
 	testgroup.Slow(t, "heavy-scenarios", "every limit flag of skein run against a real run (about 25 s)")
 	wasm := wasmbuild.Build(t, "./testdata/workflows/limits")
 	dir := t.TempDir()

@@ -19,6 +19,7 @@ import (
 // starting runs and its hook keeps answering. Other bytes deployed as
 // staging move staging only.
 func TestDeploySameBytesUnderTwoNames(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, t.TempDir()+"/skein.db", nil, "--poll", "50ms")
 	wasm := wasmbuild.Build(t, serverWorkflows)
 	wantExit(t, s.cli(t, nil, "deploy", wasm, "--name", "prod"), 0, "module prod deployed")

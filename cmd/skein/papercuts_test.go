@@ -20,6 +20,7 @@ import (
 // schedule's slot or a delivery's run before it happens; a schedule's
 // own runs still start.
 func TestReservedRunIDs(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, filepath.Join(t.TempDir(), "skein.db"), nil, "--poll", "50ms")
 	deployServerModule(t, s, nil)
 	for _, id := range []string{"sched:daily@2030-01-01T07:00:00Z", "hook:h:0123456789abcdef0123456789abcdef"} {
@@ -37,6 +38,7 @@ func TestReservedRunIDs(t *testing.T) {
 // 400 and no run is created; before, it was stored and served back, and
 // GET /v1/runs was then not valid JSON.
 func TestInputNotUTF8(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, filepath.Join(t.TempDir(), "skein.db"), nil)
 	deployServerModule(t, s, nil)
 	r := s.call(t, "POST", "/v1/runs", "", "{\"module\":\"srv\",\"workflow\":\"echo\",\"input\":\"\xff\",\"id\":\"raw\"}")
@@ -55,6 +57,7 @@ func TestInputNotUTF8(t *testing.T) {
 // an int64 of nanoseconds holds (2262-04-11) waits until then; before,
 // the deadline wrapped around into the past and the timer fired at once.
 func TestSleepPastTheLastInstant(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, filepath.Join(t.TempDir(), "skein.db"), nil)
 	deployServerModule(t, s, nil)
 	wantExit(t, s.cli(t, nil, "start", "srv", "--workflow", "sleeper", "--input", `{"ms":7884000000000}`, "--id", "long-nap"), 0)
@@ -70,6 +73,7 @@ func TestSleepPastTheLastInstant(t *testing.T) {
 // settlement as "skein start: RULE", not "skein start: start: RULE:
 // invalid request".
 func TestMessagesHaveOnePrefix(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, filepath.Join(t.TempDir(), "skein.db"), nil)
 	deployServerModule(t, s, nil)
 	r := s.cli(t, nil, "start", "srv", "--workflow", "echo", "--input", "1", "--id", "bad id")
@@ -88,6 +92,7 @@ func TestMessagesHaveOnePrefix(t *testing.T) {
 // TestInspectShowsAttempts: skein inspect's table has the attempts of
 // each op, as docs/workflows.md says: a step retried twice shows 3.
 func TestInspectShowsAttempts(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "skein.db")
 	wasm := wasmbuild.Build(t, "./examples/saga")
@@ -115,6 +120,7 @@ func TestInspectShowsAttempts(t *testing.T) {
 // schema that exists is refused at start with words that say what to do,
 // not PostgreSQL's raw SQLSTATE 3F000.
 func TestPostgresMissingSchema(t *testing.T) {
+	t.Parallel()
 	dsn := postgresSchema(t)
 	missing := strings.Replace(dsn, "search_path=", "search_path=no_such_", 1)
 	for _, args := range [][]string{

@@ -27,6 +27,7 @@ func parentInput(policy, child string) string {
 // the CLI exits leaving the child running, marked abandoned, and a later
 // skein serve on the database completes it.
 func TestParentCloseSkeinRun(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "skein.db")
 	wasm := wasmbuild.Build(t, parentCloseWorkflows)
@@ -64,6 +65,7 @@ func TestParentCloseSkeinRun(t *testing.T) {
 // The same under skein serve: the canceled child ends canceled, the
 // abandoned one is shown abandoned while it runs and completes on its own.
 func TestParentCloseServe(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, filepath.Join(t.TempDir(), "skein.db"), nil)
 	defer s.stop(t)
 	parentCloseServe(t, s.cli, s, s)
@@ -72,6 +74,7 @@ func TestParentCloseServe(t *testing.T) {
 // The same on two workers sharing Postgres: the parent starts on one, and
 // whichever worker holds the child delivers what the parent's end does.
 func TestParentCloseCluster(t *testing.T) {
+	t.Parallel()
 	dsn := postgresSchema(t)
 	w1 := startClusterWorker(t, dsn, "w1")
 	w2 := startClusterWorker(t, dsn, "w2")
@@ -110,6 +113,7 @@ func parentCloseServe(t *testing.T, cli func(*testing.T, []string, ...string) re
 // is tagged abandoned, the second shows its policy; the runs list tags
 // the abandoned child.
 func TestParentCloseUI(t *testing.T) {
+	t.Parallel()
 	chrome := needChromium(t)
 	s := startServer(t, filepath.Join(t.TempDir(), "skein.db"), nil)
 	defer s.stop(t)

@@ -23,6 +23,7 @@ func startPostgresServer(t *testing.T, dsn string) *skeinServer {
 }
 
 func TestServePostgres(t *testing.T) {
+	t.Parallel()
 	dsn := postgresSchema(t)
 	s := startPostgresServer(t, dsn)
 	deployServerModule(t, s, nil)
@@ -64,6 +65,7 @@ func TestServePostgres(t *testing.T) {
 
 // TestServeStoreFlags: --store takes a postgres:// URL and excludes --db.
 func TestServeStoreFlags(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	wantExit(t, skein(t, dir, "serve", "--store", "postgres://127.0.0.1:1/x", "--db", "x.db"), exitUsage, "exclude")
 	wantExit(t, skein(t, dir, "serve", "--store", "mysql://127.0.0.1/x"), exitUsage, "postgres://")

@@ -104,6 +104,7 @@ func (w *journalWatch) finishResumed(t *testing.T) journal {
 }
 
 func TestResumeAgainstServeSQLite(t *testing.T) {
+	t.Parallel()
 	testgroup.Slow(t, "heavy-scenarios", "skein resume against a server holding the run's lease")
 	testResumeAgainstServe(t, sqliteBackend(t))
 }
@@ -263,6 +264,7 @@ func checkDrawnValues(t *testing.T, r result, others ...result) {
 // or run from another file) keeps that name: the second file's name does
 // not rename it, so what a server's clients call it still resolves.
 func TestRunKeepsStoredModuleName(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	data, err := os.ReadFile(wasmbuild.Build(t, "./examples/sequence"))
 	if err != nil {

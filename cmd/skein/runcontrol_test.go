@@ -15,6 +15,7 @@ import (
 // a cancellation through the API and a run timeout end them within
 // host.CancelGrace, and a normal run started behind them completes.
 func TestServeStopsBusyRuns(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, t.TempDir()+"/busy.db", nil, "--concurrency", "4", "--max-run-without-yield", "1m")
 	wantExit(t, s.cli(t, nil, "deploy", wasmbuild.Build(t, "./testdata/workflows/limits"), "--name", "limits"), 0)
 	for _, wf := range []string{"pollerr", "pollout", "bodynow"} {
@@ -49,6 +50,7 @@ func TestServeStopsBusyRuns(t *testing.T) {
 // Sixteen runs that never yield on a server with four slots: the no-yield
 // limit ends each with its error, and a normal run still completes.
 func TestServeBusyRunsHitTheLimit(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, t.TempDir()+"/busy.db", nil, "--concurrency", "4", "--max-run-without-yield", "500ms")
 	wantExit(t, s.cli(t, nil, "deploy", wasmbuild.Build(t, "./testdata/workflows/limits"), "--name", "limits"), 0)
 	wfs := []string{"pollerr", "pollout", "bodynow", "spin"}
@@ -71,6 +73,7 @@ func TestServeBusyRunsHitTheLimit(t *testing.T) {
 // Run ids with characters outside the alphabet are refused with 400 and
 // the rule, and no run is created; a child run's id is minted within it.
 func TestServeRunIDAlphabet(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, t.TempDir()+"/ids.db", nil)
 	wantExit(t, s.cli(t, nil, "deploy", wasmbuild.Build(t, "./testdata/workflows/limits"), "--name", "limits"), 0)
 	for _, id := range []string{"a\x00b", "bell\a", "rtl\u202eevil", "q?x", "h#x", "p%41", "a.b"} {

@@ -98,6 +98,7 @@ func countLines(text string, subs ...string) int {
 // slot, no slot missing, and one "started" line over both workers' logs
 // per run (a run id is created once, whoever fires the slot).
 func TestScheduleClusterExactlyOnce(t *testing.T) {
+	t.Parallel()
 	testgroup.Slow(t, "heavy-scenarios", "30 one-second slots of a schedule under two workers (about 35 s)")
 	dsn := postgresSchema(t)
 	w1 := startClusterWorker(t, dsn, "w1")
@@ -165,6 +166,7 @@ func TestScheduleClusterExactlyOnce(t *testing.T) {
 // each and in order, at once; older ones are skipped and counted as
 // missed. Every slot is either started or counted, never both.
 func TestScheduleCatchup(t *testing.T) {
+	t.Parallel()
 	testgroup.Slow(t, "heavy-scenarios", "a server stopped and restarted around a schedule's slots (about 12 s)")
 	db := t.TempDir() + "/skein.db"
 	s := startServer(t, db, nil, "--poll", "50ms", "--grace", "1s")
@@ -232,6 +234,7 @@ func listed(lo, hi int) string {
 // refused with 400 naming the limit, and nothing is stored; one under
 // it is accepted.
 func TestScheduleCronLength(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, t.TempDir()+"/skein.db", nil)
 	deployServerModule(t, s, nil)
 	under := "0 " + listed(0, 59) + " " + listed(0, 23) + " * * *"                    // 239 bytes

@@ -68,6 +68,7 @@ func wantErr(t *testing.T, what string, r reply, status int, code string, texts 
 // Origin, no preflight) is refused and changes nothing; the CLI's and the
 // UI's own requests still work.
 func TestServeRefusesCrossSiteWrites(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, filepath.Join(t.TempDir(), "skein.db"), nil)
 	hash := deployServerModule(t, s, nil)
 	wantExit(t, s.cli(t, nil, "start", "srv", "--workflow", "waiter", "--input", "{}", "--id", "wait-1"), 0)
@@ -147,6 +148,7 @@ func mustRead(t *testing.T, path string) []byte {
 // alike; loopback names and --allow-host names pass. With a token the
 // Host is not checked.
 func TestServeRefusesForeignHost(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, filepath.Join(t.TempDir(), "skein.db"), nil, "--allow-host", "skein.test, other.test")
 	deployServerModule(t, s, nil)
 	_, port, _ := net.SplitHostPort(s.hostPort())
@@ -188,6 +190,7 @@ func TestServeRefusesForeignHost(t *testing.T) {
 // address of this machine, so the runs allowed to go on fail binding it
 // and nothing ever listens beyond loopback.
 func TestServeRefusesOpenListen(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "skein.db")
 	for _, addr := range []string{"192.0.2.1:0", "0.0.0.0:0", "[::]:0", ":0"} {
 		t.Run(addr, func(t *testing.T) {
@@ -217,6 +220,7 @@ func TestServeRefusesOpenListen(t *testing.T) {
 
 // TestServeConnectionFlags: a connection limit cannot be turned off.
 func TestServeConnectionFlags(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "skein.db")
 	wantExit(t, skeinEnv(t, nil, "serve", "--db", db, "--max-connections", "0"), exitUsage, "--max-connections 0: want at least 1")
 	for _, f := range []string{"--read-header-timeout", "--request-timeout", "--upload-timeout", "--idle-timeout"} {
@@ -264,6 +268,7 @@ func (c *rawConn) request(t *testing.T, raw string) *http.Response {
 // connection, so unauthenticated clients cannot keep connections open;
 // with the token, keep-alive works.
 func TestServe401ClosesConnection(t *testing.T) {
+	t.Parallel()
 	const token = "s3cret"
 	s := startServer(t, filepath.Join(t.TempDir(), "skein.db"), []string{"SKEIN_TOKEN=" + token})
 	hp := s.hostPort()

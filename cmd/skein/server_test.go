@@ -443,6 +443,7 @@ func deployServerModule(t *testing.T, s *skeinServer, env []string) string {
 // outcomes, idempotent starts, promises, cancellation, child workflows,
 // timeouts and the errors of each.
 func TestServerAPI(t *testing.T) {
+	t.Parallel()
 	wasmPath := wasmbuild.Build(t, serverWorkflows)
 	wasm, err := os.ReadFile(wasmPath)
 	if err != nil {
@@ -760,6 +761,7 @@ func mustJSON(t *testing.T, v any) json.RawMessage {
 // TestServerAuth: with a token every request needs it, the client
 // commands send it from --token or $SKEIN_TOKEN.
 func TestServerAuth(t *testing.T) {
+	t.Parallel()
 	const token = "s3cret-token"
 	s := startServer(t, filepath.Join(t.TempDir(), "skein.db"), []string{"SKEIN_TOKEN=" + token})
 	for _, c := range []struct {
@@ -795,6 +797,7 @@ func TestServerAuth(t *testing.T) {
 // a timer, one waits for a promise and one runs a long step, starts it
 // again on the same database, and checks that all of them complete.
 func TestServerRestart(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "skein.db")
 	// A short grace period, so that the stop interrupts the running step.
 	s := startServer(t, db, nil, "--grace", "100ms")
@@ -848,6 +851,7 @@ func TestServerRestart(t *testing.T) {
 
 // TestServerHelp: every new command has --help.
 func TestServerHelp(t *testing.T) {
+	t.Parallel()
 	for _, c := range []string{"serve", "deploy", "start", "status", "wait", "resolve", "cancel", "inspect"} {
 		flag := "-server"
 		if c == "serve" {

@@ -90,6 +90,7 @@ func skeinFor(t *testing.T, d time.Duration, args ...string) (result, bool) {
 // with garbage pages, with a message that names the file and says to
 // restore it; --skip-integrity-check opens it anyway.
 func TestDamagedDatabase(t *testing.T) {
+	t.Parallel()
 	testgroup.Slow(t, "heavy-scenarios", "damaged database files of many kinds (about 13 s)")
 	wasm := wasmbuild.Build(t, lotteryWorkflows)
 	dir := t.TempDir()
@@ -141,6 +142,7 @@ func TestDamagedDatabase(t *testing.T) {
 // cap (SQLite's max_page_count), and with a real full disk (a small tmpfs,
 // when the test may mount one).
 func TestFullDatabase(t *testing.T) {
+	t.Parallel()
 	testgroup.Slow(t, "heavy-scenarios", "fills a database to its size limit and a tmpfs (about 20 s)")
 	t.Run("db-max-bytes", func(t *testing.T) {
 		dir := t.TempDir()

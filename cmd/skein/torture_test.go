@@ -31,6 +31,7 @@ import (
 // executes at most once per process (so at most one extra execution per
 // kill it was in flight at). SKEIN_TORTURE_SEED picks another schedule.
 func TestCrashTorture(t *testing.T) {
+	t.Parallel()
 	testgroup.Slow(t, "heavy-scenarios", "kills a server 10 times under 50 runs (about 15 s)")
 	if testing.Short() {
 		t.Skip("crash torture: skipped with -short")

@@ -14,6 +14,7 @@ import (
 // Chromium: a one-second schedule with its next slots, its latest run and
 // its counts, paused and triggered from the page; a hook and its endpoint.
 func TestUISchedules(t *testing.T) {
+	t.Parallel()
 	chrome := needChromium(t)
 	const token = "ui-s3cret"
 	s := startServer(t, filepath.Join(t.TempDir(), "skein.db"), nil, "--token", token)

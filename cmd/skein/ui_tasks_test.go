@@ -15,6 +15,7 @@ import (
 // worker holds: the page lists the task with its worker and state, and
 // the previous attempt's error of a call that is being retried.
 func TestUIActivityTasks(t *testing.T) {
+	t.Parallel()
 	chrome := needChromium(t)
 	s := startServer(t, filepath.Join(t.TempDir(), "ui.db"), nil)
 	startRemote(t, s, "", `{"n":1,"name":"slow"}`, "ui-slow")

@@ -115,6 +115,7 @@ func deployExample(t *testing.T, s *skeinServer, token, pkg string) {
 // run's lineage tree, a pending promise settled from its run page until
 // the run completes, a run canceled from its page, the modules page.
 func TestUIBrowser(t *testing.T) {
+	t.Parallel()
 	chrome := needChromium(t)
 	const token = "ui-s3cret"
 	s := startServer(t, filepath.Join(t.TempDir(), "skein.db"), nil, "--token", token, "--worker-id", "ui-worker")
@@ -406,6 +407,7 @@ var metricLine = regexp.MustCompile(`^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})? (-?
 // and parses it, and reads the server's JSON log lines: every line about
 // the run names it.
 func TestServeMetricsAndLogs(t *testing.T) {
+	t.Parallel()
 	const token = "m-s3cret"
 	s := startServer(t, filepath.Join(t.TempDir(), "skein.db"), nil, "--token", token, "--log-format", "json", "--log-level", "debug")
 	deployExample(t, s, token, "./examples/race")

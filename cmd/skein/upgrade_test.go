@@ -130,6 +130,7 @@ func provisionRuns(t *testing.T) (string, map[int][]string) {
 // break, each named with its key, recorded function and the new step;
 // named (provision_vm_named): every run replays cleanly.
 func TestCheckUpgradeProvision(t *testing.T) {
+	t.Parallel()
 	db, byK := provisionRuns(t)
 	v2 := wasmbuild.Build(t, "./examples/provision/v2")
 	r := skein(t, "", "check", "--upgrade", v2, "--db", db, "--workflow", "provision_vm", "--json")
@@ -168,6 +169,7 @@ func TestCheckUpgradeProvision(t *testing.T) {
 }
 
 func TestCheckUpgradeBadInput(t *testing.T) {
+	t.Parallel()
 	db, _ := provisionRuns(t)
 	v2 := wasmbuild.Build(t, "./examples/provision/v2")
 	for _, tc := range []struct {

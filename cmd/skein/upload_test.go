@@ -124,6 +124,7 @@ func (s *skeinServer) metric(t *testing.T, name string) float64 {
 // 422 and the limit's name, by the API and by `skein deploy`, and the
 // server goes on deploying and running other modules.
 func TestServeDeployNestingBomb(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, filepath.Join(t.TempDir(), "bomb.db"), nil)
 	bomb := wasmtest.Shaped(wasmtest.Shape{Nesting: 1_000_000})
 	const msg = "module (unnamed) rejected: function 4 nests blocks 1000000 deep (limit Config.ModuleLimits.MaxNesting = 4096; --max-module-nesting)"
@@ -171,6 +172,7 @@ func slowModule(name string) []byte {
 // after the answer is bounded by the functions being compiled at that
 // moment, not by the rest of the module.
 func TestServeCompileDeadline(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, filepath.Join(t.TempDir(), "deadline.db"), nil, "--cache-dir", "", "--compile-timeout", "1s")
 	r, took, err := s.upload(t, context.Background(), slowModule("slow"), 25*time.Second)
 	if err != nil {
@@ -214,6 +216,7 @@ func checkCompileStops(t *testing.T, s *skeinServer) {
 // TestServeCompileStopsWhenClientLeaves: a client that goes away in the
 // middle of a slow deploy stops its compilation.
 func TestServeCompileStopsWhenClientLeaves(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, filepath.Join(t.TempDir(), "leave.db"), nil, "--cache-dir", "")
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(time.Second, cancel)
@@ -227,6 +230,7 @@ func TestServeCompileStopsWhenClientLeaves(t *testing.T) {
 // TestServeCompileConcurrency: with --max-concurrent-compiles 1, three
 // slow deploys at once compile one at a time.
 func TestServeCompileConcurrency(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, filepath.Join(t.TempDir(), "conc.db"), nil, "--cache-dir", "",
 		"--compile-timeout", "2s", "--max-concurrent-compiles", "1", "--max-concurrent-deploys", "3")
 	done := make(chan reply, 3)
@@ -261,6 +265,7 @@ func TestServeCompileConcurrency(t *testing.T) {
 // compiled (at the describe step) leave the compiled-module cache at
 // once, and the server's memory does not grow with each of them.
 func TestServeRejectedModulesDoNotLeak(t *testing.T) {
+	t.Parallel()
 	testgroup.Slow(t, "heavy-scenarios", "uploads hundreds of rejected modules and measures the server's memory (about 30 s)")
 	base, err := os.ReadFile(wasmbuild.Build(t, "./testdata/workflows/unregistered"))
 	if err != nil {
@@ -310,6 +315,7 @@ func cacheMetrics(m map[string]float64) map[string]float64 {
 // run, evicting the least recently used; a run of an evicted module
 // compiles it again and completes; the server's memory stays bounded.
 func TestServeCompiledCacheBound(t *testing.T) {
+	t.Parallel()
 	testgroup.Slow(t, "heavy-scenarios", "compiles many large modules past the cache bound (about 20 s)")
 	base, err := os.ReadFile(wasmbuild.Build(t, serverWorkflows))
 	if err != nil {
@@ -369,6 +375,7 @@ func echoRun(t *testing.T, s *skeinServer, hash string, i int) {
 // limit, by the API and by `skein deploy`; a module already stored still
 // deploys.
 func TestServeModuleQuota(t *testing.T) {
+	t.Parallel()
 	base, err := os.ReadFile(wasmbuild.Build(t, serverWorkflows))
 	if err != nil {
 		t.Fatal(err)
@@ -428,6 +435,7 @@ func TestServeModuleQuota(t *testing.T) {
 // once. Its RSS after they are done stays under largeUploadsAfter: the
 // compiled-module cache's bound (256 MiB here) and the Go heap's slack.
 func TestServeConcurrentLargeUploads(t *testing.T) {
+	t.Parallel()
 	testgroup.Slow(t, "heavy-scenarios", "uploads large modules concurrently and bounds the server's memory (about 120 s)")
 	base, err := os.ReadFile(wasmbuild.Build(t, serverWorkflows))
 	if err != nil {
@@ -479,6 +487,7 @@ const (
 // reaches the host, and a module one over it is refused before it runs,
 // with the limit named.
 func TestRunModuleLimitFlags(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "limits.db")
 	for i, tc := range []struct {
@@ -520,6 +529,7 @@ func TestRunModuleLimitFlags(t *testing.T) {
 // and the process dies of "out of memory"), and 30 bytes calling a
 // function whose type index names no type (wazero panics).
 func TestServeDeployCrashingModules(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, filepath.Join(t.TempDir(), "crash.db"), nil)
 	for _, tc := range []struct {
 		wasm []byte

@@ -52,6 +52,7 @@ func attemptsByKey(ws ...*workerProc) map[string][]string {
 // second worker, and the runs complete. The dead worker's completion,
 // sent late, is refused with 409 and changes nothing.
 func TestWorkerKilledTasksRetried(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, filepath.Join(t.TempDir(), "w.db"), nil, "--task-lease", "1s")
 	ids := []string{"k-0", "k-1", "k-2"}
 	startRemote(t, s, "", `{"n":2,"name":"slow","attempts":3}`, ids...)
@@ -95,6 +96,7 @@ func TestWorkerKilledTasksRetried(t *testing.T) {
 // worker carries on, every run completes, and no outcome recorded before
 // the kill changed.
 func TestServeKilledWithTasks(t *testing.T) {
+	t.Parallel()
 	testgroup.Slow(t, "heavy-scenarios", "a server killed while workers hold tasks (about 12 s)")
 	db, addr := filepath.Join(t.TempDir(), "k.db"), freePort(t)
 	s := startServer(t, db, nil, "--addr", addr, "--task-lease", "2s")
@@ -130,6 +132,7 @@ func TestServeKilledWithTasks(t *testing.T) {
 // call executes once, both workers do part of the work, and every run
 // gets the right result.
 func TestTwoWorkersShareTasks(t *testing.T) {
+	t.Parallel()
 	testTwoWorkersShareTasks(t, startServer(t, filepath.Join(t.TempDir(), "two.db"), nil), 200)
 }
 
@@ -137,6 +140,7 @@ func TestTwoWorkersShareTasks(t *testing.T) {
 // skein serve processes sharing a Postgres database, a worker on each:
 // a task queued by a run on one server may be claimed through the other.
 func TestTwoWorkersShareTasksPostgres(t *testing.T) {
+	t.Parallel()
 	dsn := postgresSchema(t)
 	s := startServe(t, []string{"--store", dsn}, nil, "--worker-id", "serve-a")
 	s2 := startServe(t, []string{"--store", dsn}, nil, "--worker-id", "serve-b")
@@ -180,6 +184,7 @@ func testTwoWorkersShareTasks(t *testing.T, s *skeinServer, runs int, others ...
 // TestWorkerProtocolErrors: a wrong token is 401, an unknown task 404, a
 // malformed request 400; none of them changes the run.
 func TestWorkerProtocolErrors(t *testing.T) {
+	t.Parallel()
 	const token = "s3cret"
 	s := startServer(t, filepath.Join(t.TempDir(), "e.db"), []string{"SKEIN_TOKEN=" + token})
 	startRemote(t, s, token, `{"n":1,"name":"echo"}`, "e-1")
@@ -258,6 +263,7 @@ func TestWorkerProtocolErrors(t *testing.T) {
 // one fails at once; canceling a run cancels the task its worker runs
 // (the activity's context ends) and the worker's later report is refused.
 func TestRemoteRetriesAndCancel(t *testing.T) {
+	t.Parallel()
 	testgroup.Slow(t, "heavy-scenarios", "remote retries with backoff, then a cancel (about 11 s)")
 	s := startServer(t, filepath.Join(t.TempDir(), "r.db"), nil)
 	startRemote(t, s, "", `{"n":1,"name":"fail","attempts":3}`, "f-1")
@@ -303,6 +309,7 @@ func TestRemoteRetriesAndCancel(t *testing.T) {
 // next attempt runs on another worker at once, long before the lease
 // (one minute) would have expired.
 func TestWorkerStopReleasesTasks(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, filepath.Join(t.TempDir(), "stop.db"), nil, "--task-lease", "1m")
 	startRemote(t, s, "", `{"n":1,"name":"slow","attempts":3}`, "st-1")
 	bin := buildTool(t, "./testdata/taskworker")
