@@ -24,6 +24,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skeinrun/skein/client"
 	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 	"github.com/skeinrun/skein/internal/testing/wasmtest"
 )
@@ -282,19 +283,11 @@ func want(t *testing.T, what string, r reply, status int, code string) {
 	}
 }
 
-// apiModule mirrors the module document of the API (declared here rather
-// than taken from package server, so that a test of a field also builds
-// against a server that lacks it).
-type apiModule struct {
-	Hash       string    `json:"hash"`
-	Name       string    `json:"name"`
-	Names      []string  `json:"names"`
-	ABIVersion int       `json:"abi_version"`
-	Workflows  []string  `json:"workflows"`
-	CreatedAt  time.Time `json:"created_at"`
-}
+// apiModule is the module document of the API, as package client decodes it.
+type apiModule = client.Module
 
-// apiRun mirrors the run document of the API.
+// apiRun mirrors the run document of the API with its times as the
+// server writes them (client.Run parses them), which the tests compare.
 type apiRun struct {
 	ID           string          `json:"id"`
 	Module       string          `json:"module"`

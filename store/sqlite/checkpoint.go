@@ -40,7 +40,7 @@ const writerCheckpointPages = 4096
 
 // checkpointEvery is the least time between two checkpoints: commits
 // that come faster share one.
-var checkpointEvery = 50 * time.Millisecond
+const checkpointEvery = 50 * time.Millisecond
 
 // checkpointer runs the database's checkpoints off the commit path.
 type checkpointer struct {
