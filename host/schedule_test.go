@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/skeinrun/skein/store"
+	"github.com/skeinrun/skein/store/sqlite"
 )
 
 // workFor runs h's workers (and scheduler) in the background until the
@@ -196,5 +198,60 @@ func BenchmarkScheduleTick(b *testing.B) {
 		if _, err := h.scheduleTick(ctx, now); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// stopAtFire ends the worker's context as soon as a schedule step that
+// fires a slot is committed: the worker is told to stop between the
+// slot and its run.
+type stopAtFire struct {
+	store.Store
+	stop context.CancelFunc
+}
+
+func (s stopAtFire) UpdateSchedule(ctx context.Context, sc store.Schedule) (store.Schedule, error) {
+	got, err := s.Store.UpdateSchedule(ctx, sc)
+	if err == nil && got.Fired > 0 {
+		s.stop()
+	}
+	return got, err
+}
+
+// TestScheduleStopAfterFire: a worker that stops right after it fired a
+// slot still creates the slot's run, so every fired slot has its run
+// once Work returns (before, the run's creation failed with the stopping
+// context and waited for the next worker's look).
+func TestScheduleStopAfterFire(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "skein.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	h, err := newHost(ctx, Config{Store: stopAtFire{Store: st, stop: stop}, CacheDir: cacheDir}, withTestDefaults(testHooks{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close(ctx)
+	th := &testHost{Host: h, st: st}
+	th.deploy(t, "./testdata/workflows/features")
+	if _, err := h.CreateSchedule(ctx, ScheduleOptions{Name: "s", Cron: "* * * * * *", Module: "features", Workflow: "waiter"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Work(wctx, WorkOptions{Poll: 20 * time.Millisecond, Grace: time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := h.Schedule(ctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := st.Runs(ctx, store.RunFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc.Fired != 1 || len(runs) != 1 || runs[0].ID != sc.LastRun {
+		t.Fatalf("after a stop at the first fired slot: fired %d, runs %v, last run %s; want 1 run, the slot's", sc.Fired, len(runs), sc.LastRun)
 	}
 }

@@ -128,7 +128,14 @@ func (h *Host) driveSchedule(ctx context.Context, sc store.Schedule, now time.Ti
 		}
 		sc = stored
 		if fire != 0 {
-			if _, err := h.fireSlot(ctx, sc, fire); err != nil {
+			// The slot is committed as fired: its run is created even if
+			// the worker is stopping meanwhile, so a graceful stop leaves
+			// no fired slot without its run (a crash here is mended by
+			// lastSlotBusy at the next look).
+			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), slotRunTimeout)
+			_, err := h.fireSlot(fctx, sc, fire)
+			cancel()
+			if err != nil {
 				return time.Time{}, err
 			}
 		}
@@ -166,6 +173,10 @@ func (h *Host) lastSlotBusy(ctx context.Context, sc store.Schedule, need bool) (
 	h.mu.Unlock()
 	return !r.Status.Terminal(), nil
 }
+
+// slotRunTimeout bounds the creation of a fired slot's run after the
+// worker was told to stop.
+const slotRunTimeout = 10 * time.Second
 
 // fireSlot creates the run of a schedule's slot, unless it exists. The
 // run's virtual time starts at the slot (skein.Now in the workflow).
