@@ -9,6 +9,7 @@ import (
 
 	"github.com/skeinrun/skein/host"
 	"github.com/skeinrun/skein/internal/limitflags"
+	"github.com/skeinrun/skein/internal/testing/testcache"
 	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 	"github.com/skeinrun/skein/store"
 	"github.com/skeinrun/skein/store/sqlite"
@@ -16,7 +17,7 @@ import (
 
 // cacheDir shares compiled modules between the tests of this process,
 // and with later test processes when SKEIN_TEST_CACHE_DIR names a folder
-// (as the host's tests do); testEngine is the engine of
+// (internal/testing/testcache); testEngine is the engine of
 // SKEIN_TEST_ENGINE (make test-wasmtime), for the checks and the live
 // hosts of these tests.
 var (
@@ -26,18 +27,7 @@ var (
 
 func TestMain(m *testing.M) {
 	testEngine = os.Getenv("SKEIN_TEST_ENGINE")
-	if d := os.Getenv("SKEIN_TEST_CACHE_DIR"); d != "" {
-		cacheDir = d
-		os.Exit(m.Run())
-	}
-	d, err := os.MkdirTemp("", "skein-check-test-cache-")
-	if err != nil {
-		panic(err)
-	}
-	cacheDir = d
-	code := m.Run()
-	os.RemoveAll(d)
-	os.Exit(code)
+	os.Exit(testcache.Run(m, "skein-check-test-cache-", &cacheDir))
 }
 
 // wasmOf builds the package pkg (a path from the module root) to wasm.
