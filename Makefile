@@ -27,7 +27,7 @@ test-all: vet fmt-check
 ## (needs cgo: a C compiler); host alone takes about 10 minutes on 2 cores
 ## unless SKEIN_TEST_CACHE_DIR keeps the modules test-all compiled
 test-race:
-	$(GO) test -race -count=1 -timeout 25m ./host/internal/sched/ ./store/... ./host/ ./server/ ./worker/ ./client/
+	$(GO) test -race -count=1 -timeout 25m ./host/internal/sched/ ./store/... ./host/ ./host/check/ ./server/ ./worker/ ./client/
 
 ## test-wasmtime: the host's behavioural suite with every host on wasmtime
 ## (SKEIN_TEST_ENGINE), and the engine's own tests, built with -tags
@@ -38,7 +38,7 @@ test-wasmtime:
 	$(GO) vet -tags wasmtime ./host/... ./cmd/skein/ ./internal/bench/
 	$(GO) test -tags wasmtime -count=1 ./host/internal/engine/
 	SKEIN_TEST_ENGINE=wasmtime $(GO) test -tags wasmtime -count=1 ./host/internal/modules/
-	SKEIN_TEST_BUILDMODE=exe SKEIN_TEST_ENGINE=wasmtime $(GO) test -tags wasmtime -count=1 -timeout 20m ./host/
+	SKEIN_TEST_BUILDMODE=exe SKEIN_TEST_ENGINE=wasmtime $(GO) test -tags wasmtime -count=1 -timeout 20m ./host/ ./host/check/
 
 ## test-no-snapshots: the host's behavioural suite with every host's
 ## snapshots off (host.Config.DisableSnapshots): each instance runs its
@@ -86,7 +86,7 @@ demo: skein wasm
 ## durabilities with guest interrupts on and off, the engine micro-benchmarks
 ## and the store.
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 60m ./host/ ./store/sqlite/
+	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 60m ./host/ ./host/check/ ./store/sqlite/
 
 ## bench-wasm: the workflow module that `skein bench` runs (bin/bench.wasm)
 bench-wasm:

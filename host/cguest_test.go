@@ -15,6 +15,7 @@ import (
 
 	"github.com/skeinrun/skein/activity"
 	"github.com/skeinrun/skein/host"
+	"github.com/skeinrun/skein/host/check"
 	"github.com/skeinrun/skein/internal/testing/guestbuild"
 	"github.com/skeinrun/skein/internal/testing/hosttest"
 	"github.com/skeinrun/skein/skeintest"
@@ -115,7 +116,7 @@ func TestCInFlightAtEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := host.Check(context.Background(), wasm, host.CheckOptions{Workflow: "broken", Schedules: 5})
+	r, err := check.Module(context.Background(), wasm, check.Options{Workflow: "broken", Schedules: 5})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/skeinrun/skein/internal/limitflags"
+	"github.com/skeinrun/skein/internal/testing/testcache"
 
 	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 	"github.com/skeinrun/skein/store"
@@ -85,18 +86,7 @@ func TestMain(m *testing.M) {
 	// store's (journalcache.go), except in benchmarks.
 	flag.Parse()
 	verifyJournals = flag.Lookup("test.bench").Value.String() == ""
-	if d := os.Getenv("SKEIN_TEST_CACHE_DIR"); d != "" {
-		cacheDir = d
-		os.Exit(m.Run())
-	}
-	d, err := os.MkdirTemp("", "skein-host-test-cache-")
-	if err != nil {
-		panic(err)
-	}
-	cacheDir = d
-	code := m.Run()
-	os.RemoveAll(d)
-	os.Exit(code)
+	os.Exit(testcache.Run(m, "skein-host-test-cache-", &cacheDir))
 }
 
 func newTestHost(t testing.TB, cfg Config) *testHost {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/skeinrun/skein/activity"
+	"github.com/skeinrun/skein/host/internal/checklink"
 	"github.com/skeinrun/skein/host/internal/cron"
 	"github.com/skeinrun/skein/host/internal/exec"
 	"github.com/skeinrun/skein/host/internal/limit"
@@ -312,8 +313,8 @@ type Host struct {
 
 // testHooks let the package's tests change or watch a host's behaviour.
 type testHooks struct {
-	minting      sched.Minting         // the scheduler's id policy (a broken one, for the checker's tests)
-	replayInline bool                  // a replay that hands every recorded value back at once
+	minting      sched.Minting         // the scheduler's id policy (a broken one, for the checker's tests: checklink.Link)
+	replayInline bool                  // a replay that hands every recorded value back at once (checklink.Link)
 	onBody       func(run, key string) // called before each step body runs
 	onExec       func(run string)      // called at each instantiation of a run
 	// verifyJournals checks every journal the cache answers from memory
@@ -333,8 +334,11 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 	return newHost(ctx, cfg, testHooks{})
 }
 
-// newHost is New with test hooks.
+// newHost is New with test hooks. A context from the checker carries
+// a link to fill in (checklink.go).
 func newHost(ctx context.Context, cfg Config, hooks testHooks) (*Host, error) {
+	link := checklink.From(ctx)
+	hooks = linkHooks(link, hooks)
 	if cfg.Store == nil {
 		return nil, errors.New("host: Config.Store is required")
 	}
@@ -411,6 +415,7 @@ func newHost(ctx context.Context, cfg Config, hooks testHooks) (*Host, error) {
 	}
 	h.xcfg = h.execConfig()
 	h.runsCountCap, h.runsCountPage = cmp.Or(hooks.runsCountCap, defaultRunsCountCap), cmp.Or(hooks.runsCountPage, defaultRunsCountPage)
+	h.fillLink(link)
 	return h, nil
 }
 

@@ -7,14 +7,12 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/skeinrun/skein/activity"
-	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 	"github.com/skeinrun/skein/store"
 	"github.com/skeinrun/skein/store/memory"
 )
@@ -243,37 +241,5 @@ func TestHTTPActivityBadAllowList(t *testing.T) {
 	want := `host: Config.HTTPAllow: egress allow entry "http://x.test": want HOST or HOST:PORT (no scheme, path or user)`
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v, want %q", err, want)
-	}
-}
-
-// TestHTTPActivitySimulation: a check (the simulation) makes no request:
-// the HTTP activity is faked like any activity, and fails without a fake.
-func TestHTTPActivitySimulation(t *testing.T) {
-	srv := newHTTPServer(t, map[string]http.HandlerFunc{"/": func(w http.ResponseWriter, r *http.Request) {}})
-	wasm, err := os.ReadFile(wasmbuild.Build(t, httpcallPkg))
-	if err != nil {
-		t.Fatal(err)
-	}
-	input := json.RawMessage(`{"req":{"url":"` + srv.URL + `/"}}`)
-	fake := func(_ context.Context, in []byte) ([]byte, error) {
-		return []byte(`{"status":201,"body":"ZmFrZQ=="}`), nil
-	}
-	for _, tc := range []struct {
-		fakes map[string]activity.Func
-		want  string
-	}{
-		{map[string]activity.Func{activity.HTTPActivity: fake}, `{"status":201,"body":"fake"}`},
-		{nil, `{"err":"activity \"skein.http\" makes no requests in a simulation; fake it in Simulation.Activities"}`},
-	} {
-		rep, err := Check(context.Background(), wasm, CheckOptions{Workflow: "fetch", Input: input, Schedules: 3, CacheDir: cacheDir, Activities: tc.fakes})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !rep.OK() || len(rep.Ends) != 1 || rep.Ends[0].Result != tc.want {
-			t.Errorf("check: ok %v, ends %+v; want one end with %s", rep.OK(), rep.Ends, tc.want)
-		}
-	}
-	if n := srv.hits["/"].Load(); n != 0 {
-		t.Errorf("the simulation made %d requests", n)
 	}
 }

@@ -13,7 +13,7 @@
 // compares the schedules: a key that names different ops in different
 // schedules is an id that depends on timing, unless a recorded choice (a
 // Select that chose differently in both) came before it, which is only
-// logged (host.CheckReport.ChoiceDependent). Any other fails the test,
+// logged (check.Report.ChoiceDependent). Any other fails the test,
 // with a reproduction (the flags of `skein check`). A result that depends
 // on the schedule is legitimate (skein.Select) and only logged.
 //
@@ -31,6 +31,7 @@ import (
 
 	"github.com/skeinrun/skein/activity"
 	"github.com/skeinrun/skein/host"
+	"github.com/skeinrun/skein/host/check"
 )
 
 // Options tune Check; the zero value checks 200 schedules of seed 1.
@@ -53,7 +54,7 @@ type Options struct {
 	// outcome. The check settles the others itself, in turn by schedule:
 	// with a value generated from the promise's schema, with an error, or
 	// not at all, so that the code after every promise is checked;
-	// LeavePromises leaves them pending instead (host.CheckOptions).
+	// LeavePromises leaves them pending instead (check.Options).
 	Promises      map[string]host.PromiseValue
 	LeavePromises bool
 	// Budget bounds the time of the check: when replaying every crash
@@ -70,7 +71,7 @@ const DefaultBudget = 30 * time.Second
 // means null) and fails t on any divergence or timing-dependent id. It
 // returns the report for further assertions. Compiled modules are cached
 // in the user cache folder (skein-wazero), so a second run is fast.
-func Check(t testing.TB, wasmPath, workflow, input string, o Options) *host.CheckReport {
+func Check(t testing.TB, wasmPath, workflow, input string, o Options) *check.Report {
 	t.Helper()
 	ctx, wasm, cache := setup(t, wasmPath)
 	budget := o.Budget
@@ -80,7 +81,7 @@ func Check(t testing.TB, wasmPath, workflow, input string, o Options) *host.Chec
 	case budget < 0:
 		budget = 0
 	}
-	r, err := host.Check(ctx, wasm, host.CheckOptions{Workflow: workflow, Input: []byte(input),
+	r, err := check.Module(ctx, wasm, check.Options{Workflow: workflow, Input: []byte(input),
 		Schedules: o.Schedules, Seed: o.Seed, Activities: o.Activities, StepTime: o.StepTime,
 		ActivityTime: o.ActivityTime, CacheDir: cache, Promises: o.Promises, LeavePromises: o.LeavePromises, Budget: budget})
 	if err != nil {

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skeinrun/skein/host"
+	"github.com/skeinrun/skein/host/check"
 	"github.com/skeinrun/skein/store"
 )
 
@@ -20,15 +20,15 @@ type UpgradeOptions struct {
 }
 
 // CheckUpgrade replays every live run in st against the module at
-// newWasmPath (host.CheckUpgrade) and fails t, listing each run that
+// newWasmPath (check.Upgrade) and fails t, listing each run that
 // would break with its key, recorded function and new function. It
 // returns the report for further assertions.
 //
 //	skeintest.CheckUpgrade(t, st, "order-v2.wasm", skeintest.UpgradeOptions{Workflow: "order"})
-func CheckUpgrade(t testing.TB, st store.Store, newWasmPath string, o UpgradeOptions) *host.UpgradeReport {
+func CheckUpgrade(t testing.TB, st store.Store, newWasmPath string, o UpgradeOptions) *check.UpgradeReport {
 	t.Helper()
 	ctx, wasm, cache := setup(t, newWasmPath)
-	r, err := host.CheckUpgrade(ctx, wasm, host.UpgradeOptions{Store: st, Workflow: o.Workflow, Statuses: o.Statuses, CacheDir: cache})
+	r, err := check.Upgrade(ctx, wasm, check.UpgradeOptions{Store: st, Workflow: o.Workflow, Statuses: o.Statuses, CacheDir: cache})
 	if err != nil {
 		t.Fatalf("skeintest: %v", err)
 	}

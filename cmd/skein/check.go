@@ -13,6 +13,7 @@ import (
 
 	"github.com/skeinrun/skein/activity"
 	"github.com/skeinrun/skein/host"
+	"github.com/skeinrun/skein/host/check"
 	"github.com/skeinrun/skein/internal/limitflags"
 )
 
@@ -70,22 +71,22 @@ type checkJSON struct {
 	Shared    int    `json:"shared"`
 	// CrashPoints counts every crash point; Sampled says the budget
 	// (BudgetMS) left some unreplayed.
-	CrashPoints int               `json:"crash_points"`
-	Sampled     bool              `json:"sampled"`
-	BudgetMS    int64             `json:"budget_ms"`
-	Promises    []host.PromiseUse `json:"promises"`
-	OK          bool              `json:"ok"`
-	Summary     string            `json:"summary"`
-	Divergences []host.Divergence `json:"divergences"`
-	IDConflicts []host.IDConflict `json:"id_conflicts"`
+	CrashPoints int                `json:"crash_points"`
+	Sampled     bool               `json:"sampled"`
+	BudgetMS    int64              `json:"budget_ms"`
+	Promises    []check.PromiseUse `json:"promises"`
+	OK          bool               `json:"ok"`
+	Summary     string             `json:"summary"`
+	Divergences []check.Divergence `json:"divergences"`
+	IDConflicts []check.IDConflict `json:"id_conflicts"`
 	// ChoiceDependent: keys whose op differs after a recorded choice.
-	ChoiceDependent []host.ChoiceDependence `json:"choice_dependent"`
-	Ends            []host.EndGroup         `json:"ends"`
+	ChoiceDependent []check.ChoiceDependence `json:"choice_dependent"`
+	Ends            []check.EndGroup         `json:"ends"`
 	// Chain is the runs the first schedule ran when its run continued as
 	// new (absent otherwise); LongestJournal the longest of their journals.
-	Chain          []host.ChainRun `json:"chain,omitempty"`
-	LongestJournal int             `json:"longest_journal"`
-	ElapsedMS      int64           `json:"elapsed_ms"`
+	Chain          []check.ChainRun `json:"chain,omitempty"`
+	LongestJournal int              `json:"longest_journal"`
+	ElapsedMS      int64            `json:"elapsed_ms"`
 }
 
 func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -145,7 +146,7 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if dir, err := os.UserCacheDir(); err == nil {
 		cache = filepath.Join(dir, "skein-wazero")
 	}
-	o := host.CheckOptions{Workflow: *workflow, Input: json.RawMessage(*input), Schedules: *schedules, Seed: *seed,
+	o := check.Options{Workflow: *workflow, Input: json.RawMessage(*input), Schedules: *schedules, Seed: *seed,
 		Schedule: *schedule, CrashAt: *crashAt, ChainRun: *chainRun, Activities: acts, StepTime: *stepTime, ActivityTime: *activityTime,
 		CacheDir: cache, DisableInterrupt: *noInterrupt, LimitHint: limitflags.Flag, Engine: *eng,
 		Budget: *budget, Promises: proms, LeavePromises: *leaveProms}
@@ -162,7 +163,7 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			}
 		}
 	}
-	r, err := host.Check(ctx, wasm, o)
+	r, err := check.Module(ctx, wasm, o)
 	if err != nil {
 		return err
 	}
@@ -176,7 +177,7 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 }
 
 // printCheck prints the report of a check, as JSON or as text.
-func printCheck(stdout io.Writer, r *host.CheckReport, asJSON bool) error {
+func printCheck(stdout io.Writer, r *check.Report, asJSON bool) error {
 	if asJSON {
 		j := checkJSON{Workflow: r.Workflow, Seed: r.Seed, Schedules: r.Schedules, Replays: r.Replays, Shared: r.Shared, OK: r.OK(),
 			CrashPoints: r.CrashPoints, Sampled: r.Sampled(), BudgetMS: r.Budget.Milliseconds(), Promises: r.Promises,

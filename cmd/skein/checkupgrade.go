@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/skeinrun/skein/host"
+	"github.com/skeinrun/skein/host/check"
 	"github.com/skeinrun/skein/internal/limitflags"
 	"github.com/skeinrun/skein/store"
 )
@@ -59,18 +59,18 @@ type checkOutput struct {
 
 // upgradeJSON is the --json output of skein check --upgrade.
 type upgradeJSON struct {
-	Module    string            `json:"module"`
-	Workflows []string          `json:"workflows"`
-	Statuses  []store.RunStatus `json:"statuses"`
-	OK        bool              `json:"ok"`
-	Summary   string            `json:"summary"`
-	Checked   int               `json:"checked"`
-	Broken    int               `json:"broken"`
-	Runs      []host.UpgradeRun `json:"runs"`
-	ElapsedMS int64             `json:"elapsed_ms"`
+	Module    string             `json:"module"`
+	Workflows []string           `json:"workflows"`
+	Statuses  []store.RunStatus  `json:"statuses"`
+	OK        bool               `json:"ok"`
+	Summary   string             `json:"summary"`
+	Checked   int                `json:"checked"`
+	Broken    int                `json:"broken"`
+	Runs      []check.UpgradeRun `json:"runs"`
+	ElapsedMS int64              `json:"elapsed_ms"`
 }
 
-// cmdCheckUpgrade is skein check --upgrade NEW.wasm: host.CheckUpgrade
+// cmdCheckUpgrade is skein check --upgrade NEW.wasm: check.Upgrade
 // on the store of --db or --store; exit 1 when a run would break.
 func cmdCheckUpgrade(ctx context.Context, fs *flag.FlagSet, up *upgradeFlags, pos []string, co checkOutput, stdout, stderr io.Writer) error {
 	if len(pos) != 0 {
@@ -103,7 +103,7 @@ func cmdCheckUpgrade(ctx context.Context, fs *flag.FlagSet, up *upgradeFlags, po
 		cache = filepath.Join(dir, "skein-wazero")
 	}
 	workflow := fs.Lookup("workflow").Value.String()
-	o := host.UpgradeOptions{Store: st, Workflow: workflow, Statuses: statuses, CacheDir: cache,
+	o := check.UpgradeOptions{Store: st, Workflow: workflow, Statuses: statuses, CacheDir: cache,
 		DisableInterrupt: co.noInterrupt, LimitHint: limitflags.Flag, Engine: co.engine}
 	if co.guest {
 		o.GuestOutputFor = prefixedOutput(stderr)
@@ -115,7 +115,7 @@ func cmdCheckUpgrade(ctx context.Context, fs *flag.FlagSet, up *upgradeFlags, po
 			}
 		}
 	}
-	r, err := host.CheckUpgrade(ctx, wasm, o)
+	r, err := check.Upgrade(ctx, wasm, o)
 	if o.Progress != nil {
 		fmt.Fprint(stderr, "\r")
 	}

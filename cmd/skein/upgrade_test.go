@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/skeinrun/skein/host"
+	"github.com/skeinrun/skein/host/check"
 	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 	"github.com/skeinrun/skein/store"
 	"github.com/skeinrun/skein/store/sqlite"
@@ -148,7 +149,7 @@ func TestCheckUpgradeProvision(t *testing.T) {
 		}
 		broken = append(broken, run.ID)
 		want := map[string]string{"2.0.1": "attach_ip", "2.1.1": "setup_security_group"}[run.Key]
-		if run.Break != host.BreakSkipped || want == "" || run.Recorded != want || run.New != "check_quota" || run.Status != store.RunRunning || run.Ops != 2 {
+		if run.Break != check.BreakSkipped || want == "" || run.Recorded != want || run.New != "check_quota" || run.Status != store.RunRunning || run.Ops != 2 {
 			t.Errorf("run %+v: want the skipped fork step (2.0.1 attach_ip or 2.1.1 setup_security_group) and the new check_quota", run)
 		}
 	}

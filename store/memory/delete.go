@@ -3,7 +3,7 @@ package memory
 // DeleteRuns removes every run whose id match reports true, with all
 // that belongs to it: its outcomes, settlements, attempts, lease history
 // and activity tasks. It returns how many runs it removed. It is not part
-// of store.Store: the checker (host.Check) forgets the runs it made once
+// of store.Store: the checker (check.Module) forgets the runs it made once
 // it has compared them, so that its memory does not grow with the number
 // of schedules it checks.
 func (s *Store) DeleteRuns(match func(id string) bool) int {

@@ -13,7 +13,7 @@ import (
 
 // In a check nobody settles a run's external promises, so the check
 // settles them itself: each promise the workflow issues is settled after a
-// seeded virtual delay, with the outcome CheckOptions.Promises gives for
+// seeded virtual delay, with the outcome check.Options.Promises gives for
 // its key, or else, by schedule, with a value generated from the schema
 // the promise recorded, with an error, or not at all (a deadline the
 // workflow races it with wins, or the run suspends). So the code after

@@ -14,7 +14,7 @@ import (
 // that could have shaped it: those its task made before issuing it, those
 // its parent had made when it started the task, and those of every task
 // whose end it awaited. The checker compares two schedules' ops at a key
-// only when these agree (checkreport.go).
+// only when these agree (host/check/report.go).
 
 // choice is the n-th Select of a task (by lineage path) and the key of the
 // promise it chose; or, with Promise set, the outcome a task got from an

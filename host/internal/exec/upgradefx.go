@@ -12,7 +12,7 @@ import (
 	"github.com/skeinrun/skein/store"
 )
 
-// upgradeWorld is the world of a run replayed by CheckUpgrade: recorded
+// upgradeWorld is the world of a run replayed by check.Upgrade: recorded
 // outcomes only. A new step body runs in the sandbox and settles at once
 // (as on a resume; its body waits never end); a new activity call, timer,
 // promise or child op starts nothing and never settles. The execution
@@ -34,7 +34,7 @@ func (w *UpgradeWorld) ParentEnded(context.Context, Host, *RunState, []store.Par
 }
 
 // upgradeEffects are the effects of an execution replayed by
-// CheckUpgrade (upgradeWorld): none.
+// check.Upgrade (upgradeWorld): none.
 type upgradeEffects struct {
 	x    *Exec
 	w    *UpgradeWorld

@@ -1,4 +1,4 @@
-package host
+package check
 
 import (
 	"context"
@@ -47,7 +47,7 @@ func TestCheckBudgetSamples(t *testing.T) {
 		}
 		left = len(rs)
 	}
-	r := check(t, "./testdata/workflows/fanout200", CheckOptions{Workflow: "fanout", Input: in, Schedules: 6, Budget: 1, checked: keep})
+	r := check(t, "./testdata/workflows/fanout200", Options{Workflow: "fanout", Input: in, Schedules: 6, Budget: 1, checked: keep})
 	if !r.OK() || !r.Sampled() || r.CrashPoints != 6*61 || r.Replays != 6*2 {
 		t.Fatalf("sampled check: %d of %d crash points replayed, sampled %v; want 12 of 366\n%s", r.Replays, r.CrashPoints, r.Sampled(), details(r))
 	}
@@ -57,7 +57,7 @@ func TestCheckBudgetSamples(t *testing.T) {
 	if left != 0 {
 		t.Errorf("%d runs left in the check's store; want none", left)
 	}
-	r = check(t, "./testdata/workflows/fanout200", CheckOptions{Workflow: "fanout", Input: in, Schedules: 2, checked: keep})
+	r = check(t, "./testdata/workflows/fanout200", Options{Workflow: "fanout", Input: in, Schedules: 2, checked: keep})
 	if !r.OK() || r.Sampled() || r.Replays != r.CrashPoints || r.CrashPoints != 2*61 || strings.Contains(r.Summary(), "sampled") {
 		t.Fatalf("check without a budget: %d of %d crash points; want all 122\n%s", r.Replays, r.CrashPoints, details(r))
 	}

@@ -1,4 +1,4 @@
-package host
+package check
 
 import (
 	"sync"
@@ -7,17 +7,17 @@ import (
 
 // A check replays a run from every crash point of its journal: a journal
 // of n settlements has n+1, each a whole execution, so the cost of a
-// schedule grows with the square of its journal. Under CheckOptions.Budget
+// schedule grows with the square of its journal. Under Options.Budget
 // the check estimates, after each run, how many of its crash points fit in
 // its share of the time left (the time left, times the workers, over the
 // schedules not yet done) at what the run itself took, and replays that
 // many, spread over the journal: always the verifying replay of the whole
 // journal (the last point) and the replay from nothing (the first), then
 // points at even steps from a seeded offset. The report says how many of
-// the crash points it replayed (CheckReport.CrashPoints); a check that
+// the crash points it replayed (Report.CrashPoints); a check that
 // replays fewer than all says so in its summary, never silently.
 
-// crashBudget shares CheckOptions.Budget between the schedules of a check.
+// crashBudget shares Options.Budget between the schedules of a check.
 type crashBudget struct {
 	deadline time.Time // zero: no budget, every crash point is replayed
 	workers  int
@@ -26,7 +26,7 @@ type crashBudget struct {
 	pending int // schedules not yet done, the running ones included
 }
 
-func newCrashBudget(start time.Time, o CheckOptions, schedules int) *crashBudget {
+func newCrashBudget(start time.Time, o Options, schedules int) *crashBudget {
 	b := &crashBudget{workers: max(o.Parallelism, 1), pending: schedules}
 	if o.Budget > 0 {
 		b.deadline = start.Add(o.Budget)

@@ -1,4 +1,4 @@
-package host
+package check
 
 import (
 	"fmt"
@@ -13,8 +13,8 @@ import (
 	"github.com/skeinrun/skein/store"
 )
 
-// CheckReport is what Check found.
-type CheckReport struct {
+// Report is what Module found.
+type Report struct {
 	Workflow  string
 	Seed      uint64
 	Schedules int
@@ -25,7 +25,7 @@ type CheckReport struct {
 	// summary says so.
 	Replays     int
 	CrashPoints int
-	// Budget is CheckOptions.Budget.
+	// Budget is Options.Budget.
 	Budget time.Duration
 	// Shared counts the crash points of Replays that were not replayed
 	// again because an earlier schedule recorded the same log and ended
@@ -47,8 +47,9 @@ type CheckReport struct {
 	// means the result depends on the schedule (legitimate with Select).
 	Ends []EndGroup
 	// Promises groups the schedules by how the check settled each
-	// external promise (checkpromise.go); a successor's promises are
-	// keyed "~N:KEY", a child run's "CHILD-KEY/KEY".
+	// external promise (host/internal/exec/checkpromise.go); a
+	// successor's promises are keyed "~N:KEY", a child run's
+	// "CHILD-KEY/KEY".
 	Promises []PromiseUse
 	// Chain is the runs the first schedule ran: the run, then each
 	// successor it continued as (one entry for a run that does not
@@ -73,7 +74,7 @@ type Divergence struct {
 	// Run is the successor the replay was of, in a schedule whose run
 	// continued as new ("" for the schedule's first run), and ChainRun
 	// its position in the chain (N for {run}~N; 0 for the first run):
-	// what CheckOptions.ChainRun takes to reproduce it.
+	// what Options.ChainRun takes to reproduce it.
 	Run      string
 	ChainRun int
 }
@@ -100,7 +101,8 @@ type ChoiceDependence struct {
 // and the key of the future it chose in schedule A and in B (a task's
 // future is its scope key, e.g. "t2").
 // With Promise set, it is instead an external promise of the task that
-// the check settled itself, differently in A and B (checkpromise.go).
+// the check settled itself, differently in A and B
+// (host/internal/exec/checkpromise.go).
 type Choice struct {
 	Task    string
 	Select  int
@@ -132,16 +134,16 @@ type EndGroup struct {
 }
 
 // Sampled reports whether the budget left crash points unreplayed.
-func (r *CheckReport) Sampled() bool { return r.Budget > 0 && r.Replays < r.CrashPoints }
+func (r *Report) Sampled() bool { return r.Budget > 0 && r.Replays < r.CrashPoints }
 
 // OK reports whether nothing diverged and ids do not depend on the
 // schedule.
-func (r *CheckReport) OK() bool { return len(r.Divergences) == 0 && len(r.IDConflicts) == 0 }
+func (r *Report) OK() bool { return len(r.Divergences) == 0 && len(r.IDConflicts) == 0 }
 
 // Summary is the one-line result, e.g. "race: 200 schedules, 1400
 // replays, 0 divergences, ids schedule-independent, result
 // schedule-independent".
-func (r *CheckReport) Summary() string {
+func (r *Report) Summary() string {
 	ids := "ids schedule-independent"
 	if n := len(r.ChoiceDependent); n > 0 {
 		ids = fmt.Sprintf("ids schedule-independent up to recorded choices (%d keys follow a Select)", n)
@@ -171,7 +173,7 @@ func (r *CheckReport) Summary() string {
 
 // Details writes every failure with what reproduces it (the flags of
 // `skein check`), and the ends of a schedule-dependent result.
-func (r *CheckReport) Details(w io.Writer) {
+func (r *Report) Details(w io.Writer) {
 	for _, d := range r.Divergences {
 		fmt.Fprintf(w, "divergence: schedule %d, crash at %d", d.Schedule, d.CrashAt)
 		if d.Run != "" {
@@ -236,7 +238,7 @@ const checkEpoch = 1767225600 * int64(time.Second)
 // first schedule's op, so its memory follows the keys, not the schedules.
 type reportFolder struct {
 	mu         sync.Mutex
-	r          *CheckReport
+	r          *Report
 	progress   func(done, total int)
 	total      int
 	next       int                    // the index of the next result to fold
@@ -254,8 +256,8 @@ type seenOp struct {
 	choices []exec.SelectChoice
 }
 
-func newReportFolder(o CheckOptions, ks []int) *reportFolder {
-	return &reportFolder{r: &CheckReport{Workflow: o.Workflow, Seed: o.Seed, Schedules: len(ks), Budget: o.Budget},
+func newReportFolder(o Options, ks []int) *reportFolder {
+	return &reportFolder{r: &Report{Workflow: o.Workflow, Seed: o.Seed, Schedules: len(ks), Budget: o.Budget},
 		progress: o.Progress, total: len(ks), waiting: map[int]scheduleResult{}, seen: map[string]seenOp{},
 		conflicted: map[string]bool{}, followed: map[string]bool{}}
 }
@@ -325,7 +327,7 @@ func (f *reportFolder) fold(res scheduleResult) {
 }
 
 // report returns the report once every result is folded.
-func (f *reportFolder) report() (*CheckReport, error) {
+func (f *reportFolder) report() (*Report, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.err != nil {
@@ -335,7 +337,7 @@ func (f *reportFolder) report() (*CheckReport, error) {
 }
 
 // addEnd counts schedule k in the group of its end.
-func (r *CheckReport) addEnd(k int, e EndGroup) {
+func (r *Report) addEnd(k int, e EndGroup) {
 	for g := range r.Ends {
 		if r.Ends[g].Status == e.Status && r.Ends[g].Result == e.Result && r.Ends[g].Error == e.Error {
 			r.Ends[g].Schedules = append(r.Ends[g].Schedules, k)
@@ -358,7 +360,7 @@ type PromiseUse struct {
 }
 
 // addPromises counts schedule k's promises in the report's groups.
-func (r *CheckReport) addPromises(k int, promised map[string]string) {
+func (r *Report) addPromises(k int, promised map[string]string) {
 	for _, key := range slices.Sorted(maps.Keys(promised)) {
 		how, example := promised[key], ""
 		if v, ok := strings.CutPrefix(how, exec.PromiseGenerated); ok {

@@ -1,16 +1,14 @@
-package host
+package check
 
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
-	"os"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/skeinrun/skein/internal/testing/wasmbuild"
+	"github.com/skeinrun/skein/host"
 	"github.com/skeinrun/skein/store"
 )
 
@@ -26,37 +24,31 @@ func BenchmarkCheckUpgrade(b *testing.B) {
 		n = 1_000
 	}
 	ctx := context.Background()
-	h := newTestHost(b, Config{Evict: EvictIdle, IdleThreshold: 10 * time.Millisecond})
+	h := newLiveHost(b, host.Config{Evict: host.EvictIdle, IdleThreshold: 10 * time.Millisecond})
 	m := h.deploy(b, "./testdata/workflows/bench")
-	tmpl, err := h.Start(ctx, StartOptions{Module: m.Hash, Workflow: "steps", ID: "template", Input: json.RawMessage(`{"n":19,"sleep_ms":3600000}`)})
+	tmpl, err := h.Start(ctx, host.StartOptions{Module: m.Hash, Workflow: "steps", ID: "template", Input: json.RawMessage(`{"n":19,"sleep_ms":3600000}`)})
 	if err != nil {
 		b.Fatal(err)
 	}
-	if tmpl, err = h.Drive(ctx, tmpl.ID, DriveOptions{}); err != nil || tmpl.Status != store.RunSuspended {
+	if tmpl, err = h.Drive(ctx, tmpl.ID, host.DriveOptions{}); err != nil || tmpl.Status != store.RunSuspended {
 		b.Fatalf("template: %v %s", err, tmpl.Status)
 	}
-	outs := h.outcomes(b, tmpl.ID)
+	outs, err := h.st.Outcomes(ctx, tmpl.ID)
+	if err != nil {
+		b.Fatal(err)
+	}
 	if len(outs) != 20 {
 		b.Fatalf("template has %d records, want 20", len(outs))
 	}
 	st := h.st
 	copyRuns(b, st, tmpl, outs, n-1)
-	wasm, err := os.ReadFile(wasmbuild.Build(b, "./testdata/workflows/bench"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	// -args -nointerrupt (a flag of the workload benchmarks) turns the
-	// guest's interrupt checks off.
-	off := false
-	if f := flag.Lookup("nointerrupt"); f != nil {
-		off = f.Value.String() == "true"
-	}
-	o := UpgradeOptions{Store: st, Workflow: "steps", CacheDir: cacheDir, DisableInterrupt: off}
+	wasm := wasmOf(b, "./testdata/workflows/bench")
+	o := UpgradeOptions{Store: st, Workflow: "steps", CacheDir: cacheDir, DisableInterrupt: *benchNoInterrupt}
 	b.ResetTimer()
 	cpu0 := cpuTime()
 	var r *UpgradeReport
 	for b.Loop() {
-		if r, err = CheckUpgrade(ctx, wasm, o); err != nil || !r.OK() || len(r.Runs) != n {
+		if r, err = Upgrade(ctx, wasm, o); err != nil || !r.OK() || len(r.Runs) != n {
 			b.Fatalf("%v %+v", err, r.Summary())
 		}
 	}

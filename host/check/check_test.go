@@ -1,4 +1,4 @@
-package host
+package check
 
 import (
 	"context"
@@ -14,38 +14,8 @@ import (
 	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 )
 
-func wasmOf(t *testing.T, pkg string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(wasmbuild.Build(t, pkg))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-func check(t *testing.T, pkg string, o CheckOptions) *CheckReport {
-	t.Helper()
-	if o.CacheDir == "" {
-		o.CacheDir = cacheDir
-	}
-	if o.Engine == "" {
-		o.Engine = testEngine
-	}
-	r, err := Check(context.Background(), wasmOf(t, pkg), o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
-
-func details(r *CheckReport) string {
-	var b strings.Builder
-	r.Details(&b)
-	return r.Summary() + "\n" + b.String()
-}
-
 func TestCheckRace(t *testing.T) {
-	r := check(t, "./examples/race", CheckOptions{Workflow: "race", Schedules: 50})
+	r := check(t, "./examples/race", Options{Workflow: "race", Schedules: 50})
 	if !r.OK() || len(r.Ends) != 1 {
 		t.Fatalf("%s", details(r))
 	}
@@ -61,7 +31,7 @@ func TestCheckRace(t *testing.T) {
 // race's second steps depend on which chain's first step finishes first:
 // the check must say so.
 func TestCheckCatchesCounterMinting(t *testing.T) {
-	r := check(t, "./examples/race", CheckOptions{Workflow: "race", minting: sched.MintCounter})
+	r := check(t, "./examples/race", Options{Workflow: "race", minting: sched.MintCounter})
 	if r.OK() || len(r.IDConflicts) == 0 {
 		t.Fatalf("counter minting passed the check:\n%s", details(r))
 	}
@@ -74,7 +44,7 @@ func TestCheckCatchesCounterMinting(t *testing.T) {
 // replay hands each chain the other chain's value: the check reports the
 // divergence with the key, both values and a reproduction.
 func TestCheckCatchesSwappedValues(t *testing.T) {
-	r := check(t, "./examples/race", CheckOptions{Workflow: "race", Schedules: 20, minting: sched.MintCounter, replayInline: true})
+	r := check(t, "./examples/race", Options{Workflow: "race", Schedules: 20, minting: sched.MintCounter, replayInline: true})
 	if len(r.Divergences) == 0 {
 		t.Fatalf("no divergence found:\n%s", details(r))
 	}
@@ -85,21 +55,21 @@ func TestCheckCatchesSwappedValues(t *testing.T) {
 		}
 	}
 	d := r.Divergences[0]
-	one := check(t, "./examples/race", CheckOptions{Workflow: "race", Schedule: d.Schedule, CrashAt: d.CrashAt, minting: sched.MintCounter, replayInline: true})
+	one := check(t, "./examples/race", Options{Workflow: "race", Schedule: d.Schedule, CrashAt: d.CrashAt, minting: sched.MintCounter, replayInline: true})
 	if len(one.Divergences) != 1 || one.Divergences[0] != d {
 		t.Errorf("the reproduction found %+v, want %+v", one.Divergences, d)
 	}
 }
 
 func TestCheckScheduleDependentResult(t *testing.T) {
-	r := check(t, "./testdata/workflows/timing", CheckOptions{Workflow: "first", Schedules: 40})
+	r := check(t, "./testdata/workflows/timing", Options{Workflow: "first", Schedules: 40})
 	if !r.OK() {
 		t.Fatalf("%s", details(r))
 	}
 	if len(r.Ends) != 2 || !strings.Contains(r.Summary(), "result depends on the schedule") {
 		t.Fatalf("want two ends (a and b):\n%s", details(r))
 	}
-	r = check(t, "./testdata/workflows/timing", CheckOptions{Workflow: "shared", Schedules: 40})
+	r = check(t, "./testdata/workflows/timing", Options{Workflow: "shared", Schedules: 40})
 	if !r.OK() || len(r.Ends) != 2 {
 		t.Fatalf("want replay-exact, ids independent, two orders:\n%s", details(r))
 	}
@@ -110,7 +80,7 @@ func TestCheckScheduleDependentResult(t *testing.T) {
 // others, and still checks every crash point of every schedule.
 func TestCheckSharesReplays(t *testing.T) {
 	const n, schedules = 50, 40
-	r := check(t, "./testdata/workflows/bench", CheckOptions{Workflow: "steps", Input: []byte(`{"n":50}`), Schedules: schedules})
+	r := check(t, "./testdata/workflows/bench", Options{Workflow: "steps", Input: []byte(`{"n":50}`), Schedules: schedules})
 	if !r.OK() || len(r.Ends) != 1 {
 		t.Fatalf("%s", details(r))
 	}
@@ -125,53 +95,48 @@ func TestCheckSharesReplays(t *testing.T) {
 // The same seed checks the same schedules: one schedule reproduced alone
 // ends the same as in the full check.
 func TestCheckReproducible(t *testing.T) {
-	full := check(t, "./testdata/workflows/timing", CheckOptions{Workflow: "first", Schedules: 20, Seed: 7})
+	full := check(t, "./testdata/workflows/timing", Options{Workflow: "first", Schedules: 20, Seed: 7})
 	for _, e := range full.Ends {
 		k := e.Schedules[len(e.Schedules)-1]
-		one := check(t, "./testdata/workflows/timing", CheckOptions{Workflow: "first", Seed: 7, Schedule: k, CrashAt: 1})
+		one := check(t, "./testdata/workflows/timing", Options{Workflow: "first", Seed: 7, Schedule: k, CrashAt: 1})
 		if len(one.Ends) != 1 || one.Ends[0].Result != e.Result || one.Replays != 1 {
 			t.Fatalf("schedule %d alone: %+v, want %s and one replay", k, one.Ends, e.Result)
 		}
 	}
 }
 
+// -args -nointerrupt turns the guest's interrupt checks off in the
+// benchmarks of the checker (as the host's workload benchmarks' flag).
+var benchNoInterrupt = flag.Bool("nointerrupt", false, "benchmarks: run the guests without interrupt checks")
+
 // BenchmarkCheckRace checks the race example under 200 schedules with a
 // replay from every crash point (the issue's target: under 2 s).
 func BenchmarkCheckRace(b *testing.B) {
-	// -args -nointerrupt (a flag of the workload benchmarks) turns the
-	// guest's interrupt checks off.
-	off := false
-	if f := flag.Lookup("nointerrupt"); f != nil {
-		off = f.Value.String() == "true"
-	}
-	if f := flag.Lookup("gomemory"); f != nil && f.Value.String() == "true" {
-		defer UseGoMemory()()
-	}
-	benchCheck(b, "./examples/race", CheckOptions{Workflow: "race", DisableInterrupt: off})
+	benchCheck(b, "./examples/race", Options{Workflow: "race", DisableInterrupt: *benchNoInterrupt})
 }
 
 // BenchmarkCheckNested is issue 20's second checker figure: a three-level
 // nested spawn of the bench module (15 tasks), whose 200 schedules record
 // 200 different journals, so no crash point is shared.
 func BenchmarkCheckNested(b *testing.B) {
-	benchCheck(b, "./testdata/workflows/bench", CheckOptions{Workflow: "nested", Input: []byte(`{"depth":3,"width":2}`)})
+	benchCheck(b, "./testdata/workflows/bench", Options{Workflow: "nested", Input: []byte(`{"depth":3,"width":2}`)})
 }
 
-// benchCheck times Check of the module built from pkg with o, after a
+// benchCheck times Module of the module built from pkg with o, after a
 // check of one schedule has compiled it into the cache.
-func benchCheck(b *testing.B, pkg string, o CheckOptions) {
+func benchCheck(b *testing.B, pkg string, o Options) {
 	wasm, err := os.ReadFile(wasmbuild.Build(b, pkg))
 	if err != nil {
 		b.Fatal(err)
 	}
 	o.CacheDir = cacheDir
-	if _, err := Check(context.Background(), wasm, CheckOptions{Workflow: o.Workflow, Schedules: 1, CacheDir: cacheDir}); err != nil {
+	if _, err := Module(context.Background(), wasm, Options{Workflow: o.Workflow, Schedules: 1, CacheDir: cacheDir}); err != nil {
 		b.Fatal(err) // compile into the cache
 	}
 	b.ResetTimer()
-	var r *CheckReport
+	var r *Report
 	for range b.N {
-		if r, err = Check(context.Background(), wasm, o); err != nil || !r.OK() {
+		if r, err = Module(context.Background(), wasm, o); err != nil || !r.OK() {
 			b.Fatal(err, r.Summary())
 		}
 	}
@@ -186,7 +151,7 @@ func benchCheck(b *testing.B, pkg string, o CheckOptions) {
 // share of crash points replayed and the process's peak resident memory
 // (VmHWM), which must not grow with the schedules.
 func BenchmarkCheckFanout200(b *testing.B) {
-	benchCheck(b, "./testdata/workflows/fanout200", CheckOptions{Workflow: "fanout", Budget: 30 * time.Second})
+	benchCheck(b, "./testdata/workflows/fanout200", Options{Workflow: "fanout", Budget: 30 * time.Second})
 	if peak, err := peakRSS(); err == nil {
 		b.ReportMetric(float64(peak)/(1<<20), "peak-MiB")
 	}

@@ -1,4 +1,4 @@
-package host
+package check
 
 import (
 	"strings"
@@ -18,7 +18,7 @@ func TestCheckChoiceIsNotARace(t *testing.T) {
 		{"pick_in_task", "2", "t1", "t1.1 t1.2"},
 		{"mixed", "5", "", "3 4"},
 	} {
-		r := check(t, "./testdata/workflows/choice", CheckOptions{Workflow: tc.workflow, Schedules: 40})
+		r := check(t, "./testdata/workflows/choice", Options{Workflow: tc.workflow, Schedules: 40})
 		out := details(r)
 		if !r.OK() || len(r.IDConflicts) != 0 || len(r.ChoiceDependent) != 1 || len(r.Ends) != 2 {
 			t.Fatalf("%s: want a pass with one choice-dependent key and two ends:\n%s", tc.workflow, out)
@@ -47,7 +47,7 @@ func TestCheckChoiceIsNotARace(t *testing.T) {
 // before them, and the step after the choice is compared only with ops
 // that followed the same Select.
 func TestCheckCounterMintingWithChoices(t *testing.T) {
-	r := check(t, "./testdata/workflows/choice", CheckOptions{Workflow: "mixed", Schedules: 40, minting: sched.MintCounter})
+	r := check(t, "./testdata/workflows/choice", Options{Workflow: "mixed", Schedules: 40, minting: sched.MintCounter})
 	if r.OK() || len(r.IDConflicts) == 0 || !strings.Contains(r.Summary(), "ids DEPEND ON THE SCHEDULE") {
 		t.Fatalf("counter minting passed the check:\n%s", details(r))
 	}

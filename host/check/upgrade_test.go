@@ -1,13 +1,12 @@
-package host
+package check
 
 import (
 	"context"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/skeinrun/skein/internal/testing/wasmbuild"
+	"github.com/skeinrun/skein/host"
 	"github.com/skeinrun/skein/store"
 )
 
@@ -18,25 +17,22 @@ import (
 // v2 then does.
 func TestCheckUpgradeSuspendedRuns(t *testing.T) {
 	ctx := context.Background()
-	h := newTestHost(t, Config{Evict: EvictIdle, IdleThreshold: 10 * time.Millisecond})
+	h := newLiveHost(t, host.Config{Evict: host.EvictIdle, IdleThreshold: 10 * time.Millisecond})
 	v1 := h.deploy(t, "./testdata/workflows/versions/v1")
 	v2 := h.deploy(t, "./testdata/workflows/versions/v2")
 	for _, wf := range []string{"positional", "named", "rename"} {
 		for _, n := range []string{"a", "b"} {
-			r, err := h.Start(ctx, StartOptions{Module: v1.Hash, Workflow: wf, ID: wf + "-" + n})
+			r, err := h.Start(ctx, host.StartOptions{Module: v1.Hash, Workflow: wf, ID: wf + "-" + n})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if r, err = h.Drive(ctx, r.ID, DriveOptions{}); err != nil || r.Status != store.RunSuspended {
+			if r, err = h.Drive(ctx, r.ID, host.DriveOptions{}); err != nil || r.Status != store.RunSuspended {
 				t.Fatalf("v1 %s: %v %s %s (want suspended on its timer)", wf, err, r.Status, r.Error)
 			}
 		}
 	}
-	wasm, err := os.ReadFile(wasmbuild.Build(t, "./testdata/workflows/versions/v2"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := CheckUpgrade(ctx, wasm, UpgradeOptions{Store: h.st, CacheDir: cacheDir})
+	wasm := wasmOf(t, "./testdata/workflows/versions/v2")
+	rep, err := Upgrade(ctx, wasm, UpgradeOptions{Store: h.st, CacheDir: cacheDir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,8 +62,8 @@ func TestCheckUpgradeSuspendedRuns(t *testing.T) {
 	}
 	// What a real resume with v2 does agrees with every verdict.
 	for _, r := range rep.Runs {
-		got, err := h.Resume(ctx, r.ID, v2.Hash, DriveOptions{WaitTimers: true})
-		if IsDivergence(err) != !r.OK() {
+		got, err := h.Resume(ctx, r.ID, v2.Hash, host.DriveOptions{WaitTimers: true})
+		if host.IsDivergence(err) != !r.OK() {
 			t.Errorf("resume %s with v2: %v (%s), but the check said %+v", r.ID, err, got.Status, r)
 		}
 		if r.OK() && got.Status != store.RunCompleted {
@@ -79,29 +75,26 @@ func TestCheckUpgradeSuspendedRuns(t *testing.T) {
 // The workflow filter, the statuses and bad options.
 func TestCheckUpgradeOptions(t *testing.T) {
 	ctx := context.Background()
-	h := newTestHost(t, Config{Evict: EvictIdle, IdleThreshold: 10 * time.Millisecond})
+	h := newLiveHost(t, host.Config{Evict: host.EvictIdle, IdleThreshold: 10 * time.Millisecond})
 	v1 := h.deploy(t, "./testdata/workflows/versions/v1")
 	for _, wf := range []string{"positional", "named"} {
-		r, err := h.Start(ctx, StartOptions{Module: v1.Hash, Workflow: wf, ID: wf})
+		r, err := h.Start(ctx, host.StartOptions{Module: v1.Hash, Workflow: wf, ID: wf})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := h.Drive(ctx, r.ID, DriveOptions{}); err != nil {
+		if _, err := h.Drive(ctx, r.ID, host.DriveOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := h.Start(ctx, StartOptions{Module: v1.Hash, Workflow: "positional", ID: "not-started"}); err != nil {
+	if _, err := h.Start(ctx, host.StartOptions{Module: v1.Hash, Workflow: "positional", ID: "not-started"}); err != nil {
 		t.Fatal(err)
 	}
-	wasm, err := os.ReadFile(wasmbuild.Build(t, "./testdata/workflows/versions/v2"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := CheckUpgrade(ctx, wasm, UpgradeOptions{Store: h.st, Workflow: "named", CacheDir: cacheDir})
+	wasm := wasmOf(t, "./testdata/workflows/versions/v2")
+	rep, err := Upgrade(ctx, wasm, UpgradeOptions{Store: h.st, Workflow: "named", CacheDir: cacheDir})
 	if err != nil || len(rep.Runs) != 1 || rep.Runs[0].ID != "named" || !rep.OK() {
 		t.Fatalf("--workflow named: %v %+v", err, rep)
 	}
-	rep, err = CheckUpgrade(ctx, wasm, UpgradeOptions{Store: h.st, Statuses: []store.RunStatus{store.RunPending}, CacheDir: cacheDir})
+	rep, err = Upgrade(ctx, wasm, UpgradeOptions{Store: h.st, Statuses: []store.RunStatus{store.RunPending}, CacheDir: cacheDir})
 	if err != nil || len(rep.Runs) != 1 || rep.Runs[0].ID != "not-started" || !rep.OK() || rep.Runs[0].End != "continues" {
 		t.Fatalf("pending runs: %v %+v", err, rep)
 	}
@@ -114,7 +107,7 @@ func TestCheckUpgradeOptions(t *testing.T) {
 		{UpgradeOptions{}, "UpgradeOptions.Store is required"},
 	} {
 		tc.o.CacheDir = cacheDir
-		if _, err := CheckUpgrade(ctx, wasm, tc.o); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := Upgrade(ctx, wasm, tc.o); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: %v, want %q", tc.o, err, tc.want)
 		}
 	}

@@ -1,4 +1,4 @@
-package host
+package check
 
 import (
 	"bytes"
@@ -14,13 +14,15 @@ import (
 	"time"
 
 	"github.com/skeinrun/skein/activity"
+	"github.com/skeinrun/skein/host"
+	"github.com/skeinrun/skein/host/internal/checklink"
 	"github.com/skeinrun/skein/host/internal/sched"
 	"github.com/skeinrun/skein/store"
 	"github.com/skeinrun/skein/store/memory"
 )
 
-// CheckOptions configure Check.
-type CheckOptions struct {
+// Options configure Module.
+type Options struct {
 	// Workflow is the registered workflow to check; default: the module's
 	// only workflow.
 	Workflow string
@@ -40,7 +42,7 @@ type CheckOptions struct {
 	// activity.HTTPActivity, fails without one: a check makes no requests).
 	Activities map[string]activity.Func
 	// StepTime and ActivityTime bound the seeded virtual durations (see
-	// Simulation); default 100ms each.
+	// host.Simulation); default 100ms each.
 	StepTime, ActivityTime time.Duration
 	// Parallelism is the number of schedules checked at once; default
 	// GOMAXPROCS.
@@ -48,7 +50,7 @@ type CheckOptions struct {
 	// CacheDir keeps compiled modules on disk across processes.
 	CacheDir string
 	// DisableInterrupt runs the guest without interrupt checks (faster;
-	// for trusted modules, see Config).
+	// for trusted modules, see host.Config).
 	DisableInterrupt bool
 	// GuestOutputFor, if set, receives the guest's stdout and stderr per
 	// execution, as host.Config.GuestOutputFor (run is the id of the
@@ -56,15 +58,15 @@ type CheckOptions struct {
 	GuestOutputFor func(run string) io.Writer
 	// MaxContinues is how many successors of a run that continues as new
 	// (skein.ContinueAsNew) each schedule follows and checks; default
-	// DefaultCheckContinues.
+	// DefaultContinues.
 	MaxContinues int
 	// Progress, if set, is called after each schedule with the number
 	// checked so far and the total.
 	Progress func(done, total int)
 	// Budget bounds the check's time: when replaying every crash point of
 	// every schedule would take longer, the crash points replayed are
-	// sampled to fit (checkbudget.go), and the report says how many were
-	// (CheckReport.CrashPoints). Zero replays every one.
+	// sampled to fit (budget.go), and the report says how many were
+	// (Report.CrashPoints). Zero replays every one.
 	Budget time.Duration
 	// ChainRun, with Schedule and CrashAt, names the run of the
 	// schedule's continue-as-new chain the crash point is in: 1 (or 0)
@@ -74,40 +76,43 @@ type CheckOptions struct {
 	// the full id after "{run}.") with a fixed outcome in every schedule.
 	// The check settles the others itself, by schedule: with a value
 	// generated from the schema the promise recorded, with an error, or
-	// not at all (checkpromise.go), unless LeavePromises is set: then they
+	// not at all (host/internal/exec/checkpromise.go), unless
+	// LeavePromises is set: then they
 	// stay pending, and a schedule whose run waits on one ends suspended.
-	Promises      map[string]PromiseValue
+	Promises      map[string]host.PromiseValue
 	LeavePromises bool
 
 	minting      sched.Minting       // test only: a broken id policy the check must catch
 	replayInline bool                // test only: a replay that hands every recorded value back at once ("instant promise recovery")
 	checked      func(*memory.Store) // test only: given the check's store once every schedule is done
-	// LimitHint is Config.LimitHint for the runs of the check.
+	// LimitHint is host.Config.LimitHint for the runs of the check.
 	LimitHint func(field string) string
-	// Engine is Config.Engine for the runs of the check.
+	// Engine is host.Config.Engine for the runs of the check.
 	Engine string
 }
 
-// Check runs a workflow hermetically under o.Schedules seeded schedules
-// (see Simulation) against an in-memory store, and for each schedule
-// replays the run from every crash point of its journal, requiring the
-// same journal and the same end; then it compares the schedules: every
-// key must name the same op in all of them. It returns an error only when
-// the check could not run (a bad module, an unknown workflow); what it
-// found is in the report.
-func Check(ctx context.Context, wasm []byte, o CheckOptions) (*CheckReport, error) {
+// Module checks a workflow of the module wasm: it runs the workflow
+// hermetically under o.Schedules seeded schedules (see host.Simulation)
+// against an in-memory store, and for each schedule replays the run from
+// every crash point of its journal, requiring the same journal and the
+// same end; then it compares the schedules: every key must name the same
+// op in all of them. It returns an error only when the check could not
+// run (a bad module, an unknown workflow); what it found is in the
+// report.
+func Module(ctx context.Context, wasm []byte, o Options) (*Report, error) {
 	if err := o.setDefaults(); err != nil {
 		return nil, err
 	}
 	start := time.Now()
 	mem := memory.New()
-	// No journal cache: the memory store holds the journals already.
-	h, err := newHost(ctx, Config{Store: mem, Evict: EvictNever, CacheDir: o.CacheDir, JournalCacheBytes: -1,
+	link := &checklink.Link{Minting: o.minting, ReplayInline: o.replayInline}
+	// No journal cache: the memory store holds the journals already, and
+	// the checker reads and writes it directly.
+	h, err := host.New(checklink.With(ctx, link), host.Config{Store: mem, Evict: host.EvictNever, CacheDir: o.CacheDir, JournalCacheBytes: -1,
 		DisableInterrupt: o.DisableInterrupt, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), GuestOutputFor: o.GuestOutputFor,
-		Simulation: &Simulation{Seed: o.Seed, Activities: o.Activities, StepTime: o.StepTime, ActivityTime: o.ActivityTime,
+		Simulation: &host.Simulation{Seed: o.Seed, Activities: o.Activities, StepTime: o.StepTime, ActivityTime: o.ActivityTime,
 			Promises: o.Promises, SettlePromises: !o.LeavePromises},
-		LimitHint: o.LimitHint, Engine: o.Engine},
-		testHooks{minting: o.minting, replayInline: o.replayInline})
+		LimitHint: o.LimitHint, Engine: o.Engine})
 	if err != nil {
 		return nil, fmt.Errorf("check: %w", err)
 	}
@@ -132,7 +137,7 @@ func Check(ctx context.Context, wasm []byte, o CheckOptions) (*CheckReport, erro
 	if o.Schedule > 0 {
 		ks = []int{o.Schedule}
 	}
-	c := &checker{h: h, mem: mem, m: m, o: o, budget: newCrashBudget(start, o, len(ks)),
+	c := &checker{h: h, link: link, mem: mem, m: m, o: o, budget: newCrashBudget(start, o, len(ks)),
 		shares: &replayShares{byLog: map[[32]byte]*sharedReplays{}}}
 	r, err := c.run(ctx, ks)
 	if o.checked != nil {
@@ -149,7 +154,7 @@ func Check(ctx context.Context, wasm []byte, o CheckOptions) (*CheckReport, erro
 }
 
 // setDefaults fills in the defaults of the options and checks them.
-func (o *CheckOptions) setDefaults() error {
+func (o *Options) setDefaults() error {
 	if o.Schedules <= 0 {
 		o.Schedules = 200
 	}
@@ -157,7 +162,7 @@ func (o *CheckOptions) setDefaults() error {
 		o.Seed = 1
 	}
 	if o.MaxContinues <= 0 {
-		o.MaxContinues = DefaultCheckContinues
+		o.MaxContinues = DefaultContinues
 	}
 	if o.Parallelism <= 0 {
 		o.Parallelism = runtime.GOMAXPROCS(0)
@@ -183,8 +188,8 @@ func (o *CheckOptions) setDefaults() error {
 }
 
 // journal returns a run's settled outcomes in settle order.
-func (h *Host) journal(ctx context.Context, id string) ([]store.Outcome, error) {
-	outs, err := h.cfg.Store.Outcomes(ctx, id)
+func (c *checker) journal(ctx context.Context, id string) ([]store.Outcome, error) {
+	outs, err := c.mem.Outcomes(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -198,10 +203,10 @@ func (h *Host) journal(ctx context.Context, id string) ([]store.Outcome, error) 
 }
 
 // verifyReplay replays the whole journal without running anything.
-func (h *Host) verifyReplay(ctx context.Context, final store.Run, c int) *Divergence {
-	rr, err := h.Replay(ctx, final.ID)
+func (c *checker) verifyReplay(ctx context.Context, final store.Run, at int) *Divergence {
+	rr, err := c.h.Replay(ctx, final.ID)
 	if err != nil {
-		return &Divergence{CrashAt: c, Expected: "the journal to replay exactly", Got: err.Error()}
+		return &Divergence{CrashAt: at, Expected: "the journal to replay exactly", Got: err.Error()}
 	}
 	want := final.Status
 	switch want {
@@ -214,7 +219,7 @@ func (h *Host) verifyReplay(ctx context.Context, final store.Run, c int) *Diverg
 		return nil
 	}
 	if rr.Status != want || string(rr.Result) != string(final.Result) {
-		return &Divergence{CrashAt: c, Expected: fmt.Sprintf("%s %s", final.Status, endText(string(final.Result), final.Error)),
+		return &Divergence{CrashAt: at, Expected: fmt.Sprintf("%s %s", final.Status, endText(string(final.Result), final.Error)),
 			Got: fmt.Sprintf("%s %s", rr.Status, endText(string(rr.Result), rr.Error))}
 	}
 	return nil
@@ -234,4 +239,4 @@ func describeOutcome(o *store.Outcome, tick int) string {
 
 // chainRun is the position in the chain that ChainRun names (1: the
 // schedule's first run).
-func (o *CheckOptions) chainRun() int { return max(o.ChainRun, 1) }
+func (o *Options) chainRun() int { return max(o.ChainRun, 1) }

@@ -1,4 +1,4 @@
-package host
+package check
 
 import (
 	"fmt"
@@ -12,10 +12,12 @@ import (
 // The ways a run can break under a new module (UpgradeRun.Break).
 const (
 	// BreakCodeMismatch: the new code calls another function at a recorded
-	// key; a resume fails the run as diverged with a CodeMismatchError.
+	// key; a resume fails the run as diverged with a
+	// host.CodeMismatchError.
 	BreakCodeMismatch = "code mismatch"
 	// BreakNondeterminism: the new code departs from the recorded order;
-	// a resume fails the run as diverged with a NondeterminismError.
+	// a resume fails the run as diverged with a
+	// host.NondeterminismError.
 	BreakNondeterminism = "nondeterminism"
 	// BreakSkipped: the new code ends without reaching a recorded
 	// positional op after issuing ops the journal does not record (a
@@ -27,7 +29,7 @@ const (
 	BreakFailure = "failure"
 )
 
-// UpgradeReport is what CheckUpgrade found.
+// UpgradeReport is what Upgrade found.
 type UpgradeReport struct {
 	Module    string            // hash of the new module
 	Workflows []string          // the workflows whose runs were checked
@@ -53,7 +55,7 @@ type UpgradeRun struct {
 	Break string `json:",omitempty"`
 	// Key is the first key that breaks; Recorded the function the journal
 	// records there; New what the new code does instead (the function it
-	// calls, or the NondeterminismError's account). Error is the error a
+	// calls, or the host.NondeterminismError's account). Error is the error a
 	// resume would meet (or the account of the skipped work).
 	Key      string `json:",omitempty"`
 	Recorded string `json:",omitempty"`

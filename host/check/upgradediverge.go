@@ -1,9 +1,10 @@
-package host
+package check
 
 import (
 	"errors"
 	"strings"
 
+	"github.com/skeinrun/skein/host"
 	"github.com/skeinrun/skein/host/internal/exec"
 	"github.com/skeinrun/skein/host/internal/sched"
 	"github.com/skeinrun/skein/store"
@@ -23,12 +24,12 @@ func skippedWork(outs []store.Outcome, s *sched.Sched) (store.Outcome, bool) {
 	return store.Outcome{}, false
 }
 
-// classifyDivergence fills in res from a CodeMismatchError or a
-// NondeterminismError.
+// classifyDivergence fills in res from a host.CodeMismatchError or a
+// host.NondeterminismError.
 func classifyDivergence(err error, outs []store.Outcome, res *UpgradeRun) {
 	res.Error = err.Error()
-	var cm *CodeMismatchError
-	var nd *NondeterminismError
+	var cm *host.CodeMismatchError
+	var nd *host.NondeterminismError
 	switch {
 	case errors.As(err, &cm):
 		res.Break, res.Key, res.Recorded, res.New = BreakCodeMismatch, cm.Key, cm.Recorded, cm.Got

@@ -1,4 +1,4 @@
-package host
+package check
 
 import (
 	"context"
@@ -12,17 +12,18 @@ import (
 	"sync"
 	"time"
 
+	"github.com/skeinrun/skein/host"
+	"github.com/skeinrun/skein/host/internal/checklink"
 	"github.com/skeinrun/skein/host/internal/exec"
 	"github.com/skeinrun/skein/host/internal/modules"
 	"github.com/skeinrun/skein/host/internal/sched"
-
 	"github.com/skeinrun/skein/store"
 	"github.com/skeinrun/skein/store/memory"
 )
 
-// UpgradeOptions configure CheckUpgrade.
+// UpgradeOptions configure Upgrade.
 type UpgradeOptions struct {
-	// Store holds the live runs to check. CheckUpgrade only reads it.
+	// Store holds the live runs to check. Upgrade only reads it.
 	Store store.Store
 	// Workflow limits the check to the runs of one workflow, which the
 	// new module must register; default: the runs of every workflow the
@@ -38,21 +39,21 @@ type UpgradeOptions struct {
 	// CacheDir keeps compiled modules on disk across processes.
 	CacheDir string
 	// DisableInterrupt runs the guest without interrupt checks (faster;
-	// for trusted modules, see Config).
+	// for trusted modules, see host.Config).
 	DisableInterrupt bool
 	// GuestOutputFor, if set, receives the guest's stdout and stderr per
-	// replayed run, as Config.GuestOutputFor.
+	// replayed run, as host.Config.GuestOutputFor.
 	GuestOutputFor func(run string) io.Writer
 	// Progress, if set, is called after each run with the number checked
 	// so far.
 	Progress func(done int)
-	// LimitHint is Config.LimitHint for the replays.
+	// LimitHint is host.Config.LimitHint for the replays.
 	LimitHint func(field string) string
-	// Engine is Config.Engine for the replays.
+	// Engine is host.Config.Engine for the replays.
 	Engine string
 }
 
-// CheckUpgrade replays every live run in o.Store, each from its stored
+// Upgrade replays every live run in o.Store, each from its stored
 // journal, against the module wasm instead of the module it ran, and
 // reports per run what `skein resume` with that module would meet: a
 // clean replay, or the first divergence. Nothing runs for real: recorded
@@ -62,14 +63,15 @@ type UpgradeOptions struct {
 // consumes its journal and would go on with new work replays cleanly. It
 // returns an error only when the check could not run (a bad module, an
 // unknown workflow, a store that fails); what it found is in the report.
-func CheckUpgrade(ctx context.Context, wasm []byte, o UpgradeOptions) (*UpgradeReport, error) {
+func Upgrade(ctx context.Context, wasm []byte, o UpgradeOptions) (*UpgradeReport, error) {
 	start := time.Now()
 	if err := o.setDefaults(); err != nil {
 		return nil, err
 	}
-	h, err := newHost(ctx, Config{Store: memory.New(), Evict: EvictNever, CacheDir: o.CacheDir,
+	link := &checklink.Link{}
+	h, err := host.New(checklink.With(ctx, link), host.Config{Store: memory.New(), Evict: host.EvictNever, CacheDir: o.CacheDir,
 		DisableInterrupt: o.DisableInterrupt, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		GuestOutputFor: o.GuestOutputFor, LimitHint: o.LimitHint, Engine: o.Engine}, testHooks{})
+		GuestOutputFor: o.GuestOutputFor, LimitHint: o.LimitHint, Engine: o.Engine})
 	if err != nil {
 		return nil, fmt.Errorf("upgrade check: %w", err)
 	}
@@ -86,12 +88,12 @@ func CheckUpgrade(ctx context.Context, wasm []byte, o UpgradeOptions) (*UpgradeR
 		}
 		workflows = []string{o.Workflow}
 	}
-	cm, err := h.modules.Compiled(ctx, m.Hash)
+	cm, err := link.Compiled(ctx, m.Hash)
 	if err != nil {
 		return nil, fmt.Errorf("upgrade check: %w", err)
 	}
-	defer h.modules.Release(cm)
-	u := &upgradeCheck{h: h, cm: cm, module: m.Hash, o: o}
+	defer link.Release(cm)
+	u := &upgradeCheck{link: link, cm: cm, module: m.Hash, o: o}
 	runs, err := u.checkAll(ctx, workflows)
 	if err != nil {
 		return nil, fmt.Errorf("upgrade check: %w", err)
@@ -125,10 +127,10 @@ func (o *UpgradeOptions) setDefaults() error {
 	return nil
 }
 
-// upgradeCheck is one CheckUpgrade: the host it replays on and the new
-// module, compiled once for every run.
+// upgradeCheck is one Upgrade: the link to the host it replays on and
+// the new module, compiled once for every run.
 type upgradeCheck struct {
-	h      *Host
+	link   *checklink.Link
 	cm     *modules.Module
 	module string
 	o      UpgradeOptions
@@ -211,17 +213,17 @@ func (u *upgradeCheck) checkRun(ctx context.Context, run store.Run) (UpgradeRun,
 	}
 	res := UpgradeRun{ID: run.ID, Workflow: run.Workflow, Status: run.Status, Ops: len(outs)}
 	run.ModuleHash = u.module
-	if err := u.h.replayUpgrade(ctx, u.cm, run, outs, &res); err != nil {
+	if err := u.replay(ctx, run, outs, &res); err != nil {
 		return UpgradeRun{}, fmt.Errorf("run %s: %w", run.ID, err)
 	}
 	return res, nil
 }
 
-// replayUpgrade replays run (its ModuleHash already the new module's)
-// from its journal outs in one execution of cm, as a resume would, and
-// fills in res with what it met. It returns an error only when the
+// replay replays run (its ModuleHash already the new module's) from its
+// journal outs in one execution of the new module, as a resume would,
+// and fills in res with what it met. It returns an error only when the
 // replay was interrupted (ctx).
-func (h *Host) replayUpgrade(ctx context.Context, cm *modules.Module, run store.Run, outs []store.Outcome, res *UpgradeRun) error {
+func (u *upgradeCheck) replay(ctx context.Context, run store.Run, outs []store.Outcome, res *UpgradeRun) error {
 	w := &exec.UpgradeWorld{Recorded: make(map[string]bool, len(outs)), Clock: run.StartTime}
 	recs := make([]sched.Record, len(outs))
 	for i, o := range outs {
@@ -229,11 +231,7 @@ func (h *Host) replayUpgrade(ctx context.Context, cm *modules.Module, run store.
 		w.Recorded[o.Key] = true
 		w.Clock = max(w.Clock, o.VTime)
 	}
-	rs := newRunState(run, DriveOptions{})
-	defer rs.Close()
-	rs.World = w
-	x := exec.NewExec(h.execHost(), rs.RunState, recs)
-	x.Instantiate(ctx, cm)
+	x := u.link.Upgrade(ctx, u.cm, run, recs, w)
 	if err := ctx.Err(); err != nil {
 		return err
 	}

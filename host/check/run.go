@@ -1,4 +1,4 @@
-package host
+package check
 
 import (
 	"context"
@@ -7,43 +7,47 @@ import (
 	"sync"
 	"time"
 
+	"github.com/skeinrun/skein/host"
+	"github.com/skeinrun/skein/host/internal/checklink"
 	"github.com/skeinrun/skein/host/internal/exec"
 	"github.com/skeinrun/skein/store"
 	"github.com/skeinrun/skein/store/memory"
 )
 
-// checker is one Check at work: the host it runs on and that host's
-// memory store, the module and options, the budget of crash replays and
+// checker is one check of a module at work: the host it runs on, its
+// link to that host's internals and its memory store, the module and
+// options, the budget of crash replays and
 // the replays schedules share. Its memory does not grow with the number
 // of schedules: each crash copy is deleted once compared, each schedule's
 // runs once the schedule is done, and the results are folded into the
 // report in schedule order as they come (reportFolder).
 type checker struct {
-	h      *Host
+	h      *host.Host
+	link   *checklink.Link
 	mem    *memory.Store
 	m      store.Module
-	o      CheckOptions
+	o      Options
 	budget *crashBudget
 	shares *replayShares
 }
 
 type scheduleResult struct {
 	k           int
-	chain       []ChainRun // the run, then each successor it continued as (checkchain.go)
+	chain       []ChainRun // the run, then each successor it continued as (chain.go)
 	err         error      // the check itself failed
 	ops         map[string]exec.SimOp
-	choices     map[string][]exec.SelectChoice // per key: the recorded choices before its op (simchoice.go)
-	promised    map[string]string              // how each promise was settled (checkpromise.go)
+	choices     map[string][]exec.SelectChoice // per key: the recorded choices before its op (host/internal/exec/simchoice.go)
+	promised    map[string]string              // how each promise was settled (host/internal/exec/checkpromise.go)
 	end         EndGroup
 	crashPoints int // of the schedule's runs' journals, all of them
 	replays     int // crash points checked
-	shared      int // of them, covered by another schedule's replays (checkshare.go)
+	shared      int // of them, covered by another schedule's replays (share.go)
 	divergences []Divergence
 }
 
 // run checks the schedules ks on o.Parallelism goroutines and folds each
 // result into the report, in the order of ks.
-func (c *checker) run(ctx context.Context, ks []int) (*CheckReport, error) {
+func (c *checker) run(ctx context.Context, ks []int) (*Report, error) {
 	fold := newReportFolder(c.o, ks)
 	var wg sync.WaitGroup
 	next := make(chan int)
@@ -66,10 +70,10 @@ func (c *checker) run(ctx context.Context, ks []int) (*CheckReport, error) {
 
 // checkSchedule runs schedule k, then replays it from its crash points
 // (all of them, or as many as the budget allows), unless a schedule that
-// recorded the same log does (checkshare.go); then follows the chain of a
+// recorded the same log does (share.go); then follows the chain of a
 // run that continued as new, and forgets every run it made.
 func (c *checker) checkSchedule(ctx context.Context, k int) scheduleResult {
-	h, o := c.h, c.o
+	o := c.o
 	res := scheduleResult{k: k}
 	seed := exec.Mix(o.Seed, fmt.Sprintf("schedule:%d", k))
 	id := fmt.Sprintf("s%d", k)
@@ -77,22 +81,22 @@ func (c *checker) checkSchedule(ctx context.Context, k int) scheduleResult {
 	run := store.Run{ID: id, ModuleHash: c.m.Hash, Workflow: o.Workflow, Input: o.Input, Seed: o.Seed | 1, StartTime: checkEpoch}
 	sim := exec.NewSimRun(seed, checkEpoch)
 	sim.Index = k
-	h.sim.Preset(id, sim)
-	defer h.sim.Drop(id)
-	if _, _, err := h.newRun(ctx, run); err != nil {
+	c.link.Sim.Preset(id, sim)
+	defer c.link.Sim.Drop(id)
+	if _, _, err := c.link.NewRun(ctx, run); err != nil {
 		res.err = err
 		return res
 	}
 	start := time.Now()
-	final, err := h.Drive(ctx, id, DriveOptions{})
-	if err != nil && !IsDivergence(err) {
+	final, err := c.h.Drive(ctx, id, host.DriveOptions{})
+	if err != nil && !host.IsDivergence(err) {
 		res.err = err
 		return res
 	}
 	cost := time.Since(start)
 	res.ops, res.choices, res.promised = sim.Ops, sim.Choices, sim.Promised
 	res.end = EndGroup{Status: final.Status, Result: string(final.Result), Error: final.Error}
-	journal, err := h.journal(ctx, id)
+	journal, err := c.journal(ctx, id)
 	if err != nil {
 		res.err = err
 		return res
@@ -121,7 +125,6 @@ func (c *checker) forget(id string) {
 // have left it (with its child runs as they ended), drives the copy, and
 // compares its journal and end with the run's; then it forgets the copy.
 func (c *checker) crashReplay(ctx context.Context, final store.Run, sim *exec.SimRun, journal []store.Outcome, at int) (*Divergence, error) {
-	h := c.h
 	cid := fmt.Sprintf("%s-c%d", final.ID, at)
 	defer c.forget(cid)
 	var prefix []store.RunOutcome
@@ -139,25 +142,25 @@ func (c *checker) crashReplay(ctx context.Context, final store.Run, sim *exec.Si
 	}
 	run := final
 	run.ID, run.Status, run.Result, run.Error, run.WakeAt = cid, store.RunRunning, nil, "", 0
-	if _, _, err := h.cfg.Store.CreateRun(ctx, run); err != nil {
+	if _, _, err := c.mem.CreateRun(ctx, run); err != nil {
 		return nil, err
 	}
-	if err := h.cfg.Store.Commit(ctx, store.Batch{Outcomes: prefix}); err != nil {
+	if err := c.mem.Commit(ctx, store.Batch{Outcomes: prefix}); err != nil {
 		return nil, err
 	}
-	if err := h.copyChildren(ctx, final.ID, cid); err != nil {
+	if err := c.copyChildren(ctx, final.ID, cid); err != nil {
 		return nil, err
 	}
-	h.sim.Preset(cid, sim.Clone(clock))
-	defer h.sim.Drop(cid)
-	got, err := h.Drive(ctx, cid, DriveOptions{})
+	c.link.Sim.Preset(cid, sim.Clone(clock))
+	defer c.link.Sim.Drop(cid)
+	got, err := c.h.Drive(ctx, cid, host.DriveOptions{})
 	if err != nil {
-		if IsDivergence(err) {
+		if host.IsDivergence(err) {
 			return &Divergence{CrashAt: at, Expected: "the journal to replay exactly", Got: err.Error()}, nil
 		}
 		return nil, err
 	}
-	j, err := h.journal(ctx, cid)
+	j, err := c.journal(ctx, cid)
 	if err != nil {
 		return nil, err
 	}
@@ -221,7 +224,7 @@ func (c *checker) replayCrashes(ctx context.Context, res *scheduleResult, final 
 		if at == total {
 			// After the last tick: the whole journal, replayed without
 			// running anything.
-			d = c.h.verifyReplay(ctx, final, at)
+			d = c.verifyReplay(ctx, final, at)
 		} else {
 			var err error
 			if d, err = c.crashReplay(ctx, final, sim, journal, at); err != nil {
@@ -249,8 +252,8 @@ const childPage = 32
 
 // copyChildren copies the child runs of run (ids "{run}.…", at any depth)
 // with their outcomes as they ended, renamed under to.
-func (h *Host) copyChildren(ctx context.Context, from, to string) error {
-	st := h.cfg.Store
+func (c *checker) copyChildren(ctx context.Context, from, to string) error {
+	st, sim := c.mem, c.link.Sim
 	after := from + "."
 	for page := 1; ; page = childPage {
 		rs, err := st.Runs(ctx, store.RunFilter{After: after, Limit: page})
@@ -268,23 +271,23 @@ func (h *Host) copyChildren(ctx context.Context, from, to string) error {
 			if err != nil {
 				return err
 			}
-			c := r
-			c.ID = to + strings.TrimPrefix(r.ID, from)
-			c.Parent = to + strings.TrimPrefix(r.Parent, from)
+			cp := r
+			cp.ID = to + strings.TrimPrefix(r.ID, from)
+			cp.Parent = to + strings.TrimPrefix(r.Parent, from)
 			// One batch: the copy of a completed run is created with its
 			// journal, which is closed from then on (store.Batch).
-			b := store.Batch{Creates: []store.Run{c}, Outcomes: make([]store.RunOutcome, len(outs))}
+			b := store.Batch{Creates: []store.Run{cp}, Outcomes: make([]store.RunOutcome, len(outs))}
 			for i, o := range outs {
-				b.Outcomes[i] = store.RunOutcome{RunID: c.ID, Outcome: o}
+				b.Outcomes[i] = store.RunOutcome{RunID: cp.ID, Outcome: o}
 			}
 			if err := st.Commit(ctx, b); err != nil {
 				return err
 			}
-			h.sim.Mu.Lock()
-			if s := h.sim.Runs[r.ID]; s != nil {
-				h.sim.Runs[c.ID] = s.Clone(s.Clock)
+			sim.Mu.Lock()
+			if s := sim.Runs[r.ID]; s != nil {
+				sim.Runs[cp.ID] = s.Clone(s.Clock)
 			}
-			h.sim.Mu.Unlock()
+			sim.Mu.Unlock()
 		}
 		if n < page {
 			return nil

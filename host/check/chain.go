@@ -1,4 +1,4 @@
-package host
+package check
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skeinrun/skein/host"
 	"github.com/skeinrun/skein/host/internal/exec"
 	"github.com/skeinrun/skein/store"
 )
@@ -14,11 +15,11 @@ import (
 // its successor is driven in the same simulation, its virtual clock going
 // on from where the run ended, and is checked like the first run (crash
 // replays, ids); and so on along the chain, up to
-// CheckOptions.MaxContinues successors. The schedule's end is the end of
+// Options.MaxContinues successors. The schedule's end is the end of
 // the last run followed.
 
-// DefaultCheckContinues is CheckOptions.MaxContinues's default.
-const DefaultCheckContinues = 100
+// DefaultContinues is Options.MaxContinues's default.
+const DefaultContinues = 100
 
 // ChainRun is one run of the chain a checked schedule ran: the first run,
 // then each successor it continued as.
@@ -43,7 +44,7 @@ func chainRun(r store.Run, input []byte, journal int) ChainRun {
 // and checks each; res.end becomes the end of the last one.
 func (c *checker) checkChain(ctx context.Context, res *scheduleResult, prev store.Run, seed uint64) {
 	for n := 1; prev.Status == store.RunContinued && n <= c.o.MaxContinues; n++ {
-		id := ContinuedRunID(prev.ID)
+		id := host.ContinuedRunID(prev.ID)
 		next, err := c.checkSuccessor(ctx, res, id, exec.Mix(seed, id))
 		if err != nil {
 			res.err = fmt.Errorf("successor %s of %s: %w", id, prev.ID, err)
@@ -59,18 +60,17 @@ func (c *checker) checkChain(ctx context.Context, res *scheduleResult, prev stor
 // and promises under its position in the chain, and replays it from its
 // crash points.
 func (c *checker) checkSuccessor(ctx context.Context, res *scheduleResult, id string, seed uint64) (store.Run, error) {
-	h := c.h
-	run, err := h.cfg.Store.Run(ctx, id)
+	run, err := c.mem.Run(ctx, id)
 	if err != nil {
 		return store.Run{}, err
 	}
 	sim := exec.NewSimRun(seed, run.StartTime)
 	sim.Index = res.k
-	h.sim.Preset(id, sim)
-	defer h.sim.Drop(id)
+	c.link.Sim.Preset(id, sim)
+	defer c.link.Sim.Drop(id)
 	start := time.Now()
-	final, err := h.Drive(ctx, id, DriveOptions{})
-	if err != nil && !IsDivergence(err) {
+	final, err := c.h.Drive(ctx, id, host.DriveOptions{})
+	if err != nil && !host.IsDivergence(err) {
 		return final, err
 	}
 	cost := time.Since(start)
@@ -84,7 +84,7 @@ func (c *checker) checkSuccessor(ctx context.Context, res *scheduleResult, id st
 		}
 		res.promised[pos+":"+key] = how
 	}
-	journal, err := h.journal(ctx, id)
+	journal, err := c.journal(ctx, id)
 	if err != nil {
 		return final, err
 	}

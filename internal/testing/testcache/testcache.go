@@ -1,0 +1,28 @@
+// Package testcache gives a test binary the folder its hosts keep
+// compiled modules in, shared by the binary's tests: SKEIN_TEST_CACHE_DIR
+// when it names one (make test and .ci/run set it, so that later test
+// processes and suites compile nothing again), else a new temporary
+// folder, removed when the tests end.
+package testcache
+
+import (
+	"os"
+	"testing"
+)
+
+// Run sets *dir to the cache folder (a temporary one named from prefix
+// unless SKEIN_TEST_CACHE_DIR names one), runs m's tests and returns
+// their exit code: TestMain calls os.Exit(testcache.Run(m, prefix, &dir)).
+func Run(m *testing.M, prefix string, dir *string) int {
+	if d := os.Getenv("SKEIN_TEST_CACHE_DIR"); d != "" {
+		*dir = d
+		return m.Run()
+	}
+	d, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(d)
+	*dir = d
+	return m.Run()
+}
