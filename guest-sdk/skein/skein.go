@@ -181,6 +181,8 @@ func (t *task) run() { runTasks(t, nil) }
 
 // runTasks runs t and the tasks after it on the calling goroutine; wake
 // is the goroutine's channel in idle, nil until it first waits.
+//
+//lint:ignore SA4009 wrong for the native build only, whose host stubs (imports_other.go) panic
 func runTasks(t *task, wake chan *task) {
 	for t != nil {
 		current = t

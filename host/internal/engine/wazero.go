@@ -337,6 +337,8 @@ func (e *wazeroEngine) Close(ctx context.Context) error {
 // wasiTypes returns the signatures of the WASI functions wazero
 // provides: the set every engine gives guests, so that a module passes
 // the import check on one engine exactly when it passes it on the other.
+//
+//lint:ignore U1000 used by the wasmtime engine (wasmtime.go, -tags wasmtime)
 func wasiTypes(ctx context.Context) (map[string]FuncType, error) {
 	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigInterpreter())
 	defer rt.Close(ctx)
