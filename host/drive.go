@@ -274,7 +274,7 @@ func (h *Host) execute(ctx context.Context, rs *runState, cm *modules.Module) (*
 		}
 	}
 	x := newExec(h, rs, recs)
-	h.instantiate(ctx, cm, x)
+	h.runExec(ctx, "drive", cm, x)
 	return x, outs, nil
 }
 

@@ -54,7 +54,7 @@ func (h *Host) Replay(ctx context.Context, runID string) (ReplayResult, error) {
 	defer rs.close()
 	rs.world = verifyWorld{}
 	x := newExec(h, rs, recs)
-	h.instantiate(ctx, cm, x)
+	h.runExec(ctx, "replay", cm, x)
 	switch x.state {
 	case stDone:
 		if x.continued != nil {

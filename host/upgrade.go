@@ -232,7 +232,7 @@ func (h *Host) replayUpgrade(ctx context.Context, cm *modules.Module, run store.
 	defer rs.close()
 	rs.world = w
 	x := newExec(h, rs, recs)
-	h.instantiate(ctx, cm, x)
+	h.runExec(ctx, "upgrade check", cm, x)
 	if err := ctx.Err(); err != nil {
 		return err
 	}
