@@ -134,7 +134,11 @@ func (x *exec) record(r sched.Record) {
 func (h *Host) instantiate(ctx context.Context, cm *modules.Module, x *exec) error {
 	out := h.guestOutput(x)
 	if c, ok := out.(io.Closer); ok {
-		defer c.Close()
+		defer func() {
+			if err := c.Close(); err != nil {
+				h.log.Warn("closing the guest's output failed", "err", err)
+			}
+		}()
 	}
 	if out != io.Discard {
 		x.stderr.also = out
@@ -295,7 +299,7 @@ const oomText = "out of memory"
 func (t *stderrBuffer) Write(p []byte) (int, error) {
 	written := len(p)
 	if t.also != nil {
-		t.also.Write(p)
+		_, _ = t.also.Write(p) // a copy for the operator's output: its failure must not fail the run
 	}
 	if !t.oom {
 		carry := t.b[max(0, len(t.b)-len(oomText)+1):] // the text may straddle two writes

@@ -72,7 +72,7 @@ func CheckUpgrade(ctx context.Context, wasm []byte, o UpgradeOptions) (*UpgradeR
 	if err != nil {
 		return nil, fmt.Errorf("upgrade check: %w", err)
 	}
-	defer h.Close(ctx)
+	defer func() { _ = h.Close(ctx) }() // the check's own in-memory host: nothing of it outlives the check
 	m, err := h.Deploy(ctx, "upgrade", wasm)
 	if err != nil {
 		return nil, fmt.Errorf("upgrade check: %w", err)
