@@ -63,8 +63,9 @@ vet:
 ## over the guest packages as wasip1 builds them (their tests are native,
 ## linted by the first pass). The tools run with `go run` at a pinned
 ## version: nothing to install, and the build cache keeps the binaries
-## (about 10 s warm, 1.5 to 2 min without its caches). -exec runs the host-built tool with the guest's
-## GOOS/GOARCH, so that it loads the wasip1 files.
+## (about 10 s warm, 1.5 to 2 min without its caches). -exec runs the
+## host-built tool with the guest's GOOS/GOARCH, so that it loads the
+## wasip1 files.
 lint:
 	$(GO) run $(STATICCHECK) ./...
 	$(GO) run $(ERRCHECK) -ignoretests -exclude errcheck_excludes.txt ./...
