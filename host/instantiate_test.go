@@ -1,12 +1,10 @@
 package host
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/skeinrun/skein/host/internal/engine"
@@ -28,29 +26,11 @@ func (e teardownEngine) Run(ctx context.Context, m engine.Module, c engine.RunCo
 	return e.err
 }
 
-// lockedBuffer is a log sink safe for the host's goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // An engine error after the host ended the execution keeps the run's
 // outcome and is logged with the run and its module, by a drive and by a
 // replay.
 func TestEngineErrorAfterExecutionIsLogged(t *testing.T) {
-	var log lockedBuffer
+	var log syncBuffer // lease_test.go
 	h := newTestHost(t, Config{Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	m := h.deploy(t, "./testdata/workflows/probe")
 	h.eng = teardownEngine{Engine: h.eng, err: errors.New("instance teardown failed (injected)")}
