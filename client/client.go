@@ -130,7 +130,7 @@ func (c *Client) do(ctx context.Context, rq request, out any) (int, error) {
 		}
 		return 0, &UnreachableError{Server: c.base, Err: err}
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }() // read up to its limit: closing it has nothing to report
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes))
 	if err != nil {
 		if ctx.Err() != nil {

@@ -40,6 +40,6 @@ func (h *Host) runUpgrade(ctx context.Context, cm *modules.Module, run store.Run
 	defer rs.Close()
 	rs.World = w
 	x := exec.NewExec(h.execHost(), rs.RunState, recorded)
-	x.Instantiate(ctx, cm) // how the execution ended is in x.State and x.Failure
+	h.runExec(ctx, "upgrade check", cm, x) // how the execution ended is in x.State and x.Failure
 	return x
 }

@@ -275,7 +275,7 @@ func (h *Host) execute(ctx context.Context, rs *runState, cm *modules.Module) (*
 		}
 	}
 	x := exec.NewExec(h.execHost(), rs.RunState, recs)
-	x.Instantiate(ctx, cm)
+	h.runExec(ctx, "drive", cm, x)
 	return x, outs, nil
 }
 

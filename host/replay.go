@@ -55,7 +55,7 @@ func (h *Host) Replay(ctx context.Context, runID string) (ReplayResult, error) {
 	defer rs.Close()
 	rs.World = exec.VerifyWorld{}
 	x := exec.NewExec(h.execHost(), rs.RunState, recs)
-	x.Instantiate(ctx, cm)
+	h.runExec(ctx, "replay", cm, x)
 	switch x.State {
 	case exec.Done:
 		if x.Continued != nil {

@@ -19,5 +19,5 @@ func (a *api) metrics(w http.ResponseWriter, r *http.Request) {
 		a.log.Error("skein api: metrics", "err", err)
 	}
 	w.Header().Set("Content-Type", metricsContentType)
-	w.Write(buf.Bytes())
+	_, _ = w.Write(buf.Bytes()) // the client left: no one to tell
 }

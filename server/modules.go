@@ -27,8 +27,14 @@ func (a *api) deploy(w http.ResponseWriter, r *http.Request) {
 	}
 	f, size, sum, err := a.spool(w, r)
 	if f != nil {
-		defer os.Remove(f.Name())
-		defer f.Close()
+		defer func() {
+			// The spooled module, read by now: a failure leaves a
+			// temporary file behind, nothing else.
+			_ = f.Close()
+			if err := os.Remove(f.Name()); err != nil {
+				a.log.Warn("skein api: deploy: remove the spooled module", "err", err)
+			}
+		}()
 	}
 	if err != nil {
 		a.fail(w, r, err)

@@ -154,7 +154,10 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	enc := json.NewEncoder(w)
-	enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		// The status line is sent: the client sees a cut answer.
+		slog.Debug("skein api: write the answer", "err", err)
+	}
 }
 
 func writeError(w http.ResponseWriter, status int, code, msg string) {

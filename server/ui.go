@@ -62,7 +62,7 @@ func uiHandler() http.Handler {
 				return
 			}
 			h.Set("Content-Type", "text/html; charset=utf-8")
-			w.Write(page)
+			_, _ = w.Write(page) // the client left: no one to tell
 			return
 		}
 		if r.URL.Path == "/ui/" || strings.HasSuffix(r.URL.Path, "/") {

@@ -68,7 +68,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(cache)
+	defer func() { _ = os.RemoveAll(cache) }() // a scratch cache under the temporary folder
 	self, err := benchWorker()
 	if err != nil {
 		return err

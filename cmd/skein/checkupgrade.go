@@ -97,7 +97,7 @@ func cmdCheckUpgrade(ctx context.Context, fs *flag.FlagSet, up *upgradeFlags, po
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	defer func() { _ = st.Close() }() // the check only reads the store
 	cache := ""
 	if dir, err := os.UserCacheDir(); err == nil {
 		cache = filepath.Join(dir, "skein-wazero")

@@ -148,7 +148,7 @@ func skeinRequires(gomod string) (reqs []string, goLine string, err error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("the skein checkout's go.mod: %w", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only
 	in := false
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {

@@ -333,7 +333,7 @@ func (f *dbFlags) removeIfNew(keep *bool) func() {
 			return
 		}
 		for _, p := range files {
-			os.Remove(p)
+			_ = os.Remove(p) // a scratch database: what is left is harmless
 		}
 	}
 }
@@ -424,10 +424,14 @@ func (f *dbFlags) open(ctx context.Context) (h *host.Host, st store.Store, close
 	}
 	h, err = host.New(ctx, cfg)
 	if err != nil {
-		st.Close()
+		_ = st.Close() // the host's error is the one to return
 		return nil, nil, nil, err
 	}
-	return h, st, func() { h.Close(context.WithoutCancel(ctx)); st.Close() }, nil
+	return h, st, func() {
+		if err := errors.Join(h.Close(context.WithoutCancel(ctx)), st.Close()); err != nil {
+			slog.Warn("skein: close the host and the store", "err", err)
+		}
+	}, nil
 }
 
 // printRun prints a stored run and its outcome table (or its JSON view);

@@ -52,7 +52,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	defer ln.Close() // for the returns before Serve, which closes it
+	defer func() { _ = ln.Close() }() // for the returns before Serve, which closes it (again: no error worth telling)
 
 	bg := context.WithoutCancel(ctx)
 	st, where, err := f.dbf.openStore(bg, log)
@@ -73,7 +73,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *f.hookSecrets != "" {
 		hs, err := loadHookSecrets(*f.hookSecrets, log)
 		if err != nil {
-			st.Close()
+			_ = st.Close() // the secrets' error is the one to return
 			return err
 		}
 		cfg.HookSecrets = hs.lookup
@@ -81,7 +81,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	h, err := host.New(bg, cfg)
 	if err != nil {
-		st.Close()
+		_ = st.Close() // the host's error is the one to return
 		return err
 	}
 	url := "http://" + ln.Addr().String()
@@ -201,7 +201,7 @@ func serveUntilStopped(ctx context.Context, log *slog.Logger, h *host.Host, ln n
 	defer cancel()
 	if err := srv.Shutdown(shCtx); err != nil {
 		log.Warn("skein serve: requests still in progress were cut", "err", err)
-		srv.Close()
+		_ = srv.Close() // cuts what Shutdown left: its error is only that of closing the listeners
 	}
 	select {
 	case err := <-worked:

@@ -72,7 +72,7 @@ func (f *netFlags) listen(addr string, hasToken bool) (net.Listener, []string, e
 	}
 	tcp, ok := ln.Addr().(*net.TCPAddr)
 	if guarded && (!ok || !tcp.IP.IsLoopback()) {
-		ln.Close()
+		_ = ln.Close() // refused before use: the refusal is the error
 		return nil, nil, openListenError(addr)
 	}
 	var hosts []string

@@ -109,16 +109,6 @@ func (s *skeinServer) metrics(t *testing.T) map[string]float64 {
 	return m
 }
 
-// metric returns one series, failing the test if the server lacks it.
-func (s *skeinServer) metric(t *testing.T, name string) float64 {
-	t.Helper()
-	v, ok := s.metrics(t)[name]
-	if !ok {
-		t.Fatalf("the server's /metrics lack %s", name)
-	}
-	return v
-}
-
 // TestServeDeployNestingBomb: a 3 MB module of 1,000,000 nested blocks
 // (which wazero would compile for over an hour) is refused at once with
 // 422 and the limit's name, by the API and by `skein deploy`, and the

@@ -80,18 +80,18 @@ type options struct {
 	idle              bool
 }
 
-func run(ctx context.Context, o options, stdout, events io.Writer) error {
+func run(ctx context.Context, o options, stdout, events io.Writer) (err error) {
 	// 1. A store and a host. The host is pure Go: no cgo, one binary.
 	st, err := sqlite.Open(ctx, o.db, sqlite.Options{})
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	defer func() { err = errors.Join(err, st.Close()) }()
 	h, err := host.New(ctx, host.Config{Store: st, CacheDir: o.cacheDir, RequireGrants: true})
 	if err != nil {
 		return err
 	}
-	defer h.Close(context.Background())
+	defer func() { err = errors.Join(err, h.Close(context.Background())) }()
 
 	// 2. The activities this host offers, as plain typed Go functions.
 	h.RegisterActivity("upper", activity.Typed(func(_ context.Context, s string) (string, error) {
@@ -125,7 +125,7 @@ func run(ctx context.Context, o options, stdout, events io.Writer) error {
 	wctx, stopWork := context.WithCancel(ctx)
 	worked := make(chan error, 1)
 	go func() { worked <- h.Work(wctx, host.WorkOptions{}) }()
-	defer func() { stopWork(); <-worked }()
+	defer func() { stopWork(); err = errors.Join(err, <-worked) }()
 
 	// 5. Load the plugins: deploy each module, grant it its activities,
 	// start one run of each of its workflows.

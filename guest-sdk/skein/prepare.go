@@ -11,9 +11,10 @@ import "runtime"
 // then serves the invocation without running main again.
 
 var (
-	preparing bool                  // skein_prepare is running main
-	prepared  bool                  // main reached Main in skein_prepare
-	warmers   = map[string]func(){} // per workflow: encodes zero values of its input and result types
+	preparing bool // skein_prepare is running main
+	//lint:ignore U1000 read by the reactor's entries (reactor_wasip1.go), which the native build leaves out
+	prepared bool                  // main reached Main in skein_prepare
+	warmers  = map[string]func(){} // per workflow: encodes zero values of its input and result types
 )
 
 // prepare is Main while the host prepares the module.

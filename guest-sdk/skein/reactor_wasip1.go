@@ -15,6 +15,7 @@ import _ "unsafe" // go:linkname
 //go:linkname userMain main.main
 func userMain()
 
+//lint:ignore U1000 called by the host: staticcheck does not see go:wasmexport
 //go:wasmexport skein_prepare
 func reactorPrepare() {
 	preparing = true
@@ -25,6 +26,7 @@ func reactorPrepare() {
 	}
 }
 
+//lint:ignore U1000 called by the host: staticcheck does not see go:wasmexport
 //go:wasmexport skein_main
 func reactorMain() {
 	if prepared {

@@ -116,7 +116,7 @@ func Module(ctx context.Context, wasm []byte, o Options) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("check: %w", err)
 	}
-	defer h.Close(ctx)
+	defer func() { _ = h.Close(ctx) }() // the check's own in-memory host: nothing of it outlives the check
 	m, err := h.Deploy(ctx, "check", wasm)
 	if err != nil {
 		return nil, fmt.Errorf("check: %w", err)

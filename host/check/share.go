@@ -20,9 +20,8 @@ import (
 
 // replayShares maps a schedule's log to the replays of its crash points.
 type replayShares struct {
-	mu     sync.Mutex
-	byLog  map[[32]byte]*sharedReplays
-	shared int // crash points covered by another schedule's replays
+	mu    sync.Mutex
+	byLog map[[32]byte]*sharedReplays
 }
 
 // sharedReplays are the replays of one log, done by schedule k (which

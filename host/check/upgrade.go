@@ -75,7 +75,7 @@ func Upgrade(ctx context.Context, wasm []byte, o UpgradeOptions) (*UpgradeReport
 	if err != nil {
 		return nil, fmt.Errorf("upgrade check: %w", err)
 	}
-	defer h.Close(ctx)
+	defer func() { _ = h.Close(ctx) }() // the check's own in-memory host: nothing of it outlives the check
 	m, err := h.Deploy(ctx, "upgrade", wasm)
 	if err != nil {
 		return nil, fmt.Errorf("upgrade check: %w", err)

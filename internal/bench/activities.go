@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -57,7 +58,11 @@ func (e *Env) startRemote(ctx context.Context) error {
 	}
 	r := &remoteEnv{url: "http://" + ln.Addr().String(), done: make(chan error, 1)}
 	r.srv = &http.Server{Handler: server.New(e.Host, server.Options{Logger: slog.New(slog.DiscardHandler)})}
-	go r.srv.Serve(ln)
+	go func() {
+		if err := r.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			slog.Error("bench: the activities' server stopped", "err", err)
+		}
+	}()
 	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	r.cancel = cancel
 	if len(e.o.WorkerCommand) > 0 {
@@ -65,7 +70,7 @@ func (e *Env) startRemote(ctx context.Context) error {
 		r.cmd.Stderr = os.Stderr
 		if err := r.cmd.Start(); err != nil {
 			cancel()
-			r.srv.Close()
+			_ = r.srv.Close() // the start's error is the one to return
 			return fmt.Errorf("bench: start the worker process: %w", err)
 		}
 		go func() { r.done <- r.cmd.Wait() }()
@@ -78,8 +83,12 @@ func (e *Env) startRemote(ctx context.Context) error {
 
 func (r *remoteEnv) stop() {
 	r.cancel()
-	<-r.done
-	r.srv.Close()
+	// The cancel kills a worker process: only the in-process worker's
+	// error says something went wrong.
+	if err := <-r.done; err != nil && r.cmd == nil {
+		slog.Error("bench: the worker stopped", "err", err)
+	}
+	_ = r.srv.Close() // a benchmark's own server, done with
 }
 
 // RunWorker serves bench.remote to the server at url until ctx ends: the

@@ -171,11 +171,12 @@ func Cluster(ctx context.Context, o ClusterOptions) (ClusterResult, error) {
 	stores := make([]store.Store, 0, o.Workers)
 	hosts := make([]*host.Host, 0, o.Workers)
 	defer func() {
+		// A benchmark's scratch hosts and stores, measured already.
 		for _, h := range hosts {
-			h.Close(context.Background())
+			_ = h.Close(context.Background())
 		}
 		for _, st := range stores {
-			st.Close()
+			_ = st.Close()
 		}
 	}()
 	for i := 0; i < o.Workers; i++ {
@@ -236,7 +237,9 @@ func Cluster(ctx context.Context, o ClusterOptions) (ClusterResult, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			h.Work(workCtx, host.WorkOptions{Concurrency: o.Concurrency, Poll: o.Poll, Owner: owners[i], LeaseTTL: o.LeaseTTL})
+			if err := h.Work(workCtx, host.WorkOptions{Concurrency: o.Concurrency, Poll: o.Poll, Owner: owners[i], LeaseTTL: o.LeaseTTL}); err != nil {
+				slog.Error("bench: a worker stopped", "owner", owners[i], "err", err)
+			}
 		}()
 	}
 

@@ -112,9 +112,11 @@ func Open(ctx context.Context, o Options) (*Env, error) {
 // reopen closes the host and the store and opens them again on the same
 // database, as a restarted process would, and deploys the module again.
 func (e *Env) reopen(ctx context.Context) error {
-	e.Host.Close(ctx)
-	e.Store.Close()
+	err := errors.Join(e.Host.Close(ctx), e.Store.Close())
 	e.Host, e.Store = nil, nil
+	if err != nil {
+		return fmt.Errorf("bench: reopen: %w", err)
+	}
 	st, err := e.openStore(ctx)
 	if err != nil {
 		return err
@@ -185,7 +187,7 @@ func openEnv(ctx context.Context, o Options) (*Env, error) {
 	}
 	e.Store = st
 	if e.Host, err = e.newHost(ctx); err != nil {
-		st.Close()
+		_ = st.Close() // the host's error is the one to return
 		e.removeDir()
 		return nil, err
 	}
@@ -206,18 +208,19 @@ func (e *Env) Close() {
 	if e.remote != nil {
 		e.remote.stop()
 	}
+	// A benchmark's scratch host and store, measured already.
 	if e.Host != nil {
-		e.Host.Close(context.Background())
+		_ = e.Host.Close(context.Background())
 	}
 	if e.Store != nil {
-		e.Store.Close()
+		_ = e.Store.Close()
 	}
 	e.removeDir()
 }
 
 func (e *Env) removeDir() {
 	if e.tempDir {
-		os.RemoveAll(e.dir)
+		_ = os.RemoveAll(e.dir) // under the temporary folder
 	}
 }
 

@@ -31,6 +31,7 @@ type Order struct {
 	Any      any               `json:"any,omitempty"`
 	Raw      json.RawMessage   `json:"raw,omitempty"`
 	Bytes    []byte            `json:"bytes,omitempty"`
+	//lint:ignore U1000 on purpose: an unexported field, which the schema leaves out
 	secret   int
 	Skipped  int `json:"-"`
 	Untagged uint8

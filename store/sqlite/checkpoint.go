@@ -65,7 +65,7 @@ func startCheckpointer(ctx context.Context, path string, log *slog.Logger) (*che
 	}
 	db.SetMaxOpenConns(1)
 	if err := db.PingContext(ctx); err != nil {
-		db.Close()
+		_ = db.Close() // the ping's error is the one to return
 		return nil, err
 	}
 	c := &checkpointer{db: db, log: log, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}

@@ -154,7 +154,7 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 	wdb.SetConnMaxLifetime(0)
 	wdb.SetConnMaxIdleTime(0)
 	if err := setupRetrying(ctx, func() error { return setup(ctx, wdb, path, memory, opts, log) }); err != nil {
-		wdb.Close()
+		_ = wdb.Close() // the setup's error is the one to return
 		return nil, err
 	}
 
@@ -168,13 +168,13 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		done:     make(chan struct{}),
 	}
 	if err := d.stmts.prepare(ctx, wdb); err != nil {
-		d.stmts.close()
-		wdb.Close()
+		_ = d.stmts.close() // cleanup on a failed open: err is the one to return
+		_ = wdb.Close()
 		return nil, fmt.Errorf("sqlite store: open %s: %w", path, err)
 	}
 	if err := d.openReaders(ctx, memory); err != nil {
-		d.stmts.close()
-		wdb.Close()
+		_ = d.stmts.close() // cleanup on a failed open: err is the one to return
+		_ = wdb.Close()
 		return nil, fmt.Errorf("sqlite store: open %s: %w", path, err)
 	}
 	go d.writeLoop()
@@ -193,17 +193,18 @@ func (d *DB) openReaders(ctx context.Context, memory bool) error {
 		}
 		d.rdb = rdb
 		if d.ckpt, err = startCheckpointer(ctx, d.path, d.log); err != nil {
-			rdb.Close()
+			_ = rdb.Close() // the checkpointer's error is the one to return
 			return fmt.Errorf("checkpointer: %w", err)
 		}
 	}
 	if err := d.rd.prepare(ctx, d.rdb); err != nil {
-		d.rd.close()
+		// Cleanup on a failed open: the prepare's error is the one to return.
+		_ = d.rd.close()
 		if d.ckpt != nil {
-			d.ckpt.close()
+			_ = d.ckpt.close()
 		}
 		if d.rdb != d.wdb {
-			d.rdb.Close()
+			_ = d.rdb.Close()
 		}
 		return fmt.Errorf("prepare: %w", err)
 	}
@@ -226,7 +227,7 @@ func openReadPool(ctx context.Context, path string) (*sql.DB, error) {
 	rdb.SetMaxOpenConns(n)
 	rdb.SetMaxIdleConns(n)
 	if err := rdb.PingContext(ctx); err != nil {
-		rdb.Close()
+		_ = rdb.Close() // the ping's error is the one to return
 		return nil, err
 	}
 	return rdb, nil

@@ -25,8 +25,8 @@ func Differential(t *testing.T, name string, open func(t *testing.T) store.Store
 	for seed := range uint64(seeds) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			got, want := open(t), ref(t)
-			defer got.Close()
-			defer want.Close()
+			defer closeStore(t, got)
+			defer closeStore(t, want)
 			d := &differ{t: t, rng: rand.New(rand.NewPCG(seed, 1)), got: got, ref: want, name: name, refName: refName, start: time.Now()}
 			for i := range ops {
 				d.step(i)
@@ -275,4 +275,13 @@ func (d *differ) norm(v reflect.Value) any {
 		return out
 	}
 	return v.Interface()
+}
+
+// closeStore closes a store the differential test opened, failing the
+// test if it cannot.
+func closeStore(t *testing.T, st store.Store) {
+	t.Helper()
+	if err := st.Close(); err != nil {
+		t.Errorf("close the store: %v", err)
+	}
 }

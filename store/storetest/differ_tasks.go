@@ -39,7 +39,7 @@ func (d *differ) taskStep(what func(string, ...any) string) {
 	owner := pick(rng, []string{"w1", "w2"})
 	switch rng.IntN(6) {
 	case 0, 1:
-		c := store.TaskClaim{Owner: owner, Names: diffTaskNames[rng.IntN(2):][:1+rng.IntN(1)], Max: 1 + rng.IntN(3), Now: now, TTL: d.ttl()}
+		c := store.TaskClaim{Owner: owner, Names: diffTaskNames[rng.IntN(2):][:1], Max: 1 + rng.IntN(3), Now: now, TTL: d.ttl()}
 		if rng.IntN(3) == 0 {
 			c.Names = diffTaskNames
 		}

@@ -180,6 +180,10 @@ func serveWebhook(addr string) error {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"received":%q}`+"\n", n.Order)
 	})
-	go http.Serve(ln, mux)
+	go func() {
+		if err := http.Serve(ln, mux); err != nil {
+			slog.Error("webhook: the server stopped", "err", err)
+		}
+	}()
 	return nil
 }

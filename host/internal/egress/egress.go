@@ -174,7 +174,7 @@ func (c *Client) Do(ctx context.Context, r activity.HTTPRequest) (activity.HTTPR
 	if err != nil {
 		return activity.HTTPResponse{}, c.requestError(ctx, rctx, method, r.URL, trace, err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }() // read to its end or its limit: closing it has nothing to report
 	out, err := c.read(resp, method, r.URL)
 	if err != nil {
 		var le *LimitError

@@ -39,11 +39,11 @@ func newMemImage(data []byte) (*memImage, error) {
 	}
 	size := roundUp(uint64(len(data)), osPageSize)
 	if err := unix.Ftruncate(fd, int64(size)); err != nil {
-		unix.Close(fd)
+		_ = unix.Close(fd) // the failed call's error is the one to return
 		return nil, fmt.Errorf("ftruncate: %w", err)
 	}
 	if err := writeNonZero(fd, data); err != nil {
-		unix.Close(fd)
+		_ = unix.Close(fd) // the failed call's error is the one to return
 		return nil, err
 	}
 	return imageOf(fd, size)
@@ -56,11 +56,12 @@ func imageOf(fd int, size uint64) (*memImage, error) {
 	if size > 0 {
 		view, err := unix.Mmap(fd, 0, int(size), unix.PROT_READ, unix.MAP_SHARED)
 		if err != nil {
-			unix.Close(fd)
+			_ = unix.Close(fd) // the failed call's error is the one to return
 			return nil, fmt.Errorf("mmap: %w", err)
 		}
 		img.data = view // page-rounded: a written tail past the data is reset to zeros too
-		runtime.AddCleanup(img, func(b []byte) { unix.Munmap(b) }, view)
+		// A mapping of ours: munmap fails only on bad arguments.
+		runtime.AddCleanup(img, func(b []byte) { _ = unix.Munmap(b) }, view)
 	}
 	return img, nil
 }
@@ -97,7 +98,9 @@ func (img *memImage) mapInto(buf []byte) error {
 	return err
 }
 
-func (img *memImage) close() { unix.Close(img.fd) }
+// close closes the image's memfd; the mappings of it stay valid, and
+// close fails only on a bad descriptor.
+func (img *memImage) close() { _ = unix.Close(img.fd) }
 
 // pagemap is this process's /proc/self/pagemap, or nil where it cannot
 // be read. Its flag bits (not the frame numbers) are readable by any

@@ -62,19 +62,19 @@ func newWasmtime(ctx context.Context, cfg Config) (_ Engine, err error) {
 	if cfg.CacheDir != "" {
 		e.cacheDir = filepath.Join(cfg.CacheDir, wasmtimeVersion+codeVariant(cfg))
 		if err := os.MkdirAll(e.cacheDir, 0o755); err != nil {
-			e.Close(ctx)
+			_ = e.Close(ctx) // the cache's error is the one to return
 			return nil, fmt.Errorf("compilation cache %s: %w", cfg.CacheDir, err)
 		}
 	}
 	for _, f := range cfg.HostFuncs {
 		e.host[f.Name] = f.Type
 		if err := defineFunc(e.linker, cfg.HostModule, f.Name, f.Type, hostFunc(f)); err != nil { // wasmtime_call.go
-			e.Close(ctx)
+			_ = e.Close(ctx) // the definition's error is the one to return
 			return nil, fmt.Errorf("host module %s: %s: %w", cfg.HostModule, f.Name, err)
 		}
 	}
 	if err := e.defineWASI(); err != nil { // wasmtime_wasi.go
-		e.Close(ctx)
+		_ = e.Close(ctx) // the definition's error is the one to return
 		return nil, fmt.Errorf("wasi: %w", err)
 	}
 	return e, nil
@@ -192,7 +192,7 @@ func (e *wtEngine) Compile(ctx context.Context, wasm []byte, _ CompileOptions) (
 	}
 	wm := &wtModule{e: e, key: key, m: m, snap: snap, codeBytes: len(wasm)}
 	if err := e.checkModule(m); err != nil {
-		wm.Close(ctx)
+		_ = wm.Close(ctx) // the check's error is the one to return
 		return nil, err
 	}
 	return wm, nil
@@ -234,7 +234,7 @@ func (e *wtEngine) loadCached(path string) *wasmtime.Module {
 	}
 	m, err := wasmtime.NewModuleDeserializeFile(e.eng, path)
 	if err != nil {
-		os.Remove(path) // unreadable (another build of wasmtime?): compile again
+		_ = os.Remove(path) // unreadable (another build of wasmtime?): compile again, and write it anew
 		return nil
 	}
 	return m
@@ -249,7 +249,7 @@ func (e *wtEngine) compileCached(path string, wasm []byte) (*wasmtime.Module, er
 	m, err := e.compileWasm(wasm)
 	if err == nil && path != "" {
 		if b, err := m.Serialize(); err == nil {
-			writeAtomic(path, b) // a cache: a failed write costs a compilation later
+			_ = writeAtomic(path, b) // a cache: a failed write costs a compilation later
 		}
 	}
 	return m, err
@@ -285,7 +285,7 @@ func writeAtomic(path string, b []byte) error {
 		err = os.Rename(f.Name(), path)
 	}
 	if err != nil {
-		os.Remove(f.Name())
+		_ = os.Remove(f.Name()) // a temporary file: err is the one to return
 	}
 	return err
 }

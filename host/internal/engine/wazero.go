@@ -41,12 +41,12 @@ func NewWazero(ctx context.Context, cfg Config) (Engine, error) {
 	e := &wazeroEngine{cfg: cfg, rt: wazero.NewRuntimeWithConfig(ctx, rc), cache: cache, checks: cfg.Interruptible && !cfg.WazeroCloseOnDone,
 		provided: provided{hostModule: cfg.HostModule, host: map[string]FuncType{}}}
 	if _, err := wasi_snapshot_preview1.Instantiate(ctx, e.rt); err != nil {
-		e.Close(ctx)
+		_ = e.Close(ctx) // the instantiation's error is the one to return
 		return nil, fmt.Errorf("wasi: %w", err)
 	}
 	e.wasi = funcTypes(e.rt.Module(wasi_snapshot_preview1.ModuleName).ExportedFunctionDefinitions())
 	if err := e.exportHostModule(ctx); err != nil {
-		e.Close(ctx)
+		_ = e.Close(ctx) // the export's error is the one to return
 		return nil, fmt.Errorf("host module %s: %w", cfg.HostModule, err)
 	}
 	return e, nil
@@ -201,16 +201,16 @@ func (e *wazeroEngine) Compile(ctx context.Context, wasm []byte, o CompileOption
 	}
 	m.cm = cm
 	if err := e.checkImports(cm); err != nil {
-		m.Close(context.WithoutCancel(ctx))
+		_ = m.Close(context.WithoutCancel(ctx)) // the check's error is the one to return
 		return nil, err
 	}
 	if unchecked != nil {
-		m.Close(context.WithoutCancel(ctx))
+		_ = m.Close(context.WithoutCancel(ctx)) // the check's error is the one to return
 		return nil, &InvalidError{Err: unchecked}
 	}
 	if m.reactor && img != nil && !e.cfg.NoSnapshots {
 		if err := e.snapshot(ctx, m, shape); err != nil {
-			m.Close(context.WithoutCancel(ctx))
+			_ = m.Close(context.WithoutCancel(ctx)) // the snapshot's error is the one to return
 			return nil, err
 		}
 		if m.snap != nil && o.Reusable && !e.cfg.NoRecycling {
@@ -337,6 +337,8 @@ func (e *wazeroEngine) Close(ctx context.Context) error {
 // wasiTypes returns the signatures of the WASI functions wazero
 // provides: the set every engine gives guests, so that a module passes
 // the import check on one engine exactly when it passes it on the other.
+//
+//lint:ignore U1000 used by the wasmtime engine (wasmtime.go, -tags wasmtime)
 func wasiTypes(ctx context.Context) (map[string]FuncType, error) {
 	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigInterpreter())
 	defer rt.Close(ctx)

@@ -146,7 +146,7 @@ type limitedWriter struct {
 func (l *limitedWriter) Write(p []byte) (int, error) {
 	if l.n > 0 {
 		k := min(l.n, len(p))
-		l.w.WriteString(string(p[:k]))
+		_, _ = l.w.WriteString(string(p[:k])) // a strings.Builder: it never fails
 		l.n -= k
 	}
 	return len(p), nil

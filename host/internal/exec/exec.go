@@ -131,12 +131,16 @@ func (x *Exec) record(r sched.Record) {
 	x.fx.recorded(o, r)
 }
 
-// instantiate runs one execution to its end.
+// Instantiate runs one execution to its end.
 func (x *Exec) Instantiate(ctx context.Context, cm *modules.Module) error {
 	h := x.h
 	out := x.guestOutput()
 	if c, ok := out.(io.Closer); ok {
-		defer c.Close()
+		defer func() {
+			if err := c.Close(); err != nil {
+				h.Log().Warn("closing the guest's output failed", "err", err)
+			}
+		}()
 	}
 	if out != io.Discard {
 		x.Stderr.also = out
@@ -298,7 +302,7 @@ const oomText = "out of memory"
 func (t *stderrBuffer) Write(p []byte) (int, error) {
 	written := len(p)
 	if t.also != nil {
-		t.also.Write(p)
+		_, _ = t.also.Write(p) // a copy for the operator's output: its failure must not fail the run
 	}
 	if !t.oom {
 		carry := t.b[max(0, len(t.b)-len(oomText)+1):] // the text may straddle two writes
@@ -326,4 +330,12 @@ func (t *stderrBuffer) String() string {
 		return string(t.head) + "\n[… stderr cut …]\n" + string(t.b)
 	}
 	return string(t.head) + string(t.b)
+}
+
+// Run is the run the execution runs (the zero Run when describing).
+func (x *Exec) Run() store.Run {
+	if x.rs == nil {
+		return store.Run{}
+	}
+	return x.rs.Run
 }

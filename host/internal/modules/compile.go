@@ -83,7 +83,7 @@ func (s *Set) compileCode(ctx context.Context, label string, wasm []byte, timeou
 		go func() { // collect the late result
 			defer s.runs.Done()
 			if r := <-done; r.mod != nil {
-				r.mod.Close(context.Background())
+				_ = r.mod.Close(context.Background()) // it frees memory: both engines' Close return nil
 			}
 		}()
 		return nil, err

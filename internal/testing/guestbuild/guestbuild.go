@@ -314,7 +314,7 @@ func cached(lang, name string, files []string, tool string, args []string, build
 	}
 	tmp := fmt.Sprintf("%s.%d.tmp", out, os.Getpid())
 	if err := build(tmp); err != nil {
-		os.Remove(tmp)
+		_ = os.Remove(tmp) // a partial build: the build's error is the one to return
 		return "", err
 	}
 	if err := os.Rename(tmp, out); err != nil {

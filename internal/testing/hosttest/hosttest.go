@@ -41,7 +41,11 @@ func NewModule(t *testing.T, wasmPath, name string, evict host.Evict) *Env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { st.Close() })
+	t.Cleanup(func() {
+		if err := st.Close(); err != nil {
+			t.Errorf("close the store: %v", err)
+		}
+	})
 	// Compiled modules are cached on disk across test processes.
 	cache := ""
 	if dir, err := os.UserCacheDir(); err == nil {
@@ -53,7 +57,11 @@ func NewModule(t *testing.T, wasmPath, name string, evict host.Evict) *Env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { h.Close(ctx) })
+	t.Cleanup(func() {
+		if err := h.Close(ctx); err != nil {
+			t.Errorf("close the host: %v", err)
+		}
+	})
 	wasm, err := os.ReadFile(wasmPath)
 	if err != nil {
 		t.Fatal(err)

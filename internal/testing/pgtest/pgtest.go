@@ -45,7 +45,7 @@ func Schema(t testing.TB, prefix string) string {
 	if err != nil {
 		t.Fatalf("connect to SKEIN_TEST_POSTGRES: %v", err)
 	}
-	defer conn.Close(ctx)
+	defer func() { _ = conn.Close(ctx) }() // a connection for the schema statements: their errors are checked
 	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
 		t.Fatalf("create schema: %v", err)
 	}
@@ -55,7 +55,7 @@ func Schema(t testing.TB, prefix string) string {
 			t.Errorf("drop schema %s: %v", schema, err)
 			return
 		}
-		defer conn.Close(ctx)
+		defer func() { _ = conn.Close(ctx) }() // a connection for the schema statements: their errors are checked
 		if _, err := conn.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE"); err != nil {
 			t.Errorf("drop schema %s: %v", schema, err)
 		}

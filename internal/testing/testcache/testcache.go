@@ -6,6 +6,7 @@
 package testcache
 
 import (
+	"fmt"
 	"os"
 	"testing"
 )
@@ -20,9 +21,13 @@ func Run(m *testing.M, prefix string, dir *string) int {
 	}
 	d, err := os.MkdirTemp("", prefix)
 	if err != nil {
-		panic(err)
+		fmt.Fprintln(os.Stderr, "test cache folder:", err)
+		return 1
 	}
-	defer os.RemoveAll(d)
 	*dir = d
-	return m.Run()
+	code := m.Run()
+	if err := os.RemoveAll(d); err != nil {
+		fmt.Fprintln(os.Stderr, "remove the test cache folder:", err)
+	}
+	return code
 }

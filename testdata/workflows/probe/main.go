@@ -91,6 +91,7 @@ func panics(ctx *skein.Context, _ struct{}) (int, error) {
 		return 0, err
 	}
 	var m map[string]int
+	//lint:ignore SA5000 the panic is what this workflow is for
 	m["boom"] = 1 // assignment to entry in nil map
 	return 0, nil
 }
@@ -108,7 +109,7 @@ func exits(ctx *skein.Context, _ struct{}) (int, error) {
 // while the root waits for a task.
 func rawgo(ctx *skein.Context, _ struct{}) (int, error) {
 	go func() {
-		skein.Step(ctx, "inner", func(*skein.StepContext) (int, error) { return 1, nil })
+		_, _ = skein.Step(ctx, "inner", func(*skein.StepContext) (int, error) { return 1, nil }) // the misuse fails the run: no result to handle
 	}()
 	return skein.Go(ctx, func(ctx *skein.Context) (int, error) {
 		return skein.Step(ctx, "outer", func(s *skein.StepContext) (int, error) {

@@ -98,6 +98,10 @@ func serve(db, logPath string, gen int, cacheDir string) error {
 	fmt.Printf("listening on http://%s\n", ln.Addr())
 	// A killed generation's runs are claimed again a second after their
 	// last lease renewal.
-	go h.Work(ctx, host.WorkOptions{Concurrency: 64, Poll: 50 * time.Millisecond, LeaseTTL: time.Second})
+	go func() {
+		if err := h.Work(ctx, host.WorkOptions{Concurrency: 64, Poll: 50 * time.Millisecond, LeaseTTL: time.Second}); err != nil {
+			log.Error("torturehost: the worker stopped", "err", err)
+		}
+	}()
 	return http.Serve(ln, server.New(h, server.Options{Logger: log}))
 }
