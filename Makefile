@@ -9,6 +9,10 @@ EXAMPLES := race sequence provision
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 ERRCHECK    := github.com/kisielk/errcheck@v1.30.0
 GUESTPKGS   := ./guest-sdk/... ./examples/... ./testdata/workflows/...
+# The packages whose tests take longest, named first so that go test
+# starts them first; -p 3 runs three test binaries at once, since these
+# wait on servers and subprocesses more than they compute.
+LONGPKGS    := ./host/ ./cmd/skein/ ./internal/testing/readmetest/
 
 .PHONY: test test-all test-race test-wasmtime test-no-snapshots vet lint fmt-check demo bench bench-wasm wasm skein skein-wasmtime install clean
 
@@ -22,7 +26,7 @@ GUESTPKGS   := ./guest-sdk/... ./examples/... ./testdata/workflows/...
 SKEIN_TEST_CACHE_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/skein-host-test
 test: vet lint fmt-check
 	mkdir -p "$(SKEIN_TEST_CACHE_DIR)"
-	set -o pipefail; SKEIN_TEST_CACHE_DIR="$(SKEIN_TEST_CACHE_DIR)" $(GO) test -json -count=1 -timeout 20m ./... 2>&1 | $(GO) run ./internal/cmd/testsummary
+	set -o pipefail; SKEIN_TEST_CACHE_DIR="$(SKEIN_TEST_CACHE_DIR)" $(GO) test -json -count=1 -timeout 20m -p 3 $(LONGPKGS) ./... 2>&1 | $(GO) run ./internal/cmd/testsummary
 
 ## test-all: test, with the slow groups too (SKEIN_TEST_ALL=1); .ci/run runs it
 test-all: vet lint fmt-check

@@ -54,11 +54,12 @@ func TestPagesListed(t *testing.T) {
 }
 
 // TestPages runs every ```sh block of each page of pages in order, in
-// one shell, in a fresh copy of the repository, with `go install`
-// putting skein on a PATH of the test's own. Each page gets its own
-// copy, made at the same path as the one before, so that the Go build
-// cache serves the builds a page repeats (skein itself above all)
-// without linking them again. A `make test` line is left out (this test
+// one shell, in a fresh copy of the repository of its own, with `go
+// install` putting skein on a PATH of the page's own. README.md runs
+// first, alone; the other pages then run in parallel. The pages' Go
+// builds run with -trimpath (GOFLAGS), so that the copies, at different
+// paths, share what the Go build cache holds: the first page compiles
+// skein, the others link it. A `make test` line is left out (this test
 // is part of it). A server a page starts listens on a free port instead
 // of 7070, so the test cannot collide with anything on the machine;
 // that is the only change made to the text.
@@ -71,32 +72,41 @@ func TestPages(t *testing.T) {
 	if len(blocks) == 0 || !strings.Contains(blocks[0], "make demo") || !strings.Contains(blocks[0], "make test") {
 		t.Fatalf("README.md must open with a block of `make demo` and `make test`; blocks: %q", blocks)
 	}
+	if pages[0].path != "README.md" {
+		t.Fatalf("pages must start with README.md, not %s", pages[0].path)
+	}
 	base := t.TempDir()
-	tree := filepath.Join(base, "skein")
-	gobin := filepath.Join(base, "bin")
-	for _, p := range pages {
+	for i, p := range pages {
+		dir := filepath.Join(base, strconv.Itoa(i))
 		t.Run(p.path, func(t *testing.T) {
-			for _, tool := range p.needs {
-				switch tool {
-				case "C":
-					guestbuild.RequireC(t)
-				case "Rust":
-					guestbuild.RequireRust(t)
-				default:
-					t.Fatalf("%s needs %q: want C or Rust", p.path, tool)
-				}
+			if i > 0 {
+				t.Parallel()
 			}
-			if err := os.RemoveAll(tree); err != nil {
-				t.Fatal(err)
-			}
-			copyTree(t, root, tree)
-			out := runPage(t, tree, gobin, p.path)
-			for _, want := range p.want {
-				if !strings.Contains(out, want) {
-					t.Errorf("the commands of %s did not print %q:\n%s", p.path, want, out)
-				}
-			}
+			testPage(t, root, dir, p)
 		})
+	}
+}
+
+// testPage runs the blocks of p in a copy of root made in dir, and
+// checks what they print.
+func testPage(t *testing.T, root, dir string, p page) {
+	for _, tool := range p.needs {
+		switch tool {
+		case "C":
+			guestbuild.RequireC(t)
+		case "Rust":
+			guestbuild.RequireRust(t)
+		default:
+			t.Fatalf("%s needs %q: want C or Rust", p.path, tool)
+		}
+	}
+	tree := filepath.Join(dir, "skein")
+	copyTree(t, root, tree)
+	out := runPage(t, tree, filepath.Join(dir, "bin"), p.path)
+	for _, want := range p.want {
+		if !strings.Contains(out, want) {
+			t.Errorf("the commands of %s did not print %q:\n%s", p.path, want, out)
+		}
 	}
 }
 
@@ -115,11 +125,13 @@ func runPage(t *testing.T, dir, gobin, rel string) string {
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	var env []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "SKEIN_") && !strings.HasPrefix(kv, "GOBIN=") && !strings.HasPrefix(kv, "PATH=") {
+		if !strings.HasPrefix(kv, "SKEIN_") && !strings.HasPrefix(kv, "GOBIN=") && !strings.HasPrefix(kv, "PATH=") && !strings.HasPrefix(kv, "GOFLAGS=") {
 			env = append(env, kv)
 		}
 	}
-	cmd.Env = append(env, "GOBIN="+gobin, "PATH="+gobin+string(os.PathListSeparator)+os.Getenv("PATH"), "SKEIN_SERVER=http://127.0.0.1:"+port)
+	goflags := strings.TrimSpace(os.Getenv("GOFLAGS") + " -trimpath")
+	cmd.Env = append(env, "GOBIN="+gobin, "PATH="+gobin+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"GOFLAGS="+goflags, "SKEIN_SERVER=http://127.0.0.1:"+port)
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
 	t.Logf("%s: %d blocks in %s; script:\n%s", rel, len(blocks), time.Since(start).Round(time.Millisecond), script)
