@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -142,10 +141,7 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	cache := ""
-	if dir, err := os.UserCacheDir(); err == nil {
-		cache = filepath.Join(dir, "skein-wazero")
-	}
+	cache := userCompileCache()
 	o := check.Options{Workflow: *workflow, Input: json.RawMessage(*input), Schedules: *schedules, Seed: *seed,
 		Schedule: *schedule, CrashAt: *crashAt, ChainRun: *chainRun, Activities: acts, StepTime: *stepTime, ActivityTime: *activityTime,
 		CacheDir: cache, DisableInterrupt: *noInterrupt, LimitHint: limitflags.Flag, Engine: *eng,

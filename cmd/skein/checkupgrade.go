@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -98,10 +97,7 @@ func cmdCheckUpgrade(ctx context.Context, fs *flag.FlagSet, up *upgradeFlags, po
 		return err
 	}
 	defer func() { _ = st.Close() }() // the check only reads the store
-	cache := ""
-	if dir, err := os.UserCacheDir(); err == nil {
-		cache = filepath.Join(dir, "skein-wazero")
-	}
+	cache := userCompileCache()
 	workflow := fs.Lookup("workflow").Value.String()
 	o := check.UpgradeOptions{Store: st, Workflow: workflow, Statuses: statuses, CacheDir: cache,
 		DisableInterrupt: co.noInterrupt, LimitHint: limitflags.Flag, Engine: co.engine}

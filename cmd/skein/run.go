@@ -415,7 +415,7 @@ func (f *dbFlags) open(ctx context.Context) (h *host.Host, st store.Store, close
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	cfg := host.Config{Store: st, Evict: policy, GuestOutputFor: f.guestOutput, LimitHint: limitflags.Flag}
+	cfg := host.Config{Store: st, Evict: policy, CacheDir: userCompileCache(), GuestOutputFor: f.guestOutput, LimitHint: limitflags.Flag}
 	if f.engine != nil {
 		cfg.Engine = *f.engine
 	}
