@@ -18,6 +18,7 @@ import (
 
 	"github.com/skeinrun/skein/client"
 	"github.com/skeinrun/skein/host"
+	"github.com/skeinrun/skein/internal/testing/testcache"
 	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 	"github.com/skeinrun/skein/server"
 	"github.com/skeinrun/skein/store/sqlite"
@@ -43,10 +44,7 @@ func startServer(dir string, o server.Options) (*testServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	cache := ""
-	if d, err := os.UserCacheDir(); err == nil {
-		cache = filepath.Join(d, "skein-wazero-test")
-	}
+	cache := testcache.Shared()
 	// No compile deadline: under -race on a loaded machine a first compile
 	// can take minutes.
 	h, err := host.New(ctx, host.Config{Store: st, RemoteActivities: true, CacheDir: cache, CompileTimeout: -1})

@@ -14,6 +14,7 @@ import (
 
 	"github.com/skeinrun/skein/activity"
 	"github.com/skeinrun/skein/host"
+	"github.com/skeinrun/skein/internal/testing/testcache"
 	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 	"github.com/skeinrun/skein/store"
 	"github.com/skeinrun/skein/store/sqlite"
@@ -21,12 +22,7 @@ import (
 
 // cacheDir keeps compiled modules across test processes (as
 // internal/testing/hosttest does), so each example does not compile its module.
-var cacheDir = func() string {
-	if dir, err := os.UserCacheDir(); err == nil {
-		return filepath.Join(dir, "skein-wazero-test")
-	}
-	return ""
-}()
+var cacheDir = testcache.Shared()
 
 var (
 	pluginsMu sync.Mutex

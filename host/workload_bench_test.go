@@ -14,12 +14,12 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/skeinrun/skein/host"
 	"github.com/skeinrun/skein/internal/bench"
+	"github.com/skeinrun/skein/internal/testing/testcache"
 	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 	"github.com/skeinrun/skein/store/sqlite"
 )
@@ -39,10 +39,7 @@ func benchOptions(b *testing.B, durability string, interrupt bool) bench.Options
 	if err != nil {
 		b.Fatal(err)
 	}
-	cache := ""
-	if dir, err := os.UserCacheDir(); err == nil {
-		cache = filepath.Join(dir, "skein-wazero-test")
-	}
+	cache := testcache.Shared()
 	return bench.Options{Module: wasm, Dir: b.TempDir(), Durability: durability, DisableInterrupt: !interrupt, CacheDir: cache, GoMemory: *benchGoMemory}
 }
 

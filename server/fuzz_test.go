@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/skeinrun/skein/host"
+	"github.com/skeinrun/skein/internal/testing/testcache"
 	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 	"github.com/skeinrun/skein/store/sqlite"
 )
@@ -72,10 +73,7 @@ func FuzzAPIRequests(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	cache := ""
-	if dir, err := os.UserCacheDir(); err == nil {
-		cache = filepath.Join(dir, "skein-wazero-test")
-	}
+	cache := testcache.Shared()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	h, err := host.New(ctx, host.Config{Store: st, CacheDir: cache, Logger: quiet})
 	if err != nil {

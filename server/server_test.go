@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/skeinrun/skein/host"
+	"github.com/skeinrun/skein/internal/testing/testcache"
 	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 	"github.com/skeinrun/skein/store"
 	"github.com/skeinrun/skein/store/sqlite"
@@ -41,10 +42,7 @@ func newTestAPI(t *testing.T, o Options) *testAPI {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cache := ""
-	if dir, err := os.UserCacheDir(); err == nil {
-		cache = filepath.Join(dir, "skein-wazero-test")
-	}
+	cache := testcache.Shared()
 	h, err := host.New(ctx, host.Config{Store: st, CacheDir: cache})
 	if err != nil {
 		st.Close()

@@ -15,6 +15,7 @@ import (
 
 	"github.com/skeinrun/skein/activity"
 	"github.com/skeinrun/skein/host"
+	"github.com/skeinrun/skein/internal/testing/testcache"
 	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 	"github.com/skeinrun/skein/store"
 	"github.com/skeinrun/skein/store/sqlite"
@@ -31,10 +32,7 @@ func TestWorkersInProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cache := ""
-	if dir, err := os.UserCacheDir(); err == nil {
-		cache = filepath.Join(dir, "skein-wazero-test")
-	}
+	cache := testcache.Shared()
 	// No compile deadline: under -race on a loaded machine a first compile
 	// can take minutes.
 	h, err := host.New(ctx, host.Config{Store: st, RemoteActivities: true, CacheDir: cache, CompileTimeout: -1})

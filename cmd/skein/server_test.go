@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/skeinrun/skein/client"
+	"github.com/skeinrun/skein/internal/testing/testcache"
 	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 	"github.com/skeinrun/skein/internal/testing/wasmtest"
 )
@@ -62,15 +63,6 @@ type skeinServer struct {
 	err    error         // cmd.Wait's error, once exited is closed
 }
 
-// wazeroCache keeps compiled modules across test processes, as
-// internal/testing/hosttest does.
-func wazeroCache() string {
-	if dir, err := os.UserCacheDir(); err == nil {
-		return filepath.Join(dir, "skein-wazero-test")
-	}
-	return ""
-}
-
 // startServer starts `skein serve --db db --addr 127.0.0.1:0 args...`
 // with env added to the environment, and returns once it printed its
 // address. The process is killed at the end of the test if still alive.
@@ -90,7 +82,7 @@ func startServe(t *testing.T, storeFlags, env []string, args ...string) *skeinSe
 func startServeBin(t *testing.T, bin string, storeFlags, env []string, args ...string) *skeinServer {
 	t.Helper()
 	all := append(append([]string{"serve"}, storeFlags...), "--addr", "127.0.0.1:0")
-	if c := wazeroCache(); c != "" {
+	if c := testcache.Shared(); c != "" {
 		all = append(all, "--cache-dir", c)
 	}
 	cmd := exec.Command(bin, append(all, args...)...)

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skeinrun/skein/internal/testing/testcache"
 	"github.com/skeinrun/skein/internal/testing/testgroup"
 	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 )
@@ -219,7 +220,7 @@ type tortureHost struct{ *skeinServer }
 func startTorture(t *testing.T, bin, db, effects string, gen int) *tortureHost {
 	t.Helper()
 	args := []string{"--db", db, "--log", effects, "--gen", strconv.Itoa(gen)}
-	if c := wazeroCache(); c != "" {
+	if c := testcache.Shared(); c != "" {
 		args = append(args, "--cache-dir", c)
 	}
 	return &tortureHost{startListener(t, exec.Command(bin, args...), "listening on ", "torturehost")}

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skeinrun/skein/internal/testing/testcache"
 	"github.com/skeinrun/skein/internal/testing/testgroup"
 	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 )
@@ -55,7 +56,7 @@ func runEmbed(t *testing.T, o options) (string, string) {
 // granted. A second start on the same database executes nothing.
 func TestEmbed(t *testing.T) {
 	dir := buildPlugins(t, "greet", "review", "sneaky")
-	o := options{dir: dir, db: filepath.Join(t.TempDir(), "embed.db"), cacheDir: testCacheDir()}
+	o := options{dir: dir, db: filepath.Join(t.TempDir(), "embed.db"), cacheDir: testcache.Shared()}
 	out, events := runEmbed(t, o)
 	t.Logf("stdout:\n%s", out)
 	for _, re := range []string{
@@ -90,15 +91,6 @@ func TestEmbed(t *testing.T) {
 	if events2 != "" {
 		t.Errorf("second start executed something:\n%s", events2)
 	}
-}
-
-// testCacheDir keeps compiled modules across test processes, like
-// internal/testing/hosttest.
-func testCacheDir() string {
-	if dir, err := os.UserCacheDir(); err == nil {
-		return filepath.Join(dir, "skein-wazero-test")
-	}
-	return ""
 }
 
 // goTool returns the go command, or skips the test without one (go
@@ -159,7 +151,7 @@ func TestMemoryAtRest(t *testing.T) {
 	plugins := buildPlugins(t, "greet")
 	tmp := t.TempDir()
 	bin := goBuild(t, gt, "./examples/embed", runtime.GOOS, runtime.GOARCH, tmp)
-	cmd := exec.Command(bin, "-dir", plugins, "-db", filepath.Join(tmp, "embed.db"), "-cache-dir", testCacheDir(), "-idle", "-quiet")
+	cmd := exec.Command(bin, "-dir", plugins, "-db", filepath.Join(tmp, "embed.db"), "-cache-dir", testcache.Shared(), "-idle", "-quiet")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/skeinrun/skein/internal/testing/pgtest"
+	"github.com/skeinrun/skein/internal/testing/testcache"
 	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 	"github.com/skeinrun/skein/store"
 	"github.com/skeinrun/skein/store/postgres"
@@ -22,10 +23,7 @@ func TestCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cache := ""
-	if dir, err := os.UserCacheDir(); err == nil {
-		cache = filepath.Join(dir, "skein-wazero-test") // as host/workload_bench_test.go
-	}
+	cache := testcache.Shared()
 	const runs, steps = 20, 3
 	for _, tc := range []struct {
 		name string

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/skeinrun/skein/host"
+	"github.com/skeinrun/skein/internal/testing/testcache"
 	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 	"github.com/skeinrun/skein/store"
 	"github.com/skeinrun/skein/store/sqlite"
@@ -47,10 +48,7 @@ func NewModule(t *testing.T, wasmPath, name string, evict host.Evict) *Env {
 		}
 	})
 	// Compiled modules are cached on disk across test processes.
-	cache := ""
-	if dir, err := os.UserCacheDir(); err == nil {
-		cache = filepath.Join(dir, "skein-wazero-test")
-	}
+	cache := testcache.Shared()
 	// SKEIN_TEST_ENGINE runs the hosts of the host package's suite on
 	// another engine (make test-wasmtime).
 	h, err := host.New(ctx, host.Config{Store: st, Evict: evict, CacheDir: cache, Engine: os.Getenv("SKEIN_TEST_ENGINE")})

@@ -8,6 +8,7 @@ package testcache
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -30,4 +31,19 @@ func Run(m *testing.M, prefix string, dir *string) int {
 		fmt.Fprintln(os.Stderr, "remove the test cache folder:", err)
 	}
 	return code
+}
+
+// Shared is the cache folder of tests that have no TestMain of their own
+// to call Run: SKEIN_TEST_CACHE_DIR when it names one, else
+// skein-wazero-test in the user's cache folder, which later test
+// processes reuse; "" (no cache) where there is none.
+func Shared() string {
+	if d := os.Getenv("SKEIN_TEST_CACHE_DIR"); d != "" {
+		return d
+	}
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "skein-wazero-test")
 }
