@@ -72,6 +72,8 @@ func init() {
 			"start runs of a workflow on a cron schedule, on a server (docs/schedules.md)", cmdSchedule},
 		{"hook", "skein hook create NAME --module M [--workflow W] [--secret-env SKEIN_HOOK_VAR | --secret NAME] [--scheme github|timestamped] [--tolerance D] [--keep-header H] | list | delete NAME [--server URL] [--json]",
 			"bind a webhook, POST /v1/hooks/NAME, to a workflow on a server (docs/schedules.md)", cmdHook},
+		{"backup", "skein backup [--db FILE] OUT.db [--quiet] [--json]",
+			"write a consistent copy of a SQLite database, also while skein serve writes it (docs/operations.md, \"Backups\")", cmdBackup},
 		{"new", "skein new NAME [--skein-dir PATH]",
 			"write a workflow module skeleton in NAME/: go.mod (replacing skein with a local checkout), main.go, main_test.go, Makefile", cmdNew},
 		{"check", "skein check MODULE.wasm [--workflow W] [--input JSON] [--schedules N] [--seed S] [--schedule K --crash-at T] [--activity NAME=JSON] [--json]\n       skein check --upgrade NEW.wasm [--db FILE | --store URL] [--workflow W] [--runs suspended,running] [--broken-only] [--json]",
