@@ -7,9 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"io"
 	"maps"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -66,23 +64,11 @@ func (w *walkServer) cli(t *testing.T, code int, args ...string) result {
 // value pairs) and returns the answer.
 func (w *walkServer) raw(t *testing.T, method, path string, body []byte, hdr ...string) reply {
 	t.Helper()
-	req, err := http.NewRequest(method, w.via.url+path, bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := map[string]string{}
 	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
+		m[hdr[i]] = hdr[i+1]
 	}
-	resp, err := httpClient.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return reply{status: resp.StatusCode, body: data}
+	return w.via.send(t, method, path, m, body)
 }
 
 // post is raw for a JSON write with the token.
