@@ -85,6 +85,13 @@ type api struct {
 // New returns the API handler of h: a host's client role (a *host.Host).
 // Runs execute where a host works (host.Worker).
 func New(h host.Client, o Options) http.Handler {
+	a, mux := newAPI(h, o)
+	return a.guard(mux)
+}
+
+// newAPI returns the API of h and its routes; a.routes holds every
+// pattern registered.
+func newAPI(h host.Client, o Options) (*api, *http.ServeMux) {
 	if o.MaxModuleBytes <= 0 {
 		o.MaxModuleBytes = DefaultMaxModuleBytes
 	}
@@ -122,6 +129,7 @@ func New(h host.Client, o Options) http.Handler {
 	a.handle(mux, "POST /v1/promises/{id}", apiRoute, a.resolve)
 	a.handle(mux, "GET /v1/runs/{id}/ops", apiRoute, a.ops)
 	a.handle(mux, "GET /v1/runs/{id}/leases", apiRoute, a.leases)
+	a.handle(mux, "GET /v1/openapi.json", apiRoute, a.openAPI) // openapi.go
 	a.handle(mux, "GET /metrics", apiRoute, a.metrics)
 	a.routeTasks(mux)     // tasks.go
 	a.routeSchedules(mux) // schedules.go
@@ -146,7 +154,7 @@ func New(h host.Client, o Options) http.Handler {
 		}
 		writeError(w, http.StatusNotFound, CodeNotFound, fmt.Sprintf("no endpoint %s %s (see docs/api.md)", r.Method, r.URL.Path))
 	})
-	return a.guard(mux)
+	return a, mux
 }
 
 // writeJSON answers v with status.
