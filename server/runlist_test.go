@@ -3,13 +3,10 @@ package server
 import (
 	"encoding/json"
 	"net/url"
-	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 )
 
 // TestAPIRunsQuery: GET /v1/runs filters by workflow, module (by name or
@@ -17,17 +14,7 @@ import (
 // cursor walking the pages, and refuses a bad parameter with a 400 that
 // names it.
 func TestAPIRunsQuery(t *testing.T) {
-	ta := newTestAPI(t, Options{})
-	wasm, err := os.ReadFile(wasmbuild.Build(t, "./testdata/workflows/server"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := ta.do("POST", "/v1/modules?name=srv", wasm)
-	ta.want("deploy", a, 201, "")
-	var m Module
-	if err := json.Unmarshal(a.body, &m); err != nil {
-		t.Fatal(err)
-	}
+	ta, m, _ := newSrvAPI(t)
 	// Created in the order d, b, c, a.
 	created := map[string]time.Time{}
 	for _, c := range [][2]string{{"d", "echo"}, {"b", "sleeper"}, {"c", "echo"}, {"a", "echo"}} {
