@@ -70,15 +70,23 @@ type Run struct {
 
 // RunList answers GET /v1/runs. NextCursor is empty on the last page.
 type RunList struct {
-	Runs       []Run  `json:"runs"`        // ordered by id
+	Runs       []Run  `json:"runs"`        // ordered by id, or as RunFilter.Sort says
 	NextCursor string `json:"next_cursor"` // pass it as RunFilter.Cursor for the next page
 }
 
 // RunFilter selects a page of runs (GET /v1/runs).
 type RunFilter struct {
-	Status string // only runs of this status (a Status value); "" for all
+	Status   string // only runs of this status (a Status value); "" for all
+	Workflow string // only runs of this workflow; "" for all
+	Module   string // only runs of this module: a hash, or a name (the module it names now); "" for all
+	// CreatedFrom and CreatedBefore bound the runs' creation time: at or
+	// after CreatedFrom, before CreatedBefore; zero for no bound.
+	CreatedFrom, CreatedBefore time.Time
+	// Sort orders the runs: "id" (the default), "created", "ended",
+	// "duration" or "status", with a leading "-" for descending order.
+	Sort   string
 	Limit  int    // at most this many, 1 to 1000; 0 for the server's default, 100
-	Cursor string // the NextCursor of the previous page; "" for the first
+	Cursor string // the NextCursor of the previous page (with the same Sort); "" for the first
 }
 
 // StartRequest is the body of POST /v1/runs.
@@ -135,12 +143,20 @@ func (c *Client) Run(ctx context.Context, id string) (Run, error) {
 	return r, err
 }
 
-// Runs returns a page of runs, ordered by id (GET /v1/runs); when its
+// Runs returns a page of runs, ordered by id or f.Sort (GET /v1/runs); when its
 // NextCursor is not empty, pass it as f.Cursor for the next page.
 func (c *Client) Runs(ctx context.Context, f RunFilter) (RunList, error) {
 	q := url.Values{}
-	if f.Status != "" {
-		q.Set("status", f.Status)
+	for name, v := range map[string]string{"status": f.Status, "workflow": f.Workflow, "module": f.Module, "sort": f.Sort} {
+		if v != "" {
+			q.Set(name, v)
+		}
+	}
+	if !f.CreatedFrom.IsZero() {
+		q.Set("created_from", f.CreatedFrom.UTC().Format(time.RFC3339Nano))
+	}
+	if !f.CreatedBefore.IsZero() {
+		q.Set("created_before", f.CreatedBefore.UTC().Format(time.RFC3339Nano))
 	}
 	if f.Limit != 0 {
 		q.Set("limit", strconv.Itoa(f.Limit))

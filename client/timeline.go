@@ -37,6 +37,10 @@ type Op struct {
 	Deadline *string         `json:"deadline"`           // a timer's deadline, RFC 3339
 	Updated  string          `json:"updated_at"`         // when the record last changed, RFC 3339
 	Child    *string         `json:"child,omitempty"`    // the child run's id, for a child op
+	// Schema is the JSON Schema of a typed promise's value
+	// (skein.Promise[T]), which a settlement must have; omitted for
+	// other ops and for a promise without one.
+	Schema json.RawMessage `json:"schema,omitempty"`
 	// Started and Settled are when the op was first issued and when its
 	// settlement was recorded (RFC 3339, null when not known), DurationMS
 	// the time between in milliseconds, and Tries its recorded attempts.

@@ -70,12 +70,15 @@ type Outcome struct {
 	// settlement was recorded, by the host's wall clock (zero when not
 	// known): the timeline's data, never replayed (store.Outcome).
 	StartedAt, SettledAt time.Time
+	// Schema is the JSON Schema of a typed promise's value (empty for
+	// other ops and for a promise issued without one).
+	Schema json.RawMessage
 }
 
 // outcomeView is a stored outcome as an Outcome.
 func outcomeView(o store.Outcome) Outcome {
 	v := Outcome{Key: o.Key, Kind: o.Kind, Function: o.Function, Status: o.Status, Value: o.Value, Error: o.Error,
-		Attempts: o.Attempts, Seq: o.Seq, Waited: o.Waited, Orphaned: o.Orphaned, UpdatedAt: o.UpdatedAt}
+		Attempts: o.Attempts, Seq: o.Seq, Waited: o.Waited, Orphaned: o.Orphaned, UpdatedAt: o.UpdatedAt, Schema: o.Schema}
 	if o.VTime != 0 {
 		v.VTime = time.Unix(0, o.VTime)
 	}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -293,6 +294,10 @@ func TestUIFiles(t *testing.T) {
 		"/":               "text/html",
 		"/ui/app.js":      "text/javascript",
 		"/ui/timeline.js": "text/javascript",
+		"/ui/runlist.js":  "text/javascript",
+		"/ui/opdetail.js": "text/javascript",
+		"/ui/settle.js":   "text/javascript",
+		"/ui/shape.js":    "text/javascript",
 		"/ui/style.css":   "text/css",
 	} {
 		code, ct, body := ta.get(path, "")
@@ -301,7 +306,8 @@ func TestUIFiles(t *testing.T) {
 		}
 	}
 	_, _, page := ta.get("/", "")
-	for _, w := range []string{`src="/ui/app.js"`, `src="/ui/timeline.js"`, `href="/ui/style.css"`, `id="main"`} {
+	for _, w := range []string{`src="/ui/app.js"`, `src="/ui/timeline.js"`, `src="/ui/runlist.js"`, `src="/ui/opdetail.js"`,
+		`src="/ui/settle.js"`, `src="/ui/shape.js"`, `href="/ui/style.css"`, `id="main"`} {
 		if !strings.Contains(page, w) {
 			t.Errorf("index.html lacks %s", w)
 		}
@@ -370,6 +376,10 @@ func TestRunOps(t *testing.T) {
 		}
 		if o.Key == "1" && string(o.Value) != `"ticket:x"` {
 			t.Errorf("op 1 value %s", o.Value)
+		}
+		// The typed promise carries the shape of its value; no other op has one.
+		if hasShape := bytes.Contains(o.Schema, []byte(`"approved"`)) && bytes.Contains(o.Schema, []byte(`"boolean"`)); hasShape != (o.Key == "decision") {
+			t.Errorf("op %s schema %s; want the decision's shape on the promise only", o.Key, o.Schema)
 		}
 	}
 	ta.want("ops of an unknown run", ta.do("GET", "/v1/runs/zz/ops", nil), 404, CodeNotFound)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -77,43 +76,9 @@ func (a *api) start(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, status, runJSON(run))
 }
 
-// runs: GET /v1/runs?status=&limit=&cursor=.
-func (a *api) runs(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	f := store.RunFilter{Status: store.RunStatus(q.Get("status")), After: q.Get("cursor"), Limit: 100}
-	if f.Status != "" && !slices.Contains(runStatuses, f.Status) {
-		a.fail(w, r, badRequest("unknown status %q; want one of %s", f.Status, joinStatuses()))
-		return
-	}
-	if s := q.Get("limit"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > 1000 {
-			a.fail(w, r, badRequest("limit %q: want a number from 1 to 1000", s))
-			return
-		}
-		f.Limit = n
-	}
-	rs, err := a.h.Runs(r.Context(), f)
-	if err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	l := RunList{Runs: make([]Run, 0, len(rs))}
-	for _, run := range rs {
-		l.Runs = append(l.Runs, runJSON(run))
-	}
-	if len(rs) == f.Limit {
-		l.NextCursor = rs[len(rs)-1].ID
-	}
-	writeJSON(w, http.StatusOK, l)
-}
-
-var runStatuses = []store.RunStatus{store.RunPending, store.RunRunning, store.RunSuspended,
-	store.RunCompleted, store.RunFailed, store.RunDiverged, store.RunCanceled, store.RunContinued}
-
 func joinStatuses() string {
-	s := make([]string, len(runStatuses))
-	for i, st := range runStatuses {
+	s := make([]string, len(store.RunStatuses))
+	for i, st := range store.RunStatuses {
 		s[i] = string(st)
 	}
 	return strings.Join(s, ", ")

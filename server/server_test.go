@@ -154,7 +154,10 @@ func TestAPIUploads(t *testing.T) {
 	}
 }
 
-func TestAPIRuns(t *testing.T) {
+// newSrvAPI is a test API with testdata/workflows/server deployed as
+// "srv"; it returns the module and its bytes.
+func newSrvAPI(t *testing.T) (*testAPI, Module, []byte) {
+	t.Helper()
 	ta := newTestAPI(t, Options{})
 	wasm, err := os.ReadFile(wasmbuild.Build(t, "./testdata/workflows/server"))
 	if err != nil {
@@ -163,11 +166,18 @@ func TestAPIRuns(t *testing.T) {
 	a := ta.do("POST", "/v1/modules?name=srv", wasm)
 	ta.want("deploy", a, 201, "")
 	var m Module
-	json.Unmarshal(a.body, &m)
+	if err := json.Unmarshal(a.body, &m); err != nil {
+		t.Fatal(err)
+	}
+	return ta, m, wasm
+}
+
+func TestAPIRuns(t *testing.T) {
+	ta, m, wasm := newSrvAPI(t)
 	ta.want("deploy again", ta.do("POST", "/v1/modules", wasm), 200, "")
 
 	start := `{"module":"srv","workflow":"echo","input":[1],"id":"a"}`
-	a = ta.do("POST", "/v1/runs", start)
+	a := ta.do("POST", "/v1/runs", start)
 	ta.want("start", a, 201, "")
 	var r Run
 	json.Unmarshal(a.body, &r)

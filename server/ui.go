@@ -109,6 +109,9 @@ func (a *api) ops(w http.ResponseWriter, r *http.Request) {
 		if len(o.Value) > 0 {
 			op.Value = json.RawMessage(o.Value)
 		}
+		if len(o.Schema) > 0 && json.Valid(o.Schema) {
+			op.Schema = json.RawMessage(o.Schema)
+		}
 		if o.Error != "" {
 			e := o.Error
 			op.Error = &e

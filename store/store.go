@@ -441,11 +441,22 @@ type RunOutcome struct {
 	Outcome Outcome
 }
 
-// RunFilter selects runs for ListRuns.
+// RunFilter selects runs for ListRuns, and orders them.
 type RunFilter struct {
-	Status RunStatus // empty: any
-	Limit  int       // 0: a default of 100
-	After  string    // cursor: return runs whose ID sorts after this
+	Status      RunStatus // empty: any
+	Workflow    string    // empty: any
+	Module      string    // a module hash; empty: any
+	CreatedFrom int64     // unix ns: runs created at or after it; 0: no bound
+	CreatedTo   int64     // unix ns: runs created before it; 0: no bound
+	Order       RunOrder  // the sort key (RunSortKey); empty: by ID
+	Desc        bool      // descending; ties are broken by ID in the same direction
+	Limit       int       // 0: a default of 100
+	// After is the cursor: the ID of the last run of the previous page;
+	// with no Order, runs whose ID sorts after it (before it with Desc).
+	// With an Order, After is used only when not empty, with AfterKey,
+	// that run's RunSortKey: runs that sort after (AfterKey, After).
+	After    string
+	AfterKey int64
 }
 
 // Store is the durable state of skein. Every method is safe for concurrent use.
@@ -475,7 +486,7 @@ type Store interface {
 	CreateClaimedRun(ctx context.Context, r Run, owner string, now int64, ttl time.Duration) (c ClaimedRun, created bool, err error)
 	// Run returns one run.
 	Run(ctx context.Context, id string) (Run, error)
-	// Runs lists runs ordered by ID.
+	// Runs lists runs ordered by f.Order, then ID (RunFilter).
 	Runs(ctx context.Context, f RunFilter) ([]Run, error)
 	// DueRuns returns the runs a worker should drive: suspended runs with
 	// 0 < WakeAt <= now, with 0 < Deadline <= now and no cancellation

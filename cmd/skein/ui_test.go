@@ -112,8 +112,11 @@ func deployExample(t *testing.T, s *skeinServer, token, pkg string) {
 
 // TestUIBrowser opens the UI of a live server in headless Chromium: the
 // token form, the runs list with a status filter and a search, the race
-// run's lineage tree, a pending promise settled from its run page until
-// the run completes, a run canceled from its page, the modules page.
+// run's lineage tree, a typed promise's settle box refusing a value of
+// another shape, then settling the promise until the run completes, an
+// op's detail panel and the journal's download, a run canceled from its
+// page after a confirmation, the runs list's columns, filters and sorting
+// (ui_runpage_test.go), the modules page.
 func TestUIBrowser(t *testing.T) {
 	t.Parallel()
 	chrome := needChromium(t)
@@ -296,7 +299,9 @@ func TestUIBrowser(t *testing.T) {
 	step("settle the pending promise",
 		chromedp.Navigate(s.url+"/#/run/appr-1"),
 		chromedp.WaitVisible(chromedp.CSS(`#run-status[data-status="suspended"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`tr.op[data-key="decision"][data-status="pending"] input.settle-value`)),
+		chromedp.WaitVisible(chromedp.CSS(`tr.op[data-key="decision"][data-status="pending"] input.settle-value`)))
+	checkSettleShape(t, bctx, s, token, step)
+	step("type the value to settle the promise with",
 		chromedp.SendKeys(chromedp.CSS(`input.settle-value[data-key="decision"]`), `{"approved":true,"by":"ui"}`))
 	// What it waits on: the promise by its full id, with a copy button
 	// and the skein resolve line, and the deadline timer with its due time.
@@ -344,17 +349,18 @@ func TestUIBrowser(t *testing.T) {
 	checkRetryTimeline(t, bctx)
 	shot("retry.png")
 
+	// The detail panel of an op, and the journal to download.
+	startLongRuns(t, s, token)
+	checkOpDetail(t, bctx, s, token, step)
+	shot("op-detail.png")
+	checkJournalDownload(t, bctx, s, token, step)
+
 	// Cancel the other approval from its page.
-	step("cancel a run",
-		chromedp.Navigate(s.url+"/#/run/appr-2"),
-		chromedp.WaitVisible(chromedp.CSS(`#cancel-run`)),
-		chromedp.SendKeys(chromedp.CSS("#cancel-reason"), "not needed"),
-		chromedp.Click(chromedp.CSS(`#cancel-run`)),
-		chromedp.WaitVisible(chromedp.CSS(`#run-status[data-status="canceled"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`#run-error`)))
-	if v := text("#run-error"); !strings.Contains(v, "not needed") {
-		t.Errorf("the canceled run's error %q", v)
-	}
+	checkCancelConfirm(t, bctx, s, token, step)
+
+	// The runs list's columns, filters and sorting.
+	checkRunList(t, bctx, s, token, step, []string{"race-1", "appr-1", "appr-2", "retry-1", "long-1", "appr-3"})
+	shot("runs-sorted.png")
 
 	// The modules page.
 	step("modules",

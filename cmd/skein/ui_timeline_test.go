@@ -100,6 +100,7 @@ func checkPendingTimeline(t *testing.T, bctx context.Context) {
 		t.Errorf("the submit step's bar (key 1) %+v; want settled before the promise (%+v) was issued", s, d)
 	}
 	waitDrop(t, bctx, `#timeline-drops .tl-drop-mark[data-seq="1"][data-replayed=""]`, "the suspended approval's instance drop")
+	checkIdleBand(t, bctx)
 }
 
 // checkSettledTimeline: once settled, the promise's bar is closed and

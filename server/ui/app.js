@@ -180,131 +180,95 @@
     input.focus();
   }
 
-  // The runs list: status filters, search by id, pages.
-  async function runsPage(query, g) {
-    const status = query.get('status') || '';
-    const q = (query.get('q') || '').trim();
-    const cursor = query.get('cursor') || '';
-    const filters = el('div', { class: 'filters', id: 'status-filters' },
-      ['', ...STATUSES].map((s) => el('button', {
-        type: 'button', class: 'filter' + (s === status ? ' active' : ''), dataset: { status: s || 'all' },
-        onclick: () => setHash('#/runs', { status: s, q }),
-      }, s || 'all')));
-    const search = el('input', { type: 'text', id: 'run-search', placeholder: 'run id or prefix', value: q, 'aria-label': 'search runs by id' });
-    const form = el('form', {
-      class: 'inline', id: 'run-search-form',
-      onsubmit: (ev) => { ev.preventDefault(); setHash('#/runs', { status, q: search.value.trim() }); },
-    }, search, el('button', { type: 'submit' }, 'Search'), q ? el('button', { type: 'button', class: 'link', onclick: () => setHash('#/runs', { status }) }, 'clear') : null);
-    filters.append(el('span', { class: 'spacer' }), form);
-    const box = el('div', { id: 'runs' }, el('p', { class: 'muted' }, 'Loading…'));
-    main.replaceChildren(el('h1', {}, 'Runs'), filters, box);
-
-    let last = '';
-    const load = async () => {
-      let runs = [];
-      let next = '';
-      if (q) {
-        // The run with this id, then runs whose id starts with it.
-        try {
-          const r = await api('GET', '/v1/runs/' + encodeURIComponent(q));
-          if (!status || r.status === status) runs.push(r);
-        } catch (e) {
-          if (!(e instanceof APIError && e.status === 404)) throw e;
-        }
-        const p = new URLSearchParams({ limit: '200', cursor: before(q) });
-        if (status) p.set('status', status);
-        const l = await api('GET', '/v1/runs?' + p);
-        for (const r of l.runs) if (r.id !== q && r.id.startsWith(q)) runs.push(r);
-      } else {
-        const p = new URLSearchParams({ limit: '100' });
-        if (status) p.set('status', status);
-        if (cursor) p.set('cursor', cursor);
-        const l = await api('GET', '/v1/runs?' + p);
-        runs = l.runs;
-        next = l.next_cursor;
-      }
-      // The modules' names, to show each run's module by name and hash.
-      const names = {};
-      for (const m of (await api('GET', '/v1/modules')).modules) names[m.hash] = m.name;
-      if (g !== gen) return;
-      const sig = JSON.stringify([runs, next, names]);
-      if (sig !== last) {
-        last = sig;
-        box.replaceChildren(runsTable(runs, q, status, names), pager(cursor, next, status));
-      }
-      schedule(g, load, REFRESH_LIST_MS);
+  // helpers are what the other files of the UI (runlist.js, opdetail.js,
+  // settle.js) use of this one.
+  function helpers() {
+    return {
+      el, api, APIError, badge, fmtTime, fmtDur: window.skeinTimeline.fmtDur, shortHash, setHash, schedule, showBanner,
+      gen: () => gen, main, STATUSES, TERMINAL, REFRESH_LIST_MS,
     };
-    await load();
-  }
-
-  // before returns a string that sorts just before every id starting with q.
-  function before(q) {
-    const cps = Array.from(q);
-    let last = cps.pop().codePointAt(0) - 1;
-    if (last < 1) return cps.join('');
-    if (last >= 0xd800 && last <= 0xdfff) last = 0xd7ff;
-    return cps.join('') + String.fromCodePoint(last) + '\u{10FFFF}';
-  }
-
-  function runsTable(runs, q, status, names) {
-    if (runs.length === 0) {
-      const what = (status ? status + ' ' : '') + 'runs' + (q ? ' matching ' + JSON.stringify(q) : '');
-      return el('p', { class: 'muted', id: 'no-runs' }, 'No ' + what + '.');
-    }
-    return el('table', { id: 'runs-table' },
-      el('thead', {}, el('tr', {}, ['Run', 'Workflow', 'Status', 'Module', 'Parent', 'Created', 'Updated'].map((h) => el('th', {}, h)))),
-      el('tbody', {}, runs.map((r) => el('tr', { class: 'run-row', dataset: { run: r.id, status: r.status } },
-        el('td', { class: 'mono' }, el('a', { href: '#/run/' + encodeURIComponent(r.id), class: 'run-link' }, r.id)),
-        el('td', {}, r.workflow),
-        el('td', {}, badge(r.status), r.cancel_reason && !TERMINAL.has(r.status) ? el('span', { class: 'tag', title: r.cancel_reason }, 'cancel requested') : null,
-          r.abandoned ? el('span', { class: 'tag abandoned', title: 'its parent ended first and left it running' }, 'abandoned') : null),
-        el('td', { class: 'mono module', title: r.module }, (names[r.module] ? names[r.module] + ' · ' : '') + shortHash(r.module)),
-        el('td', { class: 'mono' }, r.parent ? el('a', { href: '#/run/' + encodeURIComponent(r.parent) }, r.parent) : ''),
-        el('td', { class: 'time' }, fmtTime(r.created_at)),
-        el('td', { class: 'time' }, fmtTime(r.updated_at))))));
-  }
-
-  function pager(cursor, next, status) {
-    if (!cursor && !next) return el('div');
-    return el('div', { class: 'pager' },
-      cursor ? el('a', { href: '#/runs' + (status ? '?status=' + encodeURIComponent(status) : ''), id: 'first-page' }, '« first page') : null,
-      next ? el('a', { href: '#/runs?' + new URLSearchParams(status ? { status, cursor: next } : { cursor: next }), id: 'next-page' }, 'next page »') : null);
   }
 
   // The run page: the run, its error, its lineage tree, its leases,
-  // cancel and settle.
+  // cancel and settle, the detail panel of the op opened, and the
+  // journal to download.
   async function runPage(id, g) {
     main.replaceChildren(el('h1', {}, 'Run ', el('span', { class: 'mono' }, id)), el('p', { class: 'muted' }, 'Loading…'));
-    const drafts = new Map(); // promise key -> the value being typed, kept across refreshes
+    // What the person did on the page, kept across refreshes: the values
+    // typed into settle boxes (by promise key), the op whose details are
+    // open, the cancel reason and whether the cancel waits for its
+    // confirmation.
+    const ui = { drafts: new Map(), open: null, reason: '', confirming: false };
     let last = '';
+    let cur = null;
+    const show = () => { if (cur && g === gen) renderRun(cur, ui, g, load, show); };
     const load = async () => {
       const path = '/v1/runs/' + encodeURIComponent(id);
       const [v, l, tk] = await Promise.all([api('GET', path + '/ops'), api('GET', path + '/leases'), api('GET', path + '/tasks')]);
       if (g !== gen) return;
+      v.journal = JSON.stringify(v, null, 2); // the journal to download: GET /v1/runs/{id}/ops as it came
       v.leases = l.leases;
       v.tasks = tk.tasks;
       const sig = JSON.stringify(v);
       if (sig !== last) {
         last = sig;
-        renderRun(v, drafts, g, load);
+        cur = v;
+        show();
       } else if (!TERMINAL.has(v.run.status)) {
         // Pending ops' bars grow while the run waits.
         const tl = main.querySelector('#timeline');
-        if (tl) tl.replaceWith(timeline(v));
+        if (tl) tl.replaceWith(timeline(v, ui, show));
       }
       // A run's last commit releases its worker's lease too, so an ended
       // run's page shows its final leases.
       if (!TERMINAL.has(v.run.status)) schedule(g, load, REFRESH_RUN_MS);
     };
+    closeDetail = () => { if (ui.open !== null) { ui.open = null; show(); } };
     await load();
   }
 
-  function renderRun(v, drafts, g, reload) {
+  let closeDetail = () => {}; // closes the run page's detail panel (Esc)
+  document.addEventListener('keydown', (ev) => { if (ev.key === 'Escape' && document.body.dataset.page === 'run') closeDetail(); });
+
+  // journalLink is the link that downloads the run's journal, the answer
+  // of GET /v1/runs/{id}/ops, as a JSON file.
+  let journalURL = '';
+  function journalLink(v) {
+    if (journalURL) URL.revokeObjectURL(journalURL);
+    journalURL = URL.createObjectURL(new Blob([v.journal + '\n'], { type: 'application/json' }));
+    return el('a', { id: 'download-journal', href: journalURL, download: v.run.id + '.journal.json', class: 'button', title: 'every record of the run\'s journal as GET /v1/runs/{id}/ops answers it' }, 'Download the journal (JSON)');
+  }
+
+  // cancelActions: Cancel run, then Confirm with the reason, or Keep running.
+  function cancelActions(r, ui, g, reload, show) {
+    const reason = el('input', { type: 'text', id: 'cancel-reason', placeholder: 'reason (optional)', 'aria-label': 'cancel reason', value: ui.reason, oninput: () => { ui.reason = reason.value; } });
+    if (!ui.confirming) {
+      return [el('button', { type: 'button', class: 'danger', id: 'cancel-run', onclick: () => { ui.confirming = true; show(); } }, 'Cancel run…')];
+    }
+    const confirm = el('button', {
+      type: 'button', class: 'danger', id: 'cancel-confirm',
+      onclick: () => guard(g, async () => {
+        confirm.disabled = true;
+        const body = ui.reason.trim() ? { reason: ui.reason.trim() } : {};
+        await api('POST', '/v1/runs/' + encodeURIComponent(r.id) + '/cancel', body);
+        ui.confirming = false;
+        showBanner('Cancellation of ' + r.id + ' requested.', 'info');
+        await reload();
+      }),
+    }, 'Confirm: cancel ' + r.id);
+    const keep = el('button', { type: 'button', id: 'cancel-keep', onclick: () => { ui.confirming = false; show(); } }, 'Keep it running');
+    return [el('span', { class: 'confirm-text', id: 'cancel-question' }, 'Cancel this run? Its pending sleeps, promises, activity calls and child runs fail with a cancellation error.'), reason, confirm, keep];
+  }
+
+  function renderRun(v, ui, g, reload, show) {
     const r = v.run;
     // Keep the focus and the caret of an input across the re-render.
     const act = document.activeElement;
     const focusKey = act && act.dataset && act.dataset.key && act.classList.contains('settle-value') ? act.dataset.key : null;
-    const sel = focusKey ? [act.selectionStart, act.selectionEnd] : null;
+    const focusReason = act && act.id === 'cancel-reason';
+    const sel = focusKey || focusReason ? [act.selectionStart, act.selectionEnd] : null;
+    const panel = main.querySelector('#op-detail');
+    const panelScroll = panel ? panel.scrollTop : 0;
 
     const props = el('dl', { class: 'props', id: 'run-props' },
       el('dt', {}, 'workflow'), el('dd', { id: 'run-workflow' }, r.workflow),
@@ -331,25 +295,12 @@
     if (r.error) {
       parts.push(el('h2', {}, r.status === 'diverged' ? 'Divergence' : 'Error'), el('pre', { class: 'error', id: 'run-error' }, r.error));
     }
-    if (!TERMINAL.has(r.status)) {
-      const reason = el('input', { type: 'text', id: 'cancel-reason', placeholder: 'reason (optional)', 'aria-label': 'cancel reason' });
-      const btn = el('button', {
-        type: 'button', class: 'danger', id: 'cancel-run',
-        onclick: () => guard(g, async () => {
-          btn.disabled = true;
-          const body = reason.value.trim() ? { reason: reason.value.trim() } : {};
-          await api('POST', '/v1/runs/' + encodeURIComponent(r.id) + '/cancel', body);
-          showBanner('Cancellation of ' + r.id + ' requested.', 'info');
-          await reload();
-        }),
-      }, 'Cancel run');
-      parts.push(el('div', { class: 'actions' }, reason, btn));
-    }
+    parts.push(el('div', { class: 'actions' }, TERMINAL.has(r.status) ? null : cancelActions(r, ui, g, reload, show), el('span', { class: 'spacer' }), journalLink(v)));
     parts.push(props);
     if (v.waiting) parts.push(el('h2', {}, 'Waiting on'), waitingSection(v.waiting));
-    parts.push(el('h2', {}, 'Timeline'), timeline(v));
+    parts.push(el('h2', {}, 'Timeline'), timeline(v, ui, show));
     parts.push(el('h2', {}, 'Lineage ', el('span', { class: 'muted', id: 'op-count' }, '(' + v.ops.length + ' records)')));
-    parts.push(v.ops.length ? treeTable(r, v.ops, drafts, g, reload)
+    parts.push(v.ops.length ? treeTable(r, v.ops, ui, g, reload, show)
       : el('p', { class: 'muted', id: 'no-ops' }, 'No records yet.'));
     if (v.tasks.length) {
       parts.push(el('h2', {}, 'Activity tasks'), tasksTable(v.tasks));
@@ -357,10 +308,15 @@
     parts.push(el('h2', {}, 'Leases'));
     parts.push(v.leases.length ? leasesTable(r, v.leases)
       : el('p', { class: 'muted', id: 'no-leases' }, 'No worker has claimed this run yet.'));
+    if (ui.open !== null) {
+      parts.push(window.skeinOpDetail(v, ui.open, { el, fmtTime, fmtDur: window.skeinTimeline.fmtDur, badge, onClose: () => { ui.open = null; show(); } }));
+    }
     main.replaceChildren(...parts);
+    const np = main.querySelector('#op-detail');
+    if (np && panel) np.scrollTop = panelScroll;
 
-    if (focusKey) {
-      const inp = main.querySelector('input.settle-value[data-key="' + CSS.escape(focusKey) + '"]');
+    if (focusKey || focusReason) {
+      const inp = focusReason ? main.querySelector('#cancel-reason') : main.querySelector('input.settle-value[data-key="' + CSS.escape(focusKey) + '"]');
       if (inp) {
         inp.focus();
         try { inp.setSelectionRange(sel[0], sel[1]); } catch (_) { /* not a text input */ }
@@ -368,9 +324,15 @@
     }
   }
 
-  // timeline is the run's waterfall (timeline.js).
-  function timeline(v) {
-    return window.skeinTimeline(v, { el, fmtTime }, TERMINAL.has(v.run.status));
+  // timeline is the run's waterfall (timeline.js); a click on an op's
+  // row opens its details.
+  function timeline(v, ui, show) {
+    const tl = window.skeinTimeline(v, { el, fmtTime }, TERMINAL.has(v.run.status));
+    tl.addEventListener('click', (ev) => {
+      const row = ev.target.closest('.tl-op[data-key]');
+      if (row) { ui.open = row.dataset.key; show(); }
+    });
+    return tl;
   }
 
   // buildTree turns the records into a tree of key segments: "t2.1" sits
@@ -431,11 +393,11 @@
     return a.seg < b.seg ? -1 : a.seg > b.seg ? 1 : 0;
   }
 
-  function treeTable(run, ops, drafts, g, reload) {
+  function treeTable(run, ops, ui, g, reload, show) {
     const rows = [];
     const walk = (n) => {
       for (const k of [...n.kids.values()].sort(compareNodes)) {
-        rows.push(k.op ? opRow(run, k, drafts, g, reload) : scopeRow(k));
+        rows.push(k.op ? opRow(run, k, ui, g, reload, show) : scopeRow(k));
         walk(k);
       }
     };
@@ -457,7 +419,7 @@
       keyCell(n), el('td', {}, ''), el('td', { class: 'kind' }, kind), el('td', {}, ''), el('td', {}, ''), el('td', {}, ''), el('td', {}, ''), el('td', {}, ''));
   }
 
-  function opRow(run, n, drafts, g, reload) {
+  function opRow(run, n, ui, g, reload, show) {
     const o = n.op;
     let fn = o.function;
     if (o.child) fn = el('a', { href: '#/run/' + encodeURIComponent(o.child), class: 'child-link' }, o.function);
@@ -474,10 +436,14 @@
     if (o.status === 'pending' && o.deadline) when = 'fires ' + fmtTime(o.deadline);
     const flags = el('td', { class: 'actions-cell' });
     if (o.orphaned) flags.append(el('span', { class: 'tag orphan', title: 'the latest execution of the run never reached this key (the code changed or a step was renamed); the record is kept' }, 'orphaned'));
-    if (o.kind === 'promise' && o.status === 'pending' && !TERMINAL.has(run.status)) flags.append(settleForm(run, o.key, drafts, g, reload));
-    const cls = 'op' + (o.orphaned ? ' orphaned' : '') + (o.status === 'pending' ? ' pending' : '');
+    if (o.kind === 'promise' && o.status === 'pending' && !TERMINAL.has(run.status)) {
+      flags.append(window.skeinSettle(run, o, ui.drafts, { el, api, APIError, showBanner, reload, guard: (fn) => guard(g, fn) }));
+    }
+    const cls = 'op' + (o.orphaned ? ' orphaned' : '') + (o.status === 'pending' ? ' pending' : '') + (ui.open === o.key ? ' selected' : '');
+    const key = keyCell(n);
+    key.replaceChildren(el('button', { type: 'button', class: 'link op-open mono', dataset: { key: o.key }, title: 'details of ' + o.key, onclick: () => { ui.open = o.key; show(); } }, n.path));
     return el('tr', { class: cls, dataset: { key: o.key, kind: o.kind, status: o.status, depth: String(n.depth), orphaned: o.orphaned ? 'true' : 'false' } },
-      keyCell(n),
+      key,
       el('td', { class: 'function' }, fn),
       el('td', { class: 'kind' }, o.kind),
       el('td', {}, badge(o.status)),
@@ -589,36 +555,6 @@
           el('td', { class: 'time', title: t.heartbeat_at || '' }, t.heartbeat_at ? fmtTime(t.heartbeat_at) : ''),
           el('td', { class: 'error-text' }, t.last_error || ''));
       })));
-  }
-
-  // settleForm settles an external promise: a JSON value, or an error.
-  function settleForm(run, key, drafts, g, reload) {
-    const full = run.id + '.' + key;
-    const input = el('input', {
-      type: 'text', class: 'settle-value mono', dataset: { key }, value: drafts.get(key) || '',
-      placeholder: 'JSON value, e.g. {"ok":true}', 'aria-label': 'value for promise ' + full,
-      oninput: () => drafts.set(key, input.value),
-    });
-    const send = (body, what) => guard(g, async () => {
-      await api('POST', '/v1/promises/' + encodeURIComponent(full), body);
-      drafts.delete(key);
-      showBanner('Promise ' + full + ' ' + what + '.', 'info');
-      await reload();
-    });
-    const settle = el('button', {
-      type: 'button', class: 'settle primary', dataset: { key }, title: 'settle ' + full + ' with this JSON value',
-      onclick: () => {
-        const text = input.value.trim();
-        if (!text) { showBanner('Type the JSON value to settle ' + full + ' with (null, true, "text", {"a":1}, …).', 'error'); return; }
-        try { JSON.parse(text); } catch (e) { showBanner('Not JSON: ' + e.message, 'error'); return; }
-        send('{"value":' + text + '}', 'settled');
-      },
-    }, 'Settle');
-    const reject = el('button', {
-      type: 'button', class: 'reject', dataset: { key }, title: 'settle ' + full + ' with an error (the text typed, or "rejected from the UI")',
-      onclick: () => send({ error: input.value.trim() || 'rejected from the UI' }, 'failed'),
-    }, 'Fail');
-    return el('span', { class: 'settle', dataset: { key } }, input, settle, reject);
   }
 
   // The modules page, with a form to start a run.
@@ -765,7 +701,7 @@
       guard(g, () => modulesPage(g));
     } else {
       document.title = 'runs · skein';
-      guard(g, () => runsPage(query, g));
+      guard(g, () => window.skeinRunList(query, g, helpers()));
     }
   }
 

@@ -93,18 +93,20 @@
 
     if (drops.length) {
       const marks = drops.map((d) => {
-        const what = (isNaN(d.a) ? 'drop time not known (the process stopped)' : 'instance dropped ' + fmtTime(new Date(d.a).toISOString())) +
-          ' · ' + (isNaN(d.b) ? 'not replayed yet' : 'replayed ' + fmtTime(new Date(d.b).toISOString())) + ' · after ' + d.seq + ' settled records';
+        const what = (isNaN(d.a) ? 'the process stopped while the run was active (the time is not known)' : 'idle from ' + fmtTime(new Date(d.a).toISOString()) + ': the run waited, so its instance was released') +
+          ' · ' + (isNaN(d.b) ? 'it resumes by a replay of its journal when what it waits for arrives' : 'resumed by a replay ' + fmtTime(new Date(d.b).toISOString())) + ' · after ' + d.seq + ' settled records';
         const e = el('div', { class: 'tl-drop-mark', title: what, dataset: { seq: String(d.seq), dropped: isNaN(d.a) ? '' : String(d.a), replayed: isNaN(d.b) ? '' : String(d.b) } });
         const a = isNaN(d.a) ? d.b : d.a;
         span(e, a, isNaN(d.b) ? (terminal ? a : runEnd) : d.b, t0, width);
         return e;
       });
       const idle = drops.reduce((s, d) => s + (isNaN(d.a) || isNaN(d.b) ? 0 : d.b - d.a), 0);
-      rows.push(el('div', { class: 'tl-row tl-instance', id: 'timeline-drops' },
-        el('div', { class: 'tl-label' }, 'instance dropped / replayed'),
+      // Normal for a run that waits: its instance is released to free
+      // memory and the run is replayed when it goes on (docs/ui.md).
+      rows.push(el('div', { class: 'tl-row tl-instance', id: 'timeline-drops', title: 'While a run waits, skein releases its instance and replays the journal when the run goes on: this is normal.' },
+        el('div', { class: 'tl-label tl-drop-label' }, 'idle, instance released'),
         el('div', { class: 'tl-track' }, marks),
-        el('div', { class: 'tl-dur' }, drops.length + (drops.length === 1 ? ' drop' : ' drops') + (idle ? ', ' + fmtDur(idle) + ' idle' : ''))));
+        el('div', { class: 'tl-dur tl-drop-text' }, drops.length + (drops.length === 1 ? ' idle period' : ' idle periods') + (idle ? ', ' + fmtDur(idle) : ''))));
     }
 
     // Groups by task scope, in the order they started.

@@ -168,9 +168,9 @@ func (s *Store) Run(ctx context.Context, id string) (store.Run, error) {
 	return copyRun(rec.run), nil
 }
 
-// Runs lists runs ordered by ID, filtered by f. A page starts with a binary
-// search for f.After; with f.Status set, it scans runs of other statuses
-// too.
+// Runs lists runs filtered and ordered by f. By ID, a page starts with a
+// binary search for f.After; with f.Status set, it scans runs of other
+// statuses too. The other orders sort every run the filter selects.
 func (s *Store) Runs(ctx context.Context, f store.RunFilter) ([]store.Run, error) {
 	limit := f.Limit
 	if limit <= 0 {
@@ -181,6 +181,9 @@ func (s *Store) Runs(ctx context.Context, f store.RunFilter) ([]store.Run, error
 	if err := s.check(ctx); err != nil {
 		return nil, fmt.Errorf("memory store: list runs: %w", err)
 	}
+	if f.Order != store.OrderID || f.Desc {
+		return s.sortedRuns(f, limit), nil
+	}
 	i, found := slices.BinarySearch(s.ids, f.After)
 	if found {
 		i++
@@ -190,11 +193,59 @@ func (s *Store) Runs(ctx context.Context, f store.RunFilter) ([]store.Run, error
 		if len(rs) == limit {
 			break
 		}
-		if r := &s.runs[id].run; f.Status == "" || r.Status == f.Status {
+		if r := &s.runs[id].run; selects(f, r) {
 			rs = append(rs, copyRun(*r))
 		}
 	}
 	return rs, nil
+}
+
+// selects reports whether r passes f's filters (not its cursor).
+func selects(f store.RunFilter, r *store.Run) bool {
+	created := r.CreatedAt.UnixNano()
+	return (f.Status == "" || r.Status == f.Status) && (f.Workflow == "" || r.Workflow == f.Workflow) &&
+		(f.Module == "" || r.ModuleHash == f.Module) &&
+		(f.CreatedFrom == 0 || created >= f.CreatedFrom) && (f.CreatedTo == 0 || created < f.CreatedTo)
+}
+
+// sortedRuns is Runs by f.Order or descending: every selected run
+// sorted by (key, id), from the cursor on.
+func (s *Store) sortedRuns(f store.RunFilter, limit int) []store.Run {
+	type keyed struct {
+		key int64
+		r   *store.Run
+	}
+	var all []keyed
+	for _, id := range s.ids {
+		if r := &s.runs[id].run; selects(f, r) {
+			all = append(all, keyed{store.RunSortKey(*r, f.Order, f.Desc), r})
+		}
+	}
+	order := func(ak int64, aid string, bk int64, bid string) int {
+		c := cmp.Compare(ak, bk)
+		if c == 0 {
+			c = strings.Compare(aid, bid)
+		}
+		if f.Desc {
+			c = -c
+		}
+		return c
+	}
+	slices.SortFunc(all, func(a, b keyed) int { return order(a.key, a.r.ID, b.key, b.r.ID) })
+	afterKey := f.AfterKey
+	if f.Order == store.OrderID {
+		afterKey = 0 // the cursor is the id alone
+	}
+	var rs []store.Run
+	for _, k := range all {
+		if len(rs) == limit {
+			break
+		}
+		if f.After == "" || order(k.key, k.r.ID, afterKey, f.After) > 0 {
+			rs = append(rs, copyRun(*k.r))
+		}
+	}
+	return rs
 }
 
 // DueRuns returns the runs a worker should drive (see store.Store),

@@ -101,21 +101,16 @@ func (d *DB) Run(ctx context.Context, id string) (store.Run, error) {
 	return r, nil
 }
 
-// Runs lists runs ordered by ID, filtered by f. It uses the (status, id)
-// index, so a page costs O(limit) whatever the table size.
+// Runs lists runs filtered and ordered by f (rowscan.RunsQuery). By ID
+// it uses the primary key or the (status, id) index, so a page costs
+// O(limit) whatever the table size; the other orders and filters read
+// every run they select.
 func (d *DB) Runs(ctx context.Context, f store.RunFilter) ([]store.Run, error) {
 	limit := f.Limit
 	if limit <= 0 {
 		limit = defaultRunsLimit
 	}
-	q := `SELECT ` + runColumns + ` FROM runs WHERE id > ?`
-	args := []any{f.After}
-	if f.Status != "" {
-		q += ` AND status = ?`
-		args = append(args, string(f.Status))
-	}
-	q += ` ORDER BY id LIMIT ?`
-	args = append(args, limit)
+	q, args := rowscan.RunsQuery(f, limit, "?", f.After)
 	rows, err := d.rdb.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store: list runs: %w", err)

@@ -48,11 +48,12 @@ type differ struct {
 }
 
 var (
-	diffRuns     = []string{"a", "b", "c", "d"}
-	diffKeys     = []string{"1", "2", "3", store.CancelKey}
-	diffHashes   = []string{"h1", "h2", "h3"}
-	diffNames    = []string{"", "x", "y"}
-	diffStatuses = []store.RunStatus{"", store.RunPending, store.RunRunning, store.RunSuspended, store.RunSuspended,
+	diffRuns      = []string{"a", "b", "c", "d"}
+	diffKeys      = []string{"1", "2", "3", store.CancelKey}
+	diffHashes    = []string{"h1", "h2", "h3"}
+	diffWorkflows = []string{"w", "w", "v"}
+	diffNames     = []string{"", "x", "y"}
+	diffStatuses  = []store.RunStatus{"", store.RunPending, store.RunRunning, store.RunSuspended, store.RunSuspended,
 		store.RunCompleted, store.RunFailed, store.RunDiverged, store.RunCanceled}
 	diffOutcomeStatuses = []store.OutcomeStatus{store.OutcomePending, store.OutcomeOK, store.OutcomeError}
 )
@@ -105,7 +106,7 @@ func (d *differ) step(i int) {
 		m2, err2 := d.ref.Modules(ctx)
 		d.compare(what("Modules"), m1, err1, m2, err2)
 	case 3:
-		r := store.Run{ID: pick(rng, diffRuns), ModuleHash: pick(rng, diffHashes), Workflow: "w", Input: d.value(),
+		r := store.Run{ID: pick(rng, diffRuns), ModuleHash: pick(rng, diffHashes), Workflow: pick(rng, diffWorkflows), Input: d.value(),
 			Status: pick(rng, diffStatuses), Seed: rng.Uint64(), StartTime: int64(rng.IntN(5)),
 			WakeAt: int64(rng.IntN(6)), Deadline: int64(rng.IntN(6)), CreatedAt: d.maybeTS(), UpdatedAt: d.maybeTS()}
 		if rng.IntN(4) == 0 {
@@ -119,6 +120,7 @@ func (d *differ) step(i int) {
 		if rng.IntN(2) == 0 {
 			f.Status = pick(rng, diffStatuses)
 		}
+		d.runsFilter(&f)
 		r1, err1 := d.got.Runs(ctx, f)
 		r2, err2 := d.ref.Runs(ctx, f)
 		d.compare(what("Runs", f), r1, err1, r2, err2)
@@ -283,5 +285,29 @@ func closeStore(t *testing.T, st store.Store) {
 	t.Helper()
 	if err := st.Close(); err != nil {
 		t.Errorf("close the store: %v", err)
+	}
+}
+
+// runsFilter sets f's other filters and its order at random. The orders
+// by time are left out: runs whose times the stores set to now would
+// sort by each store's clock (testRunsOrder covers them).
+func (d *differ) runsFilter(f *store.RunFilter) {
+	rng := d.rng
+	if rng.IntN(3) == 0 {
+		f.Workflow = pick(rng, diffWorkflows)
+	}
+	if rng.IntN(3) == 0 {
+		f.Module = pick(rng, diffHashes)
+	}
+	if rng.IntN(3) == 0 {
+		f.CreatedFrom = diffTS(rng.IntN(3)).UnixNano()
+	}
+	if rng.IntN(3) == 0 {
+		f.CreatedTo = diffTS(rng.IntN(3)).UnixNano()
+	}
+	f.Order = pick(rng, []store.RunOrder{store.OrderID, store.OrderID, store.OrderStatus})
+	f.Desc = rng.IntN(3) == 0
+	if f.Order == store.OrderStatus {
+		f.AfterKey = int64(rng.IntN(len(store.RunStatuses)))
 	}
 }

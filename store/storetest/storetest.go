@@ -27,6 +27,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"CreateRunExisting", testCreateRunExisting},
 		{"RunNotFound", testRunNotFound},
 		{"RunsFilter", testRunsFilter},
+		{"RunsOrder", testRunsOrder},
 		{"CommitRoundTrip", testCommitRoundTrip},
 		{"CommitLargeBatch", testCommitLargeBatch},
 		{"OutcomeUpsert", testOutcomeUpsert},

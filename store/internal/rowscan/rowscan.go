@@ -1,7 +1,8 @@
 // Package rowscan turns the rows of the SQL backends (store/sqlite,
 // store/postgres) into store values. The two share their table layout,
 // so one column list and one conversion serve both; each passes its
-// driver's row and its "no rows" error.
+// driver's row and its "no rows" error. RunsQuery is their one query of
+// the runs list.
 package rowscan
 
 import (

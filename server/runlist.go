@@ -1,0 +1,139 @@
+package server
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/skeinrun/skein/store"
+)
+
+// runs: GET /v1/runs?status=&workflow=&module=&created_from=&created_before=&sort=&limit=&cursor=.
+func (a *api) runs(w http.ResponseWriter, r *http.Request) {
+	f, err := a.runFilter(r)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	rs, err := a.h.Runs(r.Context(), f)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	l := RunList{Runs: make([]Run, 0, len(rs))}
+	for _, run := range rs {
+		l.Runs = append(l.Runs, runJSON(run))
+	}
+	if len(rs) == f.Limit {
+		last := rs[len(rs)-1]
+		l.NextCursor = last.ID
+		if f.Order != store.OrderID {
+			l.NextCursor = strconv.FormatInt(store.RunSortKey(last, f.Order, f.Desc), 10) + ":" + last.ID
+		}
+	}
+	writeJSON(w, http.StatusOK, l)
+}
+
+// runFilter reads the query of GET /v1/runs; a bad parameter is a 400
+// that names it.
+func (a *api) runFilter(r *http.Request) (store.RunFilter, error) {
+	q := r.URL.Query()
+	f := store.RunFilter{Status: store.RunStatus(q.Get("status")), Workflow: q.Get("workflow"), Limit: 100}
+	if f.Status != "" && !slices.Contains(store.RunStatuses, f.Status) {
+		return f, badRequest("status %q: want one of %s", f.Status, joinStatuses())
+	}
+	if s := q.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > 1000 {
+			return f, badRequest("limit %q: want a number from 1 to 1000", s)
+		}
+		f.Limit = n
+	}
+	if err := a.moduleFilter(r, q, &f); err != nil {
+		return f, err
+	}
+	var err error
+	if f.CreatedFrom, err = timeParam(q, "created_from"); err != nil {
+		return f, err
+	}
+	if f.CreatedTo, err = timeParam(q, "created_before"); err != nil {
+		return f, err
+	}
+	sort := q.Get("sort")
+	name, desc := strings.CutPrefix(sort, "-")
+	f.Desc = desc
+	if f.Order = store.RunOrder(name); name == "id" {
+		f.Order = store.OrderID
+	} else if sort != "" && (name == "" || !slices.Contains(store.RunOrders, f.Order)) {
+		return f, badRequest("sort %q: want id, created, ended, duration or status, with a leading - for descending order", sort)
+	}
+	return f, cursorParam(q.Get("cursor"), sort, &f)
+}
+
+// moduleFilter sets f.Module from the module parameter: a module's name
+// (the module it names now) or hash.
+func (a *api) moduleFilter(r *http.Request, q url.Values, f *store.RunFilter) error {
+	ref := q.Get("module")
+	if ref == "" {
+		return nil
+	}
+	m, err := a.h.Module(r.Context(), ref)
+	switch {
+	case err == nil:
+		f.Module = m.Hash
+	case !errors.Is(err, store.ErrNotFound):
+		return err
+	case isHash(ref):
+		f.Module = ref // a hash no module has now: its runs may remain
+	default:
+		return badRequest("module %q: no module has this name or hash", ref)
+	}
+	return nil
+}
+
+// isHash reports whether s is written as a module hash: 64 hex digits.
+func isHash(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// timeParam reads an RFC 3339 time parameter as unix ns (0 when absent).
+func timeParam(q url.Values, name string) (int64, error) {
+	s := q.Get(name)
+	if s == "" {
+		return 0, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil || t.UnixNano() <= 0 {
+		return 0, badRequest("%s %q: want an RFC 3339 time after 1970, e.g. 2026-12-01T09:00:00Z", name, s)
+	}
+	return t.UnixNano(), nil
+}
+
+// cursorParam reads the cursor: a run id under the order by id, else the
+// sort key and the id of the page's last run, "KEY:ID", as next_cursor
+// gives it.
+func cursorParam(s, sort string, f *store.RunFilter) error {
+	if s == "" || f.Order == store.OrderID {
+		f.After = s
+		return nil
+	}
+	k, id, ok := strings.Cut(s, ":")
+	key, err := strconv.ParseInt(k, 10, 64)
+	if !ok || err != nil || id == "" {
+		return badRequest("cursor %q: not a cursor of sort=%s (pass the next_cursor of the previous page with the same sort)", s, sort)
+	}
+	f.After, f.AfterKey = id, key
+	return nil
+}
