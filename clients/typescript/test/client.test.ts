@@ -6,7 +6,7 @@ import { readFile } from "node:fs/promises";
 import { test } from "node:test";
 
 import { ApiError, Client, UnreachableError } from "../src/index.js";
-import { client, env, need, until } from "./helpers.js";
+import { client, env, need, settled, until } from "./helpers.js";
 
 const wasm = (): Promise<Buffer> => readFile(need("SKEIN_SERVER_WASM"));
 
@@ -45,12 +45,12 @@ test("deploy, start, status, resolve and wait", { timeout: 60_000 }, async () =>
     assert.match(err.message, /does not have the expected shape/);
     return true;
   });
-  const settled = await c.resolve(pid, { value: "yes" });
-  assert.deepEqual(settled, { promise: "ts-w1.approve", status: "ok" });
+  const ok = await c.resolve(pid, { value: "yes" });
+  assert.deepEqual(ok, { promise: "ts-w1.approve", status: "ok" });
   assert.equal((await c.resolve(pid, { value: "yes" })).already_settled, true);
   await assert.rejects(c.resolve(pid, { value: "no" }), { name: "ApiError", status: 409, code: "conflict" });
 
-  const view = await c.wait("ts-w1", { pollMs: 50 });
+  const view = await c.wait("ts-w1", settled());
   assert.equal(view.status, "completed");
   assert.equal(view.result, "approved: yes");
   assert.deepEqual(view.outcomes.map((o) => [o.key, o.function, o.status, o.value]),
@@ -64,7 +64,7 @@ test("cancel, and a promise settled with an error", { timeout: 60_000 }, async (
   await awaitPromise(c, "ts-c1", "approve");
   const asked = await c.cancel("ts-c1", { reason: "changed my mind" });
   assert.equal(asked.cancel_reason, "changed my mind");
-  const view = await c.wait("ts-c1", { pollMs: 50 });
+  const view = await c.wait("ts-c1", settled());
   assert.equal(view.status, "canceled");
   assert.match(view.error ?? "", /changed my mind/);
   await assert.rejects(c.cancel("ts-c1"), { name: "ApiError", status: 409, code: "conflict" });
@@ -72,7 +72,7 @@ test("cancel, and a promise settled with an error", { timeout: 60_000 }, async (
   await c.start({ module: "srv-ts", workflow: "waiter", id: "ts-e1" });
   const pid = await awaitPromise(c, "ts-e1", "approve");
   assert.deepEqual(await c.resolve(pid, { error: "refused by bo" }), { promise: pid, status: "error" });
-  const failed = await c.wait("ts-e1", { pollMs: 50 });
+  const failed = await c.wait("ts-e1", settled());
   assert.equal(failed.status, "failed");
   assert.match(failed.error ?? "", /refused by bo/);
 });

@@ -3,7 +3,7 @@
 
 import { readFile } from "node:fs/promises";
 
-import { Client, Worker, type WorkerOptions } from "../src/index.js";
+import { Client, type WaitOptions, Worker, type WorkerOptions } from "../src/index.js";
 
 /** need returns the environment variable name, which the Go test sets. */
 export function need(name: string): string {
@@ -32,6 +32,17 @@ export const env = {
     return need("SKEIN_TOKEN");
   },
 };
+
+/**
+ * settled is the options of a Client.wait in a test: it polls every 50 ms
+ * and gives up after 30 s (rejecting with an Error that says so), so that a run
+ * that never ends fails its test instead of holding the process.
+ */
+export function settled(): WaitOptions {
+  const ac = new AbortController();
+  setTimeout(() => ac.abort(new Error("the run did not end within 30 s")), 30_000).unref();
+  return { pollMs: 50, signal: ac.signal };
+}
 
 /** client returns a Client of server with the token. */
 export function client(server = env.server): Client {

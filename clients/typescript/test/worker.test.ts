@@ -14,7 +14,7 @@ import {
   Worker,
   WorkerStoppingError,
 } from "../src/index.js";
-import { Deferred, client, deployRemote, env, within, worker } from "./helpers.js";
+import { Deferred, client, deployRemote, env, settled, within, worker } from "./helpers.js";
 
 /** serve runs w until the test ends; it returns what stops it and run's promise. */
 function serve(t: { after: (fn: () => Promise<void>) => void }, w: Worker): { stop: AbortController; done: Promise<void> } {
@@ -39,7 +39,7 @@ test("heartbeats keep an attempt alive past the task lease", { timeout: 60_000 }
   });
   serve(t, w);
   await c.start({ module, id: "ts-hb-1", input: { n: 1, name: "hold" } }); // one attempt: a lost lease fails the run
-  const view = await c.wait("ts-hb-1", { pollMs: 50 });
+  const view = await c.wait("ts-hb-1", settled());
   assert.equal(view.status, "completed", `run ts-hb-1: ${view.status} ${view.error}`);
   assert.equal(view.result, 7);
   assert.deepEqual(view.outcomes.map((o) => [o.function, o.attempts]), [["hold", 1]]);
@@ -69,7 +69,7 @@ test("canceling the run aborts the activity's signal", { timeout: 60_000 }, asyn
   await c.cancel("ts-cancel-1", { reason: "changed my mind" });
   const reason = await within(aborted.promise, 20_000, "the abort of the activity's signal");
   assert.ok(reason instanceof AttemptLostError, `the signal's reason: ${String(reason)}`);
-  const view = await c.wait("ts-cancel-1", { pollMs: 50 });
+  const view = await c.wait("ts-cancel-1", settled());
   assert.equal(view.status, "canceled");
   const [task] = await c.tasks("ts-cancel-1");
   assert.equal(task?.state, "canceled");
@@ -96,15 +96,15 @@ test("a NonRetryableError fails the call at once; other errors are retried", { t
   for (const name of ["refuse", "refuse-wrapped", "fail"]) {
     await c.start({ module, id: `ts-${name}`, input: { n: 1, name, attempts: 3 } });
   }
-  const refused = await c.wait("ts-refuse", { pollMs: 50 });
+  const refused = await c.wait("ts-refuse", settled());
   assert.equal(refused.status, "failed");
   assert.match(refused.error ?? "", /refuse: not retried/);
   assert.deepEqual(refused.outcomes.map((o) => [o.status, o.attempts]), [["error", 1]]);
-  const wrapped = await c.wait("ts-refuse-wrapped", { pollMs: 50 });
+  const wrapped = await c.wait("ts-refuse-wrapped", settled());
   assert.equal(wrapped.status, "failed");
   assert.match(wrapped.error ?? "", /the card processor said no/);
   assert.deepEqual(wrapped.outcomes.map((o) => [o.status, o.attempts]), [["error", 1]]);
-  const failed = await c.wait("ts-fail", { pollMs: 50 });
+  const failed = await c.wait("ts-fail", settled());
   assert.equal(failed.status, "failed");
   assert.match(failed.error ?? "", /fail: it always fails/);
   assert.deepEqual(failed.outcomes.map((o) => [o.status, o.attempts]), [["error", 3]]);
@@ -139,7 +139,7 @@ test("stop releases a claimed attempt: another worker gets it at once", { timeou
     return n + 5;
   });
   serve(t, b);
-  const view = await c.wait("ts-stop-1", { pollMs: 50 });
+  const view = await c.wait("ts-stop-1", settled());
   const took = Date.now() - stopped;
   assert.equal(view.status, "completed", `run ts-stop-1: ${view.status} ${view.error}`);
   assert.equal(view.result, 5);
