@@ -146,7 +146,7 @@ var nodeTestSummary = regexp.MustCompile(`(?m)^ℹ (tests|pass|fail) (\d+)$`)
 // server, the claim's fields and retries.
 func TestTypeScriptClient(t *testing.T) {
 	t.Parallel()
-	testgroup.Slow(t, "typescript", "npm ci and tsc of clients/typescript, then its tests under node --test (about 25 s)")
+	testgroup.Slow(t, "typescript", "npm ci and tsc of clients/typescript, then its tests under node --test (about 40 s on 2 cores, half of it the build)")
 	node, npm := needNode(t)
 	dir := buildTypeScript(t, npm)
 	const token = "ts-s3cret"
@@ -187,7 +187,7 @@ func TestTypeScriptClient(t *testing.T) {
 // results, the same recorded outcomes, the same lines printed.
 func TestOrderExampleTypeScript(t *testing.T) {
 	t.Parallel()
-	testgroup.Slow(t, "typescript", "npm ci and tsc of examples/order/worker-ts, then the order example on it (about 15 s)")
+	testgroup.Slow(t, "typescript", "npm ci and tsc of examples/order/worker-ts, then the order example on it (about 15 s, the build shared with TestTypeScriptClient)")
 	node, npm := needNode(t)
 	main := filepath.Join(buildTypeScript(t, npm), "examples", "order", "worker-ts", "dist", "main.js")
 	testOrderExample(t, func(server, hook string) *workerProc {
