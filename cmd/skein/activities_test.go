@@ -129,10 +129,20 @@ func (w *workerProc) awaitLines(t *testing.T, prefix string, n int) []string {
 // per attempt the store records, each notification arrived once.
 func TestOrderExample(t *testing.T) {
 	t.Parallel()
+	testOrderExample(t, func(server, hook string) *workerProc {
+		return startWorker(t, buildTool(t, "./examples/order/worker"), "--server", server, "--id", "shop-1", "--webhook", hook)
+	})
+}
+
+// testOrderExample is TestOrderExample with the worker process that
+// startShop starts for the server's URL and the webhook's address (the
+// Go worker, or the TypeScript one of examples/order/worker-ts).
+func testOrderExample(t *testing.T, startShop func(server, hook string) *workerProc) {
 	wasm := wasmbuild.Build(t, "./examples/order")
 	hook := freePort(t)
 	s := startServer(t, filepath.Join(t.TempDir(), "o.db"), nil, "--allow-http", hook)
-	w := startWorker(t, buildTool(t, "./examples/order/worker"), "--server", s.url, "--id", "shop-1", "--webhook", hook)
+	w := startShop(s.url, hook)
+	awaitListening(t, hook, w)
 	wantExit(t, s.cli(t, nil, "deploy", wasm, "--name", "order"), 0)
 	orders := map[string]string{
 		"o-1": `{"id":"o-1","item":"book","qty":2,"card":"visa","notify":"http://` + hook + `/orders"}`,
@@ -171,6 +181,28 @@ func TestOrderExample(t *testing.T) {
 		"release-stock res-o-3.1 attempt 1", "reserve-stock o-1 attempt 1", "reserve-stock o-2 attempt 1", "reserve-stock o-3 attempt 1"}
 	if !slices.Equal(printed, want) {
 		t.Errorf("the worker executed and received %q; want %q", printed, want)
+	}
+}
+
+// awaitListening waits until the worker w listens on addr (its webhook).
+func awaitListening(t *testing.T, addr string, w *workerProc) {
+	t.Helper()
+	deadline := time.Now().Add(runWait)
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+			return
+		}
+		select {
+		case <-w.exited:
+			t.Fatalf("the worker exited before it listened on %s; stderr:\n%s", addr, w.stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the worker does not listen on %s after %v: %v", addr, runWait, err)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
