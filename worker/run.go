@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/propagation"
+
 	"github.com/skeinrun/skein/activity"
 	"github.com/skeinrun/skein/client"
 )
@@ -139,6 +141,16 @@ func (s *slots) give(n int) {
 	s.mu.Unlock()
 }
 
+// withTraceparent is ctx carrying the attempt's span, from the claimed
+// task's traceparent, as the remote parent of the activity's own spans
+// (OpenTelemetry's tracers find it there); ctx itself when there is none.
+func withTraceparent(ctx context.Context, tp string) context.Context {
+	if tp == "" {
+		return ctx
+	}
+	return propagation.TraceContext{}.Extract(ctx, propagation.MapCarrier{"traceparent": tp})
+}
+
 func sleep(ctx context.Context, d time.Duration) {
 	t := time.NewTimer(d)
 	defer t.Stop()
@@ -152,8 +164,9 @@ func sleep(ctx context.Context, d time.Duration) {
 // ends when the worker stops; runCtx is Run's context.
 func (w *Worker) runTask(tctx, runCtx context.Context, t client.ClaimedTask) {
 	ref := t.Ref(w.o.Identity)
-	info := activity.Info{RunID: t.RunID, Key: t.Key, Name: t.Name, Attempt: t.Attempt, IdempotencyKey: t.IdempotencyKey}
-	actx, cancel := context.WithCancelCause(activity.WithInfo(tctx, info))
+	info := activity.Info{RunID: t.RunID, Key: t.Key, Name: t.Name, Attempt: t.Attempt, IdempotencyKey: t.IdempotencyKey,
+		Traceparent: t.Traceparent}
+	actx, cancel := context.WithCancelCause(activity.WithInfo(withTraceparent(tctx, t.Traceparent), info))
 	defer cancel(nil)
 	if t.TimeoutMS > 0 {
 		var c context.CancelFunc
