@@ -311,3 +311,43 @@ func TestTraceAcrossProcesses(t *testing.T) {
 		t.Errorf("the promise's span starts at %v; want when the first host issued it, before the second's execution %v", ops2["decision"].StartTime, x)
 	}
 }
+
+// TestTraceChildRuns: examples/fanout's child runs are in their parent's
+// trace, each child's run span a child of the op that started it, its
+// own ops its children.
+func TestTraceChildRuns(t *testing.T) {
+	tp, exp := newTraceProvider()
+	h := newTestHost(t, Config{TracerProvider: tp})
+	m := h.deploy(t, "./examples/fanout")
+	r := h.runToEnd(t, m, "fanout", `{"n":2}`, "fan")
+	if r.Status != store.RunCompleted || string(r.Result) != "5" {
+		t.Fatalf("%s %s %s", r.Status, r.Result, r.Error)
+	}
+	spans := exp.GetSpans()
+	parent := oneSpan(t, spans, "run fanout")
+	ops := opSpans(t, spans, r.ID)
+	children := spansNamed(spans, "run square")
+	if len(children) != 2 {
+		t.Fatalf("%d child run spans; spans: %s", len(children), spanNames(spans))
+	}
+	for _, c := range children {
+		id := spanAttr(c, tracing.AttrRunID)
+		var op tracetest.SpanStub
+		for _, o := range ops {
+			if o.Name == "child square" && c.Parent.SpanID() == o.SpanContext.SpanID() {
+				op = o
+			}
+		}
+		if op.Name == "" {
+			t.Errorf("child run %s's span: parent %s is no child op of %s: %s", id, c.Parent.SpanID(), r.ID, spanNames(spans))
+			continue
+		}
+		checkChild(t, op, parent)
+		checkChild(t, c, op)
+		if step := opSpans(t, spans, id)["1"]; step.Name != "step square" {
+			t.Errorf("child run %s: op spans %s", id, spanNames(spans))
+		} else {
+			checkChild(t, step, c)
+		}
+	}
+}
