@@ -21,8 +21,10 @@ type Info struct {
 	// Traceparent is the W3C traceparent of the attempt's span when the
 	// host traces runs (docs/observability.md), empty otherwise: pass it
 	// on to the systems the activity calls, so their spans join the
-	// run's trace. The host and the worker package also put the span in
-	// the activity's context, for OpenTelemetry's tracers.
+	// run's trace. The host also puts the span in the activity's context,
+	// for OpenTelemetry's tracers; with package worker, which imports the
+	// standard library only, extract it from here
+	// (docs/observability.md).
 	Traceparent string
 }
 

@@ -38,8 +38,9 @@ type ClaimedTask struct {
 	// LastError is the previous attempt's error.
 	LastError string `json:"last_error,omitempty"`
 	// Traceparent is the W3C traceparent of the attempt's span when the
-	// server traces runs (docs/observability.md); the worker makes it the
-	// parent of the activity's spans.
+	// server traces runs (docs/observability.md): the parent of the
+	// activity's own spans (package worker hands it over in
+	// activity.Info.Traceparent).
 	Traceparent string `json:"traceparent,omitempty"`
 }
 

@@ -9,8 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"go.opentelemetry.io/otel/propagation"
-
 	"github.com/skeinrun/skein/activity"
 	"github.com/skeinrun/skein/client"
 )
@@ -141,16 +139,6 @@ func (s *slots) give(n int) {
 	s.mu.Unlock()
 }
 
-// withTraceparent is ctx carrying the attempt's span, from the claimed
-// task's traceparent, as the remote parent of the activity's own spans
-// (OpenTelemetry's tracers find it there); ctx itself when there is none.
-func withTraceparent(ctx context.Context, tp string) context.Context {
-	if tp == "" {
-		return ctx
-	}
-	return propagation.TraceContext{}.Extract(ctx, propagation.MapCarrier{"traceparent": tp})
-}
-
 func sleep(ctx context.Context, d time.Duration) {
 	t := time.NewTimer(d)
 	defer t.Stop()
@@ -166,7 +154,7 @@ func (w *Worker) runTask(tctx, runCtx context.Context, t client.ClaimedTask) {
 	ref := t.Ref(w.o.Identity)
 	info := activity.Info{RunID: t.RunID, Key: t.Key, Name: t.Name, Attempt: t.Attempt, IdempotencyKey: t.IdempotencyKey,
 		Traceparent: t.Traceparent}
-	actx, cancel := context.WithCancelCause(activity.WithInfo(withTraceparent(tctx, t.Traceparent), info))
+	actx, cancel := context.WithCancelCause(activity.WithInfo(tctx, info))
 	defer cancel(nil)
 	if t.TimeoutMS > 0 {
 		var c context.CancelFunc
