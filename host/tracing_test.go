@@ -40,7 +40,7 @@ func newTraceProvider() (*sdktrace.TracerProvider, *tracetest.InMemoryExporter) 
 func spanAttr(s tracetest.SpanStub, k string) string {
 	for _, a := range s.Attributes {
 		if string(a.Key) == k {
-			return a.Value.Emit()
+			return a.Value.String()
 		}
 	}
 	return ""
