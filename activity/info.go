@@ -18,6 +18,14 @@ type Info struct {
 	// activity changes, so that a repeated attempt (a retry, or one run
 	// again after a restart interrupted it) does not repeat the change.
 	IdempotencyKey string
+	// Traceparent is the W3C traceparent of the attempt's span when the
+	// host traces runs (docs/observability.md), empty otherwise: pass it
+	// on to the systems the activity calls, so their spans join the
+	// run's trace. The host also puts the span in the activity's context,
+	// for OpenTelemetry's tracers; with package worker, which imports the
+	// standard library only, extract it from here
+	// (docs/observability.md).
+	Traceparent string
 }
 
 type infoKey struct{}

@@ -37,6 +37,11 @@ type ClaimedTask struct {
 	TimeoutMS int64 `json:"timeout_ms,omitempty"`
 	// LastError is the previous attempt's error.
 	LastError string `json:"last_error,omitempty"`
+	// Traceparent is the W3C traceparent of the attempt's span when the
+	// server traces runs (docs/observability.md): the parent of the
+	// activity's own spans (package worker hands it over in
+	// activity.Info.Traceparent).
+	Traceparent string `json:"traceparent,omitempty"`
 }
 
 // Ref returns the TaskRef of the attempt, held by worker.

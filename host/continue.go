@@ -80,7 +80,7 @@ func (h *Host) successor(rs *runState, x *exec.Exec, input []byte) store.Run {
 		start = max(start, time.Now().UnixNano())
 	}
 	return store.Run{ID: ContinuedRunID(rs.Run.ID), ModuleHash: rs.Run.ModuleHash, Workflow: rs.Run.Workflow,
-		Input: input, Seed: mixSeed(rs.Run.Seed), StartTime: start, Status: store.RunPending}
+		Input: input, Seed: mixSeed(rs.Run.Seed), StartTime: start, Status: store.RunPending, TraceParent: h.successorTraceparent(rs.Run)}
 }
 
 // mixSeed derives a successor's seed from its predecessor's: a pure

@@ -254,6 +254,9 @@ func (h *Host) execute(ctx context.Context, rs *runState, cm *modules.Module) (*
 	if len(recs) > 0 {
 		rs.Replaying(outs)
 	}
+	if h.tracer != nil {
+		rs.NoteOpStarts(outs) // tracing.go
+	}
 	rs.MB.Restale()
 	if h.hooks.onExec != nil {
 		h.hooks.onExec(runID)
@@ -275,7 +278,9 @@ func (h *Host) execute(ctx context.Context, rs *runState, cm *modules.Module) (*
 		}
 	}
 	x := exec.NewExec(h.execHost(), rs.RunState, recs)
+	start := time.Now()
 	h.runExec(ctx, "drive", cm, x)
+	h.traceExecution(rs, x, start, len(recs)) // tracing.go
 	return x, outs, nil
 }
 
@@ -410,6 +415,7 @@ func (h *Host) finish(ctx context.Context, rs *runState) error {
 		rs.opts.hold.released = true
 	}
 	h.runEnded(rs.Run)
+	h.traceRunEnd(rs.Run) // tracing.go
 	h.metrics.RunEnded(rs.Run.Status)
 	h.logEnded(rs.Run)
 	if toParent != nil && !h.deliver(rs.Run.Parent, *toParent) {

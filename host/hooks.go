@@ -222,7 +222,8 @@ func (h *Host) startDelivery(ctx context.Context, hk store.Hook, d Delivery) (st
 	if err := checkInput(m, hk.Workflow, input); err != nil {
 		return store.Run{}, false, fmt.Errorf("hook %s: %w", name, err)
 	}
-	r, created, err := h.newRun(ctx, store.Run{ID: id, ModuleHash: m.Hash, Workflow: hk.Workflow, Input: input})
+	r, created, err := h.newRun(ctx, store.Run{ID: id, ModuleHash: m.Hash, Workflow: hk.Workflow, Input: input,
+		TraceParent: validTraceparent(d.Header.Get("Traceparent"))})
 	if err != nil {
 		return store.Run{}, false, fmt.Errorf("hook %s: start %s: %w", name, id, err)
 	}

@@ -16,6 +16,8 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/skeinrun/skein/activity"
 	"github.com/skeinrun/skein/host/internal/checklink"
 	"github.com/skeinrun/skein/host/internal/cron"
@@ -26,6 +28,7 @@ import (
 
 	"github.com/skeinrun/skein/host/internal/journalcache"
 	"github.com/skeinrun/skein/host/internal/taskboard"
+	"github.com/skeinrun/skein/host/internal/tracing"
 
 	"github.com/skeinrun/skein/abi"
 	"github.com/skeinrun/skein/host/internal/egress"
@@ -249,6 +252,13 @@ type Config struct {
 	// allocator (host/internal/engine/memory_unix.go). For comparisons
 	// (benchmarks): production hosts leave it off.
 	GoMemory bool
+	// TracerProvider, if set, receives the host's OpenTelemetry spans: a
+	// span per run, per execution, per durable op and per attempt of an
+	// activity call (docs/observability.md). Build it with
+	// sdktrace.WithIDGenerator(TraceIDGenerator()), so that the spans
+	// of a run emitted by different processes join. Nil (the default):
+	// no tracing, at the cost of a nil check.
+	TracerProvider trace.TracerProvider
 	// Engine names the WebAssembly engine: "wazero" (pure Go, the
 	// default when empty) or "wasmtime" (Cranelift through cgo, only in
 	// a binary built with -tags wasmtime; see docs/engines.md). --engine.
@@ -295,6 +305,8 @@ type Host struct {
 	runsCountCap, runsCountPage int
 	// journals is the journal cache in front of the store (nil: none).
 	journals *journalcache.Store
+	// tracer emits spans (tracing.go); nil: tracing off.
+	tracer *tracing.Tracer
 
 	deploySlots chan struct{}  // Config.MaxConcurrentDeploys (deploy.go)
 	http        *egress.Client // the HTTP activity's (httpactivity.go)
@@ -414,6 +426,7 @@ func newHost(ctx context.Context, cfg Config, hooks testHooks) (*Host, error) {
 		h.cfg.Store = h.journals
 	}
 	h.xcfg = h.execConfig()
+	h.setTracer() // tracing.go
 	h.runsCountCap, h.runsCountPage = cmp.Or(hooks.runsCountCap, defaultRunsCountCap), cmp.Or(hooks.runsCountPage, defaultRunsCountPage)
 	h.fillLink(link)
 	return h, nil

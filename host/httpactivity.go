@@ -109,6 +109,9 @@ func (h *Host) httpActivity(ctx context.Context, input []byte) ([]byte, error) {
 		return nil, activity.NonRetryable(fmt.Errorf("activity %q: input %.100q is not an HTTP request (abi/README.md): %w", activity.HTTPActivity, input, err))
 	}
 	info, _ := activity.InfoFrom(ctx)
+	if info.Traceparent != "" {
+		req.Header = withTraceparent(req.Header, info.Traceparent)
+	}
 	release, err := h.httpSlots.acquire(ctx, info.RunID)
 	if err != nil {
 		return nil, err
@@ -123,6 +126,22 @@ func (h *Host) httpActivity(ctx context.Context, input []byte) ([]byte, error) {
 		return nil, activity.NonRetryable(fmt.Errorf("activity %q: encode the response: %w", activity.HTTPActivity, err))
 	}
 	return out, nil
+}
+
+// withTraceparent is header with a traceparent header of the attempt's
+// span (docs/observability.md), unless the workflow set one itself.
+func withTraceparent(header map[string]string, tp string) map[string]string {
+	for k := range header {
+		if strings.EqualFold(k, "traceparent") {
+			return header
+		}
+	}
+	out := make(map[string]string, len(header)+1)
+	for k, v := range header {
+		out[k] = v
+	}
+	out["traceparent"] = tp
+	return out
 }
 
 // httpError turns an error of the egress client into the activity's

@@ -31,6 +31,10 @@ type StartOptions struct {
 	// ends or the lease expires. A run that existed already is not
 	// claimed.
 	ClaimForDrive bool
+	// Traceparent, if set, is the W3C traceparent the run is started
+	// under: its run span is a child of that span
+	// (docs/observability.md). It is stored with the run.
+	Traceparent string
 
 	reserved bool // the id may be in a reserved space (ReservedRunIDPrefixes): Trigger's
 }
@@ -71,7 +75,10 @@ func (h *Host) Start(ctx context.Context, o StartOptions) (store.Run, error) {
 	if o.Timeout < 0 {
 		return store.Run{}, invalidf("start: timeout %s is negative", o.Timeout)
 	}
-	r := store.Run{ID: o.ID, ModuleHash: m.Hash, Workflow: o.Workflow, Input: input, Seed: o.Seed}
+	if err := checkTraceparent(o.Traceparent); err != nil {
+		return store.Run{}, invalidf("start: %w", err)
+	}
+	r := store.Run{ID: o.ID, ModuleHash: m.Hash, Workflow: o.Workflow, Input: input, Seed: o.Seed, TraceParent: o.Traceparent}
 	if o.Timeout > 0 {
 		r.Deadline = time.Now().Add(o.Timeout).UnixNano()
 	}

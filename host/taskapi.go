@@ -146,8 +146,8 @@ func (h *Host) CompleteTask(ctx context.Context, ref TaskRef, value json.RawMess
 	if len(value) > h.cfg.MaxPayloadBytes {
 		return invalidf("complete %s: %w", ref, h.payloadError("the activity result", len(value)))
 	}
-	var t store.Task // a retried call's task, for its attempt's claim (timeline.go)
-	if ref.Attempt > 1 {
+	var t store.Task // a retried call's task, for its attempt's claim (timeline.go) and its span (tracing.go)
+	if ref.Attempt > 1 || h.tracer != nil {
 		var err error
 		if t, err = h.task(ctx, ref.RunID, ref.Key); err != nil {
 			return taskRefError("complete", ref, err)
@@ -162,6 +162,7 @@ func (h *Host) CompleteTask(ctx context.Context, ref TaskRef, value json.RawMess
 	if ref.Attempt > 1 {
 		h.taskAttempt(ctx, t, ref.Attempt, set.CreatedAt, "")
 	}
+	h.traceRemoteAttempt(t, ref.Attempt, ref.Worker, set.CreatedAt, "")
 	h.metrics.TasksCompleted.Add(1)
 	h.settled(ref.RunID, ref.Key, set)
 	return nil
@@ -224,6 +225,7 @@ func (h *Host) endFailed(ctx context.Context, t store.Task, attempt int, owner, 
 		return false, err
 	}
 	h.taskAttempt(ctx, t, attempt, now, msg)
+	h.traceRemoteAttempt(t, attempt, owner, now, msg)
 	if retry {
 		h.tasks.Notify()
 		return true, nil

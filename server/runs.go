@@ -17,7 +17,8 @@ import (
 
 // start: POST /v1/runs. 201 with a new run; 200 with the existing run
 // when the id names a run started with the same request; 409 when it was
-// started with a different one.
+// started with a different one. A traceparent header makes the run's
+// span its child (docs/observability.md); a malformed one is a 400.
 func (a *api) start(w http.ResponseWriter, r *http.Request) {
 	var req StartRequest
 	if err := a.decode(w, r, &req, false); err != nil {
@@ -60,7 +61,8 @@ func (a *api) start(w http.ResponseWriter, r *http.Request) {
 		_, err := a.h.Run(ctx, req.ID)
 		existed = err == nil
 	}
-	run, err := a.h.Start(ctx, host.StartOptions{Module: m.Hash, Workflow: req.Workflow, Input: req.Input, ID: req.ID, Timeout: timeout})
+	run, err := a.h.Start(ctx, host.StartOptions{Module: m.Hash, Workflow: req.Workflow, Input: req.Input, ID: req.ID, Timeout: timeout,
+		Traceparent: r.Header.Get("Traceparent")})
 	if err != nil {
 		if errors.Is(err, host.ErrInvalid) {
 			// The client knows it asked to start: the message is the rule.

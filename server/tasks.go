@@ -86,7 +86,7 @@ func taskJSON(t store.Task, now time.Time) client.ClaimedTask {
 	lease := time.Unix(0, t.Expiry).Sub(now)
 	return client.ClaimedTask{RunID: t.RunID, Key: t.Key, Attempt: t.Attempt, Name: t.Name, Input: t.Input,
 		IdempotencyKey: t.IdempotencyKey(), LeaseExpiry: nsTime(t.Expiry), HeartbeatMS: max(lease.Milliseconds()/3, 1),
-		TimeoutMS: time.Duration(t.Timeout).Milliseconds(), LastError: t.LastError}
+		TimeoutMS: time.Duration(t.Timeout).Milliseconds(), LastError: t.LastError, Traceparent: host.TraceparentOfAttempt(t, t.Attempt)}
 }
 
 // taskRef checks and converts the attempt a request names.

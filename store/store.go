@@ -203,8 +203,12 @@ type Run struct {
 	// its end settles nothing anyone waits for. Only a batch's ParentEnded
 	// sets it; Batch run updates keep it.
 	Abandoned bool
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	// TraceParent is the W3C traceparent the run was started under (its
+	// run span's parent: docs/observability.md), or empty. Set when the
+	// run is created; Batch run updates keep it.
+	TraceParent string
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
 	// Lease state, read-only: filled by Run, Runs and DueRuns, set only by
 	// ClaimRuns, RenewLease and ReleaseLease (CreateRun and Batch run
 	// updates ignore these fields). LeaseOwner is empty when no worker

@@ -47,8 +47,12 @@ type Task struct {
 	Expiry    int64  // unix ns; the lease's end while claimed
 	Progress  []byte // JSON the worker reported with its last heartbeat
 	LastError string // the error of the previous attempt (of the last, once the call failed)
-	CreatedAt time.Time
-	Seq       int64 // creation order; set by the store
+	// TraceParent is the W3C traceparent of the call op's span, the
+	// parent of its attempts' spans (docs/observability.md); empty when
+	// the run is not traced. Set when the task is queued.
+	TraceParent string
+	CreatedAt   time.Time
+	Seq         int64 // creation order; set by the store
 }
 
 // IdempotencyKey is the key a worker passes to other systems: the same for

@@ -113,7 +113,7 @@ func checkTexts(prefix string, pairs ...string) error {
 // CheckTexts checks every text of a run.
 func (r *Run) CheckTexts() error {
 	return checkTexts("run "+CleanText(r.ID)+": ", "id", r.ID, "module", r.ModuleHash, "workflow", r.Workflow,
-		"error", r.Error, "parent", r.Parent, "cancel reason", r.Cancel, "parent close", string(r.ParentClose))
+		"error", r.Error, "parent", r.Parent, "cancel reason", r.Cancel, "parent close", string(r.ParentClose), "traceparent", r.TraceParent)
 }
 
 // CheckTexts checks every text of an outcome of run runID.
@@ -131,7 +131,7 @@ func (s *Settlement) CheckTexts() error {
 // CheckTexts checks every text of a task.
 func (t *Task) CheckTexts() error {
 	return checkTexts(fmt.Sprintf("task %q of run %s: ", t.Key, CleanText(t.RunID)), "run id", t.RunID,
-		"key", t.Key, "name", t.Name, "owner", t.Owner, "last error", t.LastError)
+		"key", t.Key, "name", t.Name, "owner", t.Owner, "last error", t.LastError, "traceparent", t.TraceParent)
 }
 
 // CheckTexts checks every text of a module.

@@ -152,7 +152,8 @@ func sleep(ctx context.Context, d time.Duration) {
 // ends when the worker stops; runCtx is Run's context.
 func (w *Worker) runTask(tctx, runCtx context.Context, t client.ClaimedTask) {
 	ref := t.Ref(w.o.Identity)
-	info := activity.Info{RunID: t.RunID, Key: t.Key, Name: t.Name, Attempt: t.Attempt, IdempotencyKey: t.IdempotencyKey}
+	info := activity.Info{RunID: t.RunID, Key: t.Key, Name: t.Name, Attempt: t.Attempt, IdempotencyKey: t.IdempotencyKey,
+		Traceparent: t.Traceparent}
 	actx, cancel := context.WithCancelCause(activity.WithInfo(tctx, info))
 	defer cancel(nil)
 	if t.TimeoutMS > 0 {

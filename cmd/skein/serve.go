@@ -79,6 +79,22 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		cfg.HookSecrets = hs.lookup
 		defer hs.watch(ctx)()
 	}
+	tp, err := newTracerProvider(bg, *f.otlpEndpoint, log) // tracing.go
+	if err != nil {
+		_ = st.Close() // the tracing's error is the one to return
+		return err
+	}
+	if tp != nil {
+		cfg.TracerProvider = tp
+		defer func() {
+			// Spans still batched are sent now, within the shutdown's bound.
+			sctx, cancel := context.WithTimeout(bg, shutdownTimeout)
+			defer cancel()
+			if err := tp.Shutdown(sctx); err != nil {
+				log.Warn("skein serve: traces not exported", "err", err)
+			}
+		}()
+	}
 	h, err := host.New(bg, cfg)
 	if err != nil {
 		_ = st.Close() // the host's error is the one to return
@@ -114,7 +130,7 @@ type serveFlags struct {
 	limits                                     *limitFlags
 	nf                                         *netFlags
 	addr, token, cacheDir, workerID            *string
-	hookSecrets                                *string
+	hookSecrets, otlpEndpoint                  *string
 	logFormat, logLevel                        *string
 	maxModule, maxHookBody                     *int64
 	concurrency                                *int
@@ -132,6 +148,7 @@ func addServeFlags(fs *flag.FlagSet) *serveFlags {
 		maxModule:    fs.Int64("max-module-bytes", server.DefaultMaxModuleBytes, "largest module upload accepted"),
 		maxHookBody:  fs.Int64("max-hook-body-bytes", server.DefaultMaxHookBodyBytes, "largest webhook delivery body accepted (POST /v1/hooks/NAME); larger ones get 413"),
 		hookSecrets:  fs.String("hook-secrets", "", "file of the named secrets webhooks are signed with (hook create --secret NAME): NAME=VALUE lines or a JSON object; read again on SIGHUP"),
+		otlpEndpoint: fs.String("otlp-endpoint", "", "export traces over OTLP/HTTP to this collector URL, e.g. http://localhost:4318 (or set OTEL_EXPORTER_OTLP_ENDPOINT); default: no traces"),
 		limits:       addLimitFlags(fs, false),
 		concurrency:  fs.Int("concurrency", 0, "most runs executed at once (default 8*GOMAXPROCS)"),
 		grace:        fs.Duration("grace", 10*time.Second, "on shutdown, how long running executions may go on before they are interrupted (they resume on the next start)"),

@@ -259,6 +259,11 @@ CREATE INDEX hook_deliveries_expires ON hook_deliveries (expires);
 ALTER TABLE runs ADD COLUMN parent_close TEXT NOT NULL DEFAULT ''; -- '' or 'cancel': canceled; 'abandon': left running
 ALTER TABLE runs ADD COLUMN abandoned INTEGER NOT NULL DEFAULT 0; -- 1: its parent ended first and left it running
 `,
+	// 13: traces (store/sqlite's migration 16).
+	`
+ALTER TABLE runs ADD COLUMN traceparent TEXT NOT NULL DEFAULT ''; -- '' = none given
+ALTER TABLE tasks ADD COLUMN traceparent TEXT NOT NULL DEFAULT ''; -- '' = not traced
+`,
 }
 
 // writeOnceState is the SQLSTATE the write-once triggers raise (class SK:

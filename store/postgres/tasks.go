@@ -21,8 +21,8 @@ func nextTagSQL(run string) string {
 }
 
 // queueTaskSQL inserts a queued task unless its (run, key) has one.
-var queueTaskSQL = `INSERT INTO tasks (run_id, key, name, input, options, timeout, attempt, state, tag, visible_at, created_at, owner, claimed_at, expiry)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $10, ` + nextTagSQL("$1") + `, $8, $9, $11, $12, $13)
+var queueTaskSQL = `INSERT INTO tasks (run_id, key, name, input, options, timeout, attempt, state, tag, visible_at, created_at, owner, claimed_at, expiry, traceparent)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $10, ` + nextTagSQL("$1") + `, $8, $9, $11, $12, $13, $14)
 ON CONFLICT (run_id, key) DO NOTHING`
 
 // queueTasks queues the inserts of a batch's tasks on pb (Commit reads
@@ -36,7 +36,7 @@ func queueTasks(pb *pgx.Batch, tasks []store.Task, now int64) {
 			visible = created
 		}
 		pb.Queue(queueTaskSQL, t.RunID, t.Key, t.Name, t.Input, t.Options, t.Timeout, int64(t.Attempt), visible, created,
-			string(t.State), t.Owner, t.ClaimedAt, t.Expiry)
+			string(t.State), t.Owner, t.ClaimedAt, t.Expiry, t.TraceParent)
 	}
 }
 

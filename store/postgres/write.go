@@ -133,15 +133,15 @@ func (d *DB) createRun(ctx context.Context, r store.Run, owner string, now int64
 
 // insertRunSQL inserts a run unless one exists with its id.
 const insertRunSQL = `
-INSERT INTO runs (id, module_hash, workflow, input, status, result, error, seed, parent, start_time, wake_at, deadline, cancel, created_at, updated_at, parent_close, abandoned)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+INSERT INTO runs (id, module_hash, workflow, input, status, result, error, seed, parent, start_time, wake_at, deadline, cancel, created_at, updated_at, parent_close, abandoned, traceparent)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
 ON CONFLICT (id) DO NOTHING`
 
 // insertRunArgs are insertRunSQL's parameters for r (as ForCreate left it).
 func insertRunArgs(r *store.Run) []any {
 	return []any{r.ID, r.ModuleHash, r.Workflow, r.Input, string(r.Status), r.Result, r.Error,
 		int64(r.Seed), r.Parent, r.StartTime, r.WakeAt, r.Deadline, r.Cancel, r.CreatedAt.UnixNano(), r.UpdatedAt.UnixNano(),
-		string(r.ParentClose), rowscan.Int(r.Abandoned)}
+		string(r.ParentClose), rowscan.Int(r.Abandoned), r.TraceParent}
 }
 
 // upsertOutcomeSQL upserts one outcome row. A key appearing twice in a

@@ -263,6 +263,13 @@ CREATE INDEX hook_deliveries_expires ON hook_deliveries (expires);
 ALTER TABLE runs ADD COLUMN parent_close TEXT NOT NULL DEFAULT ''; -- '' or 'cancel': canceled; 'abandon': left running
 ALTER TABLE runs ADD COLUMN abandoned INTEGER NOT NULL DEFAULT 0; -- 1: its parent ended first and left it running
 `,
+	// 16: traces (docs/observability.md): the W3C traceparent a run was
+	// started under (its run span's parent), and that of the call op an
+	// activity task serves (its attempts' spans' parent).
+	`
+ALTER TABLE runs ADD COLUMN traceparent TEXT NOT NULL DEFAULT ''; -- '' = none given
+ALTER TABLE tasks ADD COLUMN traceparent TEXT NOT NULL DEFAULT ''; -- '' = not traced
+`,
 }
 
 // SchemaTooNewError is returned by Open when the database's schema version

@@ -16,8 +16,8 @@ import (
 
 // The statements of the task writes (prepared once: namedSQL).
 const (
-	queueTaskSQL = `INSERT INTO tasks (run_id, key, name, input, options, timeout, attempt, state, tag, visible_at, created_at, owner, claimed_at, expiry)
-SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?10, ` + nextTagSQL1 + `, ?8, ?9, ?11, ?12, ?13 WHERE true
+	queueTaskSQL = `INSERT INTO tasks (run_id, key, name, input, options, timeout, attempt, state, tag, visible_at, created_at, owner, claimed_at, expiry, traceparent)
+SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?10, ` + nextTagSQL1 + `, ?8, ?9, ?11, ?12, ?13, ?14 WHERE true
 ON CONFLICT (run_id, key) DO NOTHING`
 	// claimTasksSQL claims up to ?5 queued tasks of the names in the JSON
 	// array ?4 for owner ?1 at ?2 with lease ttl ?3 (capped by a task's
@@ -56,7 +56,7 @@ func queueTasks(w *wtx, tasks []store.Task, now int64) error {
 			visible = created
 		}
 		_, err := w.stmt(sqlQueueTask).ExecContext(w.ctx, t.RunID, t.Key, t.Name, t.Input, t.Options, t.Timeout, t.Attempt, visible, created,
-			string(t.State), t.Owner, t.ClaimedAt, t.Expiry)
+			string(t.State), t.Owner, t.ClaimedAt, t.Expiry, t.TraceParent)
 		if err != nil {
 			return fmt.Errorf("queue task %s.%s: %w", t.RunID, t.Key, err)
 		}

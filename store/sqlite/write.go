@@ -128,8 +128,8 @@ func (d *DB) createRun(ctx context.Context, r store.Run, owner string, now int64
 }
 
 const insertRunSQL = `
-INSERT INTO runs (id, module_hash, workflow, input, status, result, error, seed, parent, start_time, wake_at, deadline, cancel, created_at, updated_at, parent_close, abandoned)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+INSERT INTO runs (id, module_hash, workflow, input, status, result, error, seed, parent, start_time, wake_at, deadline, cancel, created_at, updated_at, parent_close, abandoned, traceparent)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (id) DO NOTHING`
 
 // updateRunSQL writes a run update of a batch (applyBatch).
@@ -141,7 +141,7 @@ func insertRun(w *wtx, r *store.Run) (bool, error) {
 	res, err := w.stmt(sqlInsertRun).ExecContext(w.ctx,
 		r.ID, r.ModuleHash, r.Workflow, r.Input, string(r.Status), r.Result, r.Error,
 		int64(r.Seed), r.Parent, r.StartTime, r.WakeAt, r.Deadline, r.Cancel, r.CreatedAt.UnixNano(), r.UpdatedAt.UnixNano(),
-		string(r.ParentClose), rowscan.Int(r.Abandoned))
+		string(r.ParentClose), rowscan.Int(r.Abandoned), r.TraceParent)
 	if err != nil {
 		return false, err
 	}

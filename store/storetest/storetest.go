@@ -42,6 +42,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"BatchSettlements", testBatchSettlements},
 		{"RequestCancel", testRequestCancel},
 		{"ParentEnded", testParentEnded},
+		{"TraceParent", testTraceParent},
 		{"DueRunsSettlementsCancelDeadline", testDueRunsWake},
 		{"DueRunsTransitions", testDueRunsTransitions},
 		{"DueRunsCreatedCanceled", testDueRunsCreatedCanceled},

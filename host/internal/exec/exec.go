@@ -63,6 +63,9 @@ type Exec struct {
 	fnNames    map[string]string
 
 	fx effects // what the execution asks of the world (effects.go); nil when describing
+	// tracer emits the spans of the work it records (tracing.go); nil:
+	// tracing off, or a world that commits nothing.
+	tracer Tracer
 
 	selecting map[sched.TaskID]int           // tasks waiting in a Select, with the number of futures (for effects.observed)
 	nextOpts  map[sched.TaskID]abi.OpOptions // op_options for the task's next op
@@ -105,6 +108,9 @@ func NewExec(h Host, rs *RunState, recorded []sched.Record) *Exec {
 	_, verify := rs.World.(VerifyWorld)
 	x := &Exec{h: h, rs: rs, fnNames: map[string]string{}, LastSeq: maxSeq(recorded)}
 	x.fx = rs.World.effects(x)
+	if x.fx.commits() {
+		x.tracer = h.Config().Tracer
+	}
 	x.S = sched.New(sched.Options{
 		Now:               x.fx.now,
 		StartTime:         rs.Run.StartTime,
@@ -129,6 +135,9 @@ func (x *Exec) record(r sched.Record) {
 	}
 	x.rs.Batch.Outcomes = append(x.rs.Batch.Outcomes, store.RunOutcome{RunID: x.rs.Run.ID, Outcome: o})
 	x.fx.recorded(o, r)
+	if x.tracer != nil && !r.Pending {
+		x.opSpan(o)
+	}
 }
 
 // Instantiate runs one execution to its end.

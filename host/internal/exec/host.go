@@ -84,6 +84,8 @@ type Config struct {
 	MaxExecutionCPU    time.Duration
 	MaxRunWithoutYield time.Duration
 	Hints              limit.Hints
+	// Tracer emits the spans of new work; nil: tracing off (tracing.go).
+	Tracer Tracer
 }
 
 // limitError is the error of the limit at field (Config.LimitHint's hint).

@@ -273,6 +273,9 @@ func (x *Exec) startChild(ctx context.Context, key, workflow string, input []byt
 	if policy == abi.ParentCloseAbandon {
 		child.ParentClose = store.ParentCloseAbandon
 	}
+	if x.tracer != nil {
+		child.TraceParent = x.tracer.OpTraceparent(rs.Run, key) // the child's run span is the op's child
+	}
 	x.fx.prepareChild(&child)
 	var err error
 	x.blocking(func() { child, err = x.h.CreateRun(ctx, child) })

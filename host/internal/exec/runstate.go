@@ -67,6 +67,9 @@ type RunState struct {
 	childGone chan struct{}      // closed when one stops being driven (waitChildren); nil: no one waits
 	Ended     atomic.Bool        // the run's end is committed: its children's drives outlive its drive
 	Late      []store.RunAttempt // attempts of activity calls, for the next flush (timeline.go)
+	// OpStarts holds, when tracing, when each op pending as the current
+	// execution started was issued (tracing.go).
+	OpStarts map[string]int64
 }
 
 // NewRunState is the state of a drive of run, in the live world; the
@@ -160,9 +163,12 @@ func (rs *RunState) startActivity(h Host, c activityCall) {
 		return
 	}
 	rs.activities[c.key] = true
-	st := h.Config().Store
+	st, tr := h.Config().Store, attemptTracer{}
+	if t := h.Config().Tracer; t != nil {
+		tr = attemptTracer{t: t, run: rs.Run, worker: rs.Worker()} // read here, not on the activity's goroutine
+	}
 	h.Spawn(func() {
-		out, attempts, err := rs.runAttempts(st, c)
+		out, attempts, err := rs.runAttempts(st, tr, c)
 		done := sched.Completion{Key: c.key, Outcome: sched.Outcome{OK: true, Value: out}, Attempts: attempts}
 		if err != nil {
 			done.Outcome = errOutcome(err.Error())
@@ -173,7 +179,7 @@ func (rs *RunState) startActivity(h Host, c activityCall) {
 	})
 }
 
-func (rs *RunState) runAttempts(st store.Store, c activityCall) ([]byte, int, error) {
+func (rs *RunState) runAttempts(st store.Store, tr attemptTracer, c activityCall) ([]byte, int, error) {
 	maxAttempts := int(c.opts.MaxAttempts)
 	if c.resumed && maxAttempts > 0 && c.attempt > maxAttempts {
 		return nil, c.attempt - 1, fmt.Errorf("activity %q: attempt %d of %d was interrupted (the process stopped); no attempts left", c.name, c.attempt-1, maxAttempts)
@@ -197,7 +203,11 @@ func (rs *RunState) runAttempts(st store.Store, c activityCall) ([]byte, int, er
 		if c.opts.Timeout > 0 {
 			ctx, cancel = context.WithTimeout(rs.actx, time.Duration(c.opts.Timeout))
 		}
-		ctx = activity.WithInfo(ctx, callInfo(rs.Run.ID, c, attempt))
+		info, endSpan := callInfo(rs.Run.ID, c, attempt), func(error) {}
+		if tr.t != nil {
+			ctx, info.Traceparent, endSpan = tr.t.Attempt(ctx, tr.run, tr.worker, c.key, c.name, attempt)
+		}
+		ctx = activity.WithInfo(ctx, info)
 		out, err := runActivity(ctx, c.fn, c.input)
 		if err == nil && ctx.Err() == context.DeadlineExceeded {
 			err = ctx.Err()
@@ -206,6 +216,7 @@ func (rs *RunState) runAttempts(st store.Store, c activityCall) ([]byte, int, er
 		if errors.Is(err, context.DeadlineExceeded) && rs.actx.Err() == nil {
 			err = fmt.Errorf("activity %q timed out after %s (attempt %d)", c.name, time.Duration(c.opts.Timeout), attempt)
 		}
+		endSpan(err)
 		end := time.Now().UnixNano()
 		if err == nil || !Retryable(c.opts, err, attempt) {
 			if attempt > c.attempt || c.resumed {

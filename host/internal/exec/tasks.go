@@ -29,6 +29,9 @@ func (rs *RunState) queueTask(h Host, c activityCall) {
 	rs.Remote[c.key] = time.Now().UnixNano()
 	t := store.Task{RunID: rs.Run.ID, Key: c.key, Name: c.name, Input: c.input,
 		Options: abi.AppendOpOptions(nil, c.opts), Timeout: int64(c.opts.Timeout), Attempt: c.attempt}
+	if tr := h.Config().Tracer; tr != nil {
+		t.TraceParent = tr.OpTraceparent(rs.Run, c.key) // its attempts' spans are the op's children
+	}
 	if !c.resumed {
 		// A new call: no task exists for it yet, so a claim waiting in
 		// this process may take it as it is queued (taskboard.go).
