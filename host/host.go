@@ -16,6 +16,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/skeinrun/skein/activity"
 	"github.com/skeinrun/skein/host/internal/checklink"
 	"github.com/skeinrun/skein/host/internal/cron"
@@ -290,7 +292,9 @@ type Host struct {
 	specs   cron.Cache       // schedules' parsed cron expressions (host/internal/cron)
 	emb     embedState       // grants, event subscriptions, Await waiters (embed.go)
 	metrics *metrics.Metrics // counters for WriteMetrics (metrics.go)
-	xcfg    exec.Config      // the settings executions read (exechost.go)
+	// registry is the host's own Prometheus registry of metrics (metrics.go).
+	registry *prometheus.Registry
+	xcfg     exec.Config // the settings executions read (exechost.go)
 	// runsCountCap and runsCountPage bound the run counts of WriteMetrics.
 	runsCountCap, runsCountPage int
 	// journals is the journal cache in front of the store (nil: none).
@@ -414,6 +418,7 @@ func newHost(ctx context.Context, cfg Config, hooks testHooks) (*Host, error) {
 		h.cfg.Store = h.journals
 	}
 	h.xcfg = h.execConfig()
+	h.registry = h.newRegistry()
 	h.runsCountCap, h.runsCountPage = cmp.Or(hooks.runsCountCap, defaultRunsCountCap), cmp.Or(hooks.runsCountPage, defaultRunsCountPage)
 	h.fillLink(link)
 	return h, nil
