@@ -252,7 +252,7 @@ var docSeries = regexp.MustCompile("(?m)^\\| `(skein_[a-z_]+)(?:\\{[a-z_,]*\\})?
 // their types.
 func documentedSeries(t *testing.T) map[string]string {
 	t.Helper()
-	doc, err := os.ReadFile(filepath.Join(wasmbuild.Root(), "docs", "observability.md"))
+	doc, err := os.ReadFile(filepath.Join(wasmbuild.Root(), "docs/observability.md"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -91,3 +91,19 @@ func TestRegistriesApart(t *testing.T) {
 		t.Error("an observation of one host's metrics shows in another's")
 	}
 }
+
+// BenchmarkOpSettled is the cost an op's settlement adds to the hot path.
+func BenchmarkOpSettled(b *testing.B) {
+	m := NewMetrics()
+	for i := range b.N {
+		m.OpSettled("step", true, 1, int64(i)+2)
+	}
+}
+
+// BenchmarkOpsRecorded is the counter add beside it, for scale.
+func BenchmarkOpsRecorded(b *testing.B) {
+	m := NewMetrics()
+	for range b.N {
+		m.OpsRecorded.Add(1)
+	}
+}
