@@ -212,11 +212,12 @@ func (h *Host) Work(ctx context.Context, o WorkOptions) error {
 		// free never blocks below, and no lease is held by a run waiting
 		// for a slot.
 		if free := o.Concurrency - len(slots); free > 0 {
-			claimed, err := h.cfg.Store.ClaimRuns(ctx, o.Owner, time.Now().UnixNano(), o.LeaseTTL, free)
+			now := time.Now().UnixNano()
+			claimed, err := h.cfg.Store.ClaimRuns(ctx, o.Owner, now, o.LeaseTTL, free)
 			if ctx.Err() == nil {
 				outage.report(h.log, err)
 			}
-			h.metrics.LeasesClaimed.Add(uint64(len(claimed)))
+			h.metrics.RunsClaimed(claimed, now) // leases, and the queue wait of each run
 			for _, c := range claimed {
 				slots <- struct{}{}
 				wg.Add(1)

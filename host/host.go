@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/skeinrun/skein/activity"
 	"github.com/skeinrun/skein/host/internal/checklink"
@@ -300,7 +301,9 @@ type Host struct {
 	specs   cron.Cache       // schedules' parsed cron expressions (host/internal/cron)
 	emb     embedState       // grants, event subscriptions, Await waiters (embed.go)
 	metrics *metrics.Metrics // counters for WriteMetrics (metrics.go)
-	xcfg    exec.Config      // the settings executions read (exechost.go)
+	// registry is the host's own Prometheus registry of metrics (metrics.go).
+	registry *prometheus.Registry
+	xcfg     exec.Config // the settings executions read (exechost.go)
 	// runsCountCap and runsCountPage bound the run counts of WriteMetrics.
 	runsCountCap, runsCountPage int
 	// journals is the journal cache in front of the store (nil: none).
@@ -427,6 +430,7 @@ func newHost(ctx context.Context, cfg Config, hooks testHooks) (*Host, error) {
 	}
 	h.xcfg = h.execConfig()
 	h.setTracer() // tracing.go
+	h.registry = h.newRegistry()
 	h.runsCountCap, h.runsCountPage = cmp.Or(hooks.runsCountCap, defaultRunsCountCap), cmp.Or(hooks.runsCountPage, defaultRunsCountPage)
 	h.fillLink(link)
 	return h, nil

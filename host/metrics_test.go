@@ -95,6 +95,23 @@ func TestMetricsRace(t *testing.T) {
 	for _, name := range []string{"skein_activation_seconds", "skein_store_commit_seconds"} {
 		checkHistogram(t, s, name)
 	}
+	// Op latency: four steps and the timer, which was issued in the first
+	// execution and settled in a later one, from its issue: about its
+	// 200 ms (its deadline is on the run's virtual clock, which the issue
+	// time on the wall clock may pass a little). No op failed.
+	for series, want := range map[string]float64{
+		`skein_op_latency_seconds_count{kind="step",outcome="ok"}`:    4,
+		`skein_op_latency_seconds_count{kind="sleep",outcome="ok"}`:   1,
+		`skein_op_latency_seconds_count{kind="step",outcome="error"}`: 0,
+		`skein_op_latency_seconds_count{kind="call",outcome="ok"}`:    0,
+	} {
+		if got, ok := s[series]; !ok || got != want {
+			t.Errorf("%s = %v (present %v), want %v", series, got, ok, want)
+		}
+	}
+	if got := s[`skein_op_latency_seconds_sum{kind="sleep",outcome="ok"}`]; got < 0.15 {
+		t.Errorf("the 200 ms timer's latency %v s", got)
+	}
 }
 
 // checkHistogram: buckets are cumulative, +Inf equals _count, _sum >= 0.

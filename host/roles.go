@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"io"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/skeinrun/skein/activity"
 	"github.com/skeinrun/skein/store"
 )
@@ -31,6 +33,8 @@ type Client interface {
 	Attempts(ctx context.Context, runID string) ([]store.Attempt, error)
 	Subscribe(o SubscribeOptions) *Subscription
 	WriteMetrics(ctx context.Context, w io.Writer) error
+	// MetricsGatherer is what GET /metrics serves (metrics.go).
+	MetricsGatherer(ctx context.Context) prometheus.Gatherer
 	NewLimitError(what, limit, value string) *LimitError
 	// The worker protocol: remote activity tasks (taskapi.go).
 	ClaimTasks(ctx context.Context, o ClaimOptions) ([]store.Task, error)

@@ -1,7 +1,6 @@
 package host
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -62,7 +61,7 @@ func (h *Host) ClaimTasks(ctx context.Context, o ClaimOptions) ([]store.Task, er
 		ts, err := h.cfg.Store.ClaimTasks(ctx, store.TaskClaim{Owner: o.Worker, Names: o.Names, Max: o.Max,
 			Now: time.Now().UnixNano(), TTL: h.cfg.TaskLeaseTTL})
 		if err != nil || len(ts) > 0 {
-			h.metrics.TasksClaimed.Add(uint64(len(ts)))
+			h.metrics.TasksClaimedNow(ts)
 			return ts, err
 		}
 		left := time.Until(deadline)
@@ -81,7 +80,7 @@ func (h *Host) ClaimTasks(ctx context.Context, o ClaimOptions) ([]store.Task, er
 		}
 		t.Stop()
 		if got := h.tasks.Unregister(w); len(got) > 0 {
-			h.metrics.TasksClaimed.Add(uint64(len(got)))
+			h.metrics.TasksClaimedNow(got)
 			return got, nil
 		}
 		if ctx.Err() != nil {
@@ -280,28 +279,4 @@ func (h *Host) Tasks(ctx context.Context, runID string) ([]store.Task, error) {
 		return nil, fmt.Errorf("tasks of run %s: %w", runID, err)
 	}
 	return ts, nil
-}
-
-// writeTaskMetrics prints the remote activity task counters and the
-// queues by activity name.
-func (h *Host) writeTaskMetrics(ctx context.Context, bw *bufio.Writer, head func(name, typ, help string)) error {
-	m := h.metrics
-	head("skein_tasks_total", "counter", "Remote activity task attempts by what happened: claimed by a worker, completed, failed by the worker, timed out (lease expired).")
-	fmt.Fprintf(bw, "skein_tasks_total{event=\"claimed\"} %d\n", m.TasksClaimed.Load())
-	fmt.Fprintf(bw, "skein_tasks_total{event=\"completed\"} %d\n", m.TasksCompleted.Load())
-	fmt.Fprintf(bw, "skein_tasks_total{event=\"failed\"} %d\n", m.TasksFailed.Load())
-	fmt.Fprintf(bw, "skein_tasks_total{event=\"timed_out\"} %d\n", m.TasksTimedOut.Load())
-	qs, err := h.cfg.Store.TaskQueues(ctx)
-	if err != nil {
-		return fmt.Errorf("task queues: %w", err)
-	}
-	if len(qs) == 0 {
-		return nil
-	}
-	head("skein_task_queue", "gauge", "Remote activity tasks by activity name and state (queued: waiting for a worker; claimed: held by one).")
-	for _, q := range qs {
-		fmt.Fprintf(bw, "skein_task_queue{name=%q,state=\"queued\"} %d\n", q.Name, q.Queued)
-		fmt.Fprintf(bw, "skein_task_queue{name=%q,state=\"claimed\"} %d\n", q.Name, q.Claimed)
-	}
-	return nil
 }

@@ -1,23 +1,34 @@
 package server
 
 import (
-	"bytes"
+	"fmt"
+	"log/slog"
 	"net/http"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// metricsContentType is the Prometheus text exposition format.
-const metricsContentType = "text/plain; version=0.0.4; charset=utf-8"
-
-// metrics: GET /metrics, the host's metrics in the Prometheus text format
-// (host.WriteMetrics lists them). Behind the token like the API when one
-// is set: a Prometheus scrape job sends it with
-// `authorization: {credentials: TOKEN}`.
+// metrics: GET /metrics, the host's metrics (host.MetricsGatherer lists
+// them) through the Prometheus client library's handler, which
+// negotiates the format (the text format by default) and compression.
+// Behind the token like the API when one is set: a Prometheus scrape job
+// sends it with `authorization: {credentials: TOKEN}`. Outside /v1.
 func (a *api) metrics(w http.ResponseWriter, r *http.Request) {
-	var buf bytes.Buffer
-	if err := a.h.WriteMetrics(r.Context(), &buf); err != nil {
+	// The gatherer reads the store under the request's context, so a
+	// handler per scrape.
+	promhttp.HandlerFor(a.h.MetricsGatherer(r.Context()), promhttp.HandlerOpts{
 		// What could be read is still worth answering.
-		a.log.Error("skein api: metrics", "err", err)
-	}
-	w.Header().Set("Content-Type", metricsContentType)
-	_, _ = w.Write(buf.Bytes()) // the client left: no one to tell
+		ErrorHandling: promhttp.ContinueOnError,
+		ErrorLog:      promLog{a.log},
+	}).ServeHTTP(w, r)
+}
+
+// promLog logs the handler's errors (a failed store read) to the API's
+// log.
+type promLog struct{ log *slog.Logger }
+
+// Println logs v as the error of a scrape.
+func (l promLog) Println(v ...any) {
+	l.log.Error("skein api: metrics", "err", strings.TrimSpace(fmt.Sprintln(v...)))
 }

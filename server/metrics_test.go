@@ -121,22 +121,32 @@ func parseProm(t promT, text string) map[string]*promFamily {
 		if fam.typ != "histogram" {
 			continue
 		}
-		prev, last := -1.0, ""
-		les := histogramBuckets(t, name, fam)
-		for _, b := range les {
-			if b.count < prev {
-				t.Errorf("histogram %s: bucket le=%s count %v below the one before", name, b.le, b.count)
+		// One histogram per set of labels besides le (a labeled
+		// histogram's series carry them before le).
+		for labels, les := range histogramBuckets(t, name, fam) {
+			prev, last := -1.0, ""
+			for _, b := range les {
+				if b.count < prev {
+					t.Errorf("histogram %s{%s}: bucket le=%s count %v below the one before", name, labels, b.le, b.count)
+				}
+				prev, last = b.count, b.le
 			}
-			prev, last = b.count, b.le
+			if last != "+Inf" {
+				t.Errorf("histogram %s{%s}: last bucket le=%q, want +Inf", name, labels, last)
+			}
+			sel := ""
+			if labels != "" {
+				sel = "{" + labels + "}"
+			}
+			if c, ok := fam.samples[name+"_count"+sel]; !ok || c != prev {
+				t.Errorf("histogram %s%s: _count %v, +Inf bucket %v", name, sel, c, prev)
+			}
+			if _, ok := fam.samples[name+"_sum"+sel]; !ok {
+				t.Errorf("histogram %s%s: no _sum", name, sel)
+			}
 		}
-		if last != "+Inf" {
-			t.Errorf("histogram %s: last bucket le=%q, want +Inf", name, last)
-		}
-		if c, ok := fam.samples[name+"_count"]; !ok || c != prev {
-			t.Errorf("histogram %s: _count %v, +Inf bucket %v", name, c, prev)
-		}
-		if _, ok := fam.samples[name+"_sum"]; !ok {
-			t.Errorf("histogram %s: no _sum", name)
+		if len(fam.samples) > 0 && len(histogramBuckets(t, name, fam)) == 0 {
+			t.Errorf("histogram %s: no buckets", name)
 		}
 	}
 	return fams
@@ -148,31 +158,35 @@ type bucket struct {
 	count float64
 }
 
-// histogramBuckets returns the buckets of a histogram by bound.
-func histogramBuckets(t promT, name string, fam *promFamily) []bucket {
+// histogramBuckets returns the buckets of a histogram by bound, for each
+// set of its labels besides le (as printed, "" for none).
+func histogramBuckets(t promT, name string, fam *promFamily) map[string][]bucket {
 	t.Helper()
-	var bs []bucket
-	re := regexp.MustCompile(`^` + name + `_bucket\{le="([^"]+)"\}$`)
+	bs := map[string][]bucket{}
+	re := regexp.MustCompile(`^` + name + `_bucket\{((?:[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\]|\\.)*",)*)le="([^"]+)"\}$`)
 	for series, v := range fam.samples {
 		m := re.FindStringSubmatch(series)
 		if m == nil {
 			continue
 		}
-		b, err := strconv.ParseFloat(m[1], 64) // "+Inf" parses as +Inf
+		b, err := strconv.ParseFloat(m[2], 64) // "+Inf" parses as +Inf
 		if err != nil {
-			t.Errorf("histogram %s: le %q", name, m[1])
+			t.Errorf("histogram %s: le %q", name, m[2])
 		}
-		bs = append(bs, bucket{le: m[1], bound: b, count: v})
+		labels := strings.TrimSuffix(m[1], ",")
+		bs[labels] = append(bs[labels], bucket{le: m[2], bound: b, count: v})
 	}
-	slices.SortFunc(bs, func(a, b bucket) int {
-		switch {
-		case a.bound < b.bound:
-			return -1
-		case a.bound > b.bound:
-			return 1
-		}
-		return 0
-	})
+	for _, l := range bs {
+		slices.SortFunc(l, func(a, b bucket) int {
+			switch {
+			case a.bound < b.bound:
+				return -1
+			case a.bound > b.bound:
+				return 1
+			}
+			return 0
+		})
+	}
 	return bs
 }
 
@@ -209,7 +223,7 @@ func TestMetricsEndpoint(t *testing.T) {
 	}
 
 	code, ct, body := ta.get("/metrics", "tok")
-	if code != 200 || ct != metricsContentType {
+	if code != 200 || !strings.HasPrefix(ct, "text/plain; version=0.0.4") { // the library adds "; escaping=…"
 		t.Fatalf("/metrics: %d %q\n%s", code, ct, body)
 	}
 	fams := parseProm(t, body)
@@ -218,6 +232,7 @@ func TestMetricsEndpoint(t *testing.T) {
 		"skein_ops_recorded_total": "counter", "skein_executions_total": "counter", "skein_replays_total": "counter",
 		"skein_evictions_total": "counter", "skein_live_instances": "gauge", "skein_active_runs": "gauge",
 		"skein_activation_seconds": "histogram", "skein_store_commit_seconds": "histogram", "skein_tasks_total": "counter",
+		"skein_op_latency_seconds": "histogram", "skein_queue_wait_seconds": "histogram",
 	} {
 		if f := fams[name]; f == nil || f.typ != typ {
 			t.Errorf("family %s: %+v, want type %s", name, f, typ)

@@ -61,6 +61,9 @@ type RunState struct {
 	// commit of the run is fenced by it, so once another worker has
 	// claimed the run nothing more is recorded from here.
 	Lease *store.Lease
+	// issued holds when each pending op of the journal the execution
+	// replays was issued, for its op latency (timeline.go).
+	issued map[string]int64
 
 	Mu        sync.Mutex
 	childLive map[string]bool    // child runs this run drives in this process

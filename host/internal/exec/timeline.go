@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"cmp"
 	"time"
 
 	"github.com/skeinrun/skein/host/internal/sched"
@@ -37,6 +38,9 @@ func (x *Exec) stamp(o *store.Outcome, r sched.Record) {
 	if !r.Pending {
 		o.SettledAt = time.Now().UnixNano()
 		delete(x.opStarts, r.Key)
+		if x.fx.commits() { // op latency (host/internal/metrics): from the op's issue, in this execution or an earlier one
+			x.h.Counters().OpSettled(r.Kind, r.Outcome.OK, cmp.Or(o.StartedAt, x.rs.issued[r.Key]), o.SettledAt)
+		}
 	}
 }
 
@@ -81,10 +85,19 @@ func (rs *RunState) Dropped(lastSeq int64) {
 
 // replaying records that an execution starts now by replaying the
 // journal outs: the end of the drop recorded at its last settled record.
+// It also keeps when each op still pending was issued, for the op
+// latency of its settlement.
 func (rs *RunState) Replaying(outs []store.Outcome) {
 	var last int64
+	clear(rs.issued)
 	for i := range outs {
 		last = max(last, outs[i].Seq)
+		if o := &outs[i]; o.Status == store.OutcomePending && o.StartedAt != 0 {
+			if rs.issued == nil {
+				rs.issued = map[string]int64{}
+			}
+			rs.issued[o.Key] = o.StartedAt
+		}
 	}
 	rs.attempt(store.IdleKey, int(last), 0, time.Now().UnixNano(), "")
 }

@@ -1,49 +1,102 @@
 package metrics
 
 import (
-	"fmt"
-	"io"
-	"math"
-	"strconv"
-	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
-// histogram is a Prometheus histogram with fixed upper bounds.
-type Histogram struct {
-	bounds []float64
-	counts []atomic.Uint64 // per bucket (not cumulative); the last is +Inf
-	sum    atomic.Uint64   // float64 bits
-	count  atomic.Uint64
+// The histograms' labels are bounded by design: an op's kind is one of the
+// five durable op kinds and its outcome ok or error (ten series); a queue
+// is run or task (two). No run id, key, function, module or activity name
+// is ever a label, so the series do not grow with the runs.
+
+// opKinds are the durable op kinds (abi.OpKind's names), the values of the
+// op latency's kind label, in the order of opLatency's rows.
+var opKinds = [...]string{"step", "call", "sleep", "promise", "child"}
+
+// Buckets (upper bounds, seconds). Activation and commits are sub-second
+// work; an op's latency spans an inline step (microseconds) to a timer or
+// a promise that waits for hours; a queue wait, a slot freed at once to a
+// backlog of a stopped worker.
+var (
+	activationBuckets = []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5}
+	commitBuckets     = []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1}
+	opBuckets         = []float64{0.0001, 0.001, 0.01, 0.1, 0.5, 1, 5, 10, 60, 300, 1800, 3600, 21600, 86400}
+	waitBuckets       = []float64{0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 5, 10, 60, 300, 1800, 3600}
+)
+
+// histograms are the host's histograms, each registered in its registry.
+type histograms struct {
+	activation, commit prometheus.Histogram
+	opVec, waitVec     *prometheus.HistogramVec
+	ops                opLatency
+	// The queue wait's two series, resolved once.
+	runWait, taskWait prometheus.Observer
 }
 
-func NewHistogram(bounds ...float64) *Histogram {
-	return &Histogram{bounds: bounds, counts: make([]atomic.Uint64, len(bounds)+1)}
+// opLatency holds the op latency's series, resolved once so that an
+// observation looks up no label: [kind][0] ok, [kind][1] error.
+type opLatency [len(opKinds)][2]prometheus.Observer
+
+func newHistograms() histograms {
+	h := histograms{
+		activation: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "skein_activation_seconds",
+			Help: "From the start of a run's execution to the guest's first host call.", Buckets: activationBuckets}),
+		commit: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "skein_store_commit_seconds",
+			Help: "Store commits (batches of records and run updates).", Buckets: commitBuckets}),
+		opVec: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "skein_op_latency_seconds",
+			Help:    "Durable ops from their issue to their outcome (kind: step, call, sleep, promise, child; outcome: ok, error), observed as an execution records the outcome.",
+			Buckets: opBuckets}, []string{"kind", "outcome"}),
+		waitVec: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "skein_queue_wait_seconds",
+			Help:    "Queue waits: a due run until this process's worker claims it for a free slot (queue=run), a remote activity task until a worker claims it (queue=task).",
+			Buckets: waitBuckets}, []string{"queue"}),
+	}
+	for i, k := range opKinds {
+		h.ops[i][0] = h.opVec.WithLabelValues(k, "ok")
+		h.ops[i][1] = h.opVec.WithLabelValues(k, "error")
+	}
+	h.runWait, h.taskWait = h.waitVec.WithLabelValues("run"), h.waitVec.WithLabelValues("task")
+	return h
 }
 
-func (h *Histogram) Observe(v float64) {
-	i := 0
-	for i < len(h.bounds) && v > h.bounds[i] {
-		i++
-	}
-	h.counts[i].Add(1)
-	for {
-		old := h.sum.Load()
-		if h.sum.CompareAndSwap(old, math.Float64bits(math.Float64frombits(old)+v)) {
-			break
-		}
-	}
-	h.count.Add(1)
+// collectors are the histograms to register.
+func (h *histograms) collectors() []prometheus.Collector {
+	return []prometheus.Collector{h.activation, h.commit, h.opVec, h.waitVec}
 }
 
-func (h *Histogram) Write(w io.Writer, name string) {
-	var cum uint64
-	for i, b := range h.bounds {
-		cum += h.counts[i].Load()
-		fmt.Fprintf(w, "%s_bucket{le=%q} %d\n", name, strconv.FormatFloat(b, 'g', -1, 64), cum)
+// OpSettled observes the latency of a durable op of kind, issued at start
+// and settled at end (unix ns by the host's clock), ok or failed. An op
+// whose start is not known (0), or that is not of a durable kind (the
+// run's cancellation record), is not observed.
+func (e *Exec) OpSettled(kind string, ok bool, start, end int64) {
+	if start == 0 || e.ops == nil {
+		return
 	}
-	cum += h.counts[len(h.bounds)].Load()
-	fmt.Fprintf(w, "%s_bucket{le=\"+Inf\"} %d\n", name, cum)
-	fmt.Fprintf(w, "%s_sum %s\n", name, strconv.FormatFloat(math.Float64frombits(h.sum.Load()), 'g', -1, 64))
-	// The count is the +Inf bucket, so the two always agree in one scrape.
-	fmt.Fprintf(w, "%s_count %d\n", name, cum)
+	i := opKindIndex(kind)
+	if i < 0 {
+		return
+	}
+	o := 1
+	if ok {
+		o = 0
+	}
+	e.ops[i][o].Observe(max(time.Duration(end-start), 0).Seconds())
+}
+
+// opKindIndex is the row of kind in opLatency, or -1.
+func opKindIndex(kind string) int {
+	switch kind {
+	case "step":
+		return 0
+	case "call":
+		return 1
+	case "sleep":
+		return 2
+	case "promise":
+		return 3
+	case "child":
+		return 4
+	}
+	return -1
 }

@@ -1,9 +1,13 @@
 // Package metrics holds what a host counts in memory (counters, gauges,
-// histograms) and the pieces of the Prometheus text format that
-// host.WriteMetrics prints them in. It knows nothing of the host.
+// histograms) and hands it to the Prometheus client library
+// (github.com/prometheus/client_golang): a Registry per host with a
+// collector that reads the counters at each scrape (collect.go), the
+// histograms (histogram.go), and the series read from the store at each
+// scrape (storecount.go). It knows nothing of the host.
 package metrics
 
 import (
+	"cmp"
 	"context"
 	"sync/atomic"
 	"time"
@@ -12,8 +16,11 @@ import (
 )
 
 // Metrics is what a host counts. Every field is safe for concurrent use.
+// The counters are plain atomics, added to on the hot path and read by
+// the collector at each scrape (RATIONALE.md, "Metrics through the
+// Prometheus client library").
 type Metrics struct {
-	Exec                        // the executions': ops recorded, reused instances, fed ops
+	Exec                        // the executions': ops recorded, reused instances, fed ops, op latency
 	Executions    atomic.Uint64 // instantiations of a run
 	Replays       atomic.Uint64 // executions that started with a non-empty journal
 	EvictReplay   atomic.Uint64 // instances dropped to replay at once (EvictAlways)
@@ -26,19 +33,18 @@ type Metrics struct {
 	// completed, failed by their worker, and timed out (lease expired).
 	TasksClaimed, TasksCompleted, TasksFailed, TasksTimedOut atomic.Uint64
 	Ended                                                    [len(Statuses)]atomic.Uint64
-	Activation                                               *Histogram // drive start (or replay start) to the guest's first host call
-	StoreCommit                                              *Histogram // store.Commit calls
+	hist                                                     histograms // histogram.go
 }
 
-// Statuses are the run statuses, in the order metrics print them.
+// Statuses are the run statuses, in the order metrics list them.
 var Statuses = [...]store.RunStatus{store.RunPending, store.RunRunning, store.RunSuspended,
 	store.RunCompleted, store.RunFailed, store.RunDiverged, store.RunCanceled, store.RunContinued}
 
+// NewMetrics returns a host's metrics, all zero.
 func NewMetrics() *Metrics {
-	return &Metrics{
-		Activation:  NewHistogram(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5),
-		StoreCommit: NewHistogram(0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1),
-	}
+	m := &Metrics{hist: newHistograms()}
+	m.Exec.ops = &m.hist.ops
+	return m
 }
 
 // Instance counts a live instance until the returned func is called.
@@ -63,7 +69,7 @@ func (m *Metrics) Activated(start *time.Time) {
 	if start.IsZero() {
 		return
 	}
-	m.Activation.Observe(time.Since(*start).Seconds())
+	m.hist.activation.Observe(time.Since(*start).Seconds())
 	*start = time.Time{}
 }
 
@@ -76,16 +82,59 @@ func (m *Metrics) RunEnded(s store.RunStatus) {
 	}
 }
 
-// TimedStore times the store's commits for the store write histogram.
+// RunsClaimed observes the queue wait of runs a worker claimed at now
+// (unix ns) to drive them, and counts their leases: from when each became
+// due to its claim. A pending run is due from its creation, a suspended
+// one woken by its timer from the timer's time; a run due for another
+// reason (a settlement or a cancellation arrived, a crashed worker's
+// lease expired) is counted but not observed, as the store does not keep
+// when that happened.
+func (m *Metrics) RunsClaimed(claimed []store.ClaimedRun, now int64) {
+	m.LeasesClaimed.Add(uint64(len(claimed)))
+	for i := range claimed {
+		r := &claimed[i].Run
+		var due int64
+		switch {
+		case r.Status == store.RunPending:
+			due = r.CreatedAt.UnixNano()
+		case r.Status == store.RunSuspended && r.WakeAt > 0 && r.WakeAt <= now:
+			due = r.WakeAt
+		default:
+			continue
+		}
+		m.hist.runWait.Observe(waited(due, now))
+	}
+}
+
+// TasksClaimedNow counts remote activity task attempts handed to workers
+// and observes how long each waited to be claimed: from when it became
+// claimable (VisibleAt: its queueing, or the end of a retry's backoff) to
+// its claim. A task handed over as it was queued (taskboard) waited 0.
+func (m *Metrics) TasksClaimedNow(ts []store.Task) {
+	m.TasksClaimed.Add(uint64(len(ts)))
+	for i := range ts {
+		t := &ts[i]
+		m.hist.taskWait.Observe(waited(cmp.Or(t.VisibleAt, t.ClaimedAt), t.ClaimedAt))
+	}
+}
+
+// waited is the seconds from since to now (unix ns), 0 when the clocks
+// that gave them disagree (another process's).
+func waited(since, now int64) float64 {
+	return max(time.Duration(now-since), 0).Seconds()
+}
+
+// TimedStore times the store's commits for the store commit histogram.
 type TimedStore struct {
 	store.Store
 	M *Metrics
 }
 
+// Commit commits b and observes how long it took, failed or not.
 func (s TimedStore) Commit(ctx context.Context, b store.Batch) error {
 	t := time.Now()
 	err := s.Store.Commit(ctx, b)
-	s.M.StoreCommit.Observe(time.Since(t).Seconds())
+	s.M.hist.commit.Observe(time.Since(t).Seconds())
 	return err
 }
 
@@ -94,4 +143,5 @@ type Exec struct {
 	OpsRecorded atomic.Uint64 // journal records made (settled or pending)
 	Reused      atomic.Uint64 // executions on an instance reset after an earlier one
 	FedOps      atomic.Uint64 // replayed ops the guest took from a feed (feed.go)
+	ops         *opLatency    // the op latency histogram's series (histogram.go)
 }

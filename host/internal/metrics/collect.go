@@ -1,0 +1,147 @@
+package metrics
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/skeinrun/skein/host/internal/modules"
+	"github.com/skeinrun/skein/store"
+)
+
+// Sources are the host's figures that live outside Metrics, read at
+// each scrape.
+type Sources struct {
+	JournalLoads func() (memory, stored uint64) // the journal cache's loads (nil: none)
+	ActiveRuns   func() int                     // runs driven by this process now
+	Modules      func() modules.Stats           // the compiled-module cache
+	ModuleLimit  int64                          // Config.MaxCompiledBytes (<= 0: none)
+}
+
+// series is one family the collector writes: its description and how
+// its samples are read. Labels are fixed sets (statuses, sources,
+// reasons, events), never run ids.
+type series struct {
+	desc *prometheus.Desc
+	typ  prometheus.ValueType
+	// read sends the family's samples, one per label value set.
+	read func(c *collector, emit func(v float64, labels ...string))
+}
+
+func counter(name, help string, read func(c *collector) uint64) series {
+	return series{desc: prometheus.NewDesc(name, help, nil, nil), typ: prometheus.CounterValue,
+		read: func(c *collector, emit func(float64, ...string)) { emit(float64(read(c))) }}
+}
+
+func gauge(name, help string, read func(c *collector) float64) series {
+	return series{desc: prometheus.NewDesc(name, help, nil, nil), typ: prometheus.GaugeValue,
+		read: func(c *collector, emit func(float64, ...string)) { emit(read(c)) }}
+}
+
+// hostSeries are the counters and gauges read from memory, as /metrics
+// has always named them (docs/observability.md lists them).
+var hostSeries = []series{
+	{desc: prometheus.NewDesc("skein_runs_ended_total", "Runs this process drove to an end (or a divergence), by final status.", []string{"status"}, nil),
+		typ: prometheus.CounterValue, read: func(c *collector, emit func(float64, ...string)) {
+			for i, s := range Statuses {
+				if s.Terminal() || s == store.RunDiverged {
+					emit(float64(c.m.Ended[i].Load()), string(s))
+				}
+			}
+		}},
+	counter("skein_ops_recorded_total", "Journal records made by executions (ops issued and settled).", func(c *collector) uint64 { return c.m.OpsRecorded.Load() }),
+	counter("skein_executions_total", "Executions (wasm instantiations) of runs.", func(c *collector) uint64 { return c.m.Executions.Load() }),
+	counter("skein_replays_total", "Executions that started by replaying a recorded journal.", func(c *collector) uint64 { return c.m.Replays.Load() }),
+	counter("skein_fed_ops_total", "Replayed ops that guests took from a feed of recorded outcomes, without an op call each (abi/README.md, feed).", func(c *collector) uint64 { return c.m.FedOps.Load() }),
+	counter("skein_reused_instances_total", "Executions that ran on an instance of the module reset to its snapshot after an earlier execution, instead of a new instance.", func(c *collector) uint64 { return c.m.Reused.Load() }),
+	{desc: prometheus.NewDesc("skein_journal_loads_total", "Run journals loaded: from the journals this host keeps in memory for the runs it drove (memory) or from the store (store).", []string{"source"}, nil),
+		typ: prometheus.CounterValue, read: func(c *collector, emit func(float64, ...string)) {
+			var memory, stored uint64
+			if c.src.JournalLoads != nil {
+				memory, stored = c.src.JournalLoads()
+			}
+			emit(float64(memory), "memory")
+			emit(float64(stored), "store")
+		}},
+	{desc: prometheus.NewDesc("skein_evictions_total", "Instances dropped while their run waits: to replay at once (replay) or because the run suspended (suspend).", []string{"reason"}, nil),
+		typ: prometheus.CounterValue, read: func(c *collector, emit func(float64, ...string)) {
+			emit(float64(c.m.EvictReplay.Load()), "replay")
+			emit(float64(c.m.EvictSuspend.Load()), "suspend")
+		}},
+	counter("skein_leases_claimed_total", "Leases this process's worker took on runs to drive them.", func(c *collector) uint64 { return c.m.LeasesClaimed.Load() }),
+	counter("skein_leases_lost_total", "Leases lost while driving: another worker claimed the run after the lease expired, and this one stopped.", func(c *collector) uint64 { return c.m.LeasesLost.Load() }),
+	counter("skein_drive_failures_total", "Drives of runs by this process's worker that failed (a commit or a read failed, the module did not compile); each backs off before the run is driven again.", func(c *collector) uint64 { return c.m.DriveFailures.Load() }),
+	{desc: prometheus.NewDesc("skein_tasks_total", "Remote activity task attempts by what happened: claimed by a worker, completed, failed by the worker, timed out (lease expired).", []string{"event"}, nil),
+		typ: prometheus.CounterValue, read: func(c *collector, emit func(float64, ...string)) {
+			emit(float64(c.m.TasksClaimed.Load()), "claimed")
+			emit(float64(c.m.TasksCompleted.Load()), "completed")
+			emit(float64(c.m.TasksFailed.Load()), "failed")
+			emit(float64(c.m.TasksTimedOut.Load()), "timed_out")
+		}},
+	gauge("skein_live_instances", "WebAssembly instances alive now.", func(c *collector) float64 { return float64(c.m.LiveInstances.Load()) }),
+	gauge("skein_active_runs", "Runs driven by this process now.", func(c *collector) float64 { return float64(c.src.ActiveRuns()) }),
+}
+
+// moduleSeries are the compiled-module cache's (modules.Stats), read once
+// per scrape.
+var moduleSeries = []struct {
+	desc *prometheus.Desc
+	typ  prometheus.ValueType
+	read func(st modules.Stats, limit int64) float64
+}{
+	{prometheus.NewDesc("skein_compiled_modules", "Compiled modules in the host's cache.", nil, nil), prometheus.GaugeValue,
+		func(st modules.Stats, _ int64) float64 { return float64(st.Entries) }},
+	{prometheus.NewDesc("skein_compiled_module_bytes", "Estimated memory of the compiled modules in the cache (machine code, decoded module, memory image).", nil, nil), prometheus.GaugeValue,
+		func(st modules.Stats, _ int64) float64 { return float64(st.Bytes) }},
+	{prometheus.NewDesc("skein_compiled_module_bytes_limit", "The cache's bound, Config.MaxCompiledBytes (--max-compiled-bytes); -1: none.", nil, nil), prometheus.GaugeValue,
+		func(_ modules.Stats, limit int64) float64 { return float64(max(limit, -1)) }},
+	{prometheus.NewDesc("skein_compiled_module_evictions_total", "Compiled modules evicted from the cache to stay within its bound.", nil, nil), prometheus.CounterValue,
+		func(st modules.Stats, _ int64) float64 { return float64(st.Evictions) }},
+	{prometheus.NewDesc("skein_compiled_module_discards_total", "Compiled modules dropped because the module was rejected after compiling (at the describe step or when storing it).", nil, nil), prometheus.CounterValue,
+		func(st modules.Stats, _ int64) float64 { return float64(st.Discarded) }},
+	{prometheus.NewDesc("skein_module_compiles_running", "Compilations holding one of the --max-concurrent-compiles slots (stopped ones too, until they end).", nil, nil), prometheus.GaugeValue,
+		func(st modules.Stats, _ int64) float64 { return float64(st.Running) }},
+	{prometheus.NewDesc("skein_module_compiles_waiting", "Compilations waiting for a slot.", nil, nil), prometheus.GaugeValue,
+		func(st modules.Stats, _ int64) float64 { return float64(st.Waiting) }},
+	{prometheus.NewDesc("skein_module_compiles_total", "Compilations of modules that succeeded (a cache miss compiles, or loads from the disk cache of --cache-dir).", nil, nil), prometheus.CounterValue,
+		func(st modules.Stats, _ int64) float64 { return float64(st.Compiles) }},
+}
+
+// collector is a prometheus.Collector of a host's counters and gauges:
+// it reads them at each scrape, so that adding to one stays a single
+// atomic add.
+type collector struct {
+	m   *Metrics
+	src Sources
+}
+
+// Describe sends the descriptions of every series.
+func (c *collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, s := range hostSeries {
+		ch <- s.desc
+	}
+	for _, s := range moduleSeries {
+		ch <- s.desc
+	}
+}
+
+// Collect sends the series' values now.
+func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	for _, s := range hostSeries {
+		s.read(c, func(v float64, labels ...string) {
+			ch <- prometheus.MustNewConstMetric(s.desc, s.typ, v, labels...)
+		})
+	}
+	st := c.src.Modules()
+	for _, s := range moduleSeries {
+		ch <- prometheus.MustNewConstMetric(s.desc, s.typ, s.read(st, c.src.ModuleLimit))
+	}
+}
+
+// Registry returns a new registry of m's series and histograms and those
+// of src: one per host, so that hosts in one process never collide (no
+// global registry is used).
+func (m *Metrics) Registry(src Sources) *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(&collector{m: m, src: src})
+	reg.MustRegister(m.hist.collectors()...)
+	return reg
+}

@@ -1,0 +1,109 @@
+package metrics
+
+import (
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/skeinrun/skein/host/internal/modules"
+	"github.com/skeinrun/skein/store"
+)
+
+// gather returns m's histogram of name with the label value labels
+// (in the order of the family's label names) from its registry.
+func gather(t *testing.T, m *Metrics, name string, labels ...string) *dto.Histogram {
+	t.Helper()
+	fams, err := m.Registry(Sources{ActiveRuns: func() int { return 0 }, Modules: func() modules.Stats { return modules.Stats{} }}).Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fams {
+		if f.GetName() != name {
+			continue
+		}
+	next:
+		for _, s := range f.GetMetric() {
+			for i, l := range s.GetLabel() {
+				if i >= len(labels) || l.GetValue() != labels[i] {
+					continue next
+				}
+			}
+			return s.GetHistogram()
+		}
+	}
+	t.Fatalf("no %s%v", name, labels)
+	return nil
+}
+
+// The run queue wait counts pending runs from their creation and timer
+// wakes from the timer's time, and leaves out runs due for another reason.
+func TestRunsClaimed(t *testing.T) {
+	m := NewMetrics()
+	now := time.Now()
+	ns := now.UnixNano()
+	m.RunsClaimed([]store.ClaimedRun{
+		{Run: store.Run{Status: store.RunPending, CreatedAt: now.Add(-2 * time.Second)}},
+		{Run: store.Run{Status: store.RunSuspended, WakeAt: ns - int64(time.Second)}},
+		{Run: store.Run{Status: store.RunSuspended, WakeAt: ns + int64(time.Hour)}}, // a settlement woke it
+		{Run: store.Run{Status: store.RunRunning}},                                  // a crashed worker's
+		{Run: store.Run{Status: store.RunPending, CreatedAt: now.Add(time.Second)}}, // another clock, ahead
+	}, ns)
+	if got := m.LeasesClaimed.Load(); got != 5 {
+		t.Errorf("leases claimed %d, want 5", got)
+	}
+	h := gather(t, m, "skein_queue_wait_seconds", "run")
+	if h.GetSampleCount() != 3 || h.GetSampleSum() != 3 {
+		t.Errorf("run queue wait: %d observations, %v s; want 3, 3 s (2 + 1 + 0)", h.GetSampleCount(), h.GetSampleSum())
+	}
+	m.TasksClaimedNow([]store.Task{{VisibleAt: ns - int64(500*time.Millisecond), ClaimedAt: ns}, {ClaimedAt: ns}})
+	if h := gather(t, m, "skein_queue_wait_seconds", "task"); h.GetSampleCount() != 2 || h.GetSampleSum() != 0.5 || m.TasksClaimed.Load() != 2 {
+		t.Errorf("task queue wait: %d observations, %v s, %d claimed; want 2, 0.5 s, 2", h.GetSampleCount(), h.GetSampleSum(), m.TasksClaimed.Load())
+	}
+}
+
+// Op latency goes to its kind's and outcome's series; an op without a
+// start or of another kind is not observed.
+func TestOpSettled(t *testing.T) {
+	m := NewMetrics()
+	s := int64(time.Second)
+	m.OpSettled("sleep", true, s, 3*s)
+	m.OpSettled("call", false, s, 2*s)
+	m.OpSettled("step", true, 0, 2*s)
+	m.OpSettled("cancel", true, s, 2*s)
+	for _, c := range []struct {
+		kind, outcome string
+		n             uint64
+		sum           float64
+	}{{"sleep", "ok", 1, 2}, {"call", "error", 1, 1}, {"call", "ok", 0, 0}, {"step", "ok", 0, 0}} {
+		if h := gather(t, m, "skein_op_latency_seconds", c.kind, c.outcome); h.GetSampleCount() != c.n || h.GetSampleSum() != c.sum {
+			t.Errorf("%s/%s: %d observations, %v s; want %d, %v", c.kind, c.outcome, h.GetSampleCount(), h.GetSampleSum(), c.n, c.sum)
+		}
+	}
+}
+
+// Two hosts' registries are apart: what one counts the other does not.
+func TestRegistriesApart(t *testing.T) {
+	a, b := NewMetrics(), NewMetrics()
+	a.OpSettled("step", true, 1, 2)
+	if gather(t, a, "skein_op_latency_seconds", "step", "ok").GetSampleCount() != 1 ||
+		gather(t, b, "skein_op_latency_seconds", "step", "ok").GetSampleCount() != 0 {
+		t.Error("an observation of one host's metrics shows in another's")
+	}
+}
+
+// BenchmarkOpSettled is the cost an op's settlement adds to the hot path.
+func BenchmarkOpSettled(b *testing.B) {
+	m := NewMetrics()
+	for i := range b.N {
+		m.OpSettled("step", true, 1, int64(i)+2)
+	}
+}
+
+// BenchmarkOpsRecorded is the counter add beside it, for scale.
+func BenchmarkOpsRecorded(b *testing.B) {
+	m := NewMetrics()
+	for range b.N {
+		m.OpsRecorded.Add(1)
+	}
+}
