@@ -16,8 +16,8 @@ import (
 	"sync"
 	"time"
 
-	"go.opentelemetry.io/otel/trace"
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/skeinrun/skein/activity"
 	"github.com/skeinrun/skein/host/internal/checklink"
