@@ -26,16 +26,15 @@ func TestBenchQuickJSON(t *testing.T) {
 
 // benchQuickJSON runs `skein bench --quick --json` on module and checks
 // that every workload gives positive figures with the documented fields.
+// It runs the skein binary, not runMain: the memory workload measures
+// its process's RSS, which the other tests of this process would move.
 func benchQuickJSON(t *testing.T, module string) {
 	t.Helper()
-	var stdout, stderr bytes.Buffer
-	code := runMain(context.Background(), []string{"bench", "--quick", "--durability", "normal", "--json", "--quiet",
-		"--module", module, "--dir", t.TempDir()}, &stdout, &stderr)
-	if code != 0 {
-		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
-	}
+	r := skeinEnv(t, nil, "bench", "--quick", "--durability", "normal", "--json", "--quiet",
+		"--module", module, "--dir", t.TempDir())
+	wantExit(t, r, 0)
 	seen := map[string]bool{}
-	for _, line := range strings.Split(strings.TrimSpace(stdout.String()), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
 		var f map[string]any
 		dec := json.NewDecoder(strings.NewReader(line))
 		if err := dec.Decode(&f); err != nil || dec.More() {
@@ -54,7 +53,7 @@ func benchQuickJSON(t *testing.T, module string) {
 	}
 	for _, w := range bench.Workloads {
 		if !seen[w] {
-			t.Errorf("no figure for workload %s\n%s", w, stdout.String())
+			t.Errorf("no figure for workload %s\n%s", w, r.stdout)
 		}
 	}
 }
