@@ -22,14 +22,17 @@ func TestBackupRestoreUnderLoad(t *testing.T) {
 	// the leases of the server that was backed up expire.
 	s := startServer(t, db, nil, "--lease-ttl", "1s")
 	deployServerModule(t, s, nil)
-	const chains, waiters, n = 6, 3, 20
-	for i := range chains {
-		body := fmt.Sprintf(`{"id":"chain-%d","module":"srv","workflow":"chain","input":{"n":%d,"ms":10}}`, i, n)
-		want(t, "start chain", s.call(t, "POST", "/v1/runs", "", body), 201, "")
-	}
+	const chains, waiters, n = 6, 3, 40
 	for i := range waiters {
 		body := fmt.Sprintf(`{"id":"wait-%d","module":"srv","workflow":"waiter","input":{}}`, i)
 		want(t, "start waiter", s.call(t, "POST", "/v1/runs", "", body), 201, "")
+	}
+	for i := range waiters { // each waits on its promise before the chains start
+		s.awaitOutcome(t, fmt.Sprintf("wait-%d", i), "approve")
+	}
+	for i := range chains {
+		body := fmt.Sprintf(`{"id":"chain-%d","module":"srv","workflow":"chain","input":{"n":%d,"ms":25}}`, i, n)
+		want(t, "start chain", s.call(t, "POST", "/v1/runs", "", body), 201, "")
 	}
 	for deadline := time.Now().Add(cmdTimeout); len(s.outcomes(t, "chain-0", "").Outcomes) < 3; {
 		if time.Now().After(deadline) {
