@@ -46,7 +46,10 @@ func benchQuickJSON(t *testing.T, module string) {
 		if w == "" || m == "" || !ok || f["durability"] != "normal" || f["interrupt"] != "on" {
 			t.Fatalf("bad figure %q", line)
 		}
-		if v <= 0 {
+		// At --quick sizes the memory workload holds 4 instances, whose
+		// share of the process's RSS is within its noise (figures of
+		// -0.02 MiB were seen): that figure need only be a number.
+		if v <= 0 && (w != "memory" || m != "live_instance_rss_mib") {
 			t.Errorf("figure %s/%s is %v", w, m, v)
 		}
 		seen[w] = true
