@@ -79,38 +79,45 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		cfg.HookSecrets = hs.lookup
 		defer hs.watch(ctx)()
 	}
-	tp, err := newTracerProvider(bg, *f.otlpEndpoint, log) // tracing.go
+	tp, stopTracing, err := startTracing(bg, *f.otlpEndpoint, log) // tracing.go
 	if err != nil {
 		_ = st.Close() // the tracing's error is the one to return
 		return err
 	}
+	defer stopTracing()
 	if tp != nil {
 		cfg.TracerProvider = tp
-		defer func() {
-			// Spans still batched are sent now, within the shutdown's bound.
-			sctx, cancel := context.WithTimeout(bg, shutdownTimeout)
-			defer cancel()
-			if err := tp.Shutdown(sctx); err != nil {
-				log.Warn("skein serve: traces not exported", "err", err)
-			}
-		}()
 	}
 	h, err := host.New(bg, cfg)
 	if err != nil {
 		_ = st.Close() // the host's error is the one to return
 		return err
 	}
-	url := "http://" + ln.Addr().String()
-	fmt.Fprintf(stdout, "skein serve: listening on %s\n", url)
-	log.Info("skein serve: listening", "addr", url, "db", where, "auth", *f.token != "")
-	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() && *f.token == "" {
-		log.Warn("skein serve: listening beyond this machine without --token (--insecure-no-token): anyone who can reach it can deploy and run code")
-	}
+	announce(stdout, log, ln.Addr(), where, *f.token != "")
 	so := server.Options{Token: *f.token, MaxModuleBytes: *f.maxModule, Logger: log, MaxClaimWait: *f.maxClaimWait, MaxHookBodyBytes: *f.maxHookBody}
 	f.nf.options(&so, allowed)
 	wo := host.WorkOptions{Concurrency: *f.concurrency, Poll: *f.poll, Grace: *f.grace, Owner: *f.workerID, LeaseTTL: *f.leaseTTL, MaxRetryBackoff: *f.retryMax}
 	failure := serveUntilStopped(ctx, log, h, ln, so, wo, f.nf)
-	herr := h.Close(bg)
+	return closeServe(bg, log, h, st, failure)
+}
+
+// announce says where the server listens: on stdout (the line tests and
+// scripts read) and in the log, with a warning when it listens beyond
+// this machine without a token.
+func announce(stdout io.Writer, log *slog.Logger, addr net.Addr, where string, auth bool) {
+	url := "http://" + addr.String()
+	fmt.Fprintf(stdout, "skein serve: listening on %s\n", url)
+	log.Info("skein serve: listening", "addr", url, "db", where, "auth", auth)
+	if tcp, ok := addr.(*net.TCPAddr); ok && !tcp.IP.IsLoopback() && !auth {
+		log.Warn("skein serve: listening beyond this machine without --token (--insecure-no-token): anyone who can reach it can deploy and run code")
+	}
+}
+
+// closeServe closes the host and the store of a server that stopped with
+// failure (nil: a clean stop) and returns failure, or else the first
+// error of closing.
+func closeServe(ctx context.Context, log *slog.Logger, h *host.Host, st io.Closer, failure error) error {
+	herr := h.Close(ctx)
 	if err := st.Close(); err != nil {
 		herr = fmt.Errorf("closing the database: %w", err)
 	}

@@ -59,6 +59,24 @@ func newTracerProvider(ctx context.Context, endpoint string, log *slog.Logger) (
 		sdktrace.WithIDGenerator(host.TraceIDGenerator())), nil
 }
 
+// startTracing is newTracerProvider with the function that stops it: it
+// sends the spans still batched, within the shutdown's bound (a no-op
+// when tracing is off).
+func startTracing(ctx context.Context, endpoint string, log *slog.Logger) (*sdktrace.TracerProvider, func(), error) {
+	tp, err := newTracerProvider(ctx, endpoint, log)
+	if err != nil || tp == nil {
+		return nil, func() {}, err
+	}
+	return tp, func() {
+		sctx, cancel := context.WithTimeout(ctx, shutdownTimeout)
+		defer cancel()
+		if err := tp.Shutdown(sctx); err != nil {
+			log.Warn("skein serve: traces not exported", "err", err)
+		}
+	}, nil
+}
+
+// otlpEnvSet tells whether one of the OTLP endpoint variables is set.
 func otlpEnvSet() bool {
 	for _, v := range otlpEnv {
 		if os.Getenv(v) != "" {
