@@ -45,15 +45,7 @@ func TestServeMetricsPrometheus(t *testing.T) {
 	settleWhenIssued(t, s, token, "p-appr.decision", `{"error":"denied"}`)
 	s.awaitStatus(t, "p-appr", token, "failed")
 
-	code, ct, body := scrape(t, s, token)
-	if code != 200 || !strings.HasPrefix(ct, "text/plain; version=0.0.4") {
-		t.Fatalf("/metrics: %d %q\n%s", code, ct, body)
-	}
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := parser.TextToMetricFamilies(strings.NewReader(body))
-	if err != nil {
-		t.Fatalf("/metrics does not parse: %v\n%s", err, body)
-	}
+	fams := scrapeSettled(t, s, token)
 	for name, typ := range documentedSeries(t) {
 		f := fams[name]
 		switch {
@@ -104,6 +96,30 @@ func TestServeMetricsPrometheus(t *testing.T) {
 		t.Errorf("run queue wait counts %d claims, want the 3 runs started at least, at most the %v leases claimed", h.GetSampleCount(), leases)
 	}
 	checkOpLatency(t, s, token, fams, "p-race", "p-remote", "p-appr")
+}
+
+// scrapeSettled scrapes /metrics until the gauges of work in progress
+// read 0: a run's status is stored before its executor lets go of the
+// run, so for a moment after a run ends it still counts as active.
+func scrapeSettled(t *testing.T, s *skeinServer, token string) map[string]*dto.MetricFamily {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		code, ct, body := scrape(t, s, token)
+		if code != 200 || !strings.HasPrefix(ct, "text/plain; version=0.0.4") {
+			t.Fatalf("/metrics: %d %q\n%s", code, ct, body)
+		}
+		parser := expfmt.NewTextParser(model.UTF8Validation)
+		fams, err := parser.TextToMetricFamilies(strings.NewReader(body))
+		if err != nil {
+			t.Fatalf("/metrics does not parse: %v\n%s", err, body)
+		}
+		idle := promValue(t, fams, "skein_active_runs") == 0 && promValue(t, fams, "skein_live_instances") == 0
+		if idle || time.Now().After(deadline) {
+			return fams
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // checkOpLatency: skein_op_latency_seconds counts the settled ops of the
