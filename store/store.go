@@ -461,6 +461,10 @@ type RunFilter struct {
 	// that run's RunSortKey: runs that sort after (AfterKey, After).
 	After    string
 	AfterKey int64
+	// Attrs are conditions on the run's search attributes, all of which
+	// must hold. A store that does not record attributes fails Runs with
+	// ErrAttrsUnsupported when Attrs is not empty.
+	Attrs []AttrCond
 }
 
 // Store is the durable state of skein. Every method is safe for concurrent use.

@@ -35,6 +35,9 @@ func (s *Store) Runs(ctx context.Context, f store.RunFilter) ([]store.Run, error
 	if limit <= 0 {
 		limit = defaultRunsLimit
 	}
+	if len(f.Attrs) > 0 {
+		return nil, fmt.Errorf("memory store: list runs: %w", store.ErrAttrsUnsupported)
+	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if err := s.check(ctx); err != nil {

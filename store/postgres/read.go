@@ -106,6 +106,9 @@ func (d *DB) Runs(ctx context.Context, f store.RunFilter) ([]store.Run, error) {
 	if limit <= 0 {
 		limit = defaultRunsLimit
 	}
+	if len(f.Attrs) > 0 {
+		return nil, fmt.Errorf("postgres store: list runs: %w", store.ErrAttrsUnsupported)
+	}
 	if store.CheckText("workflow", f.Workflow) != nil || store.CheckText("module", f.Module) != nil {
 		return nil, nil // no stored run has such a text (and Postgres would refuse it)
 	}

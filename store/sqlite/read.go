@@ -110,6 +110,9 @@ func (d *DB) Runs(ctx context.Context, f store.RunFilter) ([]store.Run, error) {
 	if limit <= 0 {
 		limit = defaultRunsLimit
 	}
+	if len(f.Attrs) > 0 {
+		return nil, fmt.Errorf("sqlite store: list runs: %w", store.ErrAttrsUnsupported)
+	}
 	q, args := rowscan.RunsQuery(f, limit, "?", f.After)
 	rows, err := d.rdb.QueryContext(ctx, q, args...)
 	if err != nil {

@@ -28,6 +28,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"RunNotFound", testRunNotFound},
 		{"RunsFilter", testRunsFilter},
 		{"RunsOrder", testRunsOrder},
+		{"RunsAttrsRefused", testRunsAttrsRefused},
 		{"CommitRoundTrip", testCommitRoundTrip},
 		{"CommitLargeBatch", testCommitLargeBatch},
 		{"OutcomeUpsert", testOutcomeUpsert},
