@@ -133,21 +133,28 @@ func TestServeKilledWithTasks(t *testing.T) {
 // gets the right result.
 func TestTwoWorkersShareTasks(t *testing.T) {
 	t.Parallel()
-	testTwoWorkersShareTasks(t, startServer(t, filepath.Join(t.TempDir(), "two.db"), nil), 200)
+	testTwoWorkersShareTasks(t, startServer(t, filepath.Join(t.TempDir(), "two.db"), nil), 200, 0)
 }
 
 // TestTwoWorkersShareTasksPostgres is TestTwoWorkersShareTasks on two
 // skein serve processes sharing a Postgres database, a worker on each:
 // a task queued by a run on one server may be claimed through the other.
+// Its calls take 20 ms ("slow"), so tasks wait in the queue while w1's
+// slots are full: the first server hands a new task to its waiting
+// claim at once, the second finds it only by polling the store, and
+// with instant calls (echo) on a loaded machine w1 could take them all.
 func TestTwoWorkersShareTasksPostgres(t *testing.T) {
 	t.Parallel()
 	dsn := postgresSchema(t)
 	s := startServe(t, []string{"--store", dsn}, nil, "--worker-id", "serve-a")
 	s2 := startServe(t, []string{"--store", dsn}, nil, "--worker-id", "serve-b")
-	testTwoWorkersShareTasks(t, s, 60, s2)
+	testTwoWorkersShareTasks(t, s, 60, 20*time.Millisecond, s2)
 }
 
-func testTwoWorkersShareTasks(t *testing.T, s *skeinServer, runs int, others ...*skeinServer) {
+// testTwoWorkersShareTasks runs the calls of runs runs on a worker on s
+// and one on the first of others (s itself if none); with delay > 0 the
+// calls are the "slow" activity, taking delay each, else "echo".
+func testTwoWorkersShareTasks(t *testing.T, s *skeinServer, runs int, delay time.Duration, others ...*skeinServer) {
 	second := s
 	if len(others) > 0 {
 		second = others[0]
@@ -157,9 +164,13 @@ func testTwoWorkersShareTasks(t *testing.T, s *skeinServer, runs int, others ...
 		ids[i] = fmt.Sprintf("t-%03d", i)
 	}
 	bin := buildTool(t, "./testdata/taskworker")
-	w1 := startWorker(t, bin, "--server", s.url, "--id", "w1", "--concurrency", "8")
-	w2 := startWorker(t, bin, "--server", second.url, "--id", "w2", "--concurrency", "8")
-	startRemote(t, s, "", `{"n":5,"name":"echo"}`, ids...)
+	name, slots := "echo", "8"
+	if delay > 0 {
+		name, slots = "slow", "4"
+	}
+	w1 := startWorker(t, bin, "--server", s.url, "--id", "w1", "--concurrency", slots, "--delay", delay.String())
+	w2 := startWorker(t, bin, "--server", second.url, "--id", "w2", "--concurrency", slots, "--delay", delay.String())
+	startRemote(t, s, "", `{"n":5,"name":"`+name+`"}`, ids...)
 	for _, id := range ids {
 		if run := s.awaitStatus(t, id, "", "completed", "failed"); run.Status != "completed" || string(run.Result) != "10" {
 			t.Fatalf("run %s: %s %s %q; want completed with 10", id, run.Status, run.Result, run.Error)
