@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -46,6 +47,11 @@ func TestPagesListed(t *testing.T) {
 			t.Errorf("%s: pages must say what its commands print (want)", p.path)
 		}
 	}
+	for _, p := range pages {
+		if line := skeinBeforeInstall(shBlocks(t, filepath.Join(root, p.path))); line != "" {
+			t.Errorf("%s runs skein before `go install ./cmd/skein` (a reader's PATH may hold none, or an old one): %q", p.path, line)
+		}
+	}
 	for _, rel := range withBlocks {
 		if !listed[rel] {
 			t.Errorf("%s has ```sh blocks but is not in pages (internal/testing/readmetest/pages_test.go): add it with what its commands print, or make its blocks ```text if they are not meant to be run", rel)
@@ -55,11 +61,11 @@ func TestPagesListed(t *testing.T) {
 
 // TestPages runs every ```sh block of each page of pages in order, in
 // one shell, in a fresh copy of the repository of its own, with `go
-// install` putting skein on a PATH of the page's own. README.md runs
-// first, alone; the other pages then run in parallel. The pages' Go
-// builds run with -trimpath (GOFLAGS), so that the copies, at different
-// paths, share what the Go build cache holds: the first page compiles
-// skein, the others link it. A `make test` line is left out (this test
+// install` putting skein on a PATH that the pages share (installSkein
+// fills it first). README.md runs first, alone; the other pages then
+// run in parallel. The pages' Go builds run with -trimpath (GOFLAGS), so
+// that the copies, at different paths, share what the Go build cache
+// holds. A `make test` line is left out (this test
 // is part of it). A server a page starts listens on a free port instead
 // of 7070, so the test cannot collide with anything on the machine;
 // that is the only change made to the text.
@@ -76,20 +82,52 @@ func TestPages(t *testing.T) {
 		t.Fatalf("pages must start with README.md, not %s", pages[0].path)
 	}
 	base := t.TempDir()
+	gobin := filepath.Join(base, "bin")
+	installSkein(t, root, gobin)
 	for i, p := range pages {
 		dir := filepath.Join(base, strconv.Itoa(i))
 		t.Run(p.path, func(t *testing.T) {
 			if i > 0 {
 				t.Parallel()
 			}
-			testPage(t, root, dir, p)
+			testPage(t, root, dir, gobin, p)
 		})
 	}
 }
 
+// installSkein runs `go install ./cmd/skein` once into gobin, which
+// every page then shares, as its pages would: each page's own `go
+// install` (TestPagesListed holds every page to one) finds the binary
+// up to date, as -trimpath makes a copy's build the same as root's, and
+// does not link it again (about 4 CPU-seconds a page).
+func installSkein(t *testing.T, root, gobin string) {
+	t.Helper()
+	cmd := exec.Command("go", "install", "./cmd/skein")
+	cmd.Dir = root
+	cmd.Env = pageEnv(gobin)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go install ./cmd/skein: %v\n%s", err, out)
+	}
+}
+
+// pageEnv is the environment of a page's commands: the test's, less
+// skein's variables, with gobin first on the PATH and -trimpath added to
+// GOFLAGS (so that the copies of the tree, at different paths, share
+// what the Go build cache holds).
+func pageEnv(gobin string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "SKEIN_") && !strings.HasPrefix(kv, "GOBIN=") && !strings.HasPrefix(kv, "PATH=") && !strings.HasPrefix(kv, "GOFLAGS=") {
+			env = append(env, kv)
+		}
+	}
+	goflags := strings.TrimSpace(os.Getenv("GOFLAGS") + " -trimpath")
+	return append(env, "GOBIN="+gobin, "PATH="+gobin+string(os.PathListSeparator)+os.Getenv("PATH"), "GOFLAGS="+goflags)
+}
+
 // testPage runs the blocks of p in a copy of root made in dir, and
 // checks what they print.
-func testPage(t *testing.T, root, dir string, p page) {
+func testPage(t *testing.T, root, dir, gobin string, p page) {
 	for _, tool := range p.needs {
 		switch tool {
 		case "C":
@@ -102,7 +140,7 @@ func testPage(t *testing.T, root, dir string, p page) {
 	}
 	tree := filepath.Join(dir, "skein")
 	copyTree(t, root, tree)
-	out := runPage(t, tree, filepath.Join(dir, "bin"), p.path)
+	out := runPage(t, tree, gobin, p.path)
 	for _, want := range p.want {
 		if !strings.Contains(out, want) {
 			t.Errorf("the commands of %s did not print %q:\n%s", p.path, want, out)
@@ -123,15 +161,7 @@ func runPage(t *testing.T, dir, gobin, rel string) string {
 	cmd.Dir = dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "SKEIN_") && !strings.HasPrefix(kv, "GOBIN=") && !strings.HasPrefix(kv, "PATH=") && !strings.HasPrefix(kv, "GOFLAGS=") {
-			env = append(env, kv)
-		}
-	}
-	goflags := strings.TrimSpace(os.Getenv("GOFLAGS") + " -trimpath")
-	cmd.Env = append(env, "GOBIN="+gobin, "PATH="+gobin+string(os.PathListSeparator)+os.Getenv("PATH"),
-		"GOFLAGS="+goflags, "SKEIN_SERVER=http://127.0.0.1:"+port)
+	cmd.Env = append(pageEnv(gobin), "SKEIN_SERVER=http://127.0.0.1:"+port)
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
 	t.Logf("%s: %d blocks in %s; script:\n%s", rel, len(blocks), time.Since(start).Round(time.Millisecond), script)
@@ -139,6 +169,29 @@ func runPage(t *testing.T, dir, gobin, rel string) string {
 		t.Fatalf("the commands of %s failed: %v\n%s", rel, err, out)
 	}
 	return string(out)
+}
+
+// skeinCommand matches a line that runs skein from the PATH.
+var skeinCommand = regexp.MustCompile(`(^|[;&|(]|\$\()\s*skein\s`)
+
+// skeinBeforeInstall returns the first line of blocks that runs skein
+// from the PATH before a line installs it (`go install ./cmd/skein` or
+// `make install`), or "". TestPages installs skein once for all pages,
+// so this check is what holds each page to installing it itself.
+func skeinBeforeInstall(blocks []string) string {
+	for _, b := range blocks {
+		for _, line := range strings.Split(b, "\n") {
+			cmd, _, _ := strings.Cut(line, "#")
+			f := strings.Fields(cmd)
+			if len(f) >= 3 && f[0] == "go" && f[1] == "install" && f[2] == "./cmd/skein" || len(f) >= 2 && f[0] == "make" && f[1] == "install" {
+				return ""
+			}
+			if skeinCommand.MatchString(cmd) {
+				return strings.TrimSpace(line)
+			}
+		}
+	}
+	return ""
 }
 
 // pageScript is the bash script of a page's blocks: every line as
