@@ -119,12 +119,13 @@ func (h *Host) driveHeld(ctx context.Context, l store.Lease, ttl time.Duration, 
 	return d
 }
 
-// Resume points a suspended, diverged or failed run at another module
-// (a fixed or changed version of its code) and drives it: the run replays
-// its history against the new code. Records are kept; a recorded key the
-// new code reaches with a different function diverges the run again. The
-// run's status is checked and changed under the drive's lease (see
-// Drive): a completed or canceled run is never resumed.
+// Resume points a suspended, paused, diverged or failed run at another
+// module (a fixed or changed version of its code) and drives it: the run
+// replays its history against the new code. Records are kept; a recorded
+// key the new code reaches with a different function diverges the run
+// again. A paused run is unpaused first. The run's status is checked and
+// changed under the drive's lease (see Drive): a completed or canceled
+// run is never resumed.
 func (h *Host) Resume(ctx context.Context, runID, module string, o DriveOptions) (store.Run, error) {
 	st := h.cfg.Store
 	run, err := st.Run(ctx, runID)
@@ -135,20 +136,33 @@ func (h *Host) Resume(ctx context.Context, runID, module string, o DriveOptions)
 		return run, fmt.Errorf("resume %s: the run is %s: %w", runID, run.Status, ErrTerminal)
 	}
 	to := &resumeTo{}
-	if module != "" {
-		m, err := st.Module(ctx, module)
-		if err != nil {
-			return run, fmt.Errorf("resume %s: module %q: %w", runID, module, err)
+	if to.module, err = h.resumeModule(ctx, run, module); err != nil {
+		return run, err
+	}
+	if run.IsPaused() {
+		if _, err := h.Unpause(ctx, runID); err != nil {
+			return run, fmt.Errorf("resume %s: %w", runID, err)
 		}
-		found := false
-		for _, w := range m.Workflows {
-			found = found || w == run.Workflow
-		}
-		if !found {
-			return run, fmt.Errorf("resume %s: module %s has no workflow %q", runID, shortHash(m.Hash), run.Workflow)
-		}
-		to.module = m.Hash
 	}
 	o.resume = to
 	return h.Drive(ctx, runID, o)
+}
+
+// resumeModule returns the hash of the module (a name or hash; empty:
+// none given, "") that Resume and ResumeOn point run at, refusing one
+// without the run's workflow.
+func (h *Host) resumeModule(ctx context.Context, run store.Run, module string) (string, error) {
+	if module == "" {
+		return "", nil
+	}
+	m, err := h.cfg.Store.ModuleInfo(ctx, module)
+	if err != nil {
+		return "", fmt.Errorf("resume %s: module %q: %w", run.ID, module, err)
+	}
+	for _, w := range m.Workflows {
+		if w == run.Workflow {
+			return m.Hash, nil
+		}
+	}
+	return "", fmt.Errorf("resume %s: module %s has no workflow %q: %w", run.ID, shortHash(m.Hash), run.Workflow, ErrInvalid)
 }

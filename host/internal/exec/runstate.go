@@ -409,6 +409,40 @@ type mailbox struct {
 	// when (the watchdog enforces CancelGrace).
 	cancelReason string
 	cancelSince  time.Time
+	// pauseSince is when the run's pause reached its execution (zero:
+	// not paused); the watchdog enforces CancelGrace from then.
+	pauseSince time.Time
+}
+
+// Pause asks the run's execution to stop at its next idle point (and
+// wakes it if it waits; see Exec.pauseHere). Pausing again keeps the
+// first time.
+func (m *mailbox) Pause() {
+	m.mu.Lock()
+	if m.pauseSince.IsZero() {
+		m.pauseSince = time.Now()
+		// A waiting execution looks again once the grace is over.
+		time.AfterFunc(CancelGrace, m.Nudge)
+	}
+	m.mu.Unlock()
+	m.Nudge()
+}
+
+// Unpause withdraws a pause the execution has not acted on yet.
+func (m *mailbox) Unpause() {
+	m.mu.Lock()
+	m.pauseSince = time.Time{}
+	m.mu.Unlock()
+}
+
+// Paused reports whether a pause was asked for (mailbox.Pause).
+func (m *mailbox) Paused() bool { return !m.pausedSince().IsZero() }
+
+// pausedSince returns when the pause was asked for; zero for none.
+func (m *mailbox) pausedSince() time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.pauseSince
 }
 
 func (m *mailbox) Sig() chan struct{} {

@@ -1,0 +1,58 @@
+// Package wf holds the workflows of the pause tests (docs/operations.md,
+// "Pausing runs"), in two versions of one module (../v1, ../v2) that
+// differ in what their steps return.
+package wf
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/skeinrun/skein/guest-sdk/skein"
+)
+
+// HoldIn is the input of hold.
+type HoldIn struct {
+	MS int `json:"ms"`
+}
+
+// LoopIn is the input of loop.
+type LoopIn struct {
+	N  int `json:"n"`
+	MS int `json:"ms"`
+}
+
+// Register registers the workflows of version v ("v1", "v2").
+func Register(v string) {
+	// hold waits on a durable timer of ms and on the promise
+	// "{run}.approve", then records both in a step.
+	skein.Register("hold", func(ctx *skein.Context, in HoldIn) (string, error) {
+		timer := skein.Sleep(ctx, time.Duration(in.MS)*time.Millisecond)
+		approval := skein.Promise[string](ctx, skein.ID("approve"))
+		if _, err := timer.Get(ctx); err != nil {
+			return "", err
+		}
+		ok, err := approval.Get(ctx)
+		if err != nil {
+			return "", err
+		}
+		return skein.Step(ctx, "done", func(*skein.StepContext) (string, error) {
+			return fmt.Sprintf("%s: slept %dms, approved %s", v, in.MS, ok), nil
+		})
+	})
+	// loop runs n steps one after the other, each body taking ms of real
+	// time, and returns 1+2+...+n.
+	skein.Register("loop", func(ctx *skein.Context, in LoopIn) (int, error) {
+		sum := 0
+		for i := 1; i <= in.N; i++ {
+			n, err := skein.Step(ctx, "link", func(s *skein.StepContext) (int, error) {
+				s.Sleep(time.Duration(in.MS) * time.Millisecond)
+				return i, nil
+			})
+			if err != nil {
+				return 0, err
+			}
+			sum += n
+		}
+		return sum, nil
+	})
+}
