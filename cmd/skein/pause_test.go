@@ -154,3 +154,63 @@ func TestServeResumeOnModule(t *testing.T) {
 	want(t, "pause with a bad body", s.call(t, "POST", "/v1/runs/hold-3/pause", "", `{"why":"x"}`), 400, "bad_request")
 	s.stop(t)
 }
+
+// awaitPaused polls the run until it is paused with a reason containing
+// reason, and fails the test after runWait.
+func (s *skeinServer) awaitPaused(t *testing.T, id, reason string) apiRun {
+	t.Helper()
+	deadline := time.Now().Add(runWait)
+	for {
+		run := s.getRun(t, id, "")
+		if run.Paused != nil && strings.Contains(run.Paused.Reason, reason) {
+			return run
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("run %s is %s, paused %+v after %v; want paused with %q", id, run.Status, run.Paused, runWait, reason)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestServeRetryPolicyPauses: a step under RetryPolicy{OnExhausted:
+// skein.Pause} whose attempts all fail pauses the run, by "retry policy"
+// with a reason naming the step and its last error, the step pending
+// with its attempts; unpaused, it gets a fresh round of attempts (and
+// pauses again on the same code); resumed on fixed code, it completes.
+func TestServeRetryPolicyPauses(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, t.TempDir()+"/retry.db", nil, "--poll", "50ms")
+	deployPause(t, s, "v1", "pz")
+	v2 := deployPause(t, s, "v2", "pz-fixed")
+	wantExit(t, s.cli(t, nil, "start", "pz", "--workflow", "flaky", "--input", "{}", "--id", "flaky-1"), 0)
+	run := s.awaitPaused(t, "flaky-1", `step "charge" (key 1) ran out of retries after 2 attempts; last error: card declined (v1)`)
+	if run.Paused.By != "retry policy" || run.Status == "failed" {
+		t.Errorf("paused by its retry policy: %+v; want by \"retry policy\", not failed", run)
+	}
+	charge := func() outcomeJSON {
+		t.Helper()
+		v := s.outcomes(t, "flaky-1", "")
+		for _, o := range v.Outcomes {
+			if o.Key == "1" {
+				return o
+			}
+		}
+		t.Fatalf("flaky-1 has no outcome at key 1: %+v", v.Outcomes)
+		return outcomeJSON{}
+	}
+	if o := charge(); o.Status != "pending" || o.Attempts != 2 {
+		t.Errorf("the exhausted step: %+v; want pending after 2 attempts", o)
+	}
+	wantExit(t, s.cli(t, nil, "status", "flaky-1"), 0, "paused by retry policy since ", "card declined (v1)")
+	wantExit(t, s.cli(t, nil, "unpause", "flaky-1"), 0)
+	s.awaitPaused(t, "flaky-1", "after 4 attempts; last error: card declined (v1)")
+	wantExit(t, s.cli(t, nil, "resume", "flaky-1", "--module", v2), 0, "resumed on module "+v2)
+	done := s.awaitStatus(t, "flaky-1", "", "completed", "failed")
+	if !jsonEq(t, done.Result, `"charged (v2)"`) || done.Paused != nil {
+		t.Errorf("resumed on fixed code: %+v; want completed, charged by v2", done)
+	}
+	if o := charge(); o.Status != "ok" || o.Attempts != 5 {
+		t.Errorf("the step after the fix: %+v; want ok on attempt 5", o)
+	}
+	s.stop(t)
+}

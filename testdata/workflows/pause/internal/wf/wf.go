@@ -4,6 +4,7 @@
 package wf
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -38,6 +39,17 @@ func Register(v string) {
 		return skein.Step(ctx, "done", func(*skein.StepContext) (string, error) {
 			return fmt.Sprintf("%s: slept %dms, approved %s", v, in.MS, ok), nil
 		})
+	})
+	// flaky charges in a step retried twice that pauses the run when its
+	// retries run out: version 1 is always declined, version 2 charges.
+	skein.Register("flaky", func(ctx *skein.Context, _ struct{}) (string, error) {
+		retry := skein.Retry(skein.RetryPolicy{MaxAttempts: 2, InitialBackoff: 10 * time.Millisecond, OnExhausted: skein.Pause})
+		return skein.Step(ctx, "charge", func(*skein.StepContext) (string, error) {
+			if v == "v1" {
+				return "", errors.New("card declined (v1)")
+			}
+			return "charged (" + v + ")", nil
+		}, retry)
 	})
 	// loop runs n steps one after the other, each body taking ms of real
 	// time, and returns 1+2+...+n.
