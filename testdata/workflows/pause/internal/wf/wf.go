@@ -51,6 +51,12 @@ func Register(v string) {
 			return "charged (" + v + ")", nil
 		}, retry)
 	})
+	// charge calls the activity "charge" retried twice, pausing the run
+	// when its retries run out.
+	skein.Register("charge", func(ctx *skein.Context, in string) (string, error) {
+		retry := skein.Retry(skein.RetryPolicy{MaxAttempts: 2, InitialBackoff: 10 * time.Millisecond, OnExhausted: skein.Pause})
+		return skein.Call[string](ctx, "charge", in, retry).Get(ctx)
+	})
 	// loop runs n steps one after the other, each body taking ms of real
 	// time, and returns 1+2+...+n.
 	skein.Register("loop", func(ctx *skein.Context, in LoopIn) (int, error) {
