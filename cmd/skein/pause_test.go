@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/skeinrun/skein/host"
+	"github.com/skeinrun/skein/internal/testing/guestbuild"
 	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 )
 
@@ -211,6 +212,29 @@ func TestServeRetryPolicyPauses(t *testing.T) {
 	}
 	if o := charge(); o.Status != "ok" || o.Attempts != 5 {
 		t.Errorf("the step after the fix: %+v; want ok on attempt 5", o)
+	}
+	s.stop(t)
+}
+
+// TestServeRetryPolicyPausesRust: the Rust SDK's Retry { on_exhausted:
+// Exhausted::Pause } pauses the run when a step's retries run out, and
+// an unpause gives it a fresh round; resumed on a fixed module (the Go
+// one, with the same workflow and step), it completes.
+func TestServeRetryPolicyPausesRust(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, t.TempDir()+"/rust.db", nil, "--poll", "50ms")
+	wantExit(t, s.cli(t, nil, "deploy", guestbuild.Rust(t, "testdata/rust/pause"), "--name", "pz-rust"), 0)
+	v2 := deployPause(t, s, "v2", "pz-fixed")
+	wantExit(t, s.cli(t, nil, "start", "pz-rust", "--workflow", "flaky", "--input", `""`, "--id", "rust-1"), 0)
+	run := s.awaitPaused(t, "rust-1", `step "charge" (key 1) ran out of retries after 2 attempts; last error: card declined (rust)`)
+	if run.Paused.By != "retry policy" {
+		t.Errorf("paused by %q; want \"retry policy\"", run.Paused.By)
+	}
+	wantExit(t, s.cli(t, nil, "unpause", "rust-1"), 0)
+	s.awaitPaused(t, "rust-1", "after 4 attempts; last error: card declined (rust)")
+	wantExit(t, s.cli(t, nil, "resume", "rust-1", "--module", "pz-fixed"), 0)
+	if done := s.awaitStatus(t, "rust-1", "", "completed", "failed"); done.Module != v2 || !jsonEq(t, done.Result, `"charged (v2)"`) {
+		t.Errorf("resumed on the fixed module: %+v; want completed by v2", done)
 	}
 	s.stop(t)
 }

@@ -42,7 +42,7 @@ func Register(v string) {
 	})
 	// flaky charges in a step retried twice that pauses the run when its
 	// retries run out: version 1 is always declined, version 2 charges.
-	skein.Register("flaky", func(ctx *skein.Context, _ struct{}) (string, error) {
+	skein.Register("flaky", func(ctx *skein.Context, _ any) (string, error) {
 		retry := skein.Retry(skein.RetryPolicy{MaxAttempts: 2, InitialBackoff: 10 * time.Millisecond, OnExhausted: skein.Pause})
 		return skein.Step(ctx, "charge", func(*skein.StepContext) (string, error) {
 			if v == "v1" {
