@@ -127,18 +127,11 @@ func (h *Host) driveHeld(ctx context.Context, l store.Lease, ttl time.Duration, 
 // changed under the drive's lease (see Drive): a completed or canceled
 // run is never resumed.
 func (h *Host) Resume(ctx context.Context, runID, module string, o DriveOptions) (store.Run, error) {
-	st := h.cfg.Store
-	run, err := st.Run(ctx, runID)
+	run, hash, err := h.resumable(ctx, runID, module)
 	if err != nil {
-		return store.Run{}, fmt.Errorf("resume %s: %w", runID, err)
-	}
-	if run.Status.Final() {
-		return run, fmt.Errorf("resume %s: the run is %s: %w", runID, run.Status, ErrTerminal)
-	}
-	to := &resumeTo{}
-	if to.module, err = h.resumeModule(ctx, run, module); err != nil {
 		return run, err
 	}
+	to := &resumeTo{module: hash}
 	if run.IsPaused() {
 		if _, err := h.Unpause(ctx, runID); err != nil {
 			return run, fmt.Errorf("resume %s: %w", runID, err)
@@ -148,21 +141,27 @@ func (h *Host) Resume(ctx context.Context, runID, module string, o DriveOptions)
 	return h.Drive(ctx, runID, o)
 }
 
-// resumeModule returns the hash of the module (a name or hash; empty:
-// none given, "") that Resume and ResumeOn point run at, refusing one
-// without the run's workflow.
-func (h *Host) resumeModule(ctx context.Context, run store.Run, module string) (string, error) {
+// resumable reads the run Resume and ResumeOn point at module (a name or
+// hash; empty: none given, hash ""), refusing a run that has ended for
+// good (ErrTerminal) and a module without the run's workflow.
+func (h *Host) resumable(ctx context.Context, runID, module string) (run store.Run, hash string, err error) {
+	if run, err = h.cfg.Store.Run(ctx, runID); err != nil {
+		return store.Run{}, "", fmt.Errorf("resume %s: %w", runID, err)
+	}
+	if run.Status.Final() {
+		return run, "", fmt.Errorf("resume %s: the run is %s: %w", runID, run.Status, ErrTerminal)
+	}
 	if module == "" {
-		return "", nil
+		return run, "", nil
 	}
 	m, err := h.cfg.Store.ModuleInfo(ctx, module)
 	if err != nil {
-		return "", fmt.Errorf("resume %s: module %q: %w", run.ID, module, err)
+		return run, "", fmt.Errorf("resume %s: module %q: %w", runID, module, err)
 	}
 	for _, w := range m.Workflows {
 		if w == run.Workflow {
-			return m.Hash, nil
+			return run, m.Hash, nil
 		}
 	}
-	return "", fmt.Errorf("resume %s: module %s has no workflow %q: %w", run.ID, shortHash(m.Hash), run.Workflow, ErrInvalid)
+	return run, "", fmt.Errorf("resume %s: module %s has no workflow %q: %w", runID, shortHash(m.Hash), run.Workflow, ErrInvalid)
 }

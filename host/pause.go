@@ -87,14 +87,7 @@ const resumeReleaseWait = CancelGrace + DefaultLeaseTTL
 // the run's workflow is refused.
 func (h *Host) ResumeOn(ctx context.Context, runID, module string) (store.Run, error) {
 	st := h.cfg.Store
-	run, err := st.Run(ctx, runID)
-	if err != nil {
-		return store.Run{}, fmt.Errorf("resume %s: %w", runID, err)
-	}
-	if run.Status.Final() {
-		return run, fmt.Errorf("resume %s: the run is %s: %w", runID, run.Status, ErrTerminal)
-	}
-	hash, err := h.resumeModule(ctx, run, module)
+	run, hash, err := h.resumable(ctx, runID, module)
 	if err != nil {
 		return run, err
 	}

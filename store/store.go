@@ -97,6 +97,25 @@ func PauseEnded(r Run) error {
 	return fmt.Errorf("run %s is %s: an ended run cannot be paused: %w", r.ID, r.Status, ErrEnded)
 }
 
+// SetPause decides a write of a run's pause (PauseRun, UnpauseRun) from
+// the run as stored: the pause to write, and whether to write it.
+type SetPause func(Run) (Pause, bool, error)
+
+// Pausing is PauseRun's decision: an ended run is refused (PauseEnded),
+// a paused one kept as it is (the first pause stays), any other paused
+// with the pause given.
+func Pausing(by, reason string, at int64) SetPause {
+	return func(r Run) (Pause, bool, error) {
+		if r.Status.Terminal() {
+			return Pause{}, false, PauseEnded(r)
+		}
+		return Pause{By: by, Reason: reason, At: at}, !r.IsPaused(), nil
+	}
+}
+
+// Unpausing is UnpauseRun's decision: clear the pause of a paused run.
+func Unpausing(r Run) (Pause, bool, error) { return Pause{}, r.IsPaused(), nil }
+
 // Lease is a worker's claim on one run. Token identifies the claim: every
 // claim of a run gets a token greater than any before it, so a token
 // names exactly one holder for all time, unlike Owner (a worker may claim

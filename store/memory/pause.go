@@ -14,49 +14,33 @@ func (s *Store) PauseRun(ctx context.Context, runID, by, reason string, at int64
 	if err := store.CheckPause(by, reason, at); err != nil {
 		return store.Run{}, fmt.Errorf("memory store: pause %s: %w", runID, err)
 	}
-	now := time.Now()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	rec, err := s.pauseRec(ctx, "pause", runID)
-	if err != nil {
-		return store.Run{}, err
-	}
-	r := &rec.run
-	switch {
-	case r.Status.Terminal():
-		return store.Run{}, fmt.Errorf("memory store: pause: %w", store.PauseEnded(*r))
-	case !r.IsPaused():
-		r.Paused = store.Pause{By: by, Reason: reason, At: at}
-		r.UpdatedAt = orNow(time.Time{}, now)
-	}
-	return copyRun(*r), nil
+	return s.setPause(ctx, "pause", runID, store.Pausing(by, reason, at))
 }
 
 // UnpauseRun clears a run's pause. See store.Store.
 func (s *Store) UnpauseRun(ctx context.Context, runID string) (store.Run, error) {
+	return s.setPause(ctx, "unpause", runID, store.Unpausing)
+}
+
+// setPause writes the pause of run id if decide says so (what: pause or
+// unpause, for errors) and returns the run as stored after.
+func (s *Store) setPause(ctx context.Context, what, id string, decide store.SetPause) (store.Run, error) {
 	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rec, err := s.pauseRec(ctx, "unpause", runID)
-	if err != nil {
-		return store.Run{}, err
-	}
-	if r := &rec.run; r.IsPaused() {
-		r.Paused = store.Pause{}
-		r.UpdatedAt = orNow(time.Time{}, now)
-	}
-	return copyRun(rec.run), nil
-}
-
-// pauseRec returns the record of run id for PauseRun or UnpauseRun
-// (what). The caller holds mu.
-func (s *Store) pauseRec(ctx context.Context, what, id string) (*runRec, error) {
 	if err := s.check(ctx); err != nil {
-		return nil, fmt.Errorf("memory store: %s %s: %w", what, id, err)
+		return store.Run{}, fmt.Errorf("memory store: %s %s: %w", what, id, err)
 	}
 	rec := s.runs[id]
 	if rec == nil {
-		return nil, fmt.Errorf("memory store: %s %s: %w", what, id, store.ErrNotFound)
+		return store.Run{}, fmt.Errorf("memory store: %s %s: %w", what, id, store.ErrNotFound)
 	}
-	return rec, nil
+	p, write, err := decide(rec.run)
+	if err != nil {
+		return store.Run{}, fmt.Errorf("memory store: %s: %w", what, err)
+	}
+	if write {
+		rec.run.Paused, rec.run.UpdatedAt = p, orNow(time.Time{}, now)
+	}
+	return copyRun(rec.run), nil
 }

@@ -16,12 +16,7 @@ func (d *DB) PauseRun(ctx context.Context, runID, by, reason string, at int64) (
 	if err := store.CheckPause(by, reason, at); err != nil {
 		return store.Run{}, fmt.Errorf("postgres store: pause %s: %w", runID, err)
 	}
-	r, err := d.setPause(ctx, runID, func(r store.Run) (store.Pause, bool, error) {
-		if r.Status.Terminal() {
-			return store.Pause{}, false, store.PauseEnded(r)
-		}
-		return store.Pause{By: by, Reason: reason, At: at}, !r.IsPaused(), nil
-	})
+	r, err := d.setPause(ctx, runID, store.Pausing(by, reason, at))
 	if err != nil {
 		return store.Run{}, fmt.Errorf("postgres store: pause: %w", err)
 	}
@@ -30,9 +25,7 @@ func (d *DB) PauseRun(ctx context.Context, runID, by, reason string, at int64) (
 
 // UnpauseRun clears a run's pause. See store.Store.
 func (d *DB) UnpauseRun(ctx context.Context, runID string) (store.Run, error) {
-	r, err := d.setPause(ctx, runID, func(r store.Run) (store.Pause, bool, error) {
-		return store.Pause{}, r.IsPaused(), nil
-	})
+	r, err := d.setPause(ctx, runID, store.Unpausing)
 	if err != nil {
 		return store.Run{}, fmt.Errorf("postgres store: unpause: %w", err)
 	}
@@ -42,7 +35,7 @@ func (d *DB) UnpauseRun(ctx context.Context, runID string) (store.Run, error) {
 // setPause reads run id, locked, and, if decide says so, writes the
 // pause it returns, in one transaction; it returns the run as stored
 // after.
-func (d *DB) setPause(ctx context.Context, id string, decide func(store.Run) (store.Pause, bool, error)) (store.Run, error) {
+func (d *DB) setPause(ctx context.Context, id string, decide store.SetPause) (store.Run, error) {
 	if unstorable(id) {
 		return store.Run{}, fmt.Errorf("run %s: %w", store.CleanText(id), store.ErrNotFound)
 	}
