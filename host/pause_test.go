@@ -70,13 +70,13 @@ func TestPauseExhaustedCall(t *testing.T) {
 func TestPauseStopsWork(t *testing.T) {
 	t.Parallel()
 	h := newTestHost(t, Config{})
-	m := h.deploy(t, pausePkg)
+	m := h.deploy(t, "./testdata/workflows/server") // chain: n steps of ms each
 	wctx, stop := context.WithCancel(context.Background())
 	worked := make(chan struct{})
 	go func() { defer close(worked); h.Work(wctx, WorkOptions{Poll: 20 * time.Millisecond}) }()
 	defer func() { stop(); <-worked }()
 	ctx := t.Context()
-	if _, err := h.Start(ctx, StartOptions{Module: m.Hash, Workflow: "loop", Input: []byte(`{"n":20,"ms":30}`), ID: "l1"}); err != nil {
+	if _, err := h.Start(ctx, StartOptions{Module: m.Hash, Workflow: "chain", Input: []byte(`{"n":20,"ms":30}`), ID: "l1"}); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, func() bool { outs, _ := h.st.Outcomes(ctx, "l1"); return len(outs) >= 3 })
@@ -85,7 +85,7 @@ func TestPauseStopsWork(t *testing.T) {
 	}
 	paused := time.Now()
 	waitFor(t, func() bool { r, _ := h.Run(ctx, "l1"); return r.LeaseOwner == "" })
-	if took := time.Since(paused); took > CancelGrace+time.Second {
+	if took := time.Since(paused); took > CancelGrace+3*time.Second { // margin for a loaded machine and -race
 		t.Errorf("the execution stopped %s after the pause; want within %s", took, CancelGrace)
 	}
 	held, _ := h.st.Outcomes(ctx, "l1")

@@ -79,9 +79,9 @@ func testPauseHolds(t *testing.T, s *skeinServer) {
 func TestServePauseMidExecution(t *testing.T) {
 	t.Parallel()
 	s := startServer(t, t.TempDir()+"/mid.db", nil, "--poll", "50ms")
-	deployPause(t, s, "v1", "pz")
+	deployServerModule(t, s, nil)
 	const n = 30
-	want(t, "start loop", s.call(t, "POST", "/v1/runs", "", fmt.Sprintf(`{"module":"pz","workflow":"loop","input":{"n":%d,"ms":40},"id":"loop-1"}`, n)), 201, "")
+	want(t, "start chain", s.call(t, "POST", "/v1/runs", "", fmt.Sprintf(`{"module":"srv","workflow":"chain","input":{"n":%d,"ms":40},"id":"loop-1"}`, n)), 201, "")
 	s.awaitOutcome(t, "loop-1", "3")
 	paused := time.Now()
 	r := s.call(t, "POST", "/v1/runs/loop-1/pause", "", `{"reason":"hold on"}`)

@@ -16,12 +16,6 @@ type HoldIn struct {
 	MS int `json:"ms"`
 }
 
-// LoopIn is the input of loop.
-type LoopIn struct {
-	N  int `json:"n"`
-	MS int `json:"ms"`
-}
-
 // Register registers the workflows of version v ("v1", "v2").
 func Register(v string) {
 	// hold waits on a durable timer of ms and on the promise
@@ -56,21 +50,5 @@ func Register(v string) {
 	skein.Register("charge", func(ctx *skein.Context, in string) (string, error) {
 		retry := skein.Retry(skein.RetryPolicy{MaxAttempts: 2, InitialBackoff: 10 * time.Millisecond, OnExhausted: skein.Pause})
 		return skein.Call[string](ctx, "charge", in, retry).Get(ctx)
-	})
-	// loop runs n steps one after the other, each body taking ms of real
-	// time, and returns 1+2+...+n.
-	skein.Register("loop", func(ctx *skein.Context, in LoopIn) (int, error) {
-		sum := 0
-		for i := 1; i <= in.N; i++ {
-			n, err := skein.Step(ctx, "link", func(s *skein.StepContext) (int, error) {
-				s.Sleep(time.Duration(in.MS) * time.Millisecond)
-				return i, nil
-			})
-			if err != nil {
-				return 0, err
-			}
-			sum += n
-		}
-		return sum, nil
 	})
 }
