@@ -130,6 +130,13 @@ const (
 	ParentCloseAbandon uint32 = 2 // the parent's end leaves the child running, abandoned
 )
 
+// OnExhausted policies of OpOptions (a step or call with a retry
+// policy): what the host does when its retries run out.
+const (
+	OnExhaustedFail  uint32 = 0 // the op fails with the last attempt's error (the default)
+	OnExhaustedPause uint32 = 1 // the op stays pending and the run is paused; once unpaused the op gets a fresh set of attempts
+)
+
 // Invocation modes.
 const (
 	ModeRun      uint8 = 1 // run the named workflow

@@ -73,6 +73,10 @@ type OpOptions struct {
 	// ParentCloseAbandon; 0 is the default, cancel. It follows
 	// NonRetryable; a message without it (a guest before it) means 0.
 	ParentClose uint32
+	// OnExhausted (a step or call with retries) is what the host does
+	// when they run out: OnExhaustedFail (0) or OnExhaustedPause. It
+	// follows ParentClose; a message without it means 0.
+	OnExhausted uint32
 }
 
 // AppendOpOptions encodes OpOptions.
@@ -89,6 +93,7 @@ func AppendOpOptions(b []byte, m OpOptions) []byte {
 		e.Str(s)
 	}
 	e.U32(m.ParentClose)
+	e.U32(m.OnExhausted)
 	return e.B
 }
 
@@ -105,6 +110,9 @@ func DecodeOpOptions(b []byte) (OpOptions, error) {
 	}
 	if d.Err == nil && len(d.B) > 0 { // absent from a guest before it
 		m.ParentClose = d.U32()
+	}
+	if d.Err == nil && len(d.B) > 0 { // absent from a guest before it
+		m.OnExhausted = d.U32()
 	}
 	return m, d.Err
 }

@@ -3,6 +3,7 @@ package abi
 import (
 	"bytes"
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -64,14 +65,20 @@ func TestMessagesRoundTrip(t *testing.T) {
 	if !replaying || n != 2 || d.Err != nil || len(d.B) != 0 {
 		t.Fatalf("feed: replaying %v, count %d, err %v, %d bytes left", replaying, n, d.Err, len(d.B))
 	}
-	oo := OpOptions{MaxAttempts: 5, InitialBackoff: 1e6, MaxBackoff: 1e9, Multiplier: 2000, Jitter: 200, Timeout: 3e9, NonRetryable: []string{"card declined", ""}}
+	oo := OpOptions{MaxAttempts: 5, InitialBackoff: 1e6, MaxBackoff: 1e9, Multiplier: 2000, Jitter: 200, Timeout: 3e9, NonRetryable: []string{"card declined", ""},
+		OnExhausted: OnExhaustedPause}
 	if got, err := DecodeOpOptions(AppendOpOptions(nil, oo)); err != nil || !reflect.DeepEqual(got, oo) {
 		t.Fatalf("op options %+v %v", got, err)
 	}
-	// A guest before ParentClose sends the message without it: 0.
+	// A guest before OnExhausted sends the message without it, one before
+	// ParentClose without either: 0.
 	if b := AppendOpOptions(nil, oo); true {
-		if got, err := DecodeOpOptions(b[:len(b)-4]); err != nil || !reflect.DeepEqual(got, oo) {
-			t.Fatalf("op options without parent close: %+v %v", got, err)
+		old := oo
+		old.OnExhausted = 0
+		for _, cut := range []int{4, 8} {
+			if got, err := DecodeOpOptions(b[:len(b)-cut]); err != nil || !reflect.DeepEqual(got, old) {
+				t.Fatalf("op options without the last %d bytes: %+v %v", cut, got, err)
+			}
 		}
 	}
 	child := OpOptions{ParentClose: ParentCloseAbandon}
@@ -81,8 +88,8 @@ func TestMessagesRoundTrip(t *testing.T) {
 }
 
 // Every decoder rejects every truncation of a valid message, except the
-// one that ends before an optional last field (OpOptions.ParentClose,
-// OpResult.Attempt): that is the message of a guest or host before it.
+// ones that end before optional last fields (OpOptions.ParentClose and
+// OnExhausted, OpResult.Attempt): that is the message of a guest or host before it.
 func TestTruncatedMessages(t *testing.T) {
 	msgs := map[string][]byte{
 		"invocation": AppendInvocation(nil, Invocation{Mode: ModeRun, Workflow: "w", Input: []byte("{}")}),
@@ -110,10 +117,12 @@ func TestTruncatedMessages(t *testing.T) {
 			return d.Err
 		},
 	}
-	optional := map[string]int{"options": 4, "body": 4} // the last field's size
+	// The message may end before its optional last fields: these many
+	// bytes from its end (options: on_exhausted, then parent_close too).
+	optional := map[string][]int{"options": {4, 8}, "body": {4}}
 	for name, m := range msgs {
 		for n := 0; n < len(m); n++ {
-			if n == len(m)-optional[name] && optional[name] > 0 {
+			if slices.Contains(optional[name], len(m)-n) {
 				continue
 			}
 			if err := dec[name](bytes.Clone(m[:n])); err == nil {

@@ -170,9 +170,12 @@ typedef struct {
  * u32 multiplier (thousandths), u32 jitter (thousandths), u64 timeout_ns,
  * u32 n; then n times str (error texts that are not retried); then,
  * optionally, u32 parent_close (a child op only: 1 cancel, 2 abandon;
- * 0 or absent: cancel). */
+ * 0 or absent: cancel); then, optionally, u32 on_exhausted (a step or
+ * call with retries: 0 or absent fail the op, 1 pause the run). */
 #define SKEIN_PARENT_CLOSE_CANCEL 1
 #define SKEIN_PARENT_CLOSE_ABANDON 2
+#define SKEIN_ON_EXHAUSTED_FAIL 0
+#define SKEIN_ON_EXHAUSTED_PAUSE 1
 #define SKEIN_OP_OPTIONS_FIXED 40
 
 typedef struct {

@@ -22,6 +22,8 @@ type OutcomeView struct {
 	// Abandoned: the run's parent ended before it and left it running
 	// (skein.ParentClose(skein.AbandonChild)); absent otherwise.
 	Abandoned bool `json:"abandoned,omitempty"`
+	// Paused is set while the run is paused (Run.Paused).
+	Paused *Pause `json:"paused,omitempty"`
 	// Outcomes are the run's durable ops in settle order, pending last.
 	Outcomes []Outcome `json:"outcomes"`
 	// Waiting is what the run waits on, while it has not ended (absent

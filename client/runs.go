@@ -55,6 +55,8 @@ type Run struct {
 	ContinuedAs   string `json:"continued_as,omitempty"`
 	// CancelReason is set once a cancellation was requested.
 	CancelReason string `json:"cancel_reason,omitempty"`
+	// Paused is set while the run is paused (POST /v1/runs/{id}/pause).
+	Paused *Pause `json:"paused,omitempty"`
 	// CreatedAt and UpdatedAt are when the run was created and last
 	// changed.
 	CreatedAt time.Time `json:"created_at"`
@@ -101,6 +103,23 @@ type StartRequest struct {
 // CancelRequest is the (optional) body of POST /v1/runs/{id}/cancel.
 type CancelRequest struct {
 	Reason string `json:"reason,omitempty"` // default "canceled"
+}
+
+// Pause is who paused a run, why, and since when (Run.Paused).
+type Pause struct {
+	By     string    `json:"by"`     // who: "api", a token's label, "retry policy"
+	Reason string    `json:"reason"` // why; may be empty
+	Since  time.Time `json:"since"`  // when the run was paused
+}
+
+// PauseRequest is the (optional) body of POST /v1/runs/{id}/pause.
+type PauseRequest struct {
+	Reason string `json:"reason,omitempty"`
+}
+
+// ResumeRequest is the body of POST /v1/runs/{id}/resume.
+type ResumeRequest struct {
+	Module string `json:"module,omitempty"` // a deployed module's name or hash; default: the run's own
 }
 
 // LeaseList answers GET /v1/runs/{id}/leases: every claim of the run by
@@ -176,6 +195,34 @@ func (c *Client) Runs(ctx context.Context, f RunFilter) (RunList, error) {
 func (c *Client) Cancel(ctx context.Context, id, reason string) (Run, error) {
 	var r Run
 	_, err := c.post(ctx, "/v1/runs/"+esc(id)+"/cancel", CancelRequest{Reason: reason}, &r)
+	return r, err
+}
+
+// Pause pauses a run (POST /v1/runs/{id}/pause): it is not executed
+// until Unpause or ResumeOn; what reaches it meanwhile is kept. It
+// returns the run as stored (Paused set). A run that has ended is an
+// *Error with CodeConflict.
+func (c *Client) Pause(ctx context.Context, id, reason string) (Run, error) {
+	var r Run
+	_, err := c.post(ctx, "/v1/runs/"+esc(id)+"/pause", PauseRequest{Reason: reason}, &r)
+	return r, err
+}
+
+// Unpause lets a paused run execute again (POST /v1/runs/{id}/unpause)
+// and returns it as stored.
+func (c *Client) Unpause(ctx context.Context, id string) (Run, error) {
+	var r Run
+	_, err := c.post(ctx, "/v1/runs/"+esc(id)+"/unpause", struct{}{}, &r)
+	return r, err
+}
+
+// ResumeOn points a suspended, paused, diverged or failed run at a
+// deployed module (a name or hash; "": its own), unpauses it, and lets
+// the server's workers replay it on that code (POST
+// /v1/runs/{id}/resume). It returns the run as stored.
+func (c *Client) ResumeOn(ctx context.Context, id, module string) (Run, error) {
+	var r Run
+	_, err := c.post(ctx, "/v1/runs/"+esc(id)+"/resume", ResumeRequest{Module: module}, &r)
 	return r, err
 }
 

@@ -60,8 +60,8 @@ type resumeTo struct{ module string }
 // errActive is returned by Drive for a run this process drives already.
 var errActive = errors.New("the run is being driven in this process already")
 
-// Drive executes a run until it completes, fails, diverges or suspends,
-// replaying its recorded history first. A run that is already terminal is
+// Drive executes a run until it completes, fails, diverges, suspends or
+// is paused (Pause), replaying its recorded history first. A run that is already terminal is
 // returned as it is. A run this process drives already (from another
 // call) is not driven twice: Drive returns an error for it at once.
 //
@@ -178,6 +178,8 @@ func (h *Host) drive(ctx context.Context, rs *runState) (store.Run, error) {
 			h.metrics.EvictReplay.Add(1)
 			rs.Dropped(x.LastSeq)
 			continue
+		case exec.Paused:
+			return h.pausedStop(ctx, rs, x)
 		case exec.Suspended:
 			next, err := h.suspended(ctx, rs, x, outs)
 			if err != nil {
@@ -300,6 +302,9 @@ func (h *Host) suspended(ctx context.Context, rs *runState, x *exec.Exec, outs [
 	h.metrics.EvictSuspend.Add(1)
 	h.log.Debug("run suspended", "run", runID, "wake_at", rs.Run.WakeAt)
 	rs.Close()
+	if rs.MB.Paused() {
+		return nil, nil // held until unpaused (pause.go)
+	}
 	again, err := h.waiting(ctx, rs)
 	if err != nil {
 		return nil, err

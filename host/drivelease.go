@@ -119,36 +119,49 @@ func (h *Host) driveHeld(ctx context.Context, l store.Lease, ttl time.Duration, 
 	return d
 }
 
-// Resume points a suspended, diverged or failed run at another module
-// (a fixed or changed version of its code) and drives it: the run replays
-// its history against the new code. Records are kept; a recorded key the
-// new code reaches with a different function diverges the run again. The
-// run's status is checked and changed under the drive's lease (see
-// Drive): a completed or canceled run is never resumed.
+// Resume points a suspended, paused, diverged or failed run at another
+// module (a fixed or changed version of its code) and drives it: the run
+// replays its history against the new code. Records are kept; a recorded
+// key the new code reaches with a different function diverges the run
+// again. A paused run is unpaused first. The run's status is checked and
+// changed under the drive's lease (see Drive): a completed or canceled
+// run is never resumed.
 func (h *Host) Resume(ctx context.Context, runID, module string, o DriveOptions) (store.Run, error) {
-	st := h.cfg.Store
-	run, err := st.Run(ctx, runID)
+	run, hash, err := h.resumable(ctx, runID, module)
 	if err != nil {
-		return store.Run{}, fmt.Errorf("resume %s: %w", runID, err)
+		return run, err
 	}
-	if run.Status.Final() {
-		return run, fmt.Errorf("resume %s: the run is %s: %w", runID, run.Status, ErrTerminal)
-	}
-	to := &resumeTo{}
-	if module != "" {
-		m, err := st.Module(ctx, module)
-		if err != nil {
-			return run, fmt.Errorf("resume %s: module %q: %w", runID, module, err)
+	to := &resumeTo{module: hash}
+	if run.IsPaused() {
+		if _, err := h.Unpause(ctx, runID); err != nil {
+			return run, fmt.Errorf("resume %s: %w", runID, err)
 		}
-		found := false
-		for _, w := range m.Workflows {
-			found = found || w == run.Workflow
-		}
-		if !found {
-			return run, fmt.Errorf("resume %s: module %s has no workflow %q", runID, shortHash(m.Hash), run.Workflow)
-		}
-		to.module = m.Hash
 	}
 	o.resume = to
 	return h.Drive(ctx, runID, o)
+}
+
+// resumable reads the run Resume and ResumeOn point at module (a name or
+// hash; empty: none given, hash ""), refusing a run that has ended for
+// good (ErrTerminal) and a module without the run's workflow.
+func (h *Host) resumable(ctx context.Context, runID, module string) (run store.Run, hash string, err error) {
+	if run, err = h.cfg.Store.Run(ctx, runID); err != nil {
+		return store.Run{}, "", fmt.Errorf("resume %s: %w", runID, err)
+	}
+	if run.Status.Final() {
+		return run, "", fmt.Errorf("resume %s: the run is %s: %w", runID, run.Status, ErrTerminal)
+	}
+	if module == "" {
+		return run, "", nil
+	}
+	m, err := h.cfg.Store.ModuleInfo(ctx, module)
+	if err != nil {
+		return run, "", fmt.Errorf("resume %s: module %q: %w", runID, module, err)
+	}
+	for _, w := range m.Workflows {
+		if w == run.Workflow {
+			return run, m.Hash, nil
+		}
+	}
+	return run, "", fmt.Errorf("resume %s: module %s has no workflow %q: %w", runID, shortHash(m.Hash), run.Workflow, ErrInvalid)
 }

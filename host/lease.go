@@ -115,8 +115,8 @@ func (h *Host) keepLease(ctx context.Context, l store.Lease, ttl time.Duration, 
 	}
 }
 
-// recheckInbox hands the run, if it is active here, the settlements and
-// the cancellation stored for it: those made through another worker,
+// recheckInbox hands the run, if it is active here, the settlements, the
+// cancellation and the pause stored for it: those made through another worker,
 // which could not deliver them. (One made through this process was
 // delivered already; the scheduler ignores a completion it has seen.)
 // So a run that executes for long, with an activity in flight, still
@@ -135,6 +135,9 @@ func (h *Host) recheckInbox(ctx context.Context, runID string) {
 	r, err := h.cfg.Store.Run(ctx, runID)
 	if err == nil && r.Cancel != "" {
 		h.deliver(runID, sched.Completion{Key: sched.CancelKey, Outcome: sched.Outcome{Err: r.Cancel}})
+	}
+	if err == nil {
+		h.pauseActive(runID, r.IsPaused()) // paused or unpaused through another worker
 	}
 }
 

@@ -155,9 +155,9 @@ func TestSkeinHeaderMatchesABI(t *testing.T) {
 	}
 	special := map[string]string{
 		"SKEIN_MODULE": strconv.Quote(abi.Module),
-		// The fields before the strings: the message less its last field
-		// (parent_close, after the strings).
-		"SKEIN_OP_OPTIONS_FIXED": strconv.Itoa(len(abi.AppendOpOptions(nil, abi.OpOptions{})) - 4),
+		// The fields before the strings: the message less its last fields
+		// (parent_close and on_exhausted, after the strings).
+		"SKEIN_OP_OPTIONS_FIXED": strconv.Itoa(len(abi.AppendOpOptions(nil, abi.OpOptions{})) - 8),
 	}
 	for name, want := range special {
 		if defines[name] != want {

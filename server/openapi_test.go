@@ -104,6 +104,7 @@ var wireTypes = map[string]any{
 	"Module": Module{}, "ModuleList": ModuleList{},
 	"Run": Run{}, "RunList": RunList{}, "StartRequest": StartRequest{}, "CancelRequest": CancelRequest{},
 	"ResolveRequest": ResolveRequest{}, "Resolved": Resolved{},
+	"PauseRequest": PauseRequest{}, "ResumeRequest": ResumeRequest{}, "Pause": client.Pause{},
 	"OutcomeView": client.OutcomeView{}, "Outcome": client.Outcome{}, "Waiting": client.Waiting{},
 	"WaitPromise": client.WaitPromise{}, "WaitTimer": client.WaitTimer{}, "WaitChild": client.WaitChild{},
 	"WaitActivity": client.WaitActivity{}, "WaitTask": client.WaitTask{},

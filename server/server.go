@@ -131,6 +131,7 @@ func newAPI(h host.Client, o Options) (*api, *http.ServeMux) {
 	a.handle(mux, "GET /v1/runs/{id}/leases", apiRoute, a.leases)
 	a.handle(mux, "GET /v1/openapi.json", apiRoute, a.openAPI) // openapi.go
 	a.handle(mux, "GET /metrics", apiRoute, a.metrics)
+	a.routePause(mux)     // pause.go
 	a.routeTasks(mux)     // tasks.go
 	a.routeSchedules(mux) // schedules.go
 	// The web UI (ui.go): index.html at /, the other files under /ui/.

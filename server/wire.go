@@ -7,6 +7,7 @@ import (
 
 	"github.com/skeinrun/skein/client"
 	"github.com/skeinrun/skein/host"
+	"github.com/skeinrun/skein/internal/runjson"
 	"github.com/skeinrun/skein/store"
 )
 
@@ -33,6 +34,10 @@ type (
 	StartRequest = client.StartRequest
 	// CancelRequest is client.CancelRequest: the body of POST /v1/runs/{id}/cancel.
 	CancelRequest = client.CancelRequest
+	// PauseRequest is client.PauseRequest: the body of POST /v1/runs/{id}/pause.
+	PauseRequest = client.PauseRequest
+	// ResumeRequest is client.ResumeRequest: the body of POST /v1/runs/{id}/resume.
+	ResumeRequest = client.ResumeRequest
 	// ResolveRequest is client.ResolveRequest: the body of POST /v1/promises/{id}.
 	ResolveRequest = client.ResolveRequest
 	// Resolved is client.Resolved: the answer of POST /v1/promises/{id}.
@@ -102,6 +107,7 @@ func runJSON(r store.Run) Run {
 		v.Worker = r.LeaseOwner
 		v.LeaseExpiry = unixTimeOf(r.LeaseExpiry)
 	}
+	v.Paused = runjson.PauseOf(r)
 	return v
 }
 

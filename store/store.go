@@ -54,6 +54,68 @@ var ErrFull = errors.New("the database is full")
 // Release but no Fence: there is no lease to release.
 var ErrReleaseUnfenced = errors.New("a batch that releases a lease needs a fence")
 
+// ErrEnded is returned (wrapped) by PauseRun for a run that has ended:
+// only a run that may still execute can be held.
+var ErrEnded = errors.New("the run has ended")
+
+// ErrPaused is returned (wrapped, by a *PausedError) by ClaimRun for a
+// paused run: it is not executed until it is unpaused.
+var ErrPaused = errors.New("the run is paused")
+
+// PausedError is the error of ClaimRun for a paused run: it names the
+// pause and wraps ErrPaused.
+type PausedError struct {
+	RunID string
+	Pause Pause
+}
+
+func (e *PausedError) Error() string {
+	return fmt.Sprintf("run %s is paused (by %s since %s: %s); unpause it first", e.RunID, e.Pause.By,
+		time.Unix(0, e.Pause.At).UTC().Format(time.RFC3339), e.Pause.Reason)
+}
+
+// Unwrap returns ErrPaused.
+func (e *PausedError) Unwrap() error { return ErrPaused }
+
+// CheckPause checks the arguments of PauseRun: texts a store can keep
+// and a pause time. Every backend calls it.
+func CheckPause(by, reason string, at int64) error {
+	if at <= 0 {
+		return fmt.Errorf("pause time %d: need a time after 1970", at)
+	}
+	if by == "" {
+		return errors.New("a pause needs who paused the run")
+	}
+	if err := CheckText("paused by", by); err != nil {
+		return err
+	}
+	return CheckText("pause reason", reason)
+}
+
+// PauseEnded is the error of PauseRun for run r that has ended.
+func PauseEnded(r Run) error {
+	return fmt.Errorf("run %s is %s: an ended run cannot be paused: %w", r.ID, r.Status, ErrEnded)
+}
+
+// SetPause decides a write of a run's pause (PauseRun, UnpauseRun) from
+// the run as stored: the pause to write, and whether to write it.
+type SetPause func(Run) (Pause, bool, error)
+
+// Pausing is PauseRun's decision: an ended run is refused (PauseEnded),
+// a paused one kept as it is (the first pause stays), any other paused
+// with the pause given.
+func Pausing(by, reason string, at int64) SetPause {
+	return func(r Run) (Pause, bool, error) {
+		if r.Status.Terminal() {
+			return Pause{}, false, PauseEnded(r)
+		}
+		return Pause{By: by, Reason: reason, At: at}, !r.IsPaused(), nil
+	}
+}
+
+// Unpausing is UnpauseRun's decision: clear the pause of a paused run.
+func Unpausing(r Run) (Pause, bool, error) { return Pause{}, r.IsPaused(), nil }
+
 // Lease is a worker's claim on one run. Token identifies the claim: every
 // claim of a run gets a token greater than any before it, so a token
 // names exactly one holder for all time, unlike Owner (a worker may claim
@@ -207,8 +269,12 @@ type Run struct {
 	// run span's parent: docs/observability.md), or empty. Set when the
 	// run is created; Batch run updates keep it.
 	TraceParent string
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
+	// Paused is set (Paused.At != 0) while an operator holds the run:
+	// it is neither claimed nor due (PauseRun). Only PauseRun and
+	// UnpauseRun change it; CreateRun and Batch run updates keep it.
+	Paused    Pause
+	CreatedAt time.Time
+	UpdatedAt time.Time
 	// Lease state, read-only: filled by Run, Runs and DueRuns, set only by
 	// ClaimRuns, RenewLease and ReleaseLease (CreateRun and Batch run
 	// updates ignore these fields). LeaseOwner is empty when no worker
@@ -219,6 +285,16 @@ type Run struct {
 	LeaseToken  int64
 }
 
+// Pause is who paused a run, why, and when (Run.Paused).
+type Pause struct {
+	By     string // who: "api", a token's label, "retry policy"
+	Reason string
+	At     int64 // unix ns; 0: the run is not paused
+}
+
+// IsPaused reports whether the run is paused (see Store.PauseRun).
+func (r Run) IsPaused() bool { return r.Paused.At != 0 }
+
 // ForCreate returns r as CreateRun stores it: an empty status becomes
 // pending, a zero CreatedAt becomes now and a zero UpdatedAt CreatedAt
 // (both kept to the nanosecond, without a monotonic reading), and the
@@ -228,6 +304,7 @@ func (r Run) ForCreate(now time.Time) Run {
 		r.Status = RunPending
 	}
 	r.LeaseOwner, r.LeaseExpiry, r.LeaseToken = "", 0, 0
+	r.Paused = Pause{}
 	if r.CreatedAt.IsZero() {
 		r.CreatedAt = now
 	}
@@ -501,7 +578,8 @@ type Store interface {
 	// requested yet, with an undelivered settlement, or with an
 	// undelivered cancellation (Cancel set and no outcome at CancelKey);
 	// and runs that are pending or running (to be resumed after a crash);
-	// ordered by WakeAt, then ID; up to limit (<= 0: all). Its cost must
+	// ordered by WakeAt, then ID; up to limit (<= 0: all). A paused
+	// run is never due (PauseRun). Its cost must
 	// follow the number of due runs, not of suspended ones: workers call
 	// it (through ClaimRuns) several times a second.
 	DueRuns(ctx context.Context, now int64, limit int) ([]Run, error)
@@ -518,6 +596,19 @@ type Store interface {
 	// first reason wins) and returns the run as stored. It fails with
 	// ErrNotFound for an unknown run; a terminal run is returned unchanged.
 	RequestCancel(ctx context.Context, runID, reason string) (Run, error)
+	// PauseRun marks a run paused by by, for reason, at at (unix ns, >
+	// 0), and returns the run as stored. A paused run keeps its status;
+	// DueRuns, ClaimRuns and ClaimRun skip it (ClaimRun fails with a
+	// *PausedError), while settlements and cancellations are stored as
+	// usual, to be delivered once it is unpaused. Pausing a paused run
+	// keeps the first pause (who, why and since when) and returns the
+	// run. An unknown run fails with ErrNotFound, an ended one
+	// (Status.Terminal) with ErrEnded, unchanged.
+	PauseRun(ctx context.Context, runID, by, reason string, at int64) (Run, error)
+	// UnpauseRun clears a run's pause and returns the run as stored; a
+	// run that is not paused is returned unchanged. An unknown run fails
+	// with ErrNotFound.
+	UnpauseRun(ctx context.Context, runID string) (Run, error)
 
 	// Commit applies b atomically and returns once it is durable.
 	// Concurrent commits may share one transaction (group commit); a
@@ -537,7 +628,8 @@ type Store interface {
 	// run: a token one greater than the previous one, the expiry now+ttl,
 	// a new entry in the lease history. When another lease is live it
 	// fails with a *LeaseHeldError (wrapping ErrLeaseHeld) naming it; an
-	// unknown run fails with ErrNotFound. Host.Drive and Host.Resume
+	// unknown run fails with ErrNotFound, a paused one with a
+	// *PausedError (wrapping ErrPaused). Host.Drive and Host.Resume
 	// claim the run they execute with it.
 	ClaimRun(ctx context.Context, id, owner string, now int64, ttl time.Duration) (ClaimedRun, error)
 	// ClaimRuns atomically claims for owner up to limit (<= 0: all) of the

@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skeinrun/skein/client"
 	"github.com/skeinrun/skein/internal/testing/testgroup"
 	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 
@@ -106,9 +107,10 @@ type runJSON struct {
 	Outcomes []outcomeJSON   `json:"outcomes"`
 	Waiting  json.RawMessage `json:"waiting"` // what a run that has not ended waits on
 	// The chain of a run that continued as new (omitted otherwise).
-	ContinuedFrom string `json:"continued_from"`
-	ContinuedAs   string `json:"continued_as"`
-	Abandoned     bool   `json:"abandoned"`
+	ContinuedFrom string        `json:"continued_from"`
+	ContinuedAs   string        `json:"continued_as"`
+	Abandoned     bool          `json:"abandoned"`
+	Paused        *client.Pause `json:"paused"` // omitted unless paused
 }
 
 type outcomeJSON struct {

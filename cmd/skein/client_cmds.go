@@ -175,6 +175,7 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if r.CancelReason != "" && !client.Ended(r.Status) {
 			fmt.Fprintf(stdout, "cancel requested: %s\n", printable(r.CancelReason))
 		}
+		printPause(stdout, r.Paused)
 		if r.Worker != "" && r.LeaseExpiry != nil {
 			fmt.Fprintf(stdout, "worker: %s (lease until %s)\n", printable(r.Worker), r.LeaseExpiry.Format(time.RFC3339Nano))
 		}

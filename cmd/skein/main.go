@@ -3,7 +3,7 @@
 //	skein run MODULE.wasm [--workflow NAME] [--input JSON] [--id RUN] [--db FILE] [--evict never|idle|always] [--json]
 //	skein inspect RUN [--db FILE | --server URL] [--json]
 //	skein serve [--db FILE] [--addr 127.0.0.1:7070] [--token TOKEN]
-//	skein deploy|start|status|wait|resolve|cancel|schedule|hook ... [--server URL] [--token TOKEN]
+//	skein deploy|start|status|wait|resolve|cancel|pause|unpause|schedule|hook ... [--server URL] [--token TOKEN]
 //	skein check MODULE.wasm [--workflow W] [--input JSON] [--schedules N] [--seed S] [--json]
 //	skein bench [--workload NAME] [--durability normal|strict|both] [--json]
 //	skein new NAME [--skein-dir PATH]
@@ -50,8 +50,8 @@ func init() {
 			"run a workflow to completion in this process against embedded SQLite", cmdRun},
 		{"inspect", "skein inspect RUN [--db FILE | --server URL] [--json]",
 			"show a stored run and its outcome table (from a server with --server or $SKEIN_SERVER and no --db)", cmdInspect},
-		{"resume", "skein resume RUN --module NEW.wasm [--db FILE] [--json] [--guest-output]",
-			"continue a suspended, diverged or failed run against another module version, replaying its history", cmdResume},
+		{"resume", "skein resume RUN --module NEW.wasm [--db FILE] [--json] [--guest-output]\n       skein resume RUN [--module NAME|HASH|NEW.wasm] --server URL [--json]",
+			"continue a suspended, paused, diverged or failed run against another module version, replaying its history (in this process, or with --server by the server's workers)", cmdResume},
 		{"serve", "skein serve [--db FILE | --store postgres://...] [--addr 127.0.0.1:7070] [--token TOKEN] [--cache-dir DIR] [--grace D]",
 			"serve the HTTP API (docs/api.md) and execute runs: the worker pool and timer service", cmdServe},
 		{"deploy", "skein deploy MODULE.wasm [--name NAME] [--server URL] [--json]",
@@ -68,6 +68,10 @@ func init() {
 			"settle an external promise (id {run}.{key}) on a server", cmdResolve},
 		{"cancel", "skein cancel RUN [--reason TEXT] [--server URL] [--json]",
 			"cancel a run on a server", cmdCancel},
+		{"pause", "skein pause RUN [--reason TEXT] [--server URL] [--json]",
+			"hold a run on a server: it is not executed until unpaused; timers and settlements are kept (docs/operations.md, \"Pausing runs\")", cmdPause},
+		{"unpause", "skein unpause RUN [--server URL] [--json]",
+			"let a paused run on a server execute again", cmdUnpause},
 		{"schedule", "skein schedule create NAME --cron EXPR --module M [--workflow W] [--input JSON] [--overlap skip|buffer-one|allow] [--catchup D] [--timezone TZ] | list | pause|resume|delete|trigger NAME [--server URL] [--json]",
 			"start runs of a workflow on a cron schedule, on a server (docs/schedules.md)", cmdSchedule},
 		{"hook", "skein hook create NAME --module M [--workflow W] [--secret-env SKEIN_HOOK_VAR | --secret NAME] [--scheme github|timestamped] [--tolerance D] [--keep-header H] | list | delete NAME [--server URL] [--json]",

@@ -160,6 +160,12 @@ func walkServing(t *testing.T, w *walkServer) {
 	w.cli(t, 0, "inspect", "r1")
 	w.cli(t, 0, "start", "approvals", "--workflow", "approval", "--input", `{"request":"desk"}`, "--id", "r2")
 	w.cli(t, 0, "wait", "r2", "--issued", "decision", "--timeout", "20s")
+	// docs/operations.md, "Pausing runs": hold r2, let it go, move it to
+	// the module the name points at now.
+	w.cli(t, 0, "pause", "r2", "--reason", "checking the budget")
+	w.cli(t, 0, "unpause", "r2")
+	w.cli(t, 0, "resume", "r2", "--module", "approvals")
+	w.cli(t, 0, "wait", "r2", "--issued", "decision", "--timeout", "20s")
 	w.cli(t, 0, "cancel", "r2", "--reason", "not needed")
 	w.cli(t, exitFailed, "wait", "r2", "--timeout", "20s")
 

@@ -179,8 +179,10 @@ func cmdInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 
 func cmdResume(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("resume", stderr)
-	module := fs.String("module", "", "the module version to continue with (.wasm file); default: the run's own module")
+	module := fs.String("module", "", "the module version to continue with (.wasm file; with --server also a deployed module's name or hash); default: the run's own module")
 	dbf := addDBFlags(fs, true, true)
+	dbf.orServer = true
+	sf := addServerFlags(fs)
 	leaseWait := fs.Duration("lease-wait", defaultLeaseWait, "how long to wait for a run another process executes (it holds the run's lease) before giving up; 0: give up at once")
 	asJSON := fs.Bool("json", false, "print the run as JSON")
 	guestOut := fs.Bool("guest-output", false, guestOutputUsage)
@@ -191,6 +193,9 @@ func cmdResume(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if len(pos) != 1 {
 		fs.Usage()
 		return &exitError{code: exitUsage, err: errors.New("want exactly one RUN id")}
+	}
+	if sf.chosen(fs) {
+		return resumeRemote(ctx, sf, pos[0], *module, *asJSON, stdout)
 	}
 	if *guestOut {
 		dbf.guestOutput = prefixedOutput(stderr)
@@ -475,6 +480,7 @@ func printView(v client.OutcomeView, asJSON bool, w io.Writer) error {
 		if v.Abandoned {
 			printParentClose(w, "", true)
 		}
+		printPause(w, v.Paused)
 		fmt.Fprintln(w)
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "KEY\tFUNCTION\tSTATUS\tATTEMPTS\tVALUE")

@@ -293,12 +293,13 @@ type apiRun struct {
 	Abandoned    bool            `json:"abandoned"`
 	CancelReason string          `json:"cancel_reason"`
 	// The chain of a run that continued as new (omitted otherwise).
-	ContinuedFrom string `json:"continued_from"`
-	ContinuedAs   string `json:"continued_as"`
-	CreatedAt     string `json:"created_at"`
-	UpdatedAt     string `json:"updated_at"`
-	Worker        string `json:"worker"`       // omitted when no worker holds the run
-	LeaseExpiry   string `json:"lease_expiry"` // likewise
+	ContinuedFrom string        `json:"continued_from"`
+	ContinuedAs   string        `json:"continued_as"`
+	CreatedAt     string        `json:"created_at"`
+	UpdatedAt     string        `json:"updated_at"`
+	Worker        string        `json:"worker"`       // omitted when no worker holds the run
+	LeaseExpiry   string        `json:"lease_expiry"` // likewise
+	Paused        *client.Pause `json:"paused"`       // omitted unless paused
 }
 
 func decodeJSON[T any](t *testing.T, what string, data []byte) T {

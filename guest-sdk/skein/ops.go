@@ -50,7 +50,26 @@ type RetryPolicy struct {
 	// NonRetryable lists error texts (substrings) that end the retries at
 	// once. An error wrapped with NonRetryable is never retried either.
 	NonRetryable []string
+	// OnExhausted is what happens when the attempts run out: Fail (the
+	// default) fails the op with the last error; Pause keeps the op
+	// pending and pauses the run, for an operator to fix the cause (a
+	// worker, the code) and unpause it or resume it on new code; the op
+	// then gets MaxAttempts attempts again.
+	OnExhausted Exhausted
 }
+
+// Exhausted is what a Step or Call does when its retries run out
+// (RetryPolicy.OnExhausted).
+type Exhausted uint32
+
+// The OnExhausted policies.
+const (
+	// Fail fails the op with its last attempt's error.
+	Fail Exhausted = Exhausted(abi.OnExhaustedFail)
+	// Pause pauses the run (docs/operations.md, "Pausing runs"), with
+	// the op pending and a reason naming its key and last error.
+	Pause Exhausted = Exhausted(abi.OnExhaustedPause)
+)
 
 // Retry retries a failed Step or Call by policy, with exponential backoff.
 func Retry(policy RetryPolicy) Option {
@@ -128,6 +147,7 @@ func (o *opOptions) encode() []byte {
 		}
 		m.Jitter = uint32(min(jitter, 1) * 1000)
 		m.NonRetryable = r.NonRetryable
+		m.OnExhausted = uint32(r.OnExhausted)
 	}
 	return abi.AppendOpOptions(nil, m)
 }

@@ -6,6 +6,7 @@ package runjson
 
 import (
 	"encoding/json"
+	"time"
 
 	"github.com/skeinrun/skein/client"
 	"github.com/skeinrun/skein/host"
@@ -39,5 +40,16 @@ func From(r store.Run, outs []host.Outcome) client.OutcomeView {
 		v.Outcomes = append(v.Outcomes, ov)
 	}
 	v.Waiting = WaitingOf(r, outs)
+	v.Paused = PauseOf(r)
 	return v
+}
+
+// PauseOf is the pause of run r as the API shows it; nil when it is not
+// paused, or has ended (its execution reached its end before it could
+// stop).
+func PauseOf(r store.Run) *client.Pause {
+	if !r.IsPaused() || r.Status.Terminal() {
+		return nil
+	}
+	return &client.Pause{By: r.Paused.By, Reason: r.Paused.Reason, Since: time.Unix(0, r.Paused.At).UTC()}
 }

@@ -139,10 +139,13 @@ func (s *Store) DueRuns(ctx context.Context, now int64, limit int) ([]store.Run,
 }
 
 // due reports whether a worker should drive the run at time now: it is
-// pending or running, or it is suspended and a timer, its deadline, a
+// not paused and pending or running, or it is suspended and a timer, its deadline, a
 // cancellation or a settlement waits to be delivered.
 func (rec *runRec) due(now int64) bool {
 	r := &rec.run
+	if r.IsPaused() {
+		return false
+	}
 	switch r.Status {
 	case store.RunPending, store.RunRunning:
 		return true

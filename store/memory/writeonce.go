@@ -50,7 +50,7 @@ func (s *Store) checkWriteOnce(b *store.Batch) error {
 }
 
 // ClaimRun claims one run, whatever its status, if its lease is free or
-// expired. See store.Store.
+// expired and it is not paused. See store.Store.
 func (s *Store) ClaimRun(ctx context.Context, id, owner string, now int64, ttl time.Duration) (store.ClaimedRun, error) {
 	if err := store.CheckClaim(owner, ttl); err != nil {
 		return store.ClaimedRun{}, fmt.Errorf("memory store: claim run %s: %w", id, err)
@@ -67,6 +67,9 @@ func (s *Store) ClaimRun(ctx context.Context, id, owner string, now int64, ttl t
 	if r := &rec.run; r.LeaseOwner != "" && r.LeaseExpiry > now {
 		held := store.Lease{RunID: id, Owner: r.LeaseOwner, Token: r.LeaseToken, Expiry: r.LeaseExpiry}
 		return store.ClaimedRun{}, fmt.Errorf("memory store: claim run %s: %w", id, &store.LeaseHeldError{Lease: held})
+	}
+	if r := &rec.run; r.IsPaused() {
+		return store.ClaimedRun{}, fmt.Errorf("memory store: claim run %s: %w", id, &store.PausedError{RunID: id, Pause: r.Paused})
 	}
 	return s.claim(rec, owner, now, ttl), nil
 }

@@ -72,7 +72,7 @@ const claimable = ` AND (lease_owner = '' OR lease_expiry <= $4)`
 // since (another worker ended or claimed it), locking the row re-checks
 // only the conditions on the row itself, so claimSQL states them again
 // there: a run that ended meanwhile is not claimed.
-const dueNow = `(status IN ($1, $2) OR (status = $3 AND ((wake_at > 0 AND wake_at <= $4)
+const dueNow = `paused_at = 0 AND (status IN ($1, $2) OR (status = $3 AND ((wake_at > 0 AND wake_at <= $4)
 	OR (deadline > 0 AND deadline <= $4 AND cancel = '') OR waiting)))`
 
 // qualifiedRunColumns is runColumns qualified by the runs table.
@@ -121,7 +121,7 @@ func (d *DB) ClaimRuns(ctx context.Context, owner string, now int64, ttl time.Du
 // (as claimSQL does for due runs). It returns the run when it claimed it.
 var claimOneSQL = `WITH u AS (
 	UPDATE runs SET lease_owner = $2, lease_token = runs.lease_token + 1, lease_expiry = $4
-	WHERE id = $1 AND (lease_owner = '' OR lease_expiry <= $3)
+	WHERE id = $1 AND (lease_owner = '' OR lease_expiry <= $3) AND paused_at = 0
 	RETURNING ` + qualifiedRunColumns + `
 ), l AS (
 	INSERT INTO leases (run_id, token, owner, claimed_at, expiry)
@@ -132,7 +132,7 @@ var claimOneSQL = `WITH u AS (
 SELECT ` + runColumns + ` FROM u`
 
 // ClaimRun claims one run, whatever its status, if its lease is free or
-// expired. See store.Store.
+// expired and it is not paused. See store.Store.
 func (d *DB) ClaimRun(ctx context.Context, id, owner string, now int64, ttl time.Duration) (store.ClaimedRun, error) {
 	if err := store.CheckClaim(owner, ttl); err != nil {
 		return store.ClaimedRun{}, fmt.Errorf("postgres store: claim run %s: %w", id, err)
@@ -155,6 +155,9 @@ func (d *DB) ClaimRun(ctx context.Context, id, owner string, now int64, ttl time
 			}
 			if cur.LeaseOwner != "" && cur.LeaseExpiry > now {
 				return &store.LeaseHeldError{Lease: store.Lease{RunID: id, Owner: cur.LeaseOwner, Token: cur.LeaseToken, Expiry: cur.LeaseExpiry}}
+			}
+			if cur.IsPaused() {
+				return &store.PausedError{RunID: id, Pause: cur.Paused}
 			}
 		}
 		return fmt.Errorf("the lease of run %s changed hands three times during the claim", id)

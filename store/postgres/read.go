@@ -143,8 +143,9 @@ ORDER BY wake_at, id LIMIT $5`, dueArgs(now, lim)...)
 // now, $5 the limit. Each kind of due run is an index range scan, so the
 // cost follows the number of due runs, not of suspended ones; a
 // suspended run that a settlement or its cancellation waits for has
-// waiting set (see waitingSQL).
+// waiting set (see waitingSQL). A paused run is never due.
 func dueIDs(cond, lim string) string {
+	cond = " AND paused_at = 0" + cond
 	return `(SELECT id FROM runs WHERE status IN ($1, $2)` + cond + ` ORDER BY wake_at, id LIMIT ` + lim + `)
 UNION ALL (SELECT id FROM runs WHERE status = $3 AND wake_at > 0 AND wake_at <= $4` + cond + ` ORDER BY wake_at, id LIMIT ` + lim + `)
 UNION ALL (SELECT id FROM runs WHERE status = $3 AND deadline > 0 AND deadline <= $4 AND cancel = ''` + cond + ` ORDER BY wake_at, id LIMIT ` + lim + `)

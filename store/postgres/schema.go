@@ -264,6 +264,12 @@ ALTER TABLE runs ADD COLUMN abandoned INTEGER NOT NULL DEFAULT 0; -- 1: its pare
 ALTER TABLE runs ADD COLUMN traceparent TEXT NOT NULL DEFAULT ''; -- '' = none given
 ALTER TABLE tasks ADD COLUMN traceparent TEXT NOT NULL DEFAULT ''; -- '' = not traced
 `,
+	// 14: paused runs (store/sqlite's migration 17).
+	`
+ALTER TABLE runs ADD COLUMN paused_by TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN pause_reason TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN paused_at BIGINT NOT NULL DEFAULT 0; -- unix ns; 0 = not paused
+`,
 }
 
 // writeOnceState is the SQLSTATE the write-once triggers raise (class SK:

@@ -124,6 +124,9 @@ func (d *DB) ClaimRun(ctx context.Context, id, owner string, now int64, ttl time
 		if r.LeaseOwner != "" && r.LeaseExpiry > now {
 			return &store.LeaseHeldError{Lease: store.Lease{RunID: id, Owner: r.LeaseOwner, Token: r.LeaseToken, Expiry: r.LeaseExpiry}}
 		}
+		if r.IsPaused() {
+			return &store.PausedError{RunID: id, Pause: r.Paused}
+		}
 		out, err = claim(w, r, owner, now, now+int64(ttl))
 		return err
 	}})

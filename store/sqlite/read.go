@@ -150,8 +150,9 @@ func (d *DB) DueRuns(ctx context.Context, now int64, limit int) ([]store.Run, er
 // ?5 overall), so the cost follows the number of due runs, not of
 // suspended ones; the indexes are named, since without statistics
 // SQLite's planner may scan every suspended run instead. A suspended run that a settlement or its cancellation
-// waits for has waiting = 1 (see waitingSQL).
+// waits for has waiting = 1 (see waitingSQL). A paused run is never due.
 func dueSQL(cond string) string {
+	cond = " AND paused_at = 0" + cond
 	return `SELECT ` + runColumns + ` FROM runs WHERE rowid IN (
 	SELECT rowid FROM (SELECT rowid FROM runs INDEXED BY runs_status WHERE status IN (?1, ?2)` + cond + ` ORDER BY wake_at, id LIMIT ?5)
 	UNION ALL SELECT rowid FROM (SELECT rowid FROM runs INDEXED BY runs_status_wake WHERE status = ?3 AND wake_at > 0 AND wake_at <= ?4` + cond + ` ORDER BY wake_at, id LIMIT ?5)

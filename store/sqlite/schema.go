@@ -270,6 +270,13 @@ ALTER TABLE runs ADD COLUMN abandoned INTEGER NOT NULL DEFAULT 0; -- 1: its pare
 ALTER TABLE runs ADD COLUMN traceparent TEXT NOT NULL DEFAULT ''; -- '' = none given
 ALTER TABLE tasks ADD COLUMN traceparent TEXT NOT NULL DEFAULT ''; -- '' = not traced
 `,
+	// 17: paused runs (store.Store.PauseRun): who paused a run, why and
+	// since when; a paused run is never due nor claimed.
+	`
+ALTER TABLE runs ADD COLUMN paused_by TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN pause_reason TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN paused_at INTEGER NOT NULL DEFAULT 0; -- unix ns; 0 = not paused
+`,
 }
 
 // SchemaTooNewError is returned by Open when the database's schema version

@@ -27,6 +27,8 @@ func CheckClosed(t *testing.T, s store.Store, want error) {
 		},
 		"Settlements":   func() error { _, err := s.Settlements(ctx, "r"); return err },
 		"RequestCancel": func() error { _, err := s.RequestCancel(ctx, "r", "x"); return err },
+		"PauseRun":      func() error { _, err := s.PauseRun(ctx, "r", "ops", "x", 1); return err },
+		"UnpauseRun":    func() error { _, err := s.UnpauseRun(ctx, "r"); return err },
 		"Commit":        func() error { return s.Commit(ctx, store.Batch{}) },
 		"Outcomes":      func() error { _, err := s.Outcomes(ctx, "r"); return err },
 		"Outcome":       func() error { _, err := s.Outcome(ctx, "r", "k"); return err },

@@ -173,9 +173,21 @@ func (d *differ) step(i int) {
 		d.compare(what("Settlements", id), s1, err1, s2, err2)
 	case 10:
 		id, reason := d.runID(), pick(rng, []string{"", "stop", "halt"})
-		r1, err1 := d.got.RequestCancel(ctx, id, reason)
-		r2, err2 := d.ref.RequestCancel(ctx, id, reason)
-		d.compare(what("RequestCancel", id, reason), r1, err1, r2, err2)
+		switch rng.IntN(3) {
+		case 0:
+			r1, err1 := d.got.RequestCancel(ctx, id, reason)
+			r2, err2 := d.ref.RequestCancel(ctx, id, reason)
+			d.compare(what("RequestCancel", id, reason), r1, err1, r2, err2)
+		case 1:
+			by, at := pick(rng, []string{"", "ops", "api"}), int64(rng.IntN(3))
+			r1, err1 := d.got.PauseRun(ctx, id, by, reason, at)
+			r2, err2 := d.ref.PauseRun(ctx, id, by, reason, at)
+			d.compare(what("PauseRun", id, by, reason, at), r1, err1, r2, err2)
+		default:
+			r1, err1 := d.got.UnpauseRun(ctx, id)
+			r2, err2 := d.ref.UnpauseRun(ctx, id)
+			d.compare(what("UnpauseRun", id), r1, err1, r2, err2)
+		}
 	case 11:
 		id := d.runID()
 		o1, err1 := d.got.Outcomes(ctx, id)

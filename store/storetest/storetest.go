@@ -42,6 +42,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"SettlementsUndelivered", testSettlementsUndelivered},
 		{"BatchSettlements", testBatchSettlements},
 		{"RequestCancel", testRequestCancel},
+		{"PauseRun", testPauseRun},
+		{"PauseNotDue", testPauseNotDue},
 		{"ParentEnded", testParentEnded},
 		{"TraceParent", testTraceParent},
 		{"DueRunsSettlementsCancelDeadline", testDueRunsWake},

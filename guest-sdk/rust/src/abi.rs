@@ -99,12 +99,18 @@ pub struct OpOptions {
     pub timeout: u64,
     pub non_retryable: Vec<String>,
     /// A child op's policy for its parent's end: PARENT_CLOSE_CANCEL or
-    /// PARENT_CLOSE_ABANDON (0: cancel). The message's last field.
+    /// PARENT_CLOSE_ABANDON (0: cancel).
     pub parent_close: u32,
+    /// What the host does when a step's or call's retries run out:
+    /// ON_EXHAUSTED_FAIL (0) or ON_EXHAUSTED_PAUSE. The message's last
+    /// field.
+    pub on_exhausted: u32,
 }
 
 pub const PARENT_CLOSE_CANCEL: u32 = 1;
 pub const PARENT_CLOSE_ABANDON: u32 = 2;
+pub const ON_EXHAUSTED_FAIL: u32 = 0;
+pub const ON_EXHAUSTED_PAUSE: u32 = 1;
 
 /// Reads fields written by the host; the first error sticks.
 pub struct Dec<'a> {
@@ -264,6 +270,7 @@ pub fn encode_op_options(m: &OpOptions) -> Vec<u8> {
         e.str(s);
     }
     e.u32(m.parent_close);
+    e.u32(m.on_exhausted);
     e.b
 }
 

@@ -56,7 +56,7 @@ use std::pin::Pin;
 
 pub use ctx::{Ctx, Group, Handle, Op, Outcome, StepCtx};
 pub use error::{Error, IdError, Result, CANCELED_PREFIX};
-pub use opts::{Opts, ParentClose, Retry};
+pub use opts::{Exhausted, Opts, ParentClose, Retry};
 pub use shape::{Mismatch, Reader, Schema, Shape};
 pub use typed::Typed;
 

@@ -86,6 +86,10 @@ impl Opts {
             };
             m.jitter = (jitter * 1000.0) as u32;
             m.non_retryable = r.non_retryable.clone();
+            m.on_exhausted = match r.on_exhausted {
+                Exhausted::Fail => abi::ON_EXHAUSTED_FAIL,
+                Exhausted::Pause => abi::ON_EXHAUSTED_PAUSE,
+            };
         }
         Some(abi::encode_op_options(&m))
     }
@@ -109,6 +113,21 @@ pub struct Retry {
     pub jitter: f64,
     /// Error texts (substrings) that end the retries at once.
     pub non_retryable: Vec<String>,
+    /// What happens when the attempts run out (default `Exhausted::Fail`),
+    /// as the Go SDK's `RetryPolicy.OnExhausted`.
+    pub on_exhausted: Exhausted,
+}
+
+/// What a step or call does when its retries run out (`Retry::on_exhausted`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Exhausted {
+    /// The default: the op fails with its last attempt's error.
+    #[default]
+    Fail,
+    /// The op stays pending and the run is paused, for an operator to fix
+    /// the cause and unpause it (or resume it on new code); the op then
+    /// gets `max_attempts` attempts again.
+    Pause,
 }
 
 pub(crate) fn nanos(d: Duration) -> u64 {
@@ -137,11 +156,15 @@ mod tests {
             timeout: 2_000_000_000,
             non_retryable: vec![],
             parent_close: 0,
+            on_exhausted: 0,
         });
         assert_eq!(b, want);
         let b = Opts::new().parent_close(ParentClose::Abandon).encode().unwrap();
-        assert_eq!(&b[b.len() - 4..], &[2, 0, 0, 0]);
-        assert!(b[..b.len() - 4].iter().all(|&x| x == 0));
+        assert_eq!(&b[b.len() - 8..], &[2, 0, 0, 0, 0, 0, 0, 0]);
+        assert!(b[..b.len() - 8].iter().all(|&x| x == 0));
+        let r = Retry { on_exhausted: Exhausted::Pause, ..Default::default() };
+        let b = Opts::new().retry(r).encode().unwrap();
+        assert_eq!(&b[b.len() - 4..], &[1, 0, 0, 0]);
         let r = Retry { jitter: -1.0, multiplier: 1.5, non_retryable: vec!["fatal".into()], ..Default::default() };
         let b = Opts::new().retry(r).encode().unwrap();
         assert_eq!(&b[20..28], &[220, 5, 0, 0, 0, 0, 0, 0]); // multiplier 1500, jitter 0

@@ -217,7 +217,7 @@ func (f liveEffects) cancelChild(ctx context.Context, key, id, reason string) {
 // nothing in this process will settle soon.
 func (f liveEffects) idle(ctx context.Context) error {
 	x, rs := f.x, f.x.rs
-	for rs.MB.Len() == 0 {
+	for rs.MB.Len() == 0 && !x.pauseHere() {
 		busy := x.S.InBody() || len(rs.activities) > 0 || rs.bodyWaits > 0 || rs.liveChildren() > 0 || rs.remoteFresh(x.h)
 		if !busy {
 			earliest := int64(math.MaxInt64)

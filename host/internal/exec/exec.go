@@ -36,6 +36,10 @@ const (
 	// returns the error and the run is not failed: what was committed
 	// before stands, and the next drive replays it.
 	Unrecorded
+	// Paused: the run was paused (host.Pause); the execution stopped at
+	// an idle point, or was stopped after CancelGrace, and its records
+	// are committed. The run keeps its status until it is unpaused.
+	Paused
 )
 
 // exec is one instance of a run's module, from instantiation to exit.
@@ -175,12 +179,15 @@ func (x *Exec) Instantiate(ctx context.Context, cm *modules.Module) error {
 	stopWatch()
 	var limit *limit.Error
 	var hc *hardCancel
+	var hp *hardPause
 	switch cause := context.Cause(wctx); {
 	case x.State != Running && x.State != Failed:
 	case errors.As(cause, &limit):
 		x.State, x.Failure = Failed, limit
 	case errors.As(cause, &hc):
 		x.State, x.Failure = Stopped, hc
+	case errors.As(cause, &hp):
+		x.State, x.Failure = Paused, hp
 	}
 	if x.State == Running {
 		x.State = Failed

@@ -2,6 +2,7 @@ package exec
 
 import (
 	"context"
+	"time"
 
 	"github.com/skeinrun/skein/host/internal/sched"
 )
@@ -42,6 +43,9 @@ func (x *Exec) idlePoint(ctx context.Context) error {
 	if x.h.Config().Evict == EvictAlways && x.newRecords > 0 && !x.S.InBody() && !x.S.Held() {
 		return x.stop(Evicted, nil)
 	}
+	if x.pauseHere() {
+		return x.stop(Paused, nil)
+	}
 	cs := x.rs.MB.drain()
 	if len(cs) == 0 && !x.S.Held() {
 		if err := x.fx.idle(ctx); err != nil {
@@ -58,6 +62,21 @@ func (x *Exec) idlePoint(ctx context.Context) error {
 		x.blocking(func() { x.onCancel(ctx, reason) })
 	}
 	return nil
+}
+
+// pauseHere reports whether the execution stops here for the run's
+// pause: one was requested, and nothing in this process is in flight (a
+// step body, held step outcomes, an activity call), so stopping runs
+// nothing twice; or CancelGrace has passed since, and what is in flight
+// is let go (a step body runs again, an activity is called again, after
+// the replay).
+func (x *Exec) pauseHere() bool {
+	since := x.rs.MB.pausedSince()
+	if since.IsZero() || !x.fx.hardCancels() {
+		return false
+	}
+	quiet := !x.S.InBody() && !x.S.Held() && len(x.rs.activities) == 0
+	return quiet || time.Since(since) >= CancelGrace
 }
 
 // startCalls starts the in-process activity calls issued since the last

@@ -191,6 +191,8 @@ func (x *Exec) checkOpts(kind abi.OpKind, o abi.OpOptions) error {
 	switch {
 	case o.ParentClose > abi.ParentCloseAbandon:
 		return x.fail("op_options: unknown parent close policy %d (1: cancel the child, 2: abandon it)", o.ParentClose)
+	case o.OnExhausted > abi.OnExhaustedPause:
+		return x.fail("op_options: unknown exhausted-retries policy %d (0: fail the op, 1: pause the run)", o.OnExhausted)
 	case kind == abi.OpChild:
 		if o.ParentClose = 0; !reflect.DeepEqual(o, abi.OpOptions{}) {
 			return x.fail("retry and timeout options apply to steps and calls only, not to a child op")

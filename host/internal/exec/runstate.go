@@ -172,6 +172,14 @@ func (rs *RunState) startActivity(h Host, c activityCall) {
 	}
 	h.Spawn(func() {
 		out, attempts, err := rs.runAttempts(st, tr, c)
+		if rs.actx.Err() == nil && Exhausted(c.opts, err, attempts) {
+			// The call stays pending: the execution stops within
+			// CancelGrace, and the next one after an unpause calls again.
+			reason := exhaustedReason("call", c.name, c.key, attempts, err.Error())
+			if perr := rs.pauseRun(rs.actx, st, reason); perr == nil {
+				return
+			}
+		}
 		done := sched.Completion{Key: c.key, Outcome: sched.Outcome{OK: true, Value: out}, Attempts: attempts}
 		if err != nil {
 			done.Outcome = errOutcome(err.Error())
@@ -184,7 +192,7 @@ func (rs *RunState) startActivity(h Host, c activityCall) {
 
 func (rs *RunState) runAttempts(st store.Store, tr attemptTracer, c activityCall) ([]byte, int, error) {
 	maxAttempts := int(c.opts.MaxAttempts)
-	if c.resumed && maxAttempts > 0 && c.attempt > maxAttempts {
+	if c.resumed && maxAttempts > 0 && c.attempt > maxAttempts && c.opts.OnExhausted != abi.OnExhaustedPause {
 		return nil, c.attempt - 1, fmt.Errorf("activity %q: attempt %d of %d was interrupted (the process stopped); no attempts left", c.name, c.attempt-1, maxAttempts)
 	}
 	var prev store.Attempt // the attempt before, failed (timeline.go)
@@ -249,9 +257,12 @@ func callInfo(runID string, c activityCall, attempt int) activity.Info {
 
 // retryable reports whether an attempt that failed with err is retried.
 func Retryable(o abi.OpOptions, err error, attempt int) bool {
-	if attempt >= int(o.MaxAttempts) {
-		return false
-	}
+	return roundAttempt(o, attempt) < int(o.MaxAttempts) && retryableError(o, err)
+}
+
+// retryableError reports whether err may be retried at all: it is not
+// an activity.NonRetryableError nor has one of o's non-retryable texts.
+func retryableError(o abi.OpOptions, err error) bool {
 	var nr *activity.NonRetryableError
 	if errors.As(err, &nr) {
 		return false
@@ -271,6 +282,7 @@ func nonRetryableText(o abi.OpOptions, msg string) bool {
 // backoff is the wait after the given failed attempt: exponential, capped,
 // with jitter.
 func Backoff(o abi.OpOptions, attempt int) time.Duration {
+	attempt = roundAttempt(o, attempt)
 	d := float64(o.InitialBackoff) * math.Pow(float64(max(o.Multiplier, 1000))/1000, float64(attempt-1))
 	if o.MaxBackoff > 0 && d > float64(o.MaxBackoff) {
 		d = float64(o.MaxBackoff)
@@ -409,6 +421,40 @@ type mailbox struct {
 	// when (the watchdog enforces CancelGrace).
 	cancelReason string
 	cancelSince  time.Time
+	// pauseSince is when the run's pause reached its execution (zero:
+	// not paused); the watchdog enforces CancelGrace from then.
+	pauseSince time.Time
+}
+
+// Pause asks the run's execution to stop at its next idle point (and
+// wakes it if it waits; see Exec.pauseHere). Pausing again keeps the
+// first time.
+func (m *mailbox) Pause() {
+	m.mu.Lock()
+	if m.pauseSince.IsZero() {
+		m.pauseSince = time.Now()
+		// A waiting execution looks again once the grace is over.
+		time.AfterFunc(CancelGrace, m.Nudge)
+	}
+	m.mu.Unlock()
+	m.Nudge()
+}
+
+// Unpause withdraws a pause the execution has not acted on yet.
+func (m *mailbox) Unpause() {
+	m.mu.Lock()
+	m.pauseSince = time.Time{}
+	m.mu.Unlock()
+}
+
+// Paused reports whether a pause was asked for (mailbox.Pause).
+func (m *mailbox) Paused() bool { return !m.pausedSince().IsZero() }
+
+// pausedSince returns when the pause was asked for; zero for none.
+func (m *mailbox) pausedSince() time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.pauseSince
 }
 
 func (m *mailbox) Sig() chan struct{} {

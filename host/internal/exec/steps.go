@@ -47,6 +47,9 @@ func (x *Exec) stepDone(ctx context.Context, stack []uint64) error {
 			stack[0] = uint64(abi.StepRetry)
 			return x.retryStep(ctx, tid, p, b)
 		}
+		if !out.OK && !fatal && x.fx.hardCancels() && Exhausted(b.opts, errors.New(out.Err), x.S.Attempts(p)) {
+			return x.pauseStep(ctx, p, x.S.BodyKey(tid), out.Err)
+		}
 		delete(x.bodies, p)
 	}
 	if later, err := x.fx.stepEnded(tid, p, out); err != nil {

@@ -92,6 +92,8 @@ func (s State) String() string {
 		return "stopped"
 	case Unrecorded:
 		return "unrecorded"
+	case Paused:
+		return "paused"
 	}
 	return "unknown"
 }

@@ -70,6 +70,14 @@ func (e *hardCancel) Error() string {
 	return fmt.Sprintf("%s (the run was stopped: it did not reach a point where the workflow could handle the cancellation within %s)", e.reason, CancelGrace)
 }
 
+// hardPause is the cause that stops an execution of a paused run which
+// did not reach an idle point within CancelGrace.
+type hardPause struct{}
+
+func (*hardPause) Error() string {
+	return fmt.Sprintf("the run was paused and stopped: it did not reach an idle point within %s", CancelGrace)
+}
+
 // watch starts the watchdog of an execution. Every tick it checks the
 // limits of docs/limits.md that only time can tell: time without
 // yielding (Config.MaxRunWithoutYield), the execution's wall time and CPU
@@ -125,6 +133,11 @@ func (x *Exec) overLimit(now, start, quiet time.Time) error {
 	if x.rs != nil && x.fx.hardCancels() && !x.wd.cancelSeen.Load() && x.wd.waiting.Load() == 0 {
 		if reason, since := x.rs.MB.pendingCancel(); !since.IsZero() && now.Sub(since) >= CancelGrace {
 			return &hardCancel{reason: reason}
+		}
+	}
+	if x.rs != nil && x.fx.hardCancels() && x.wd.waiting.Load() == 0 {
+		if since := x.rs.MB.pausedSince(); !since.IsZero() && now.Sub(since) >= CancelGrace {
+			return &hardPause{}
 		}
 	}
 	return nil

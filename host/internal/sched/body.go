@@ -22,6 +22,19 @@ func (s *Sched) StepRetry(tid TaskID, id PromiseID) (attempts int, err error) {
 	return p.attempts, s.BodyWait(tid)
 }
 
+// RecordStepPending records step id pending with its attempts so far:
+// the run stops with the step's body unfinished (paused when its retries
+// ran out), and a replay runs the body again as the next attempt.
+func (s *Sched) RecordStepPending(id PromiseID) {
+	p := s.promises[id-1]
+	if s.opts.OnRecord != nil {
+		s.opts.OnRecord(Record{Key: p.key, Kind: p.kind, Function: p.fn, Pending: true, Attempts: p.attempts})
+	}
+}
+
+// PromiseFunction returns the function (a step's name, …) of promise id.
+func (s *Sched) PromiseFunction(id PromiseID) string { return s.promises[id-1].fn }
+
 // TaskPath returns the lineage scope key of a task ("" for the root,
 // "t2", "fan.0", …), whatever the minting policy: the task's structural
 // identity, which a checker compares across schedules.

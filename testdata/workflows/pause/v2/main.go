@@ -1,0 +1,12 @@
+// Command v2 is version v2 of the pause tests' module (package wf).
+package main
+
+import (
+	"github.com/skeinrun/skein/guest-sdk/skein"
+	"github.com/skeinrun/skein/testdata/workflows/pause/internal/wf"
+)
+
+func main() {
+	wf.Register("v2")
+	skein.Main()
+}
