@@ -564,6 +564,7 @@ type Store interface {
 
 	TaskStore
 	ScheduleStore
+	PruneStore
 
 	// Close flushes pending writes and releases resources.
 	Close() error

@@ -88,6 +88,10 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"HookDeliveries", testHookDeliveries},
 		{"PromiseSchema", testPromiseSchema},
 		{"ModuleInputSchemas", testModuleInputSchemas},
+		{"PruneRuns", testPruneRuns},
+		{"PruneBatches", testPruneBatches},
+		{"PruneFamilies", testPruneFamilies},
+		{"DeleteRun", testDeleteRun},
 		{"Texts", testTexts},
 		{"Close", testClose},
 	}
