@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Retention (docs/operations.md, "Retention"): runs that ended are
@@ -19,6 +20,11 @@ import (
 //     the parent waits for its result);
 //   - none of its child runs is live (a parent is kept while a child
 //     runs: the child delivers its result to it);
+//   - it is not the run of a schedule's latest started slot
+//     (Schedule.LastFired), nor of its chain: the scheduler creates that
+//     run when it finds it missing (a worker that died between deciding
+//     a slot and starting its run), so it stays until the schedule fires
+//     again;
 //   - it is not part of a continue-as-new chain (ChainRoot) that is
 //     kept: a chain goes whole, when its last run ended before the
 //     horizon and every run of it may go by the two rules above. A chain
@@ -136,6 +142,27 @@ type Relatives struct {
 	// ChainEnd is the last run of its chain (the run itself when it is
 	// alone or last).
 	ChainEnd Run
+	// SlotOf names the schedule whose latest started slot's run is the
+	// first run of its chain; "" for none.
+	SlotOf string
+}
+
+// ScheduleRunID returns the id of the run a schedule starts for a slot:
+// "sched:{name}@{slot in UTC, RFC 3339}" (host.ScheduleRunID).
+func ScheduleRunID(name string, slot time.Time) string {
+	return "sched:" + name + "@" + slot.UTC().Format(time.RFC3339)
+}
+
+// SlotRuns returns the ids of the runs of the schedules' latest started
+// slots, each with the name of its schedule: the runs the rules keep.
+func SlotRuns(scheds []Schedule) map[string]string {
+	ids := make(map[string]string, len(scheds))
+	for _, sc := range scheds {
+		if sc.LastFired != 0 {
+			ids[ScheduleRunID(sc.Name, time.Unix(0, sc.LastFired))] = sc.Name
+		}
+	}
+	return ids
 }
 
 // KeepReason returns why run r may not be deleted by DeleteRun (a
@@ -151,6 +178,8 @@ func KeepReason(r Run, rel Relatives) error {
 		return keep("its parent run %s has not ended (status %s): a child run is kept while its parent runs", rel.Parent.ID, rel.Parent.Status)
 	case rel.LiveChild != "":
 		return keep("its child run %s has not ended: a parent run is kept while a child of it runs", rel.LiveChild)
+	case rel.SlotOf != "":
+		return keep("it is the run of schedule %s's latest slot, which the scheduler would start again: it may go once the schedule fires again", rel.SlotOf)
 	case !rel.ChainEnd.Status.Terminal():
 		return keep("the last run of its continue-as-new chain, %s, has not ended (status %s): a chain is kept whole while it runs",
 			rel.ChainEnd.ID, rel.ChainEnd.Status)

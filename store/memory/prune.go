@@ -26,7 +26,11 @@ func (s *Store) PruneRuns(ctx context.Context, before int64, limit int, dryRun b
 			live[r.Parent] = true
 		}
 	}
+	slots := s.slotRuns()
 	mayGo := func(root string) bool {
+		if slots[root] != "" {
+			return false
+		}
 		for _, id := range chains[root] {
 			r := &s.runs[id].run
 			if !r.Status.Terminal() || r.UpdatedAt.UnixNano() >= before || live[id] {
@@ -116,9 +120,20 @@ func (s *Store) DeleteRun(ctx context.Context, id string) error {
 		}
 	}
 	rel.ChainEnd = store.ChainEnd(chain)
+	rel.SlotOf = s.slotRuns()[root]
 	if err := store.KeepReason(rec.run, rel); err != nil {
 		return fmt.Errorf("memory store: delete run: %w", err)
 	}
 	s.deleteRuns(func(rid string) bool { return rid == id })
 	return nil
+}
+
+// slotRuns is store.SlotRuns of the stored schedules. The caller holds
+// mu.
+func (s *Store) slotRuns() map[string]string {
+	scheds := make([]store.Schedule, 0, len(s.sched.schedules))
+	for _, sc := range s.sched.schedules {
+		scheds = append(scheds, sc)
+	}
+	return store.SlotRuns(scheds)
 }

@@ -191,3 +191,25 @@ func testDeleteRun(t *testing.T, s store.Store) {
 		t.Errorf("run q.c after the deletes: %+v", r)
 	}
 }
+
+func testPruneScheduleSlot(t *testing.T, s store.Store) {
+	sc := testSchedule("tick")
+	sc.LastFired = ts(2).UnixNano()
+	if _, err := s.CreateSchedule(t.Context(), sc); err != nil {
+		t.Fatal(err)
+	}
+	older, latest := store.ScheduleRunID("tick", ts(1)), store.ScheduleRunID("tick", ts(2))
+	endedRun(t, s, older, "", store.RunCompleted, 1)
+	endedRun(t, s, latest, "", store.RunContinued, 2)
+	endedRun(t, s, latest+"~2", "", store.RunCompleted, 3)
+	// The latest slot's run, and its chain, stay: the scheduler would
+	// start a missing one again.
+	mustPrune(t, s, 0, false, older)
+	for _, id := range []string{latest, latest + "~2"} {
+		err := s.DeleteRun(t.Context(), id)
+		if !errors.Is(err, store.ErrRunNeeded) || !strings.Contains(err.Error(), "schedule tick's latest slot") {
+			t.Errorf("DeleteRun(%s) = %v, want it kept as the run of schedule tick's latest slot", id, err)
+		}
+		checkGone(t, s, id, false)
+	}
+}

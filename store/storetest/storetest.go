@@ -91,6 +91,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"PruneRuns", testPruneRuns},
 		{"PruneBatches", testPruneBatches},
 		{"PruneFamilies", testPruneFamilies},
+		{"PruneScheduleSlot", testPruneScheduleSlot},
 		{"DeleteRun", testDeleteRun},
 		{"Texts", testTexts},
 		{"Close", testClose},

@@ -1,7 +1,12 @@
 package rowscan
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
 	"math"
 	"strings"
 
@@ -29,14 +34,41 @@ func terminalIn() string {
 // with the size of their chain. Its parameters: the status, the horizon
 // (twice), the limit. The runs' chain column is store.ChainRoot of
 // their id.
-func pruneCandidatesSQL(mark string) string {
+func pruneCandidatesSQL(mark string, kept int) string {
 	t := terminalIn()
+	notKept := ""
+	if kept > 0 {
+		ms := make([]string, kept)
+		for i := range ms {
+			ms[i] = mark + strconv.Itoa(5+i)
+		}
+		notKept = "\nAND r.chain NOT IN (" + strings.Join(ms, ", ") + ")"
+	}
 	return `SELECT r.id, r.chain, (SELECT count(*) FROM runs n WHERE n.chain = r.chain) FROM runs r
 WHERE r.status = ` + mark + `1 AND r.updated_at < ` + mark + `2
 AND NOT EXISTS (SELECT 1 FROM runs c WHERE c.chain = r.chain AND (c.status NOT IN ` + t + ` OR c.updated_at >= ` + mark + `3))
 AND NOT EXISTS (SELECT 1 FROM runs l JOIN runs k ON k.parent = l.id WHERE l.chain = r.chain AND k.status NOT IN ` + t + `)
 AND NOT EXISTS (SELECT 1 FROM runs l JOIN runs p ON p.id = l.parent WHERE l.chain = r.chain AND l.parent <> '' AND p.status NOT IN ` + t + `)
+` + notKept + `
 ORDER BY r.updated_at, r.id LIMIT ` + mark + `4`
+}
+
+// slotRuns is store.SlotRuns of the stored schedules.
+func slotRuns(query Query) (map[string]string, error) {
+	var scheds []store.Schedule
+	err := query(`SELECT doc FROM schedules`, nil, func(s Scanner) error {
+		var doc []byte
+		var sc store.Schedule
+		if err := s.Scan(&doc); err != nil {
+			return err
+		}
+		if err := json.Unmarshal(doc, &sc); err != nil {
+			return fmt.Errorf("read a schedule: %w", err)
+		}
+		scheds = append(scheds, sc)
+		return nil
+	})
+	return store.SlotRuns(scheds), err
 }
 
 // PrunePlan finds the batch of store.PruneStore.PruneRuns at before
@@ -48,7 +80,12 @@ func PrunePlan(query Query, mark string, before int64, limit int) (store.PruneRe
 		size      int64
 	}
 	var cands []cand
-	candSQL := pruneCandidatesSQL(mark)
+	slots, err := slotRuns(query)
+	if err != nil {
+		return store.PruneResult{}, err
+	}
+	kept := slices.Sorted(maps.Keys(slots))
+	candSQL := pruneCandidatesSQL(mark, len(kept))
 	for _, st := range store.TerminalStatuses() {
 		n := int64(math.MaxInt64)
 		if limit > 0 {
@@ -57,7 +94,11 @@ func PrunePlan(query Query, mark string, before int64, limit int) (store.PruneRe
 		if n <= 0 {
 			break
 		}
-		err := query(candSQL, []any{string(st), before, before, n}, func(s Scanner) error {
+		args := []any{string(st), before, before, n}
+		for _, id := range kept {
+			args = append(args, id)
+		}
+		err := query(candSQL, args, func(s Scanner) error {
 			var c cand
 			if err := s.Scan(&c.id, &c.chain, &c.size); err != nil {
 				return err
@@ -140,5 +181,10 @@ func DeleteRefusal(query Query, mark, id string) error {
 		chain = []store.Run{*r}
 	}
 	rel.ChainEnd = store.ChainEnd(chain)
+	slots, err := slotRuns(query)
+	if err != nil {
+		return err
+	}
+	rel.SlotOf = slots[store.ChainRoot(id)]
 	return store.KeepReason(*r, rel)
 }
