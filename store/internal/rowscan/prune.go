@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
-	"math"
 	"strings"
 
 	"github.com/skeinrun/skein/store"
