@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/skeinrun/skein/store"
@@ -144,4 +147,24 @@ func retentionDefaults(cfg *Config) {
 	if cfg.Clock == nil {
 		cfg.Clock = time.Now
 	}
+}
+
+// ParseAge parses an age of retention: a Go duration ("720h", "90m") or
+// a whole number of days ("30d"). It must not be negative.
+func ParseAge(s string) (time.Duration, error) {
+	var d time.Duration
+	var err error
+	if n, ok := strings.CutSuffix(s, "d"); ok && n != "" && strings.Trim(n, "0123456789") == "" {
+		days, perr := strconv.Atoi(n)
+		if perr != nil || days > math.MaxInt64/int(24*time.Hour) {
+			return 0, fmt.Errorf("age %q: too many days", s)
+		}
+		d = time.Duration(days) * 24 * time.Hour
+	} else if d, err = time.ParseDuration(s); err != nil {
+		return 0, fmt.Errorf("age %q: want a duration such as 720h or a number of days such as 30d", s)
+	}
+	if d < 0 {
+		return 0, fmt.Errorf("age %q: must not be negative", s)
+	}
+	return d, nil
 }
