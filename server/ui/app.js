@@ -295,7 +295,9 @@
     if (r.error) {
       parts.push(el('h2', {}, r.status === 'diverged' ? 'Divergence' : 'Error'), el('pre', { class: 'error', id: 'run-error' }, r.error));
     }
-    parts.push(el('div', { class: 'actions' }, TERMINAL.has(r.status) ? null : cancelActions(r, ui, g, reload, show), el('span', { class: 'spacer' }), journalLink(v)));
+    parts.push(el('div', { class: 'actions' }, TERMINAL.has(r.status)
+      ? window.skeinDeleteRun(r, ui, { el, api, showBanner, setHash, show, guard: (fn) => guard(g, fn) })
+      : cancelActions(r, ui, g, reload, show), el('span', { class: 'spacer' }), journalLink(v)));
     parts.push(props);
     if (v.waiting) parts.push(el('h2', {}, 'Waiting on'), waitingSection(v.waiting));
     parts.push(el('h2', {}, 'Timeline'), timeline(v, ui, show));
