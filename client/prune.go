@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Retention (docs/api.md, "Prune runs"; docs/operations.md, "Retention").
+// Retention (docs/operations.md, "Retention").
 
 // PruneRequest is the body of POST /v1/runs/prune: the horizon, as a
 // time (Before) or an age (OlderThan: a Go duration such as "720h", or

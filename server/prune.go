@@ -10,7 +10,7 @@ import (
 	"github.com/skeinrun/skein/store"
 )
 
-// Retention (docs/api.md, "Prune runs" and "Delete a run").
+// Retention (docs/api.md, `POST /v1/runs/prune` and `DELETE /v1/runs/{id}`; docs/operations.md, "Retention").
 
 type (
 	// PruneRequest is client.PruneRequest: the body of POST /v1/runs/prune.

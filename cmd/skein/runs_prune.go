@@ -63,13 +63,8 @@ func runsPrune(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	dryRun := fs.Bool("dry-run", false, "count the runs that would be deleted; delete nothing")
 	vacuum := fs.Bool("vacuum", false, "with --db: then rebuild the file in auto_vacuum incremental mode, so that it shrinks as runs are pruned (a file made by an older skein; no server may be writing it)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
-	pos, err := parseFlags(fs, args)
-	if err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
-	}
-	if len(pos) != 0 {
-		fs.Usage()
-		return &exitError{code: exitUsage, err: fmt.Errorf("unexpected argument %q", pos[0])}
 	}
 	req, err := pruneRequest(*beforeArg, *olderThan, *dryRun)
 	if err != nil {
@@ -166,4 +161,18 @@ func printPrune(w io.Writer, res client.PruneResult) {
 	if more := res.Runs - len(res.IDs); more > 0 {
 		fmt.Fprintf(w, "  and %d more\n", more)
 	}
+}
+
+// parseNoArgs parses the flags of a command that takes no positional
+// argument, and refuses one.
+func parseNoArgs(fs *flag.FlagSet, args []string) error {
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 0 {
+		fs.Usage()
+		return &exitError{code: exitUsage, err: fmt.Errorf("unexpected argument %q", pos[0])}
+	}
+	return nil
 }
