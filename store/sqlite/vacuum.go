@@ -35,7 +35,7 @@ func Vacuum(ctx context.Context, path string) (VacuumStats, error) {
 	if err != nil {
 		return st, fmt.Errorf("sqlite store: vacuum %s: %w", path, err)
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }() // after VACUUM and its checkpoint, which are checked
 	db.SetMaxOpenConns(1)
 	var version, mode int
 	if err := db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
