@@ -166,7 +166,8 @@ const DefaultLeaseTTL = 10 * time.Second
 // one when their leases expire.
 //
 // Work also starts the runs of due schedule slots (scheduler.go; any
-// number of workers may share the schedules of a store).
+// number of workers may share the schedules of a store), and deletes the
+// runs that ended more than Config.Retention ago (retention.go).
 //
 // When ctx ends Work stops taking runs, lets the ones in progress go on
 // for Grace, interrupts the rest (they stay durable and resume on the
@@ -207,6 +208,9 @@ func (h *Host) Work(ctx context.Context, o WorkOptions) error {
 	scheduled := make(chan struct{})
 	go func() { defer close(scheduled); h.warnHookSecrets(ctx); h.runSchedules(ctx) }() // hooks.go, scheduler.go
 	defer func() { <-scheduled }()
+	pruned := make(chan struct{})
+	go func() { defer close(pruned); h.runPruner(ctx) }() // retention.go
+	defer func() { <-pruned }()
 	for ctx.Err() == nil {
 		// Only this loop takes slots, so claiming no more runs than are
 		// free never blocks below, and no lease is held by a run waiting

@@ -187,6 +187,19 @@ type Config struct {
 	// DefaultJournalCacheBytes (64 MiB); a negative value keeps none.
 	JournalCacheBytes int64
 
+	// Retention is how long a run that ended is kept: Work's pruner
+	// deletes the runs that ended longer ago, with all that belongs to
+	// them, unless a run that has not ended needs them (Prune; the rules
+	// are store.PruneStore's). Default DefaultRetention (30 days);
+	// negative keeps every run. `skein serve --retention`.
+	Retention time.Duration
+	// PruneEvery is how often Work's pruner looks for runs to delete,
+	// moved at random by up to a fifth. Default DefaultPruneEvery (5m).
+	PruneEvery time.Duration
+	// Clock is the pruner's clock: the horizon is Clock() - Retention.
+	// Default time.Now; tests and benchmarks drive their own.
+	Clock func() time.Time
+
 	// Simulation, if set, runs every workflow in virtual time only, with
 	// timing decided by a seed (see Simulation). For checks and tests.
 	Simulation *Simulation
@@ -366,6 +379,7 @@ func newHost(ctx context.Context, cfg Config, hooks testHooks) (*Host, error) {
 	if cfg.TaskLeaseTTL <= 0 {
 		cfg.TaskLeaseTTL = exec.DefaultTaskLeaseTTL
 	}
+	retentionDefaults(&cfg)
 	if cfg.Engine == "" {
 		cfg.Engine = hooks.engine
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -59,6 +60,9 @@ type Client interface {
 	Hooks(ctx context.Context) ([]store.Hook, error)
 	DeleteHook(ctx context.Context, name string) error
 	Deliver(ctx context.Context, name string, d Delivery) (store.Run, bool, error)
+	// Retention (retention.go).
+	Prune(ctx context.Context, before time.Time, dryRun bool) (PruneReport, error)
+	DeleteRun(ctx context.Context, id string) error
 }
 
 // Worker is the worker role of a Host: what executes runs, with the

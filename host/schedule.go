@@ -58,7 +58,7 @@ type ScheduleInfo struct {
 // and a run id is created once, so a slot starts at most one run however
 // many workers fire it.
 func ScheduleRunID(name string, slot time.Time) string {
-	return "sched:" + name + "@" + slot.UTC().Format(time.RFC3339)
+	return store.ScheduleRunID(name, slot)
 }
 
 // validName checks a schedule or hook name.

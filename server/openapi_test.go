@@ -110,6 +110,7 @@ var wireTypes = map[string]any{
 	"WaitActivity": client.WaitActivity{}, "WaitTask": client.WaitTask{},
 	"RunOps": RunOps{}, "Op": Op{}, "Try": Try{}, "Drop": Drop{},
 	"LeaseList": LeaseList{}, "Lease": Lease{}, "TaskList": TaskList{}, "ActivityTask": ActivityTask{},
+	"PruneRequest": PruneRequest{}, "PruneResult": PruneResult{},
 	"ClaimRequest": client.ClaimRequest{}, "ClaimResponse": client.ClaimResponse{}, "ClaimedTask": client.ClaimedTask{},
 	"HeartbeatRequest": client.HeartbeatRequest{}, "HeartbeatResponse": client.HeartbeatResponse{},
 	"CompleteRequest": client.CompleteRequest{}, "FailRequest": client.FailRequest{}, "TaskEnded": client.TaskEnded{},

@@ -134,6 +134,7 @@ func newAPI(h host.Client, o Options) (*api, *http.ServeMux) {
 	a.routePause(mux)     // pause.go
 	a.routeTasks(mux)     // tasks.go
 	a.routeSchedules(mux) // schedules.go
+	a.routePrune(mux)     // prune.go
 	// The web UI (ui.go): index.html at /, the other files under /ui/.
 	ui := uiHandler()
 	a.handle(mux, "GET /{$}", apiRoute, ui.ServeHTTP)

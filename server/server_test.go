@@ -246,11 +246,12 @@ func TestAPIRuns(t *testing.T) {
 		t.Errorf("canceled %+v", r)
 	}
 	ta.want("unknown endpoint", ta.do("GET", "/v2/runs", nil), 404, CodeNotFound)
-	a = ta.do("DELETE", "/v1/runs/a", nil)
+	a = ta.do("PATCH", "/v1/runs/a", nil)
 	ta.want("wrong method", a, 405, CodeMethodNotAllowed)
-	if a.hdr.Get("Allow") != "GET" {
-		t.Errorf("wrong method: Allow %q, want GET", a.hdr.Get("Allow"))
+	if a.hdr.Get("Allow") != "GET, DELETE" {
+		t.Errorf("wrong method: Allow %q, want GET, DELETE", a.hdr.Get("Allow"))
 	}
+	ta.want("delete a run that has not ended", ta.do("DELETE", "/v1/runs/a", nil), 409, CodeConflict)
 	ta.want("wrong method on a collection", ta.do("PUT", "/v1/runs", nil), 405, CodeMethodNotAllowed)
 	ta.want("request too large", newTestAPIWith(ta, Options{MaxRequestBytes: 10}).do("POST", "/v1/runs", start), 413, CodeTooLarge)
 }

@@ -656,6 +656,7 @@ type Store interface {
 
 	TaskStore
 	ScheduleStore
+	PruneStore
 
 	// Close flushes pending writes and releases resources.
 	Close() error

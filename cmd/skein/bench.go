@@ -116,6 +116,9 @@ func benchSizeFlags(fs *flag.FlagSet) *bench.Sizes {
 	fs.IntVar(&s.Calls, "calls", s.Calls, "activities, remote-activities: calls in the sequential run")
 	fs.IntVar(&s.CallRuns, "call-runs", s.CallRuns, "activities, remote-activities: runs started together")
 	fs.IntVar(&s.RunCalls, "run-calls", s.RunCalls, "activities, remote-activities: calls per run")
+	fs.IntVar(&s.RetentionDays, "retention-days", s.RetentionDays, "retention: virtual days of a schedule's runs")
+	fs.IntVar(&s.RetentionKeep, "retention-keep", s.RetentionKeep, "retention: days a run is kept after it ended")
+	fs.IntVar(&s.RetentionPerDay, "retention-runs-per-day", s.RetentionPerDay, "retention: runs per virtual day, dividing 86400 (86400: a run every second)")
 	fs.IntVar(&s.Repeat, "repeat", s.Repeat, "sequential, concurrent, fanout, replay: measurements (the median is reported)")
 	return &s
 }
@@ -130,6 +133,8 @@ func quickSizes(fs *flag.FlagSet, s *bench.Sizes) {
 		"workers": {&s.Workers, &q.Workers}, "tasks": {&s.Tasks, &q.Tasks}, "samples": {&s.Samples, &q.Samples},
 		"live": {&s.Live, &q.Live}, "suspended": {&s.Suspended, &q.Suspended}, "repeat": {&s.Repeat, &q.Repeat},
 		"calls": {&s.Calls, &q.Calls}, "call-runs": {&s.CallRuns, &q.CallRuns}, "run-calls": {&s.RunCalls, &q.RunCalls},
+		"retention-days": {&s.RetentionDays, &q.RetentionDays}, "retention-keep": {&s.RetentionKeep, &q.RetentionKeep},
+		"retention-runs-per-day": {&s.RetentionPerDay, &q.RetentionPerDay},
 	} {
 		if !set[name] {
 			*p[0] = *p[1]

@@ -4,6 +4,7 @@
 //	skein inspect RUN [--db FILE | --server URL] [--json]
 //	skein serve [--db FILE] [--addr 127.0.0.1:7070] [--token TOKEN]
 //	skein deploy|start|status|wait|resolve|cancel|pause|unpause|schedule|hook ... [--server URL] [--token TOKEN]
+//	skein runs prune --before TIME | --older-than D [--dry-run] [--server URL | --db FILE]
 //	skein check MODULE.wasm [--workflow W] [--input JSON] [--schedules N] [--seed S] [--json]
 //	skein bench [--workload NAME] [--durability normal|strict|both] [--json]
 //	skein new NAME [--skein-dir PATH]
@@ -52,7 +53,7 @@ func init() {
 			"show a stored run and its outcome table (from a server with --server or $SKEIN_SERVER and no --db)", cmdInspect},
 		{"resume", "skein resume RUN --module NEW.wasm [--db FILE] [--json] [--guest-output]\n       skein resume RUN [--module NAME|HASH|NEW.wasm] --server URL [--json]",
 			"continue a suspended, paused, diverged or failed run against another module version, replaying its history (in this process, or with --server by the server's workers)", cmdResume},
-		{"serve", "skein serve [--db FILE | --store postgres://...] [--addr 127.0.0.1:7070] [--token TOKEN] [--cache-dir DIR] [--grace D]",
+		{"serve", "skein serve [--db FILE | --store postgres://...] [--addr 127.0.0.1:7070] [--token TOKEN] [--cache-dir DIR] [--grace D] [--retention 30d]",
 			"serve the HTTP API (docs/api.md) and execute runs: the worker pool and timer service", cmdServe},
 		{"deploy", "skein deploy MODULE.wasm [--name NAME] [--server URL] [--json]",
 			"upload a module to a server", cmdDeploy},
@@ -76,6 +77,8 @@ func init() {
 			"start runs of a workflow on a cron schedule, on a server (docs/schedules.md)", cmdSchedule},
 		{"hook", "skein hook create NAME --module M [--workflow W] [--secret-env SKEIN_HOOK_VAR | --secret NAME] [--scheme github|timestamped] [--tolerance D] [--keep-header H] | list | delete NAME [--server URL] [--json]",
 			"bind a webhook, POST /v1/hooks/NAME, to a workflow on a server (docs/schedules.md)", cmdHook},
+		{"runs", runsSubcommands[0].usage,
+			"act on many runs: prune deletes the runs that ended before a horizon, on a server or in a database (docs/operations.md, \"Retention\")", cmdRuns},
 		{"backup", "skein backup [--db FILE] OUT.db [--quiet] [--json]",
 			"write a consistent copy of a SQLite database, also while skein serve writes it (docs/operations.md, \"Backups\")", cmdBackup},
 		{"new", "skein new NAME [--skein-dir PATH]",

@@ -204,6 +204,12 @@ func walkServing(t *testing.T, w *walkServer) {
 			t.Error(err)
 		}
 	}
+
+	// Retention: a dry run of a prune, and the delete of an ended run.
+	w.cli(t, 0, "runs", "prune", "--older-than", "3650d", "--dry-run")
+	if err := w.c.DeleteRun(ctx, "r2"); err != nil {
+		t.Errorf("DeleteRun(r2), a canceled run: %v", err)
+	}
 }
 
 // walkErrors: an answer of each kind of error the walkthrough can meet.

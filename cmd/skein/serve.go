@@ -24,13 +24,8 @@ const shutdownTimeout = 10 * time.Second
 func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("serve", stderr)
 	f := addServeFlags(fs)
-	pos, err := parseFlags(fs, args)
-	if err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
-	}
-	if len(pos) != 0 {
-		fs.Usage()
-		return &exitError{code: exitUsage, err: fmt.Errorf("unexpected argument %q", pos[0])}
 	}
 	if err := f.check(); err != nil {
 		return err
@@ -65,6 +60,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		cfg.GuestOutputFor = loggedOutput(log)
 	}
 	f.limits.apply(&cfg)
+	f.ret.apply(&cfg)
 	// A module's HTTP requests never reach this server's own API.
 	if tcp, ok := ln.Addr().(*net.TCPAddr); ok {
 		ap := tcp.AddrPort()
@@ -135,6 +131,7 @@ func closeServe(ctx context.Context, log *slog.Logger, h *host.Host, st io.Close
 type serveFlags struct {
 	dbf                                        *dbFlags
 	limits                                     *limitFlags
+	ret                                        *retentionFlags
 	nf                                         *netFlags
 	addr, token, cacheDir, workerID            *string
 	hookSecrets, otlpEndpoint                  *string
@@ -157,6 +154,7 @@ func addServeFlags(fs *flag.FlagSet) *serveFlags {
 		hookSecrets:  fs.String("hook-secrets", "", "file of the named secrets webhooks are signed with (hook create --secret NAME): NAME=VALUE lines or a JSON object; read again on SIGHUP"),
 		otlpEndpoint: fs.String("otlp-endpoint", "", "export traces over OTLP/HTTP to this collector URL, e.g. http://localhost:4318 (or set OTEL_EXPORTER_OTLP_ENDPOINT); default: no traces"),
 		limits:       addLimitFlags(fs, false),
+		ret:          addRetentionFlags(fs),
 		concurrency:  fs.Int("concurrency", 0, "most runs executed at once (default 8*GOMAXPROCS)"),
 		grace:        fs.Duration("grace", 10*time.Second, "on shutdown, how long running executions may go on before they are interrupted (they resume on the next start)"),
 		poll:         fs.Duration("poll", 0, "how often the database is asked for due runs (default 250ms)"),
@@ -185,6 +183,9 @@ func (f *serveFlags) check() error {
 	}
 	if *f.leaseTTL < 10*time.Millisecond {
 		return &exitError{code: exitUsage, err: fmt.Errorf("--lease-ttl %s: a lease must last at least 10ms", *f.leaseTTL)}
+	}
+	if err := f.ret.check(); err != nil {
+		return err
 	}
 	return checkEngine(*f.dbf.engine)
 }

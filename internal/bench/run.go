@@ -9,7 +9,7 @@ import (
 )
 
 // Workloads are the workload names, in the order `skein bench` runs them.
-var Workloads = []string{"sequential", "concurrent", "fanout", "replay", "activation", "memory", "activities", "remote-activities"}
+var Workloads = []string{"sequential", "concurrent", "fanout", "replay", "activation", "memory", "activities", "remote-activities", "retention"}
 
 // Sizes are the sizes of the workloads. DefaultSizes are those of the
 // performance issue; tests use smaller ones.
@@ -26,18 +26,24 @@ type Sizes struct {
 	CallRuns  int // activities: runs started together (500)
 	RunCalls  int // activities: calls per run (10)
 	Repeat    int // sequential, concurrent, fanout, replay, activities: measurements; the median is reported (3)
+	// retention: virtual days of a schedule's runs (30), days of
+	// retention (7), runs per virtual day (8,640: one slot in ten of a
+	// schedule firing every second; 86,400 is every slot).
+	RetentionDays, RetentionKeep, RetentionPerDay int
 }
 
 // DefaultSizes returns the sizes of the performance issue.
 func DefaultSizes() Sizes {
 	return Sizes{Steps: 10000, Runs: 1000, RunSteps: 10, Workers: 32, Tasks: 1000,
-		Samples: 200, Live: 100, Suspended: 100000, Calls: 2000, CallRuns: 500, RunCalls: 10, Repeat: 3}
+		Samples: 200, Live: 100, Suspended: 100000, Calls: 2000, CallRuns: 500, RunCalls: 10, Repeat: 3,
+		RetentionDays: 30, RetentionKeep: 7, RetentionPerDay: 8640}
 }
 
 // QuickSizes returns tiny sizes that run every workload in a few seconds.
 func QuickSizes() Sizes {
 	return Sizes{Steps: 200, Runs: 20, RunSteps: 10, Workers: 4, Tasks: 20,
-		Samples: 5, Live: 4, Suspended: 200, Calls: 50, CallRuns: 10, RunCalls: 5, Repeat: 1}
+		Samples: 5, Live: 4, Suspended: 200, Calls: 50, CallRuns: 10, RunCalls: 5, Repeat: 1,
+		RetentionDays: 6, RetentionKeep: 2, RetentionPerDay: 240}
 }
 
 // Figure is one measured figure.
@@ -189,6 +195,10 @@ func Run(ctx context.Context, workload string, o Options, s Sizes, progress io.W
 				return nil, err
 			}
 			add("disk_cache_compile_ms", ms(d))
+		}
+	case "retention":
+		if err := retentionFigures(ctx, e, s, progress, add); err != nil {
+			return nil, err
 		}
 	case "activities", "remote-activities":
 		if err := activityFigures(ctx, e, workload == "remote-activities", s, repeat, add); err != nil {

@@ -298,7 +298,9 @@
     const ph = { el, api, fmtTime, showBanner, reload, TERMINAL, guard: (fn) => guard(g, fn) }; // pause.js
     const paused = window.skeinPause.banner(r, ph);
     if (paused) parts.push(paused);
-    parts.push(el('div', { class: 'actions' }, window.skeinPause.actions(r, ph), TERMINAL.has(r.status) ? null : cancelActions(r, ui, g, reload, show), el('span', { class: 'spacer' }), journalLink(v)));
+    parts.push(el('div', { class: 'actions' }, window.skeinPause.actions(r, ph), TERMINAL.has(r.status)
+      ? window.skeinDeleteRun(r, ui, { el, api, showBanner, setHash, show, guard: (fn) => guard(g, fn) })
+      : cancelActions(r, ui, g, reload, show), el('span', { class: 'spacer' }), journalLink(v)));
     parts.push(props);
     if (v.waiting) parts.push(el('h2', {}, 'Waiting on'), waitingSection(v.waiting));
     parts.push(el('h2', {}, 'Timeline'), timeline(v, ui, show));

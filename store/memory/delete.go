@@ -9,6 +9,11 @@ package memory
 func (s *Store) DeleteRuns(match func(id string) bool) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.deleteRuns(match)
+}
+
+// deleteRuns is DeleteRuns; the caller holds mu.
+func (s *Store) deleteRuns(match func(id string) bool) int {
 	n := 0
 	kept := s.ids[:0]
 	for _, id := range s.ids {

@@ -270,6 +270,15 @@ ALTER TABLE runs ADD COLUMN paused_by TEXT NOT NULL DEFAULT '';
 ALTER TABLE runs ADD COLUMN pause_reason TEXT NOT NULL DEFAULT '';
 ALTER TABLE runs ADD COLUMN paused_at BIGINT NOT NULL DEFAULT 0; -- unix ns; 0 = not paused
 `,
+	// 15: retention (store/sqlite's migration 18): a run's continue-as-new
+	// chain (store.ChainRoot of its id), and the indexes that find ended
+	// runs by end time, a run's children and the runs of a chain.
+	`
+ALTER TABLE runs ADD COLUMN chain TEXT COLLATE "C" GENERATED ALWAYS AS (regexp_replace(id, '~([2-9]|[1-9][0-9]{1,17})$', '')) STORED;
+CREATE INDEX runs_chain ON runs (chain);
+CREATE INDEX runs_parent ON runs (parent);
+CREATE INDEX runs_ended ON runs (status, updated_at, id);
+`,
 }
 
 // writeOnceState is the SQLSTATE the write-once triggers raise (class SK:

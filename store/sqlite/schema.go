@@ -277,6 +277,22 @@ ALTER TABLE runs ADD COLUMN paused_by TEXT NOT NULL DEFAULT '';
 ALTER TABLE runs ADD COLUMN pause_reason TEXT NOT NULL DEFAULT '';
 ALTER TABLE runs ADD COLUMN paused_at INTEGER NOT NULL DEFAULT 0; -- unix ns; 0 = not paused
 `,
+	// 18: retention (store.PruneStore): a run's continue-as-new chain
+	// (store.ChainRoot of its id: the id without a "~N" suffix), and the
+	// indexes that find ended runs by end time, a run's children and the
+	// runs of a chain.
+	`
+ALTER TABLE runs ADD COLUMN chain TEXT GENERATED ALWAYS AS (CASE
+	WHEN substr(rtrim(id, '0123456789'), -1) = '~'
+		AND length(id) - length(rtrim(id, '0123456789')) BETWEEN 1 AND 18
+		AND substr(id, length(rtrim(id, '0123456789')) + 1, 1) <> '0'
+		AND substr(id, length(rtrim(id, '0123456789')) + 1) <> '1'
+	THEN substr(id, 1, length(rtrim(id, '0123456789')) - 1)
+	ELSE id END) VIRTUAL;
+CREATE INDEX runs_chain ON runs (chain);
+CREATE INDEX runs_parent ON runs (parent);
+CREATE INDEX runs_ended ON runs (status, updated_at, id);
+`,
 }
 
 // SchemaTooNewError is returned by Open when the database's schema version

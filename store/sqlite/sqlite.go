@@ -137,6 +137,11 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		"_txlock": {"immediate"},
 		"_pragma": {
 			fmt.Sprintf("busy_timeout(%d)", busyTimeoutMS),
+			// Before journal_mode: a new database gets it before it has a
+			// page, so pruned runs' pages go back to the file system
+			// (prune.go). An older database keeps auto_vacuum NONE until
+			// Vacuum.
+			"auto_vacuum(incremental)",
 			"journal_mode(WAL)",
 			"synchronous(" + syncMode + ")",
 			"foreign_keys(1)",

@@ -48,7 +48,7 @@ type differ struct {
 }
 
 var (
-	diffRuns      = []string{"a", "b", "c", "d"}
+	diffRuns      = []string{"a", "b", "c", "d", "a~2"} // a~2 continues a (store.ChainRoot)
 	diffKeys      = []string{"1", "2", "3", store.CancelKey}
 	diffHashes    = []string{"h1", "h2", "h3"}
 	diffWorkflows = []string{"w", "w", "v"}
@@ -88,7 +88,7 @@ func (d *differ) runID() string {
 func (d *differ) step(i int) {
 	ctx, rng := d.t.Context(), d.rng
 	what := func(op string, args ...any) string { return fmt.Sprintf("op %d: %s%v", i, op, args) }
-	switch rng.IntN(15) {
+	switch rng.IntN(17) {
 	case 0:
 		m := store.Module{Hash: pick(rng, diffHashes), Name: pick(rng, diffNames), Bytes: d.value(),
 			ABIVersion: rng.IntN(3), CreatedAt: diffTS(rng.IntN(3))}
@@ -111,6 +111,9 @@ func (d *differ) step(i int) {
 			WakeAt: int64(rng.IntN(6)), Deadline: int64(rng.IntN(6)), CreatedAt: d.maybeTS(), UpdatedAt: d.maybeTS()}
 		if rng.IntN(4) == 0 {
 			r.Cancel = "early"
+		}
+		if rng.IntN(3) == 0 {
+			r.Parent = pick(rng, diffRuns)
 		}
 		r1, c1, err1 := d.got.CreateRun(ctx, r)
 		r2, c2, err2 := d.ref.CreateRun(ctx, r)
@@ -193,6 +196,14 @@ func (d *differ) step(i int) {
 		o1, err1 := d.got.Outcomes(ctx, id)
 		o2, err2 := d.ref.Outcomes(ctx, id)
 		d.compare(what("Outcomes", id), o1, err1, o2, err2)
+	case 15:
+		before, limit, dry := diffTS(rng.IntN(4)).UnixNano(), rng.IntN(4)-1, rng.IntN(3) == 0
+		r1, err1 := d.got.PruneRuns(ctx, before, limit, dry)
+		r2, err2 := d.ref.PruneRuns(ctx, before, limit, dry)
+		d.compare(what("PruneRuns", before, limit, dry), r1, err1, r2, err2)
+	case 16:
+		id := d.runID()
+		d.compareErr(what("DeleteRun", id), d.got.DeleteRun(ctx, id), d.ref.DeleteRun(ctx, id))
 	default:
 		d.taskStep(what)
 	}

@@ -90,6 +90,11 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"HookDeliveries", testHookDeliveries},
 		{"PromiseSchema", testPromiseSchema},
 		{"ModuleInputSchemas", testModuleInputSchemas},
+		{"PruneRuns", testPruneRuns},
+		{"PruneBatches", testPruneBatches},
+		{"PruneFamilies", testPruneFamilies},
+		{"PruneScheduleSlot", testPruneScheduleSlot},
+		{"DeleteRun", testDeleteRun},
 		{"Texts", testTexts},
 		{"Close", testClose},
 	}

@@ -68,6 +68,7 @@ var hostSeries = []series{
 		}},
 	counter("skein_leases_claimed_total", "Leases this process's worker took on runs to drive them.", func(c *collector) uint64 { return c.m.LeasesClaimed.Load() }),
 	counter("skein_leases_lost_total", "Leases lost while driving: another worker claimed the run after the lease expired, and this one stopped.", func(c *collector) uint64 { return c.m.LeasesLost.Load() }),
+	counter("skein_runs_pruned_total", "Ended runs this process deleted with all their records: by its retention pruner, skein runs prune and DELETE /v1/runs/{id}.", func(c *collector) uint64 { return c.m.RunsPruned.Load() }),
 	counter("skein_drive_failures_total", "Drives of runs by this process's worker that failed (a commit or a read failed, the module did not compile); each backs off before the run is driven again.", func(c *collector) uint64 { return c.m.DriveFailures.Load() }),
 	{desc: prometheus.NewDesc("skein_tasks_total", "Remote activity task attempts by what happened: claimed by a worker, completed, failed by the worker, timed out (lease expired).", []string{"event"}, nil),
 		typ: prometheus.CounterValue, read: func(c *collector, emit func(float64, ...string)) {

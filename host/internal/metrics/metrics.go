@@ -29,6 +29,7 @@ type Metrics struct {
 	LeasesClaimed atomic.Uint64 // leases Work took on runs
 	LeasesLost    atomic.Uint64 // leases lost while driving (another worker claimed the run)
 	DriveFailures atomic.Uint64 // drives by Work that failed and back off (retry.go)
+	RunsPruned    atomic.Uint64 // ended runs this process deleted (retention.go)
 	// Remote activity tasks (taskapi.go): attempts handed to workers,
 	// completed, failed by their worker, and timed out (lease expired).
 	TasksClaimed, TasksCompleted, TasksFailed, TasksTimedOut atomic.Uint64

@@ -1,8 +1,9 @@
 // Command continue holds workflows that continue as new
 // (host/continue_test.go): a counting loop that continues every Per
 // steps, a loop that never continues (it passes Config.MaxJournalOps), a
-// parent whose child tries to continue, and a run that continues with a
-// promise pending.
+// parent whose child tries to continue, a run that continues with a
+// promise pending, and, for retention (host/retention_test.go), a chain
+// whose last run waits and a parent that waits after its child ended.
 package main
 
 import (
@@ -92,11 +93,31 @@ func promised(ctx *skein.Context, again bool) (string, error) {
 	return "", skein.ContinueAsNew(ctx, true)
 }
 
+// waitchain continues as new until its input reaches 2, then waits for
+// the promise "go": a chain whose last run is live.
+func waitchain(ctx *skein.Context, n int) (string, error) {
+	if n < 2 {
+		return "", skein.ContinueAsNew(ctx, n+1)
+	}
+	return skein.Promise[string](ctx, skein.ID("go")).Get(ctx)
+}
+
+// family starts a child run that completes at once, then waits for the
+// promise "go": a live parent of an ended child.
+func family(ctx *skein.Context, _ struct{}) (string, error) {
+	if _, err := skein.Child[state](ctx, "loop", state{Per: 5, Total: 1}).Get(ctx); err != nil {
+		return "", err
+	}
+	return skein.Promise[string](ctx, skein.ID("go")).Get(ctx)
+}
+
 func main() {
 	skein.Register("loop", loop)
 	skein.Register("grow", grow)
 	skein.Register("drift", drift)
 	skein.Register("parent", parent)
 	skein.Register("promised", promised)
+	skein.Register("waitchain", waitchain)
+	skein.Register("family", family)
 	skein.Main()
 }
