@@ -29,6 +29,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"RunsFilter", testRunsFilter},
 		{"RunsOrder", testRunsOrder},
 		{"RunsAttrsRefused", testRunsAttrsRefused},
+		{"RunsSelect", testRunsSelect},
 		{"CommitRoundTrip", testCommitRoundTrip},
 		{"CommitLargeBatch", testCommitLargeBatch},
 		{"OutcomeUpsert", testOutcomeUpsert},
