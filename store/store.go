@@ -567,6 +567,7 @@ type Store interface {
 
 	TaskStore
 	ScheduleStore
+	BatchJobStore
 
 	// Close flushes pending writes and releases resources.
 	Close() error
