@@ -207,6 +207,9 @@ func (h *Host) Work(ctx context.Context, o WorkOptions) error {
 	scheduled := make(chan struct{})
 	go func() { defer close(scheduled); h.warnHookSecrets(ctx); h.runSchedules(ctx) }() // hooks.go, scheduler.go
 	defer func() { <-scheduled }()
+	batches := make(chan struct{})
+	go func() { defer close(batches); h.runBatches(ctx, o.Owner, o.LeaseTTL) }() // batchrun.go
+	defer func() { <-batches }()
 	for ctx.Err() == nil {
 		// Only this loop takes slots, so claiming no more runs than are
 		// free never blocks below, and no lease is held by a run waiting

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -55,6 +56,13 @@ type Client interface {
 	Hooks(ctx context.Context) ([]store.Hook, error)
 	DeleteHook(ctx context.Context, name string) error
 	Deliver(ctx context.Context, name string, d Delivery) (store.Run, bool, error)
+	// The filter language and batches (batch.go).
+	ParseFilter(ctx context.Context, where string, now time.Time) (store.RunFilter, error)
+	StartBatch(ctx context.Context, o BatchOptions) (store.BatchJob, error)
+	DryRunBatch(ctx context.Context, where string, limit int) ([]store.Run, bool, error)
+	Batch(ctx context.Context, id string) (store.BatchJob, error)
+	Batches(ctx context.Context, limit int) ([]store.BatchJob, error)
+	CancelBatch(ctx context.Context, id, reason string) (store.BatchJob, error)
 }
 
 // Worker is the worker role of a Host: what executes runs, with the

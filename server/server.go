@@ -133,6 +133,7 @@ func newAPI(h host.Client, o Options) (*api, *http.ServeMux) {
 	a.handle(mux, "GET /metrics", apiRoute, a.metrics)
 	a.routeTasks(mux)     // tasks.go
 	a.routeSchedules(mux) // schedules.go
+	a.routeBatches(mux)   // batches.go
 	// The web UI (ui.go): index.html at /, the other files under /ui/.
 	ui := uiHandler()
 	a.handle(mux, "GET /{$}", apiRoute, ui.ServeHTTP)

@@ -19,6 +19,10 @@ const (
 	BatchRunning  BatchJobStatus = "running"
 	BatchDone     BatchJobStatus = "done"     // every selected run was acted on (some may have failed)
 	BatchCanceled BatchJobStatus = "canceled" // stopped by CancelBatchJob; the runs acted on before stay so
+	// BatchFailed: the job could not go on: its action is unknown to the
+	// worker, or the store refuses its filter; Errors says why (an entry
+	// without a run).
+	BatchFailed BatchJobStatus = "failed"
 )
 
 // MaxBatchErrors bounds BatchJob.Errors: the first errors are kept,
