@@ -4,6 +4,7 @@
 //	skein inspect RUN [--db FILE | --server URL] [--json]
 //	skein serve [--db FILE] [--addr 127.0.0.1:7070] [--token TOKEN]
 //	skein deploy|start|status|wait|resolve|cancel|schedule|hook ... [--server URL] [--token TOKEN]
+//	skein runs list|cancel --where FILTER ... | skein batch list|status|cancel ... [--server URL]
 //	skein check MODULE.wasm [--workflow W] [--input JSON] [--schedules N] [--seed S] [--json]
 //	skein bench [--workload NAME] [--durability normal|strict|both] [--json]
 //	skein new NAME [--skein-dir PATH]
@@ -72,6 +73,10 @@ func init() {
 			"start runs of a workflow on a cron schedule, on a server (docs/schedules.md)", cmdSchedule},
 		{"hook", "skein hook create NAME --module M [--workflow W] [--secret-env SKEIN_HOOK_VAR | --secret NAME] [--scheme github|timestamped] [--tolerance D] [--keep-header H] | list | delete NAME [--server URL] [--json]",
 			"bind a webhook, POST /v1/hooks/NAME, to a workflow on a server (docs/schedules.md)", cmdHook},
+		{"runs", "skein runs list [--where FILTER] [--limit N] [--all] [--json]\n       skein runs cancel --where FILTER [--reason R] [--dry-run] [--rate N] [--detach] [--json]",
+			"list the runs a filter selects; cancel them as a batch on a server, following its progress (docs/operations.md, \"Bulk actions\")", cmdRuns},
+		{"batch", "skein batch list | status ID | cancel ID [--reason R] [--server URL] [--json]",
+			"list the batches on a server, show one's progress, cancel one", cmdBatch},
 		{"backup", "skein backup [--db FILE] OUT.db [--quiet] [--json]",
 			"write a consistent copy of a SQLite database, also while skein serve writes it (docs/operations.md, \"Backups\")", cmdBackup},
 		{"new", "skein new NAME [--skein-dir PATH]",
