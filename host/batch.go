@@ -54,15 +54,15 @@ func (h *Host) ParseFilter(ctx context.Context, where string, now time.Time) (st
 		f.Module = m.Hash
 	case !errors.Is(err, store.ErrNotFound):
 		return f, fmt.Errorf("filter: module %q: %w", f.Module, err)
-	case !isModuleHash(f.Module):
+	case !IsModuleHash(f.Module):
 		return f, invalidf("filter: module %q: no module has this name or hash", f.Module)
 	}
 	return f, nil
 }
 
-// isModuleHash reports whether s is written as a module hash: 64
+// IsModuleHash reports whether s is written as a module hash: 64
 // lowercase hex digits.
-func isModuleHash(s string) bool {
+func IsModuleHash(s string) bool {
 	if len(s) != 64 {
 		return false
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skeinrun/skein/host"
 	"github.com/skeinrun/skein/store"
 )
 
@@ -94,25 +95,12 @@ func (a *api) moduleFilter(r *http.Request, q url.Values, f *store.RunFilter) er
 		f.Module = m.Hash
 	case !errors.Is(err, store.ErrNotFound):
 		return err
-	case isHash(ref):
+	case host.IsModuleHash(ref):
 		f.Module = ref // a hash no module has now: its runs may remain
 	default:
 		return badRequest("module %q: no module has this name or hash", ref)
 	}
 	return nil
-}
-
-// isHash reports whether s is written as a module hash: 64 hex digits.
-func isHash(s string) bool {
-	if len(s) != 64 {
-		return false
-	}
-	for _, c := range s {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
 }
 
 // timeParam reads an RFC 3339 time parameter as unix ns (0 when absent).
