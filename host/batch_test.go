@@ -39,8 +39,8 @@ func init() {
 }
 
 // TestBatchTakeover: a batch's worker stops midway (its context ends
-// in an action, as at a crash); once its lease expires another worker
-// claims the batch and finishes it from the cursor. Each run the first
+// in an action) and hands the batch over; another worker claims it at
+// once and finishes it from the cursor. Each run the first
 // worker recorded is acted on once, the one in flight at most twice,
 // a run created after the batch never; the counts and errors add up.
 func TestBatchTakeover(t *testing.T) {
@@ -88,9 +88,10 @@ func TestBatchTakeover(t *testing.T) {
 		t.Fatalf("the batch after the first drive: %+v; want running, 9 runs in, cursor r-08, 30 selected", mid)
 	}
 	if _, ok, _ := st.ClaimBatchJob(ctx, "w2", now, ttl); ok {
-		t.Fatal("w2 claimed the batch while w1's lease is live")
+		t.Fatal("w2 claimed the batch at a time w1's lease was live")
 	}
-	c2, ok, err := st.ClaimBatchJob(ctx, "w2", time.Now().Add(ttl+time.Second).UnixNano(), ttl) // each save renewed it
+	// w1 handed the batch over as it stopped: it is free now, not a TTL later.
+	c2, ok, err := st.ClaimBatchJob(ctx, "w2", time.Now().UnixNano(), ttl)
 	if err != nil || !ok || c2.LeaseToken != 2 {
 		t.Fatalf("takeover claim = %+v, %v, %v", c2, ok, err)
 	}

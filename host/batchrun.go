@@ -72,6 +72,7 @@ func (h *Host) driveBatch(ctx context.Context, j store.BatchJob, ttl time.Durati
 	}
 	d.action, d.f = a, f
 	d.f.CreatedTo = batchBound(f.CreatedTo, j.Before)
+	defer d.handOver(ctx)
 	if j.Cancel != "" {
 		return d.end(ctx, store.BatchCanceled, "")
 	}
@@ -81,6 +82,20 @@ func (h *Host) driveBatch(ctx context.Context, j store.BatchJob, ttl time.Durati
 		}
 	}
 	return d.walk(ctx)
+}
+
+// handOver, when the worker stops (ctx ended) with the job running,
+// saves it with a lease that expires now, so that another worker takes
+// it over at once rather than after the lease's TTL.
+func (d *batchDrive) handOver(ctx context.Context) {
+	if ctx.Err() == nil || d.j.Status != store.BatchRunning {
+		return
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if _, err := d.h.cfg.Store.SaveBatchJob(sctx, d.j, time.Now().UnixNano()); err != nil && !errors.Is(err, store.ErrLeaseLost) {
+		d.h.log.Warn("batches: hand the batch over", "batch", d.j.ID, "err", err)
+	}
 }
 
 // count sets Selected: the runs the filter selects before the first
