@@ -89,6 +89,9 @@ type RunFilter struct {
 	Sort   string
 	Limit  int    // at most this many, 1 to 1000; 0 for the server's default, 100
 	Cursor string // the NextCursor of the previous page (with the same Sort); "" for the first
+	// Where is a filter of the language (docs/operations.md, "Bulk
+	// actions"), with the fields above; "" for none.
+	Where string
 }
 
 // StartRequest is the body of POST /v1/runs.
@@ -166,7 +169,7 @@ func (c *Client) Run(ctx context.Context, id string) (Run, error) {
 // NextCursor is not empty, pass it as f.Cursor for the next page.
 func (c *Client) Runs(ctx context.Context, f RunFilter) (RunList, error) {
 	q := url.Values{}
-	for name, v := range map[string]string{"status": f.Status, "workflow": f.Workflow, "module": f.Module, "sort": f.Sort} {
+	for name, v := range map[string]string{"status": f.Status, "workflow": f.Workflow, "module": f.Module, "sort": f.Sort, "where": f.Where} {
 		if v != "" {
 			q.Set(name, v)
 		}

@@ -211,6 +211,9 @@ func (h *Host) Work(ctx context.Context, o WorkOptions) error {
 	pruned := make(chan struct{})
 	go func() { defer close(pruned); h.runPruner(ctx) }() // retention.go
 	defer func() { <-pruned }()
+	batches := make(chan struct{})
+	go func() { defer close(batches); h.runBatches(ctx, o.Owner, o.LeaseTTL) }() // batchrun.go
+	defer func() { <-batches }()
 	for ctx.Err() == nil {
 		// Only this loop takes slots, so claiming no more runs than are
 		// free never blocks below, and no lease is held by a run waiting

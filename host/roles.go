@@ -63,6 +63,13 @@ type Client interface {
 	// Retention (retention.go).
 	Prune(ctx context.Context, before time.Time, dryRun bool) (PruneReport, error)
 	DeleteRun(ctx context.Context, id string) error
+	// The filter language and batches (batch.go).
+	ParseFilter(ctx context.Context, where string, now time.Time) (store.RunFilter, error)
+	StartBatch(ctx context.Context, o BatchOptions) (store.BatchJob, error)
+	DryRunBatch(ctx context.Context, where string, limit int) ([]store.Run, bool, error)
+	Batch(ctx context.Context, id string) (store.BatchJob, error)
+	Batches(ctx context.Context, limit int) ([]store.BatchJob, error)
+	CancelBatch(ctx context.Context, id, reason string) (store.BatchJob, error)
 }
 
 // Worker is the worker role of a Host: what executes runs, with the

@@ -116,6 +116,8 @@ var wireTypes = map[string]any{
 	"CompleteRequest": client.CompleteRequest{}, "FailRequest": client.FailRequest{}, "TaskEnded": client.TaskEnded{},
 	"ScheduleRequest": ScheduleRequest{}, "Schedule": Schedule{}, "ScheduleList": ScheduleList{},
 	"HookRequest": HookRequest{}, "Hook": Hook{}, "HookList": HookList{},
+	"BatchRequest": client.BatchRequest{}, "Batch": client.Batch{}, "BatchError": client.BatchError{},
+	"BatchList": client.BatchList{}, "DryRun": client.DryRun{},
 }
 
 // scalarSchemas are the schemas of the document that are not documents

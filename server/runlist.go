@@ -9,10 +9,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skeinrun/skein/host"
 	"github.com/skeinrun/skein/store"
 )
 
-// runs: GET /v1/runs?status=&workflow=&module=&created_from=&created_before=&sort=&limit=&cursor=.
+// runs: GET /v1/runs?where=&status=&workflow=&module=&created_from=&created_before=&sort=&limit=&cursor=.
 func (a *api) runs(w http.ResponseWriter, r *http.Request) {
 	f, err := a.runFilter(r)
 	if err != nil {
@@ -42,7 +43,14 @@ func (a *api) runs(w http.ResponseWriter, r *http.Request) {
 // that names it.
 func (a *api) runFilter(r *http.Request) (store.RunFilter, error) {
 	q := r.URL.Query()
-	f := store.RunFilter{Status: store.RunStatus(q.Get("status")), Workflow: q.Get("workflow"), Limit: 100}
+	f, err := a.whereParam(r, q)
+	if err != nil {
+		return f, err
+	}
+	f.Status, f.Limit = store.RunStatus(q.Get("status")), 100
+	if w := q.Get("workflow"); w != "" {
+		f.Workflow = w
+	}
 	if f.Status != "" && !slices.Contains(store.RunStatuses, f.Status) {
 		return f, badRequest("status %q: want one of %s", f.Status, joinStatuses())
 	}
@@ -56,12 +64,12 @@ func (a *api) runFilter(r *http.Request) (store.RunFilter, error) {
 	if err := a.moduleFilter(r, q, &f); err != nil {
 		return f, err
 	}
-	var err error
-	if f.CreatedFrom, err = timeParam(q, "created_from"); err != nil {
-		return f, err
+	var err2 error
+	if f.CreatedFrom, err2 = timeParamOr(q, "created_from", f.CreatedFrom); err2 != nil {
+		return f, err2
 	}
-	if f.CreatedTo, err = timeParam(q, "created_before"); err != nil {
-		return f, err
+	if f.CreatedTo, err2 = timeParamOr(q, "created_before", f.CreatedTo); err2 != nil {
+		return f, err2
 	}
 	sort := q.Get("sort")
 	name, desc := strings.CutPrefix(sort, "-")
@@ -87,25 +95,12 @@ func (a *api) moduleFilter(r *http.Request, q url.Values, f *store.RunFilter) er
 		f.Module = m.Hash
 	case !errors.Is(err, store.ErrNotFound):
 		return err
-	case isHash(ref):
+	case host.IsModuleHash(ref):
 		f.Module = ref // a hash no module has now: its runs may remain
 	default:
 		return badRequest("module %q: no module has this name or hash", ref)
 	}
 	return nil
-}
-
-// isHash reports whether s is written as a module hash: 64 hex digits.
-func isHash(s string) bool {
-	if len(s) != 64 {
-		return false
-	}
-	for _, c := range s {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
 }
 
 // timeParam reads an RFC 3339 time parameter as unix ns (0 when absent).

@@ -135,6 +135,7 @@ func newAPI(h host.Client, o Options) (*api, *http.ServeMux) {
 	a.routeTasks(mux)     // tasks.go
 	a.routeSchedules(mux) // schedules.go
 	a.routePrune(mux)     // prune.go
+	a.routeBatches(mux)   // batches.go
 	// The web UI (ui.go): index.html at /, the other files under /ui/.
 	ui := uiHandler()
 	a.handle(mux, "GET /{$}", apiRoute, ui.ServeHTTP)

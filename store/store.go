@@ -542,6 +542,9 @@ type RunFilter struct {
 	// must hold. A store that does not record attributes fails Runs with
 	// ErrAttrsUnsupported when Attrs is not empty.
 	Attrs []AttrCond
+	// The conditions of the filter language (internal/runfilter); see
+	// store/runselect.go.
+	RunSelect
 }
 
 // Store is the durable state of skein. Every method is safe for concurrent use.
@@ -657,6 +660,7 @@ type Store interface {
 	TaskStore
 	ScheduleStore
 	PruneStore
+	BatchJobStore
 
 	// Close flushes pending writes and releases resources.
 	Close() error

@@ -97,6 +97,7 @@ func TestOpenAPIWalkthrough(t *testing.T) {
 		t.Run("schedules", func(t *testing.T) {
 			t.Parallel()
 			walkSchedules(t, w)
+			walkBatches(t, w)
 		})
 		t.Run("activities", func(t *testing.T) {
 			t.Parallel()
@@ -283,6 +284,28 @@ func walkSchedules(t *testing.T, w *walkServer) {
 	}
 	w.cli(t, 0, "hook", "delete", "digest-now")
 	want(t, "a delivery to a deleted hook", w.raw(t, "POST", "/v1/hooks/digest-now", body), 404, "not_found")
+}
+
+// walkBatches: docs/operations.md, "Bulk actions": a filter, a dry run,
+// a batch that cancels a waiting run, its status and cancel.
+func walkBatches(t *testing.T, w *walkServer) {
+	ctx := context.Background()
+	w.cli(t, 0, "deploy", wasmbuild.Build(t, serverWorkflows), "--name", "srvwalk")
+	if _, _, err := w.c.Start(ctx, client.StartRequest{Module: "srvwalk", Workflow: "waiter", Input: json.RawMessage(`{}`), ID: "walk-wait-1"}); err != nil {
+		t.Fatal(err)
+	}
+	w.direct.awaitStatus(t, "walk-wait-1", walkToken, "suspended")
+	const where = `id = walk-wait-1 and module = srvwalk and status = suspended`
+	w.cli(t, 0, "runs", "list", "--where", where)
+	w.cli(t, 0, "runs", "cancel", "--where", where, "--dry-run")
+	want(t, "a batch with a bad filter", w.post(t, "/v1/batches", `{"where":"status = bogus","action":"cancel"}`), 400, "bad_request")
+	w.cli(t, 0, "runs", "cancel", "--where", where, "--reason", "walk")
+	bs, err := w.c.Batches(ctx, 1)
+	if err != nil || len(bs) != 1 || bs[0].Status != "done" || bs[0].Done != 1 {
+		t.Fatalf("the batch: %+v, %v; want done, 1 run", bs, err)
+	}
+	w.cli(t, 0, "batch", "status", bs[0].ID)
+	w.cli(t, 0, "batch", "cancel", bs[0].ID) // ended: returned as it is
 }
 
 // walkActivities: docs/activities.md, with this test as the worker of

@@ -26,7 +26,18 @@ type runsSubcommand struct {
 // runsSubcommands are the subcommands of `skein runs`, in the order
 // `skein runs --help` lists them.
 var runsSubcommands = []runsSubcommand{
+	{"list", "skein runs list [--where FILTER] [--limit N] [--all] [--json]", runsList},
+	{"cancel", "skein runs cancel --where FILTER [--reason R] [--dry-run] [--rate N] [--detach] [--json]", runsCancel},
 	{"prune", "skein runs prune --before TIME | --older-than D [--dry-run] [--json] [--server URL | --db FILE [--vacuum] | --store URL]", runsPrune},
+}
+
+// runsUsage is the usage of `skein runs`: a line per subcommand.
+func runsUsage() string {
+	var lines []string
+	for _, s := range runsSubcommands {
+		lines = append(lines, s.usage)
+	}
+	return strings.Join(lines, "\n       ")
 }
 
 func cmdRuns(ctx context.Context, args []string, stdout, stderr io.Writer) error {

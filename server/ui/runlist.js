@@ -3,13 +3,13 @@
 // or id prefix, and pages of 100; the filters and the order are query
 // parameters of GET /v1/runs (docs/api.md), so every page is filtered
 // and sorted by the server. The page's state is in its address:
-// #/runs?status=&workflow=&module=&from=&to=&sort=&q=&cursor=. app.js
+// #/runs?status=&workflow=&module=&from=&to=&sort=&q=&where=&cursor=. app.js
 // calls window.skeinRunList(query, g, h).
 'use strict';
 
 (() => {
   // The address's parameters the list keeps from page to page.
-  const KEPT = ['status', 'workflow', 'module', 'from', 'to', 'sort', 'q'];
+  const KEPT = ['status', 'workflow', 'module', 'from', 'to', 'sort', 'q', 'where'];
   // Sortable columns: header -> the sort parameter.
   const SORTS = { Run: 'id', Status: 'status', Created: 'created', Ended: 'ended', Duration: 'duration' };
 
@@ -56,7 +56,7 @@
     filters.append(el('span', { class: 'spacer' }), form);
     const more = el('form', { class: 'filters', id: 'run-filters', onsubmit: (ev) => ev.preventDefault() });
     const box = el('div', { id: 'runs' }, el('p', { class: 'muted' }, 'Loading…'));
-    h.main.replaceChildren(el('h1', {}, 'Runs'), filters, more, box);
+    h.main.replaceChildren(el('h1', {}, 'Runs'), filters, window.skeinBulk.bar(st, go, h), more, box); // bulk.js
 
     let last = '';
     let filled = false;
@@ -68,6 +68,7 @@
       if (st.module) p.set('module', st.module);
       if (isoOf(st.from)) p.set('created_from', isoOf(st.from));
       if (isoOf(st.to)) p.set('created_before', isoOf(st.to));
+      if (st.where) p.set('where', st.where);
       let runs = [];
       let next = '';
       if (st.q) {
@@ -98,7 +99,9 @@
       const sig = JSON.stringify([runs, next, names]);
       if (sig !== last) {
         last = sig;
-        box.replaceChildren(table(runs, st, names, go, h), pager(cursor, next, st, h));
+        const t = table(runs, st, names, go, h);
+        window.skeinBulk.decorate(t, h); // bulk.js: the selection
+        box.replaceChildren(t, pager(cursor, next, st, h));
       }
       h.schedule(g, load, h.REFRESH_LIST_MS);
     };

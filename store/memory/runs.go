@@ -67,7 +67,8 @@ func selects(f store.RunFilter, r *store.Run) bool {
 	created := r.CreatedAt.UnixNano()
 	return (f.Status == "" || r.Status == f.Status) && (f.Workflow == "" || r.Workflow == f.Workflow) &&
 		(f.Module == "" || r.ModuleHash == f.Module) &&
-		(f.CreatedFrom == 0 || created >= f.CreatedFrom) && (f.CreatedTo == 0 || created < f.CreatedTo)
+		(f.CreatedFrom == 0 || created >= f.CreatedFrom) && (f.CreatedTo == 0 || created < f.CreatedTo) &&
+		f.Selects(r)
 }
 
 // sortedRuns is Runs by f.Order or descending: every selected run

@@ -112,6 +112,10 @@ func (d *DB) Runs(ctx context.Context, f store.RunFilter) ([]store.Run, error) {
 	if store.CheckText("workflow", f.Workflow) != nil || store.CheckText("module", f.Module) != nil {
 		return nil, nil // no stored run has such a text (and Postgres would refuse it)
 	}
+	var ok bool
+	if f.RunSelect, ok = f.RunSelect.Storable(); !ok {
+		return nil, nil
+	}
 	// A cursor no id can equal sorts where its valid prefix ends.
 	q, args := rowscan.RunsQuery(f, limit, "$", store.CleanText(f.After))
 	rs, err := d.queryRuns(ctx, q, args...)

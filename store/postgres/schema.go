@@ -279,6 +279,22 @@ CREATE INDEX runs_chain ON runs (chain);
 CREATE INDEX runs_parent ON runs (parent);
 CREATE INDEX runs_ended ON runs (status, updated_at, id);
 `,
+	// 16: batch jobs (store/sqlite's migration 19, store.BatchJobStore): the
+	// claim's columns, and the job's definition and progress as JSON (doc).
+	`
+CREATE TABLE batch_jobs (
+	id           TEXT COLLATE "C" PRIMARY KEY,
+	status       TEXT COLLATE "C" NOT NULL, -- running, done, canceled
+	cancel       TEXT NOT NULL DEFAULT '',
+	created_at   BIGINT NOT NULL, -- unix ns
+	lease_owner  TEXT NOT NULL DEFAULT '',
+	lease_expiry BIGINT NOT NULL DEFAULT 0,
+	lease_token  BIGINT NOT NULL DEFAULT 0,
+	doc          TEXT NOT NULL
+);
+CREATE INDEX batch_jobs_running ON batch_jobs (status, created_at, id);
+CREATE INDEX batch_jobs_created ON batch_jobs (created_at, id);
+`,
 }
 
 // writeOnceState is the SQLSTATE the write-once triggers raise (class SK:

@@ -293,6 +293,22 @@ CREATE INDEX runs_chain ON runs (chain);
 CREATE INDEX runs_parent ON runs (parent);
 CREATE INDEX runs_ended ON runs (status, updated_at, id);
 `,
+	// 19: batch jobs (store.BatchJobStore): the claim's columns, and
+	// the job's definition and progress as JSON (doc).
+	`
+CREATE TABLE batch_jobs (
+	id           TEXT PRIMARY KEY,
+	status       TEXT NOT NULL, -- running, done, canceled
+	cancel       TEXT NOT NULL DEFAULT '',
+	created_at   INTEGER NOT NULL, -- unix ns
+	lease_owner  TEXT NOT NULL DEFAULT '',
+	lease_expiry INTEGER NOT NULL DEFAULT 0,
+	lease_token  INTEGER NOT NULL DEFAULT 0,
+	doc          TEXT NOT NULL
+);
+CREATE INDEX batch_jobs_running ON batch_jobs (status, created_at, id);
+CREATE INDEX batch_jobs_created ON batch_jobs (created_at, id);
+`,
 }
 
 // SchemaTooNewError is returned by Open when the database's schema version

@@ -51,6 +51,18 @@ func CheckClosed(t *testing.T, s store.Store, want error) {
 		"PruneRuns":    func() error { _, err := s.PruneRuns(ctx, 1, 1, false); return err },
 		"PruneDryRun":  func() error { _, err := s.PruneRuns(ctx, 1, 1, true); return err },
 		"DeleteRun":    func() error { return s.DeleteRun(ctx, "r") },
+		"CreateBatchJob": func() error {
+			_, err := s.CreateBatchJob(ctx, store.BatchJob{ID: "b", Action: "cancel"})
+			return err
+		},
+		"BatchJob":       func() error { _, err := s.BatchJob(ctx, "b"); return err },
+		"BatchJobs":      func() error { _, err := s.BatchJobs(ctx, 1); return err },
+		"CancelBatchJob": func() error { _, err := s.CancelBatchJob(ctx, "b", "x"); return err },
+		"ClaimBatchJob":  func() error { _, _, err := s.ClaimBatchJob(ctx, "w", 0, 1); return err },
+		"SaveBatchJob": func() error {
+			_, err := s.SaveBatchJob(ctx, store.BatchJob{ID: "b", LeaseOwner: "w", LeaseToken: 1}, 1)
+			return err
+		},
 	} {
 		if err := call(); !errors.Is(err, want) {
 			t.Errorf("%s after Close: %v, want %v", name, err, want)

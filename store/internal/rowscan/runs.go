@@ -41,6 +41,7 @@ func RunsQuery(f store.RunFilter, limit int, mark, after string) (string, []any)
 	if f.CreatedTo != 0 {
 		where = append(where, "created_at < "+q.arg(f.CreatedTo))
 	}
+	where = q.selectWhere(f.RunSelect, where)
 	s := "SELECT " + RunColumns + " FROM runs"
 	if len(where) > 0 {
 		s += " WHERE " + strings.Join(where, " AND ")
@@ -66,12 +67,7 @@ func (q *runsQuery) arg(v any) string {
 
 // sortKeySQL is store.RunSortKey in SQL.
 func sortKeySQL(o store.RunOrder, desc bool) string {
-	var ended []string
-	for _, s := range store.RunStatuses {
-		if s.Terminal() {
-			ended = append(ended, "'"+string(s)+"'")
-		}
-	}
+	ended := endedStatusesSQL()
 	// math.MinInt64 has no literal: -9223372036854775808 reads as the
 	// negation of a number too large for an integer.
 	notEnded := strconv.FormatInt(store.NotEndedKey(desc), 10)
@@ -82,9 +78,9 @@ func sortKeySQL(o store.RunOrder, desc bool) string {
 	case store.OrderCreated:
 		return "created_at"
 	case store.OrderEnded:
-		return "(CASE WHEN status IN (" + strings.Join(ended, ", ") + ") THEN updated_at ELSE " + notEnded + " END)"
+		return "(CASE WHEN status IN (" + ended + ") THEN updated_at ELSE " + notEnded + " END)"
 	case store.OrderDuration:
-		return "(CASE WHEN status IN (" + strings.Join(ended, ", ") + ") THEN updated_at - created_at ELSE " + notEnded + " END)"
+		return "(CASE WHEN status IN (" + ended + ") THEN updated_at - created_at ELSE " + notEnded + " END)"
 	case store.OrderStatus:
 		var b strings.Builder
 		b.WriteString("(CASE status")

@@ -1,0 +1,80 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/skeinrun/skein/store"
+)
+
+// BatchAction is what a batch does to each run it selects. Do must be
+// safe to call again on a run it was called on: a worker that dies
+// between acting on a run and saving its progress leaves that one run
+// to the next worker (batchrun.go).
+type BatchAction struct {
+	// Check refuses bad arguments when the batch is created (nil: any).
+	Check func(args json.RawMessage) error
+	// Do acts on one run.
+	Do func(ctx context.Context, h *Host, run store.Run, args json.RawMessage) error
+}
+
+// BatchActions are the actions of batches, by name.
+var BatchActions = map[string]BatchAction{
+	"cancel": {Check: checkCancelArgs, Do: cancelAction},
+}
+
+func batchActionNames() string {
+	var names []string
+	for n := range BatchActions {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return strings.Join(names, ", ")
+}
+
+// cancelArgs are the arguments of the cancel action.
+type cancelArgs struct {
+	Reason string `json:"reason,omitempty"` // default: "canceled"
+}
+
+// decodeArgs reads an action's arguments strictly: a JSON object with
+// known fields only, or nothing.
+func decodeArgs(args json.RawMessage, v any) error {
+	if len(bytes.TrimSpace(args)) == 0 || string(bytes.TrimSpace(args)) == "null" {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("want a JSON object of the action's fields: %w", err)
+	}
+	return nil
+}
+
+func checkCancelArgs(args json.RawMessage) error {
+	var a cancelArgs
+	if err := decodeArgs(args, &a); err != nil {
+		return err
+	}
+	return store.CheckText("reason", a.Reason)
+}
+
+// cancelAction requests the run's cancellation (Host.Cancel). A run
+// canceled already counts as done: a second call on the same run (after
+// a worker's crash) finds it so.
+func cancelAction(ctx context.Context, h *Host, run store.Run, args json.RawMessage) error {
+	var a cancelArgs
+	if err := decodeArgs(args, &a); err != nil {
+		return err
+	}
+	r, err := h.Cancel(ctx, run.ID, a.Reason)
+	if errors.Is(err, ErrTerminal) && r.Status == store.RunCanceled {
+		return nil
+	}
+	return err
+}
