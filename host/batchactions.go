@@ -25,7 +25,11 @@ type BatchAction struct {
 
 // BatchActions are the actions of batches, by name.
 var BatchActions = map[string]BatchAction{
-	"cancel": {Check: checkCancelArgs, Do: cancelAction},
+	"cancel":  {Check: checkCancelArgs, Do: cancelAction},
+	"pause":   {Check: checkPauseArgs, Do: pauseAction},
+	"unpause": {Check: checkNoArgs, Do: unpauseAction},
+	"resume":  {Check: checkResumeArgs, Do: resumeAction},
+	"delete":  {Check: checkNoArgs, Do: deleteAction},
 }
 
 func batchActionNames() string {
@@ -78,3 +82,77 @@ func cancelAction(ctx context.Context, h *Host, run store.Run, args json.RawMess
 	}
 	return err
 }
+
+// pauseArgs are the arguments of the pause action.
+type pauseArgs struct {
+	Reason string `json:"reason,omitempty"`
+}
+
+func checkPauseArgs(args json.RawMessage) error {
+	var a pauseArgs
+	if err := decodeArgs(args, &a); err != nil {
+		return err
+	}
+	return store.CheckText("reason", a.Reason)
+}
+
+// pauseAction pauses the run (Host.Pause), by "batch". Pausing twice
+// keeps the first pause, so a second call is done at once.
+func pauseAction(ctx context.Context, h *Host, run store.Run, args json.RawMessage) error {
+	var a pauseArgs
+	if err := decodeArgs(args, &a); err != nil {
+		return err
+	}
+	_, err := h.Pause(ctx, run.ID, "batch", a.Reason)
+	return err
+}
+
+// unpauseAction unpauses the run (Host.Unpause); a run not paused is
+// left as it is.
+func unpauseAction(ctx context.Context, h *Host, run store.Run, args json.RawMessage) error {
+	if err := decodeArgs(args, &struct{}{}); err != nil {
+		return err
+	}
+	_, err := h.Unpause(ctx, run.ID)
+	return err
+}
+
+// resumeArgs are the arguments of the resume action.
+type resumeArgs struct {
+	Module string `json:"module,omitempty"` // a module's name or hash; empty: the run's own
+}
+
+func checkResumeArgs(args json.RawMessage) error {
+	var a resumeArgs
+	if err := decodeArgs(args, &a); err != nil {
+		return err
+	}
+	return store.CheckText("module", a.Module)
+}
+
+// resumeAction points the run at the module (Host.ResumeOn). It waits
+// for an execution of the run to stop first, so a batch over live runs
+// goes at that pace; a second call replays the run on the same module.
+func resumeAction(ctx context.Context, h *Host, run store.Run, args json.RawMessage) error {
+	var a resumeArgs
+	if err := decodeArgs(args, &a); err != nil {
+		return err
+	}
+	_, err := h.ResumeOn(ctx, run.ID, a.Module)
+	return err
+}
+
+// deleteAction deletes the run (Host.DeleteRun), which refuses a run a
+// live run still needs; a run gone already counts as done.
+func deleteAction(ctx context.Context, h *Host, run store.Run, args json.RawMessage) error {
+	if err := decodeArgs(args, &struct{}{}); err != nil {
+		return err
+	}
+	err := h.DeleteRun(ctx, run.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	return err
+}
+
+func checkNoArgs(args json.RawMessage) error { return decodeArgs(args, &struct{}{}) }

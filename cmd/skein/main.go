@@ -4,7 +4,7 @@
 //	skein inspect RUN [--db FILE | --server URL] [--json]
 //	skein serve [--db FILE] [--addr 127.0.0.1:7070] [--token TOKEN]
 //	skein deploy|start|status|wait|resolve|cancel|pause|unpause|schedule|hook ... [--server URL] [--token TOKEN]
-//	skein runs list|cancel|prune ... | skein batch list|status|cancel ... [--server URL]
+//	skein runs list|cancel|pause|unpause|resume|delete|prune ... | skein batch list|status|cancel ... [--server URL]
 //	skein check MODULE.wasm [--workflow W] [--input JSON] [--schedules N] [--seed S] [--json]
 //	skein bench [--workload NAME] [--durability normal|strict|both] [--json]
 //	skein new NAME [--skein-dir PATH]
@@ -78,7 +78,7 @@ func init() {
 		{"hook", "skein hook create NAME --module M [--workflow W] [--secret-env SKEIN_HOOK_VAR | --secret NAME] [--scheme github|timestamped] [--tolerance D] [--keep-header H] | list | delete NAME [--server URL] [--json]",
 			"bind a webhook, POST /v1/hooks/NAME, to a workflow on a server (docs/schedules.md)", cmdHook},
 		{"runs", runsUsage(),
-			"act on many runs: list those a filter selects, cancel them as a batch on a server (\"Bulk actions\"), prune the runs that ended before a horizon (\"Retention\"; docs/operations.md)", cmdRuns},
+			"act on many runs: list those a filter selects, cancel, pause, unpause, resume or delete them as a batch on a server (\"Bulk actions\"), prune the runs that ended before a horizon (\"Retention\"; docs/operations.md)", cmdRuns},
 		{"batch", "skein batch list | status ID | cancel ID [--reason R] [--server URL] [--json]",
 			"list the batches on a server, show one's progress, cancel one", cmdBatch},
 		{"backup", "skein backup [--db FILE] OUT.db [--quiet] [--json]",

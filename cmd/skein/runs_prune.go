@@ -28,6 +28,10 @@ type runsSubcommand struct {
 var runsSubcommands = []runsSubcommand{
 	{"list", "skein runs list [--where FILTER] [--limit N] [--all] [--json]", runsList},
 	{"cancel", "skein runs cancel --where FILTER [--reason R] [--dry-run] [--rate N] [--detach] [--json]", runsCancel},
+	{"pause", "skein runs pause --where FILTER [--reason R] [--dry-run] [--rate N] [--detach] [--json]", runsPause},
+	{"unpause", "skein runs unpause --where FILTER [--dry-run] [--rate N] [--detach] [--json]", runsUnpause},
+	{"resume", "skein runs resume --where FILTER [--module M] [--dry-run] [--rate N] [--detach] [--json]", runsResume},
+	{"delete", "skein runs delete --where FILTER [--dry-run] [--rate N] [--detach] [--json]", runsDelete},
 	{"prune", "skein runs prune --before TIME | --older-than D [--dry-run] [--json] [--server URL | --db FILE [--vacuum] | --store URL]", runsPrune},
 }
 
