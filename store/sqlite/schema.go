@@ -270,6 +270,31 @@ ALTER TABLE runs ADD COLUMN abandoned INTEGER NOT NULL DEFAULT 0; -- 1: its pare
 ALTER TABLE runs ADD COLUMN traceparent TEXT NOT NULL DEFAULT ''; -- '' = none given
 ALTER TABLE tasks ADD COLUMN traceparent TEXT NOT NULL DEFAULT ''; -- '' = not traced
 `,
+	// 17: search attributes (store.AttrStore): the declarations, keyed
+	// by namespace (all 'default' until namespaces exist) and name, and
+	// each run's values, one typed column per kind of value
+	// (store.AttrColumn), indexed by (name, value) for filters.
+	`
+CREATE TABLE attr_decls (
+	namespace  TEXT NOT NULL DEFAULT 'default',
+	name       TEXT NOT NULL,
+	type       TEXT NOT NULL,    -- string, int, float, bool, time
+	created_at INTEGER NOT NULL, -- unix ns
+	PRIMARY KEY (namespace, name)
+);
+CREATE TABLE run_attrs (
+	run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+	name   TEXT NOT NULL,
+	type   TEXT NOT NULL,
+	v_text TEXT,    -- a string
+	v_int  INTEGER, -- an int, a bool (0, 1), a time (unix ns)
+	v_real REAL,    -- a float
+	PRIMARY KEY (run_id, name)
+);
+CREATE INDEX run_attrs_text ON run_attrs (name, v_text);
+CREATE INDEX run_attrs_int ON run_attrs (name, v_int);
+CREATE INDEX run_attrs_real ON run_attrs (name, v_real);
+`,
 }
 
 // SchemaTooNewError is returned by Open when the database's schema version
