@@ -39,13 +39,13 @@ const defaultRunsLimit = 100
 type Store struct {
 	mu       sync.RWMutex
 	closed   bool
-	modules  map[string]*moduleRec // by hash
-	names    map[string]string     // module names: the hash each points at
-	namedSeq int64                 // last seq of moduleRec.names handed out
-	runs     map[string]*runRec    // by ID
-	ids      []string              // the keys of runs, sorted
-	tasks    taskQueue             // activity tasks (tasks.go)
-	sched    scheduleMaps          // schedules and hooks (schedules.go)
+	modules  map[string]*moduleRec     // by hash
+	names    map[string]string         // module names: the hash each points at
+	namedSeq int64                     // last seq of moduleRec.names handed out
+	runs     map[string]*runRec        // by ID
+	ids      []string                  // the keys of runs, sorted
+	tasks    taskQueue                 // activity tasks (tasks.go)
+	sched    scheduleMaps              // schedules and hooks (schedules.go)
 	decls    map[string]store.AttrDecl // attribute declarations by name (attrs.go)
 }
 
