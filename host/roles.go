@@ -55,6 +55,11 @@ type Client interface {
 	Hooks(ctx context.Context) ([]store.Hook, error)
 	DeleteHook(ctx context.Context, name string) error
 	Deliver(ctx context.Context, name string, d Delivery) (store.Run, bool, error)
+	// Search attributes (attrs.go).
+	CreateAttribute(ctx context.Context, name string, t store.AttrType) (store.AttrDecl, error)
+	Attributes(ctx context.Context) ([]store.AttrDecl, error)
+	DeleteAttribute(ctx context.Context, name string) error
+	RunAttributes(ctx context.Context, ids ...string) (map[string]map[string]any, error)
 }
 
 // Worker is the worker role of a Host: what executes runs, with the

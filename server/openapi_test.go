@@ -114,6 +114,7 @@ var wireTypes = map[string]any{
 	"CompleteRequest": client.CompleteRequest{}, "FailRequest": client.FailRequest{}, "TaskEnded": client.TaskEnded{},
 	"ScheduleRequest": ScheduleRequest{}, "Schedule": Schedule{}, "ScheduleList": ScheduleList{},
 	"HookRequest": HookRequest{}, "Hook": Hook{}, "HookList": HookList{},
+	"AttributeRequest": client.AttributeRequest{}, "Attribute": client.Attribute{}, "AttributeList": client.AttributeList{},
 }
 
 // scalarSchemas are the schemas of the document that are not documents
@@ -257,6 +258,8 @@ func typeMismatch(schemas map[string]map[string]any, p map[string]any, typ refle
 		want = "integer"
 	case reflect.Float32, reflect.Float64:
 		want = "number"
+	case reflect.Map:
+		want = "object"
 	case reflect.Slice:
 		items, _ := p["items"].(map[string]any)
 		if p["type"] != "array" || items == nil {

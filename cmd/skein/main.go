@@ -3,7 +3,7 @@
 //	skein run MODULE.wasm [--workflow NAME] [--input JSON] [--id RUN] [--db FILE] [--evict never|idle|always] [--json]
 //	skein inspect RUN [--db FILE | --server URL] [--json]
 //	skein serve [--db FILE] [--addr 127.0.0.1:7070] [--token TOKEN]
-//	skein deploy|start|status|wait|resolve|cancel|schedule|hook ... [--server URL] [--token TOKEN]
+//	skein deploy|start|status|wait|resolve|cancel|schedule|hook|attribute ... [--server URL] [--token TOKEN]
 //	skein check MODULE.wasm [--workflow W] [--input JSON] [--schedules N] [--seed S] [--json]
 //	skein bench [--workload NAME] [--durability normal|strict|both] [--json]
 //	skein new NAME [--skein-dir PATH]
@@ -58,7 +58,7 @@ func init() {
 			"upload a module to a server", cmdDeploy},
 		{"modules", "skein modules [--server URL] [--json]",
 			"list the modules on a server, each with every name that points at it", cmdModules},
-		{"start", "skein start MODULE [--workflow NAME] [--input JSON] [--id RUN] [--timeout D] [--server URL] [--json]",
+		{"start", "skein start MODULE [--workflow NAME] [--input JSON] [--id RUN] [--timeout D] [--attr NAME=VALUE]... [--server URL] [--json]",
 			"start a run on a server (MODULE: a deployed module's name or hash)", cmdStart},
 		{"status", "skein status RUN [--server URL] [--json]",
 			"show a run's status on a server", cmdStatus},
@@ -72,6 +72,8 @@ func init() {
 			"start runs of a workflow on a cron schedule, on a server (docs/schedules.md)", cmdSchedule},
 		{"hook", "skein hook create NAME --module M [--workflow W] [--secret-env SKEIN_HOOK_VAR | --secret NAME] [--scheme github|timestamped] [--tolerance D] [--keep-header H] | list | delete NAME [--server URL] [--json]",
 			"bind a webhook, POST /v1/hooks/NAME, to a workflow on a server (docs/schedules.md)", cmdHook},
+		{"attribute", "skein attribute create NAME --type string|int|float|bool|time | list | delete NAME [--server URL] [--json]",
+			"declare, list and delete the search attributes runs carry, on a server (docs/operations.md, \"Search attributes\")", cmdAttribute},
 		{"backup", "skein backup [--db FILE] OUT.db [--quiet] [--json]",
 			"write a consistent copy of a SQLite database, also while skein serve writes it (docs/operations.md, \"Backups\")", cmdBackup},
 		{"new", "skein new NAME [--skein-dir PATH]",
