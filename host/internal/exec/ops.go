@@ -76,6 +76,8 @@ func (x *Exec) op(ctx context.Context, stack []uint64) error {
 		}
 	case abi.OpStep, abi.OpCall, abi.OpSleep, abi.OpPromise, abi.OpChild:
 		r, err = x.durableOp(ctx, a)
+	case abi.OpAttrs:
+		r, err = x.attrsOp(ctx, a) // attrs.go
 	default:
 		return x.fail("unknown op kind %d", a.kind)
 	}
