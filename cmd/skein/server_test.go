@@ -299,6 +299,7 @@ type apiRun struct {
 	UpdatedAt     string `json:"updated_at"`
 	Worker        string `json:"worker"`       // omitted when no worker holds the run
 	LeaseExpiry   string `json:"lease_expiry"` // likewise
+	Attributes    any    `json:"attributes"`   // omitted when it has none
 }
 
 func decodeJSON[T any](t *testing.T, what string, data []byte) T {

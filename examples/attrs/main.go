@@ -24,6 +24,9 @@ type Ticket struct {
 	// server does not declare, or declares with another type, shows the
 	// op's error.
 	Extra string `json:"extra,omitempty"`
+	// Hold is how long the ticket waits before it closes (a Go
+	// duration); default 1ms.
+	Hold string `json:"hold,omitempty"`
 }
 
 // Closed is the run's result.
@@ -39,7 +42,15 @@ func ticket(ctx *skein.Context, t Ticket) (Closed, error) {
 	}
 	// A durable timer: the run may be evicted and replayed here, and the
 	// replay sets nothing again.
-	if _, err := skein.Sleep(ctx, time.Millisecond).Get(ctx); err != nil {
+	hold := time.Millisecond
+	if t.Hold != "" {
+		d, err := time.ParseDuration(t.Hold)
+		if err != nil {
+			return Closed{}, err
+		}
+		hold = d
+	}
+	if _, err := skein.Sleep(ctx, hold).Get(ctx); err != nil {
 		return Closed{}, err
 	}
 	var c Closed
@@ -48,13 +59,10 @@ func ticket(ctx *skein.Context, t Ticket) (Closed, error) {
 			c.ExtraError = err.Error()
 		}
 	}
-	c.Stage = stage
+	c.Stage = "done"
 	err := skein.SetAttributes(ctx, map[string]any{"stage": c.Stage, "priority": t.Priority, "closed": true, "closed_at": time.Now()})
 	return c, err
 }
-
-// stage is the stage the run records when done.
-var stage = "done"
 
 func main() {
 	skein.Register("ticket", ticket)
