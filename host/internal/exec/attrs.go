@@ -46,7 +46,7 @@ func attrsArg(arg []byte) (map[string]any, []byte, error) {
 
 // attrsOp issues an attrs op and settles it.
 func (x *Exec) attrsOp(ctx context.Context, a opArgs) (abi.OpResult, error) {
-	if err := x.checkPayload(len(a.arg), func() string { return "the values of attrs op" }); err != nil {
+	if err := x.checkPayload(len(a.arg), func() string { return "the argument of an attrs op" }); err != nil {
 		return abi.OpResult{}, err
 	}
 	vs, canon, err := attrsArg(a.arg)
