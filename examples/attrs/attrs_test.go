@@ -15,6 +15,7 @@ import (
 	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 	"github.com/skeinrun/skein/skeintest"
 	"github.com/skeinrun/skein/store"
+	"github.com/skeinrun/skein/store/memory"
 	"github.com/skeinrun/skein/store/sqlite"
 )
 
@@ -116,4 +117,32 @@ func TestTicketCheck(t *testing.T) {
 	t.Parallel()
 	skeintest.Check(t, wasmbuild.Build(t, "./examples/attrs"), "ticket", `{"customer":7,"region":"us","priority":0.5}`,
 		skeintest.Options{Schedules: 10, ScheduleIndependent: true})
+}
+
+// Under a simulation (what skein check runs) there are no declarations:
+// each value is taken with the type it has, so no op fails.
+func TestTicketSimulation(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	h, err := host.New(ctx, host.Config{Store: memory.New(), Simulation: &host.Simulation{Seed: 1}, CacheDir: testcache.Shared()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close(context.Background()) })
+	wasm, err := os.ReadFile(wasmbuild.Build(t, "./examples/attrs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := h.Deploy(ctx, "attrs", wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := h.Start(ctx, host.StartOptions{Module: m.Hash, Workflow: "ticket", Input: json.RawMessage(`{"customer":1,"extra":"anything"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err = h.Drive(ctx, r.ID, host.DriveOptions{WaitTimers: true})
+	if err != nil || string(r.Result) != `{"stage":"done"}` {
+		t.Fatalf("drive under a simulation: %v %s %s %s", err, r.Status, r.Result, r.Error)
+	}
 }
