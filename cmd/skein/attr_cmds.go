@@ -63,14 +63,7 @@ func cmdAttribute(ctx context.Context, args []string, stdout, stderr io.Writer) 
 }
 
 func attributeList(ctx context.Context, fs *flag.FlagSet, sf *serverFlags, args []string, asJSON bool, stdout io.Writer) error {
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) != 0 {
-		return &exitError{code: exitUsage, err: fmt.Errorf("attribute list: unexpected argument %q", pos[0])}
-	}
-	c, err := sf.client()
+	c, err := sf.parseNone(fs, args, "attribute list")
 	if err != nil {
 		return err
 	}
@@ -88,6 +81,19 @@ func attributeList(ctx context.Context, fs *flag.FlagSet, sf *serverFlags, args 
 		fmt.Fprintf(stdout, "%s  %s\n", printable(a.Name), printable(a.Type))
 	}
 	return nil
+}
+
+// parseNone parses the flags of a command that takes no argument (what)
+// and returns the client they name.
+func (sf *serverFlags) parseNone(fs *flag.FlagSet, args []string, what string) (*client.Client, error) {
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return nil, err
+	}
+	if len(pos) != 0 {
+		return nil, &exitError{code: exitUsage, err: fmt.Errorf("%s: unexpected argument %q", what, pos[0])}
+	}
+	return sf.client()
 }
 
 // attrFlag collects repeated --attr NAME=VALUE flags.

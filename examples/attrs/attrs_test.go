@@ -36,6 +36,20 @@ func (s *countingStore) Commit(ctx context.Context, b store.Batch) error {
 	return err
 }
 
+// deployTicket deploys examples/attrs on h.
+func deployTicket(t *testing.T, h *host.Host) store.Module {
+	t.Helper()
+	wasm, err := os.ReadFile(wasmbuild.Build(t, "./examples/attrs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := h.Deploy(t.Context(), "attrs", wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
 // TestTicketAttributes: the run's attributes are those of its start
 // request and of its SetAttributes ops, typed by their declarations; an
 // undeclared one fails its op and the workflow reports it; evicted and
@@ -53,14 +67,7 @@ func TestTicketAttributes(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { h.Close(context.Background()); db.Close() })
-	wasm, err := os.ReadFile(wasmbuild.Build(t, "./examples/attrs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := h.Deploy(ctx, "attrs", wasm)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := deployTicket(t, h)
 	for name, typ := range map[string]store.AttrType{"customer": store.AttrInt, "region": store.AttrString, "stage": store.AttrString,
 		"priority": store.AttrFloat, "closed": store.AttrBool, "closed_at": store.AttrTime, "source": store.AttrString} {
 		if _, err := h.CreateAttribute(ctx, name, typ); err != nil {
@@ -129,14 +136,7 @@ func TestTicketSimulation(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { h.Close(context.Background()) })
-	wasm, err := os.ReadFile(wasmbuild.Build(t, "./examples/attrs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := h.Deploy(ctx, "attrs", wasm)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := deployTicket(t, h)
 	r, err := h.Start(ctx, host.StartOptions{Module: m.Hash, Workflow: "ticket", Input: json.RawMessage(`{"customer":1,"extra":"anything"}`)})
 	if err != nil {
 		t.Fatal(err)

@@ -73,13 +73,8 @@ func (x *Exec) attrsOp(ctx context.Context, a opArgs) (abi.OpResult, error) {
 		r.State, r.Outcome = abi.StateSettled, ToABI(res.Outcome)
 		return r, nil
 	}
-	switch act, err := x.fx.unsettled(a.kind, fn, res, x.S.Replaying()); {
-	case err != nil:
-		return abi.OpResult{}, x.schedErr(err)
-	case act == opStop:
-		return abi.OpResult{}, x.stop(Suspended, nil)
-	case act == opWait:
-		return r, nil
+	if wait, err := x.unsettled(a.kind, fn, res); err != nil || wait {
+		return r, err
 	}
 	out, err := x.setAttrs(ctx, vs)
 	if err != nil {
