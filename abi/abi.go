@@ -63,12 +63,13 @@ const (
 	OpSpawn   OpKind = 6 // spawn a task (skein.Go); no outcome row
 	OpFork    OpKind = 7 // open a parallel fork; no outcome row
 	OpBranch  OpKind = 8 // spawn branch task of a fork; arg: 4-byte fork handle
+	OpAttrs   OpKind = 9 // set search attributes; arg: a JSON object of values by name; settled by the host at once
 )
 
 // ParseOpKind returns the kind whose String is name, and false for
 // none.
 func ParseOpKind(name string) (OpKind, bool) {
-	for k := OpStep; k <= OpBranch; k++ {
+	for k := OpStep; k <= OpAttrs; k++ {
 		if k.String() == name {
 			return k, true
 		}
@@ -95,6 +96,8 @@ func (k OpKind) String() string {
 		return "fork"
 	case OpBranch:
 		return "branch"
+	case OpAttrs:
+		return "attrs"
 	}
 	return "unknown"
 }

@@ -32,6 +32,7 @@
 #define SKEIN_OP_SPAWN 6   /* spawn a task; no outcome row */
 #define SKEIN_OP_FORK 7    /* open a parallel fork; no outcome row */
 #define SKEIN_OP_BRANCH 8  /* start a branch of a fork; arg: 4-byte LE fork handle */
+#define SKEIN_OP_ATTRS 9   /* set search attributes; arg: a JSON object of values by name; settled at once (state 1) */
 
 /* Status of an outcome, of skein_step_done and of skein_task_done. */
 #define SKEIN_STATUS_OK 1    /* the data is a JSON value */

@@ -68,6 +68,9 @@ type Run struct {
 	// past, until another worker claims the run.
 	Worker      string     `json:"worker,omitempty"`
 	LeaseExpiry *time.Time `json:"lease_expiry,omitempty"`
+	// Attributes are the run's search attributes by name (a time as an
+	// RFC 3339 string); omitted when it has none.
+	Attributes map[string]any `json:"attributes,omitempty"`
 }
 
 // RunList answers GET /v1/runs. NextCursor is empty on the last page.
@@ -92,6 +95,9 @@ type RunFilter struct {
 	// Where is a filter of the language (docs/operations.md, "Bulk
 	// actions"), with the fields above; "" for none.
 	Where string
+	// Attrs are search attribute values the runs must carry, by name (the
+	// query's attr.NAME=VALUE, VALUE as text of the declared type).
+	Attrs map[string]string
 }
 
 // StartRequest is the body of POST /v1/runs.
@@ -101,6 +107,10 @@ type StartRequest struct {
 	Input    json.RawMessage `json:"input,omitempty"`    // default null
 	ID       string          `json:"id,omitempty"`       // default: generated
 	Timeout  string          `json:"timeout,omitempty"`  // a Go duration, e.g. "30s": cancel the run if it has not ended by then
+	// Attributes are the run's initial search attributes by name, each
+	// of its declared type: a string, a number (an integer for int), a
+	// bool, an RFC 3339 string for a time.
+	Attributes map[string]any `json:"attributes,omitempty"`
 }
 
 // CancelRequest is the (optional) body of POST /v1/runs/{id}/cancel.
@@ -185,6 +195,9 @@ func (c *Client) Runs(ctx context.Context, f RunFilter) (RunList, error) {
 	}
 	if f.Cursor != "" {
 		q.Set("cursor", f.Cursor)
+	}
+	for name, v := range f.Attrs {
+		q.Set("attr."+name, v)
 	}
 	var l RunList
 	_, err := c.do(ctx, request{method: http.MethodGet, path: "/v1/runs", query: q}, &l)

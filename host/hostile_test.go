@@ -72,6 +72,7 @@ func TestHostileModule(t *testing.T) {
 		{"bad-task-status", "task_done with unknown status 9"},
 		{"bad-sleep-arg", "sleep op needs an 8-byte duration, got 2 bytes"},
 		{"bad-branch-arg", "branch op needs a 4-byte fork handle, got 3 bytes"},
+		{"bad-attrs-arg", `the argument of an attrs op is a JSON object of values by name, got "[1]"`},
 		{"empty-fn", "step op without a function name"},
 		{"select-none", "task 1 selected on no futures"},
 		{"select-huge", "select over 1048576 futures (at most 65536)"},

@@ -70,6 +70,11 @@ type Client interface {
 	Batch(ctx context.Context, id string) (store.BatchJob, error)
 	Batches(ctx context.Context, limit int) ([]store.BatchJob, error)
 	CancelBatch(ctx context.Context, id, reason string) (store.BatchJob, error)
+	// Search attributes (attrs.go).
+	CreateAttribute(ctx context.Context, name string, t store.AttrType) (store.AttrDecl, error)
+	Attributes(ctx context.Context) ([]store.AttrDecl, error)
+	DeleteAttribute(ctx context.Context, name string) error
+	RunAttributes(ctx context.Context, ids ...string) (map[string]map[string]any, error)
 }
 
 // Worker is the worker role of a Host: what executes runs, with the

@@ -35,6 +35,11 @@ type StartOptions struct {
 	// under: its run span is a child of that span
 	// (docs/observability.md). It is stored with the run.
 	Traceparent string
+	// Attributes are the run's initial search attributes, checked
+	// against their declarations as skein.SetAttributes checks them
+	// (store.TypedAttrs): an undeclared name or a wrong type is
+	// ErrInvalid and no run is created. They are stored with the run.
+	Attributes map[string]any
 
 	reserved bool // the id may be in a reserved space (ReservedRunIDPrefixes): Trigger's
 }
@@ -78,7 +83,11 @@ func (h *Host) Start(ctx context.Context, o StartOptions) (store.Run, error) {
 	if err := checkTraceparent(o.Traceparent); err != nil {
 		return store.Run{}, invalidf("start: %w", err)
 	}
-	r := store.Run{ID: o.ID, ModuleHash: m.Hash, Workflow: o.Workflow, Input: input, Seed: o.Seed, TraceParent: o.Traceparent}
+	attrs, err := h.startAttrs(ctx, o.Attributes)
+	if err != nil {
+		return store.Run{}, fmt.Errorf("start: %w", err)
+	}
+	r := store.Run{ID: o.ID, ModuleHash: m.Hash, Workflow: o.Workflow, Input: input, Seed: o.Seed, TraceParent: o.Traceparent, Attrs: attrs}
 	if o.Timeout > 0 {
 		r.Deadline = time.Now().Add(o.Timeout).UnixNano()
 	}

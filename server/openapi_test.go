@@ -118,6 +118,7 @@ var wireTypes = map[string]any{
 	"HookRequest": HookRequest{}, "Hook": Hook{}, "HookList": HookList{},
 	"BatchRequest": client.BatchRequest{}, "Batch": client.Batch{}, "BatchError": client.BatchError{},
 	"BatchList": client.BatchList{}, "DryRun": client.DryRun{},
+	"AttributeRequest": client.AttributeRequest{}, "Attribute": client.Attribute{}, "AttributeList": client.AttributeList{},
 }
 
 // scalarSchemas are the schemas of the document that are not documents
@@ -261,6 +262,8 @@ func typeMismatch(schemas map[string]map[string]any, p map[string]any, typ refle
 		want = "integer"
 	case reflect.Float32, reflect.Float64:
 		want = "number"
+	case reflect.Map:
+		want = "object"
 	case reflect.Slice:
 		items, _ := p["items"].(map[string]any)
 		if p["type"] != "array" || items == nil {

@@ -29,6 +29,10 @@ func (a *api) runs(w http.ResponseWriter, r *http.Request) {
 	for _, run := range rs {
 		l.Runs = append(l.Runs, runJSON(run))
 	}
+	if err := a.withAttrs(r, l.Runs); err != nil {
+		a.fail(w, r, err)
+		return
+	}
 	if len(rs) == f.Limit {
 		last := rs[len(rs)-1]
 		l.NextCursor = last.ID
@@ -62,6 +66,9 @@ func (a *api) runFilter(r *http.Request) (store.RunFilter, error) {
 		f.Limit = n
 	}
 	if err := a.moduleFilter(r, q, &f); err != nil {
+		return f, err
+	}
+	if err := a.attrFilter(r, q, &f); err != nil {
 		return f, err
 	}
 	var err2 error

@@ -62,7 +62,7 @@ func (a *api) start(w http.ResponseWriter, r *http.Request) {
 		existed = err == nil
 	}
 	run, err := a.h.Start(ctx, host.StartOptions{Module: m.Hash, Workflow: req.Workflow, Input: req.Input, ID: req.ID, Timeout: timeout,
-		Traceparent: r.Header.Get("Traceparent")})
+		Traceparent: r.Header.Get("Traceparent"), Attributes: req.Attributes})
 	if err != nil {
 		if errors.Is(err, host.ErrInvalid) {
 			// The client knows it asked to start: the message is the rule.
@@ -109,7 +109,12 @@ func (a *api) run(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	writeJSON(w, http.StatusOK, runJSON(run))
+	v := []Run{runJSON(run)}
+	if err := a.withAttrs(r, v); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, v[0])
 }
 
 // leases: GET /v1/runs/{id}/leases, the run's lease history.

@@ -130,6 +130,7 @@ func newAPI(h host.Client, o Options) (*api, *http.ServeMux) {
 	a.handle(mux, "GET /v1/runs/{id}/ops", apiRoute, a.ops)
 	a.handle(mux, "GET /v1/runs/{id}/leases", apiRoute, a.leases)
 	a.handle(mux, "GET /v1/openapi.json", apiRoute, a.openAPI) // openapi.go
+	a.routeAttrs(mux)                                          // attrs.go
 	a.handle(mux, "GET /metrics", apiRoute, a.metrics)
 	a.routePause(mux)     // pause.go
 	a.routeTasks(mux)     // tasks.go
@@ -198,11 +199,11 @@ func (a *api) fail(w http.ResponseWriter, r *http.Request, err error) {
 		writeError(w, status, code, me.Error())
 	case errors.As(err, &ce):
 		writeError(w, http.StatusConflict, CodeConflict, ce.Error())
-	case errors.Is(err, store.ErrInvalidText), errors.Is(err, host.ErrInvalid):
+	case errors.Is(err, store.ErrInvalidText), errors.Is(err, host.ErrInvalid), errors.Is(err, store.ErrAttrCond):
 		writeError(w, http.StatusBadRequest, CodeBadRequest, err.Error())
 	case errors.Is(err, store.ErrNotFound), errors.Is(err, host.ErrNotFound):
 		writeError(w, http.StatusNotFound, CodeNotFound, err.Error())
-	case errors.Is(err, host.ErrTerminal), errors.Is(err, store.ErrConflict), errors.Is(err, host.ErrConflict):
+	case errors.Is(err, host.ErrTerminal), errors.Is(err, store.ErrConflict), errors.Is(err, host.ErrConflict), errors.Is(err, store.ErrAttrLimit):
 		writeError(w, http.StatusConflict, CodeConflict, err.Error())
 	case errors.Is(err, store.ErrFull):
 		a.log.Error("skein api: the database is full", "method", r.Method, "path", r.URL.Path, "err", err)

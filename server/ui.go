@@ -88,6 +88,9 @@ func (a *api) ops(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := RunOps{Run: runJSON(run), Ops: make([]Op, 0, len(outs)), Waiting: runjson.WaitingOf(run, outs)}
+	if runs := []Run{v.Run}; a.withAttrs(r, runs) == nil {
+		v.Run = runs[0] // its search attributes; without them if they cannot be read
+	}
 	if !a.addTasks(w, r, v.Waiting) {
 		return
 	}

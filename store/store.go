@@ -283,6 +283,10 @@ type Run struct {
 	LeaseOwner  string
 	LeaseExpiry int64 // unix ns; 0 when not held
 	LeaseToken  int64
+	// Attrs are the run's initial search attributes (AttrStore), written
+	// with the run by CreateRun, CreateClaimedRun and Batch.Creates
+	// (CheckAttrValues); reads leave it nil (RunAttrs reads them).
+	Attrs map[string]any
 }
 
 // Pause is who paused a run, why, and when (Run.Paused).
@@ -448,6 +452,9 @@ type Batch struct {
 	// still checks the lease. The lease's expiry is not checked: an
 	// expired lease no one has claimed since still fences.
 	Fence *Lease
+	// Attrs are search attribute values to write (RunAttrs), after the
+	// batch's Creates: each replaces the run's value of its name.
+	Attrs []RunAttrs
 	// Release, with Fence, also releases the lease (as ReleaseLease does)
 	// in the same transaction: a worker's last commit of a run that ended
 	// saves a transaction. Release without Fence fails the commit.
@@ -492,6 +499,11 @@ func (b *Batch) CheckFenceWrites() error {
 	for i := range b.Attempts {
 		if id := b.Attempts[i].RunID; id != f.RunID {
 			return fmt.Errorf("fenced batch for run %s writes an attempt of run %s", f.RunID, id)
+		}
+	}
+	for i := range b.Attrs {
+		if id := b.Attrs[i].RunID; id != f.RunID {
+			return fmt.Errorf("fenced batch for run %s writes attributes of run %s", f.RunID, id)
 		}
 	}
 	return nil
@@ -539,8 +551,10 @@ type RunFilter struct {
 	After    string
 	AfterKey int64
 	// Attrs are conditions on the run's search attributes, all of which
-	// must hold. A store that does not record attributes fails Runs with
-	// ErrAttrsUnsupported when Attrs is not empty.
+	// must hold; a run without the attribute never matches. A condition
+	// the declarations refuse fails Runs with ErrAttrCond
+	// (CheckAttrConds). A store that does not record attributes fails
+	// Runs with ErrAttrsUnsupported when Attrs is not empty.
 	Attrs []AttrCond
 	// The conditions of the filter language (internal/runfilter); see
 	// store/runselect.go.
@@ -661,6 +675,7 @@ type Store interface {
 	ScheduleStore
 	PruneStore
 	BatchJobStore
+	AttrStore
 
 	// Close flushes pending writes and releases resources.
 	Close() error

@@ -112,6 +112,9 @@ func checkTexts(prefix string, pairs ...string) error {
 
 // CheckTexts checks every text of a run.
 func (r *Run) CheckTexts() error {
+	if err := CheckAttrValues(CleanText(r.ID), r.Attrs); err != nil {
+		return err
+	}
 	return checkTexts("run "+CleanText(r.ID)+": ", "id", r.ID, "module", r.ModuleHash, "workflow", r.Workflow,
 		"error", r.Error, "parent", r.Parent, "cancel reason", r.Cancel, "parent close", string(r.ParentClose), "traceparent", r.TraceParent)
 }
@@ -150,6 +153,11 @@ func (m *Module) CheckTexts() error {
 // CheckTexts checks every text a batch writes, in the order of its
 // fields; the first bad one fails the whole batch.
 func (b *Batch) CheckTexts() error {
+	for i := range b.Attrs {
+		if err := CheckAttrValues(CleanText(b.Attrs[i].RunID), b.Attrs[i].Values); err != nil {
+			return err
+		}
+	}
 	for i := range b.Creates {
 		if err := b.Creates[i].CheckTexts(); err != nil {
 			return err

@@ -86,6 +86,8 @@ func cmdStart(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	input := fs.String("input", "null", "workflow input as JSON")
 	id := fs.String("id", "", "run id (default: generated); starting an existing id with the same request returns that run")
 	timeout := fs.Duration("timeout", 0, "cancel the run if it has not ended this long after it started (e.g. 30s, 2h)")
+	attrs := attrFlag{}
+	fs.Var(attrs, "attr", "an initial search attribute NAME=VALUE, VALUE read as the attribute's declared type (repeatable)")
 	asJSON := fs.Bool("json", false, "print the run as JSON")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -105,6 +107,9 @@ func cmdStart(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	req := client.StartRequest{Module: pos[0], Workflow: *workflow, Input: json.RawMessage(*input), ID: *id}
+	if req.Attributes, err = typedAttrs(ctx, c, attrs); err != nil {
+		return err
+	}
 	if *timeout > 0 {
 		req.Timeout = timeout.String()
 	}
@@ -172,6 +177,7 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			printParentClose(stdout, r.ParentClose, r.Abandoned)
 		}
 		printChain(stdout, r.ContinuedFrom, r.ContinuedAs)
+		printAttrs(stdout, r.Attributes)
 		if r.CancelReason != "" && !client.Ended(r.Status) {
 			fmt.Fprintf(stdout, "cancel requested: %s\n", printable(r.CancelReason))
 		}

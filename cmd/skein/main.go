@@ -3,7 +3,7 @@
 //	skein run MODULE.wasm [--workflow NAME] [--input JSON] [--id RUN] [--db FILE] [--evict never|idle|always] [--json]
 //	skein inspect RUN [--db FILE | --server URL] [--json]
 //	skein serve [--db FILE] [--addr 127.0.0.1:7070] [--token TOKEN]
-//	skein deploy|start|status|wait|resolve|cancel|pause|unpause|schedule|hook ... [--server URL] [--token TOKEN]
+//	skein deploy|start|status|wait|resolve|cancel|pause|unpause|schedule|hook|attribute ... [--server URL] [--token TOKEN]
 //	skein runs list|cancel|pause|unpause|resume|delete|prune ... | skein batch list|status|cancel ... [--server URL]
 //	skein check MODULE.wasm [--workflow W] [--input JSON] [--schedules N] [--seed S] [--json]
 //	skein bench [--workload NAME] [--durability normal|strict|both] [--json]
@@ -59,7 +59,7 @@ func init() {
 			"upload a module to a server", cmdDeploy},
 		{"modules", "skein modules [--server URL] [--json]",
 			"list the modules on a server, each with every name that points at it", cmdModules},
-		{"start", "skein start MODULE [--workflow NAME] [--input JSON] [--id RUN] [--timeout D] [--server URL] [--json]",
+		{"start", "skein start MODULE [--workflow NAME] [--input JSON] [--id RUN] [--timeout D] [--attr NAME=VALUE]... [--server URL] [--json]",
 			"start a run on a server (MODULE: a deployed module's name or hash)", cmdStart},
 		{"status", "skein status RUN [--server URL] [--json]",
 			"show a run's status on a server", cmdStatus},
@@ -81,6 +81,8 @@ func init() {
 			"act on many runs: list those a filter selects, cancel, pause, unpause, resume or delete them as a batch on a server (\"Bulk actions\"), prune the runs that ended before a horizon (\"Retention\"; docs/operations.md)", cmdRuns},
 		{"batch", "skein batch list | status ID | cancel ID [--reason R] [--server URL] [--json]",
 			"list the batches on a server, show one's progress, cancel one", cmdBatch},
+		{"attribute", "skein attribute create NAME --type string|int|float|bool|time | list | delete NAME [--server URL] [--json]",
+			"declare, list and delete the search attributes runs carry, on a server (docs/operations.md, \"Search attributes\")", cmdAttribute},
 		{"backup", "skein backup [--db FILE] OUT.db [--quiet] [--json]",
 			"write a consistent copy of a SQLite database, also while skein serve writes it (docs/operations.md, \"Backups\")", cmdBackup},
 		{"new", "skein new NAME [--skein-dir PATH]",

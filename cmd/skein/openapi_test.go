@@ -78,8 +78,9 @@ func (w *walkServer) post(t *testing.T, path, body string) reply {
 }
 
 // TestOpenAPIWalkthrough runs the walkthroughs of docs/getting-started.md,
-// docs/serving.md (the CLI, then curl), docs/schedules.md and
-// docs/activities.md (a worker's claim, heartbeat, fail and complete)
+// docs/serving.md (the CLI, then curl), docs/schedules.md,
+// docs/activities.md (a worker's claim, heartbeat, fail and complete) and
+// docs/operations.md's search attributes
 // against a real skein serve, with errors of each kind the API answers on
 // the way, and validates every exchange against the served OpenAPI
 // document: each request's operation, parameters and (when accepted)
@@ -102,6 +103,10 @@ func TestOpenAPIWalkthrough(t *testing.T) {
 		t.Run("activities", func(t *testing.T) {
 			t.Parallel()
 			walkActivities(t, w)
+		})
+		t.Run("attributes", func(t *testing.T) {
+			t.Parallel()
+			walkAttributes(t, w) // attrs_walk_test.go
 		})
 	})
 

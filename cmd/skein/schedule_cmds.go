@@ -100,14 +100,7 @@ func scheduleList(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs := newFlagSet("schedule", stderr)
 	sf := addServerFlags(fs)
 	asJSON := fs.Bool("json", false, "print the schedules as JSON")
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) != 0 {
-		return &exitError{code: exitUsage, err: fmt.Errorf("schedule list: unexpected argument %q", pos[0])}
-	}
-	c, err := sf.client()
+	c, err := sf.parseNone(fs, args, "schedule list")
 	if err != nil {
 		return err
 	}
@@ -205,14 +198,7 @@ func cmdHook(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		fmt.Fprintf(stdout, "hook %s deleted (its runs stay)\n", printable(name))
 		return nil
 	case "list":
-		pos, err := parseFlags(fs, rest)
-		if err != nil {
-			return err
-		}
-		if len(pos) != 0 {
-			return &exitError{code: exitUsage, err: fmt.Errorf("hook list: unexpected argument %q", pos[0])}
-		}
-		c, err := sf.client()
+		c, err := sf.parseNone(fs, rest, "hook list")
 		if err != nil {
 			return err
 		}

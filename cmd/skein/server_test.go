@@ -300,6 +300,7 @@ type apiRun struct {
 	Worker        string        `json:"worker"`       // omitted when no worker holds the run
 	LeaseExpiry   string        `json:"lease_expiry"` // likewise
 	Paused        *client.Pause `json:"paused"`       // omitted unless paused
+	Attributes    any           `json:"attributes"`   // omitted when it has none
 }
 
 func decodeJSON[T any](t *testing.T, what string, data []byte) T {

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/skeinrun/skein/activity"
 	"github.com/skeinrun/skein/host"
@@ -315,5 +316,48 @@ func TestRustParentClose(t *testing.T) {
 		if c.status == "canceled" && string(child.Result) != `"compensated (parent run `+r.ID+` ended (completed), err true)"` {
 			t.Fatalf("%s: child result %s", c.in, child.Result)
 		}
+	}
+}
+
+// ctx.set_attributes records typed search attributes, as the Go SDK's
+// skein.SetAttributes: a later value replaces an earlier one, an
+// undeclared name or a wrong type fails the op (the workflow gets the
+// error), and a replay at every idle point writes nothing again.
+func TestRustSetAttributes(t *testing.T) {
+	e := hosttest.NewModule(t, guestbuild.Rust(t, probe), "probe", host.EvictAlways)
+	ctx := t.Context()
+	for name, typ := range map[string]store.AttrType{"customer": store.AttrInt, "region": store.AttrString,
+		"score": store.AttrFloat, "vip": store.AttrBool, "seen": store.AttrTime} {
+		if _, err := e.Host.CreateAttribute(ctx, name, typ); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, n := e.DriveCount(e.Start("attrs", "null").ID)
+	got := result(t, r)
+	if !strings.Contains(got["undeclared"], `search attribute "nope" is not declared`) ||
+		!strings.Contains(got["wrong"], `search attribute "customer" is a int: got the string "x"`) {
+		t.Errorf("op errors %q", got)
+	}
+	if n < 2 {
+		t.Errorf("%d executions: no replay", n)
+	}
+	m, err := e.Host.RunAttributes(ctx, r.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := m[r.ID]
+	if a["customer"] != int64(42) || a["region"] != "us" || a["score"] != 2.0 || a["vip"] != true ||
+		!a["seen"].(time.Time).Equal(time.Unix(0, 1_700_000_000_123_456_789)) || len(a) != 5 {
+		t.Errorf("attributes %v", a)
+	}
+	outs := e.Verify(r)
+	kinds := 0
+	for _, o := range outs {
+		if o.Kind == "attrs" {
+			kinds++
+		}
+	}
+	if kinds != 4 {
+		t.Errorf("%d attrs ops recorded, want 4", kinds)
 	}
 }

@@ -285,6 +285,7 @@
         el('span', { class: 'mono', id: 'run-worker' }, r.worker),
         el('span', { class: 'muted', title: 'lease expiry ' + r.lease_expiry }, ' · lease until ' + fmtTime(r.lease_expiry)))] : null,
       r.cancel_reason ? [el('dt', {}, 'cancel requested'), el('dd', { id: 'run-cancel-reason' }, r.cancel_reason)] : null,
+      window.skeinAttrs.props(r, { el }),
       el('dt', {}, 'input'), el('dd', {}, jsonBlock(r.input, 'run-input')),
       el('dt', {}, r.continued_as ? 'result (the input of ' + r.continued_as + ')' : 'result'), el('dd', {}, jsonBlock(r.result, 'run-result')));
 

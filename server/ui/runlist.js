@@ -40,6 +40,7 @@
     const { el, api, APIError, setHash } = h;
     const st = {};
     for (const k of KEPT) st[k] = (query.get(k) || '').trim();
+    Object.assign(st, window.skeinAttrs.params(query)); // attr.NAME=VALUE filters (attrs.js)
     const cursor = query.get('cursor') || '';
     const go = (change) => setHash('#/runs', Object.assign({}, st, change));
 
@@ -56,7 +57,7 @@
     filters.append(el('span', { class: 'spacer' }), form);
     const more = el('form', { class: 'filters', id: 'run-filters', onsubmit: (ev) => ev.preventDefault() });
     const box = el('div', { id: 'runs' }, el('p', { class: 'muted' }, 'Loading…'));
-    h.main.replaceChildren(el('h1', {}, 'Runs'), filters, window.skeinBulk.bar(st, go, h), more, box); // bulk.js
+    h.main.replaceChildren(el('h1', {}, 'Runs'), filters, window.skeinBulk.bar(st, go, h), more, window.skeinAttrs.note(st, go, h) || '', box); // bulk.js, attrs.js
 
     let last = '';
     let filled = false;
@@ -69,6 +70,7 @@
       if (isoOf(st.from)) p.set('created_from', isoOf(st.from));
       if (isoOf(st.to)) p.set('created_before', isoOf(st.to));
       if (st.where) p.set('where', st.where);
+      for (const [k, v] of Object.entries(window.skeinAttrs.params(new URLSearchParams(st)))) p.set(k, v);
       let runs = [];
       let next = '';
       if (st.q) {
@@ -160,7 +162,7 @@
       return el('p', { class: 'muted', id: 'no-runs' }, 'No ' + what + '.');
     }
     const [sortName, desc] = st.sort.startsWith('-') ? [st.sort.slice(1), true] : [st.sort || 'id', false];
-    const head = ['Run', 'Workflow', 'Status', 'Module', 'Parent', 'Created', 'Ended', 'Duration', 'Updated'].map((name) => {
+    const head = ['Run', 'Workflow', 'Status', 'Module', 'Parent', 'Created', 'Ended', 'Duration', 'Updated', 'Attributes'].map((name) => {
       const s = SORTS[name];
       if (!s || st.q) return el('th', {}, name);
       const on = s === sortName;
@@ -184,7 +186,8 @@
           el('td', { class: 'time created', title: r.created_at }, fmtTime(r.created_at)),
           el('td', { class: 'time ended', title: end, dataset: { ended: end } }, end ? fmtTime(end) : ''),
           el('td', { class: 'duration', dataset: { durationMs: dur === null ? '' : String(dur) } }, dur === null ? '' : h.fmtDur(dur)),
-          el('td', { class: 'time', title: r.updated_at }, fmtTime(r.updated_at)));
+          el('td', { class: 'time', title: r.updated_at }, fmtTime(r.updated_at)),
+          window.skeinAttrs.cell(r, h));
       })));
   }
 

@@ -47,6 +47,7 @@ type Store struct {
 	tasks    taskQueue                 // activity tasks (tasks.go)
 	sched    scheduleMaps              // schedules and hooks (schedules.go)
 	batches  map[string]store.BatchJob // batch jobs by id (batchjobs.go)
+	decls    map[string]store.AttrDecl // attribute declarations by name (attrs.go)
 }
 
 // moduleRec is a stored module.
@@ -63,6 +64,7 @@ type runRec struct {
 	settlements map[string]store.Settlement // by key; nil until the first
 	leases      []store.LeaseRecord         // lease history, by token
 	attempts    map[attemptID]store.Attempt // op attempts (attempts.go); nil until the first
+	attrs       map[string]any              // search attribute values (attrs.go); nil until the first
 }
 
 var _ store.Store = (*Store)(nil)
@@ -134,6 +136,7 @@ func (s *Store) createRun(ctx context.Context, r store.Run, owner string, now in
 // insertRun adds the new run r. The caller holds mu.
 func (s *Store) insertRun(r store.Run) {
 	s.runs[r.ID] = &runRec{run: copyRun(r)}
+	s.runs[r.ID].setAttrs(r.Attrs)
 	i, _ := slices.BinarySearch(s.ids, r.ID)
 	s.ids = slices.Insert(s.ids, i, r.ID)
 }
@@ -306,6 +309,11 @@ func (s *Store) Commit(ctx context.Context, b store.Batch) error {
 			return fmt.Errorf("memory store: commit: attempt %s/%s#%d: run %w", a.RunID, a.Attempt.Key, a.Attempt.N, store.ErrNotFound)
 		}
 	}
+	for i := range b.Attrs {
+		if id := b.Attrs[i].RunID; !exists(id) {
+			return fmt.Errorf("memory store: commit: attributes of run %s: %w", id, store.ErrNotFound)
+		}
+	}
 	if err := s.checkWriteOnce(&b); err != nil {
 		return fmt.Errorf("memory store: commit: %w", err)
 	}
@@ -338,6 +346,9 @@ func (s *Store) Commit(ctx context.Context, b store.Batch) error {
 	for i := range b.Attempts {
 		a := &b.Attempts[i]
 		s.runs[a.RunID].upsertAttempt(a.Attempt)
+	}
+	for i := range b.Attrs {
+		s.runs[b.Attrs[i].RunID].setAttrs(b.Attrs[i].Values)
 	}
 	for _, e := range b.ParentEnded {
 		rec := s.runs[e.RunID]
@@ -442,5 +453,6 @@ func orNow(t, now time.Time) time.Time {
 func copyRun(r store.Run) store.Run {
 	r.Input = bytes.Clone(r.Input)
 	r.Result = bytes.Clone(r.Result)
+	r.Attrs = nil // reads leave it nil (store.Run.Attrs)
 	return r
 }

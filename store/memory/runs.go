@@ -35,12 +35,12 @@ func (s *Store) Runs(ctx context.Context, f store.RunFilter) ([]store.Run, error
 	if limit <= 0 {
 		limit = defaultRunsLimit
 	}
-	if len(f.Attrs) > 0 {
-		return nil, fmt.Errorf("memory store: list runs: %w", store.ErrAttrsUnsupported)
-	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if err := s.check(ctx); err != nil {
+		return nil, fmt.Errorf("memory store: list runs: %w", err)
+	}
+	if err := store.CheckAttrConds(s.declList(), f.Attrs); err != nil {
 		return nil, fmt.Errorf("memory store: list runs: %w", err)
 	}
 	if f.Order != store.OrderID || f.Desc {
@@ -55,7 +55,8 @@ func (s *Store) Runs(ctx context.Context, f store.RunFilter) ([]store.Run, error
 		if len(rs) == limit {
 			break
 		}
-		if r := &s.runs[id].run; selects(f, r) {
+		if rec := s.runs[id]; selects(f, rec) {
+			r := &rec.run
 			rs = append(rs, copyRun(*r))
 		}
 	}
@@ -63,7 +64,14 @@ func (s *Store) Runs(ctx context.Context, f store.RunFilter) ([]store.Run, error
 }
 
 // selects reports whether r passes f's filters (not its cursor).
-func selects(f store.RunFilter, r *store.Run) bool {
+func selects(f store.RunFilter, rec *runRec) bool {
+	r := &rec.run
+	for _, c := range f.Attrs {
+		v, ok := rec.attrs[c.Name]
+		if !ok || !store.AttrMatch(v, c) {
+			return false
+		}
+	}
 	created := r.CreatedAt.UnixNano()
 	return (f.Status == "" || r.Status == f.Status) && (f.Workflow == "" || r.Workflow == f.Workflow) &&
 		(f.Module == "" || r.ModuleHash == f.Module) &&
@@ -80,7 +88,8 @@ func (s *Store) sortedRuns(f store.RunFilter, limit int) []store.Run {
 	}
 	var all []keyed
 	for _, id := range s.ids {
-		if r := &s.runs[id].run; selects(f, r) {
+		if rec := s.runs[id]; selects(f, rec) {
+			r := &rec.run
 			all = append(all, keyed{store.RunSortKey(*r, f.Order, f.Desc), r})
 		}
 	}

@@ -106,9 +106,6 @@ func (d *DB) Runs(ctx context.Context, f store.RunFilter) ([]store.Run, error) {
 	if limit <= 0 {
 		limit = defaultRunsLimit
 	}
-	if len(f.Attrs) > 0 {
-		return nil, fmt.Errorf("postgres store: list runs: %w", store.ErrAttrsUnsupported)
-	}
 	if store.CheckText("workflow", f.Workflow) != nil || store.CheckText("module", f.Module) != nil {
 		return nil, nil // no stored run has such a text (and Postgres would refuse it)
 	}
@@ -117,7 +114,17 @@ func (d *DB) Runs(ctx context.Context, f store.RunFilter) ([]store.Run, error) {
 		return nil, nil
 	}
 	// A cursor no id can equal sorts where its valid prefix ends.
-	q, args := rowscan.RunsQuery(f, limit, "$", store.CleanText(f.After))
+	var decls []store.AttrDecl
+	if len(f.Attrs) > 0 {
+		var err error
+		if decls, err = d.Attrs(ctx); err != nil {
+			return nil, fmt.Errorf("postgres store: list runs: %w", err)
+		}
+		if err := store.CheckAttrConds(decls, f.Attrs); err != nil {
+			return nil, fmt.Errorf("postgres store: list runs: %w", err)
+		}
+	}
+	q, args := rowscan.RunsQuery(f, limit, "$", store.CleanText(f.After), decls)
 	rs, err := d.queryRuns(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("postgres store: list runs: %w", err)

@@ -295,6 +295,32 @@ CREATE TABLE batch_jobs (
 CREATE INDEX batch_jobs_running ON batch_jobs (status, created_at, id);
 CREATE INDEX batch_jobs_created ON batch_jobs (created_at, id);
 `,
+	// 17: search attributes (store/sqlite's migration 20, store.AttrStore):
+	// the declarations, keyed by namespace (all 'default' until
+	// namespaces exist) and name, and each run's values, one typed
+	// column per kind of value (store.AttrColumn), indexed by (name,
+	// value) for filters.
+	`
+CREATE TABLE attr_decls (
+	namespace  TEXT COLLATE "C" NOT NULL DEFAULT 'default',
+	name       TEXT COLLATE "C" NOT NULL,
+	type       TEXT NOT NULL,    -- string, int, float, bool, time
+	created_at BIGINT NOT NULL, -- unix ns
+	PRIMARY KEY (namespace, name)
+);
+CREATE TABLE run_attrs (
+	run_id TEXT COLLATE "C" NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+	name   TEXT COLLATE "C" NOT NULL,
+	type   TEXT NOT NULL,
+	v_text TEXT COLLATE "C", -- a string
+	v_int  BIGINT, -- an int, a bool (0, 1), a time (unix ns)
+	v_real DOUBLE PRECISION, -- a float
+	PRIMARY KEY (run_id, name)
+);
+CREATE INDEX run_attrs_text ON run_attrs (name, v_text);
+CREATE INDEX run_attrs_int ON run_attrs (name, v_int);
+CREATE INDEX run_attrs_real ON run_attrs (name, v_real);
+`,
 }
 
 // writeOnceState is the SQLSTATE the write-once triggers raise (class SK:

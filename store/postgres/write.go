@@ -108,6 +108,12 @@ func (d *DB) createRun(ctx context.Context, r store.Run, owner string, now int64
 			out.Run, err = scanRun(tx.QueryRow(ctx, `SELECT `+runColumns+` FROM runs WHERE id = $1`, r.ID))
 			return err
 		}
+		for name, v := range r.Attrs {
+			if _, err := tx.Exec(ctx, upsertAttrSQL, rowscan.AttrArgs(r.ID, name, v)...); err != nil {
+				return fmt.Errorf("attribute %q: %w", name, err)
+			}
+		}
+		r.Attrs = nil // reads leave it nil (store.Run.Attrs)
 		out.Run = r
 		if r.Status == store.RunSuspended && r.Cancel != "" {
 			// Created with a cancellation waiting to be delivered.
@@ -194,7 +200,7 @@ func (d *DB) Commit(ctx context.Context, b store.Batch) error {
 	if err := b.CheckTexts(); err != nil {
 		return fmt.Errorf("postgres store: commit: %w", err)
 	}
-	if len(b.Creates) == 0 && len(b.Outcomes) == 0 && len(b.Runs) == 0 && len(b.Settlements) == 0 && len(b.Tasks) == 0 && len(b.Attempts) == 0 && len(b.ParentEnded) == 0 && b.Fence == nil {
+	if len(b.Creates) == 0 && len(b.Outcomes) == 0 && len(b.Runs) == 0 && len(b.Settlements) == 0 && len(b.Tasks) == 0 && len(b.Attempts) == 0 && len(b.ParentEnded) == 0 && len(b.Attrs) == 0 && b.Fence == nil {
 		if d.closed.Load() {
 			return fmt.Errorf("postgres store: commit: %w", ErrClosed)
 		}
@@ -238,6 +244,7 @@ func (d *DB) Commit(ctx context.Context, b store.Batch) error {
 		queueTasks(&pb, b.Tasks, now)
 		queueAttempts(&pb, b.Attempts)
 		queueParentEnded(&pb, b.ParentEnded, now)
+		nAttrs := queueBatchAttrs(&pb, &b)
 		if b.Release {
 			f := b.Fence
 			pb.Queue(releaseLeaseSQL, f.RunID, f.Owner, f.Token, time.Now().UnixNano())
@@ -260,7 +267,7 @@ func (d *DB) Commit(ctx context.Context, b store.Batch) error {
 			err = readJournalRuns(br)
 		}
 		if err == nil {
-			err = readBatch(br, &b, touched)
+			err = readBatch(br, &b, nAttrs, touched)
 		}
 		if cerr := br.Close(); err == nil && cerr != nil {
 			err = cerr
@@ -274,7 +281,7 @@ func (d *DB) Commit(ctx context.Context, b store.Batch) error {
 }
 
 // readBatch reads the results of the statements Commit queued for b.
-func readBatch(br pgx.BatchResults, b *store.Batch, touched []touchedRun) error {
+func readBatch(br pgx.BatchResults, b *store.Batch, nAttrs int, touched []touchedRun) error {
 	for i := range b.Creates {
 		tag, err := br.Exec()
 		if err != nil {
@@ -318,6 +325,9 @@ func readBatch(br pgx.BatchResults, b *store.Batch, touched []touchedRun) error 
 		if _, err := br.Exec(); err != nil {
 			return fmt.Errorf("parent ended: child run %s: %w", b.ParentEnded[i].RunID, err)
 		}
+	}
+	if err := readAttrs(br, nAttrs); err != nil {
+		return err
 	}
 	if b.Release {
 		// The fence's lock holds the run's row: the release finds the lease.

@@ -110,10 +110,17 @@ func (d *DB) Runs(ctx context.Context, f store.RunFilter) ([]store.Run, error) {
 	if limit <= 0 {
 		limit = defaultRunsLimit
 	}
+	var decls []store.AttrDecl
 	if len(f.Attrs) > 0 {
-		return nil, fmt.Errorf("sqlite store: list runs: %w", store.ErrAttrsUnsupported)
+		var err error
+		if decls, err = d.Attrs(ctx); err != nil {
+			return nil, fmt.Errorf("sqlite store: list runs: %w", err)
+		}
+		if err := store.CheckAttrConds(decls, f.Attrs); err != nil {
+			return nil, fmt.Errorf("sqlite store: list runs: %w", err)
+		}
 	}
-	q, args := rowscan.RunsQuery(f, limit, "?", f.After)
+	q, args := rowscan.RunsQuery(f, limit, "?", f.After, decls)
 	rows, err := d.rdb.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store: list runs: %w", err)

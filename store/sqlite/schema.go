@@ -309,6 +309,31 @@ CREATE TABLE batch_jobs (
 CREATE INDEX batch_jobs_running ON batch_jobs (status, created_at, id);
 CREATE INDEX batch_jobs_created ON batch_jobs (created_at, id);
 `,
+	// 20: search attributes (store.AttrStore): the declarations, keyed
+	// by namespace (all 'default' until namespaces exist) and name, and
+	// each run's values, one typed column per kind of value
+	// (store.AttrColumn), indexed by (name, value) for filters.
+	`
+CREATE TABLE attr_decls (
+	namespace  TEXT NOT NULL DEFAULT 'default',
+	name       TEXT NOT NULL,
+	type       TEXT NOT NULL,    -- string, int, float, bool, time
+	created_at INTEGER NOT NULL, -- unix ns
+	PRIMARY KEY (namespace, name)
+);
+CREATE TABLE run_attrs (
+	run_id TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+	name   TEXT NOT NULL,
+	type   TEXT NOT NULL,
+	v_text TEXT,    -- a string
+	v_int  INTEGER, -- an int, a bool (0, 1), a time (unix ns)
+	v_real REAL,    -- a float
+	PRIMARY KEY (run_id, name)
+);
+CREATE INDEX run_attrs_text ON run_attrs (name, v_text);
+CREATE INDEX run_attrs_int ON run_attrs (name, v_int);
+CREATE INDEX run_attrs_real ON run_attrs (name, v_real);
+`,
 }
 
 // SchemaTooNewError is returned by Open when the database's schema version

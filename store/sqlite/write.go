@@ -109,6 +109,7 @@ func (d *DB) createRun(ctx context.Context, r store.Run, owner string, now int64
 			out.Run, err = scanRun(w.stmt(sqlRunRow).QueryRowContext(w.ctx, r.ID))
 			return err
 		}
+		r.Attrs = nil // written; reads leave it nil (store.Run.Attrs)
 		out.Run = r
 		if r.Status == store.RunSuspended && r.Cancel != "" {
 			// Created with a cancellation waiting to be delivered.
@@ -146,6 +147,9 @@ func insertRun(w *wtx, r *store.Run) (bool, error) {
 		return false, err
 	}
 	n, err := res.RowsAffected()
+	if err == nil && n == 1 {
+		err = writeAttrs(w, r.ID, r.Attrs)
+	}
 	return n == 1, err
 }
 
@@ -186,7 +190,7 @@ func (d *DB) Commit(ctx context.Context, b store.Batch) error {
 	if err := b.CheckTexts(); err != nil {
 		return fmt.Errorf("sqlite store: commit: %w", err)
 	}
-	if len(b.Creates) == 0 && len(b.Outcomes) == 0 && len(b.Runs) == 0 && len(b.Settlements) == 0 && len(b.Tasks) == 0 && len(b.Attempts) == 0 && len(b.ParentEnded) == 0 && b.Fence == nil {
+	if len(b.Creates) == 0 && len(b.Outcomes) == 0 && len(b.Runs) == 0 && len(b.Settlements) == 0 && len(b.Tasks) == 0 && len(b.Attempts) == 0 && len(b.ParentEnded) == 0 && len(b.Attrs) == 0 && b.Fence == nil {
 		d.mu.RLock()
 		closed := d.closed
 		d.mu.RUnlock()

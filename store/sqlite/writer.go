@@ -28,6 +28,9 @@ func (r *request) run(w *wtx) error {
 		if err := applyBatch(w, r.batch.Creates, r.batch.Outcomes, r.batch.Runs, r.batch.Settlements, r.batch.Tasks, r.batch.Attempts); err != nil {
 			return err
 		}
+		if err := writeBatchAttrs(w, r.batch.Attrs); err != nil {
+			return err
+		}
 		if err := applyParentEnded(w, r.batch.ParentEnded); err != nil {
 			return err
 		}
@@ -254,15 +257,19 @@ func (d *DB) applyMerged(reqs []*request) error {
 	var tasks []store.Task
 	var attempts []store.RunAttempt
 	var parentEnded []store.ParentEnd
+	var attrs []store.RunAttrs
 	var ended map[string]store.RunStatus // runs the group's batches make final
 	flush := func() error {
 		err := applyBatch(w, creates, outs, runs, sets, tasks, attempts)
 		if err == nil {
 			err = applyParentEnded(w, parentEnded)
 		}
+		if err == nil {
+			err = writeBatchAttrs(w, attrs)
+		}
 		clear(outs)
 		clear(runs)
-		creates, outs, runs, sets, tasks, attempts, parentEnded = creates[:0], outs[:0], runs[:0], sets[:0], tasks[:0], attempts[:0], parentEnded[:0]
+		creates, outs, runs, sets, tasks, attempts, parentEnded, attrs = creates[:0], outs[:0], runs[:0], sets[:0], tasks[:0], attempts[:0], parentEnded[:0], attrs[:0]
 		return err
 	}
 	for _, r := range reqs {
@@ -288,6 +295,7 @@ func (d *DB) applyMerged(reqs []*request) error {
 			tasks = append(tasks, r.batch.Tasks...)
 			attempts = append(attempts, r.batch.Attempts...)
 			parentEnded = append(parentEnded, r.batch.ParentEnded...)
+			attrs = append(attrs, r.batch.Attrs...)
 			continue
 		}
 		if err := flush(); err != nil {

@@ -63,6 +63,16 @@ func CheckClosed(t *testing.T, s store.Store, want error) {
 			_, err := s.SaveBatchJob(ctx, store.BatchJob{ID: "b", LeaseOwner: "w", LeaseToken: 1}, 1)
 			return err
 		},
+		"CreateAttr": func() error {
+			_, err := s.CreateAttr(ctx, store.AttrDecl{Name: "a", Type: store.AttrInt})
+			return err
+		},
+		"Attrs":      func() error { _, err := s.Attrs(ctx); return err },
+		"DeleteAttr": func() error { return s.DeleteAttr(ctx, "a") },
+		"RunAttrs":   func() error { _, err := s.RunAttrs(ctx, []string{"r"}); return err },
+		"CommitAttrs": func() error {
+			return s.Commit(ctx, store.Batch{Attrs: []store.RunAttrs{{RunID: "r", Values: map[string]any{"a": int64(1)}}}})
+		},
 	} {
 		if err := call(); !errors.Is(err, want) {
 			t.Errorf("%s after Close: %v, want %v", name, err, want)

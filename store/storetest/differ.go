@@ -28,6 +28,7 @@ func Differential(t *testing.T, name string, open func(t *testing.T) store.Store
 			defer closeStore(t, got)
 			defer closeStore(t, want)
 			d := &differ{t: t, rng: rand.New(rand.NewPCG(seed, 1)), got: got, ref: want, name: name, refName: refName, start: time.Now()}
+			d.declareAttrs() // differ_attrs.go
 			for i := range ops {
 				d.step(i)
 				if t.Failed() {
@@ -115,6 +116,7 @@ func (d *differ) step(i int) {
 		if rng.IntN(3) == 0 {
 			r.Parent = pick(rng, diffRuns)
 		}
+		r.Attrs = d.attrValues()
 		r1, c1, err1 := d.got.CreateRun(ctx, r)
 		r2, c2, err2 := d.ref.CreateRun(ctx, r)
 		d.compare(what("CreateRun", r.ID), []any{r1, c1}, err1, []any{r2, c2}, err2)
@@ -153,6 +155,9 @@ func (d *differ) step(i int) {
 				Status: pick(rng, diffOutcomeStatuses[1:]), Value: d.value(), CreatedAt: diffTS(rng.IntN(3))})
 		}
 		b.Tasks = d.batchTasks()
+		if vs := d.attrValues(); vs != nil {
+			b.Attrs = []store.RunAttrs{{RunID: d.runID(), Values: vs}}
+		}
 		err1, err2 := d.got.Commit(ctx, b), d.ref.Commit(ctx, b)
 		// The backends may word (and wrap) a failure differently: SQLite
 		// and Postgres report an outcome or settlement of an unknown run as
@@ -224,6 +229,7 @@ func (d *differ) compareAll(what string) {
 		d.compare(what+": Settlements "+id, s1, err1, s2, err2)
 	}
 	d.compareTasks(what)
+	d.compareAttrs(what)
 	m1, err1 := d.got.Modules(ctx)
 	m2, err2 := d.ref.Modules(ctx)
 	d.compare(what+": Modules", m1, err1, m2, err2)
@@ -328,6 +334,7 @@ func (d *differ) runsFilter(f *store.RunFilter) {
 	if rng.IntN(3) == 0 {
 		f.CreatedTo = diffTS(rng.IntN(3)).UnixNano()
 	}
+	f.Attrs = d.attrConds()
 	f.Order = pick(rng, []store.RunOrder{store.OrderID, store.OrderID, store.OrderStatus})
 	f.Desc = rng.IntN(3) == 0
 	if f.Order == store.OrderStatus {

@@ -14,6 +14,7 @@ pub const OP_CHILD: u32 = 5;
 pub const OP_SPAWN: u32 = 6;
 pub const OP_FORK: u32 = 7;
 pub const OP_BRANCH: u32 = 8;
+pub const OP_ATTRS: u32 = 9;
 
 pub const STATUS_OK: u32 = 1;
 pub const STATUS_ERROR: u32 = 2;

@@ -197,9 +197,14 @@ pub struct Op<'a> {
 }
 
 impl<'a> Op<'a> {
+    /// The task that issues the op.
+    pub(crate) fn task(&self) -> u32 {
+        self.ctx.task
+    }
+
     /// Issues the op to the host, options first. An explicit empty name is
     /// an id error raised here: the ABI sends "no name" as "".
-    fn issue(&self, kind: u32, func: &str, arg: &[u8], with_options: bool) -> std::result::Result<OpResult, Error> {
+    pub(crate) fn issue(&self, kind: u32, func: &str, arg: &[u8], with_options: bool) -> std::result::Result<OpResult, Error> {
         let task = self.ctx.task;
         exec::check(task);
         let name = match &self.opts.id {

@@ -35,6 +35,7 @@
 //! `register_typed`.
 
 mod abi;
+mod attrs;
 mod ctx;
 mod error;
 mod exec;
@@ -54,6 +55,7 @@ use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
 
+pub use attrs::AttrValue;
 pub use ctx::{Ctx, Group, Handle, Op, Outcome, StepCtx};
 pub use error::{Error, IdError, Result, CANCELED_PREFIX};
 pub use opts::{Exhausted, Opts, ParentClose, Retry};

@@ -44,7 +44,7 @@ func (x *Exec) continueAsNew(ctx context.Context, stack []uint64) error {
 // whose journal passes it without continuing as new fails.
 func (x *Exec) countJournal(kind abi.OpKind) error {
 	switch kind {
-	case abi.OpStep, abi.OpCall, abi.OpSleep, abi.OpPromise, abi.OpChild:
+	case abi.OpStep, abi.OpCall, abi.OpSleep, abi.OpPromise, abi.OpChild, abi.OpAttrs:
 	default:
 		return nil
 	}

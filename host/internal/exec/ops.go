@@ -76,6 +76,8 @@ func (x *Exec) op(ctx context.Context, stack []uint64) error {
 		}
 	case abi.OpStep, abi.OpCall, abi.OpSleep, abi.OpPromise, abi.OpChild:
 		r, err = x.durableOp(ctx, a)
+	case abi.OpAttrs:
+		r, err = x.attrsOp(ctx, a) // attrs.go
 	default:
 		return x.fail("unknown op kind %d", a.kind)
 	}
@@ -144,15 +146,8 @@ func (x *Exec) durableOp(ctx context.Context, a opArgs) (abi.OpResult, error) {
 	}
 	r := abi.OpResult{Promise: uint32(res.Promise), Key: res.Key, State: abi.StatePending}
 	if res.New || res.Pending != nil {
-		// The world decides what becomes of an op the journal does not
-		// settle: a verifying replay or an upgrade check starts nothing.
-		switch act, err := x.fx.unsettled(a.kind, a.fn, res, x.S.Replaying()); {
-		case err != nil:
-			return abi.OpResult{}, x.schedErr(err)
-		case act == opStop:
-			return abi.OpResult{}, x.stop(Suspended, nil)
-		case act == opWait:
-			return r, nil
+		if wait, err := x.unsettled(a.kind, a.fn, res); err != nil || wait {
+			return r, err
 		}
 	}
 	switch {
@@ -182,6 +177,22 @@ func (x *Exec) durableOp(ctx context.Context, a opArgs) (abi.OpResult, error) {
 		err = x.startChild(ctx, res.Key, a.fn, a.arg, opts.ParentClose)
 	}
 	return r, err
+}
+
+// unsettled asks the world what becomes of an op the journal does not
+// settle (a verifying replay or an upgrade check starts nothing): wait
+// leaves it pending; an error ends the execution (diverged, or
+// suspended); neither starts it as usual.
+func (x *Exec) unsettled(kind abi.OpKind, fn string, res sched.OpResult) (wait bool, err error) {
+	switch act, err := x.fx.unsettled(kind, fn, res, x.S.Replaying()); {
+	case err != nil:
+		return false, x.schedErr(err)
+	case act == opStop:
+		return false, x.stop(Suspended, nil)
+	case act == opWait:
+		return true, nil
+	}
+	return false, nil
 }
 
 // checkOpts fails the run when the options of the next op do not apply

@@ -360,6 +360,7 @@ func (rs *RunState) Flush(ctx context.Context, st store.Store) error {
 	rs.Batch.Settlements = nil
 	rs.Batch.Tasks = nil
 	rs.Batch.Attempts = nil
+	rs.Batch.Attrs = nil
 	rs.Batch.Release = false
 	return nil
 }

@@ -218,6 +218,13 @@ func (s *Sched) replayed(rec *Record) {
 	}
 }
 
+// SettleNow settles the new durable op id with out at once, inline: an
+// op the host answers itself (attrs), recorded like a step settled
+// inline.
+func (s *Sched) SettleNow(id PromiseID, out Outcome) {
+	s.settle(id, s.promises[id-1], out, nil)
+}
+
 // RecordPending records a newly issued op that stays pending (a timer
 // with its deadline, a promise), so a resumed run finds it.
 func (s *Sched) RecordPending(id PromiseID, deadline int64) {

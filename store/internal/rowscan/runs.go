@@ -10,8 +10,9 @@ import (
 // RunsQuery is the query of store.Store.Runs for f on both SQL backends:
 // the statement (SELECT RunColumns FROM runs …) and its arguments. mark
 // is the parameter prefix, "?" (SQLite's ?N) or "$" (Postgres's $N);
-// after is the cursor as the backend compares it with ids.
-func RunsQuery(f store.RunFilter, limit int, mark, after string) (string, []any) {
+// after is the cursor as the backend compares it with ids; decls are the
+// attribute declarations, which f.Attrs passed (store.CheckAttrConds).
+func RunsQuery(f store.RunFilter, limit int, mark, after string, decls []store.AttrDecl) (string, []any) {
 	q := runsQuery{mark: mark}
 	key := sortKeySQL(f.Order, f.Desc)
 	cmp, dir := ">", ""
@@ -42,6 +43,13 @@ func RunsQuery(f store.RunFilter, limit int, mark, after string) (string, []any)
 		where = append(where, "created_at < "+q.arg(f.CreatedTo))
 	}
 	where = q.selectWhere(f.RunSelect, where)
+	for _, c := range f.Attrs {
+		for _, d := range decls {
+			if d.Name == c.Name {
+				where = append(where, q.attrCond(c, d.Type))
+			}
+		}
+	}
 	s := "SELECT " + RunColumns + " FROM runs"
 	if len(where) > 0 {
 		s += " WHERE " + strings.Join(where, " AND ")

@@ -170,6 +170,7 @@ var attacks = map[string]func(){
 	"bad-task-status": func() { start(); taskDone(1, 9, 0, 0) },
 	"bad-sleep-arg":   func() { start(); doOp(1, abi.OpSleep, "", "", []byte{1, 2}) },
 	"bad-branch-arg":  func() { start(); doOp(1, abi.OpBranch, "", "", []byte{1, 2, 3}) },
+	"bad-attrs-arg":   func() { start(); doOp(1, abi.OpAttrs, "", "", []byte("[1]")) },
 	"empty-fn":        func() { start(); doOp(1, abi.OpStep, "", "", nil) },
 	"select-none":     func() { start(); selectFn(1, bp(out), 0, bp(out), uint32(len(out))) },
 	"select-huge":     func() { start(); selectFn(1, bp(out), 1<<20, bp(out), uint32(len(out))) },

@@ -6,7 +6,7 @@ use std::cell::Cell;
 use std::rc::Rc;
 use std::time::{Duration, UNIX_EPOCH};
 
-use skein::{json, Ctx, Error, Opts, ParentClose, Result, Retry};
+use skein::{json, AttrValue, Ctx, Error, Opts, ParentClose, Result, Retry};
 
 /// "rule|scope|message" of an id error, or what the error was instead.
 fn rule_of(r: &Result<String>) -> String {
@@ -268,7 +268,31 @@ async fn broken(ctx: Ctx, _: String) -> Result<String> {
     Ok(json::quote("live"))
 }
 
+/// attrs: sets search attributes of every type, waits on a timer (a
+/// replay point), then sets an undeclared one and one of the wrong type;
+/// returns those two errors.
+async fn attrs(ctx: Ctx, _: String) -> Result<String> {
+    ctx.set_attributes(&[
+        ("customer", AttrValue::Int(42)),
+        ("region", AttrValue::Str("eu".to_string())),
+        ("score", AttrValue::Float(2.0)),
+        ("vip", AttrValue::Bool(true)),
+        ("seen", AttrValue::Time(1_700_000_000_123_456_789)),
+    ])
+    .await?;
+    ctx.sleep(Duration::from_millis(1)).await?;
+    let undeclared = ctx.set_attributes(&[("nope", AttrValue::Int(1))]).await;
+    let wrong = ctx.set_attributes(&[("customer", AttrValue::Str("x".to_string()))]).await;
+    ctx.set_attributes(&[("region", AttrValue::Str("us".to_string()))]).await?;
+    let text = |r: Result<()>| match r {
+        Ok(()) => "ok".to_string(),
+        Err(e) => e.to_string(),
+    };
+    Ok(object(vec![("undeclared".to_string(), text(undeclared)), ("wrong".to_string(), text(wrong))]))
+}
+
 fn main() {
+    skein::register("attrs", attrs);
     skein::register("lost", lost);
     skein::register("broken", broken);
     skein::register("emptyname", emptyname);
