@@ -264,6 +264,19 @@ ALTER TABLE runs ADD COLUMN abandoned INTEGER NOT NULL DEFAULT 0; -- 1: its pare
 ALTER TABLE runs ADD COLUMN traceparent TEXT NOT NULL DEFAULT ''; -- '' = none given
 ALTER TABLE tasks ADD COLUMN traceparent TEXT NOT NULL DEFAULT ''; -- '' = not traced
 `,
+	// 14: resets (store/sqlite's migration 17).
+	`
+ALTER TABLE runs ADD COLUMN reset_to TEXT NOT NULL DEFAULT '';   -- '' = not reset
+ALTER TABLE runs ADD COLUMN reset_from TEXT NOT NULL DEFAULT ''; -- '' = not made by a reset
+ALTER TABLE runs ADD COLUMN reset_key TEXT NOT NULL DEFAULT '';
+DROP TRIGGER runs_write_once ON runs;
+CREATE TRIGGER runs_write_once BEFORE UPDATE OF module_hash, status, result, error ON runs FOR EACH ROW
+WHEN (OLD.status IN ('completed', 'canceled', 'continued', 'reset') AND (
+	NEW.status IS DISTINCT FROM OLD.status AND NOT (NEW.status = 'reset' AND OLD.reset_to = '' AND NEW.reset_to <> '')
+	OR coalesce(NEW.result, ''::bytea) IS DISTINCT FROM coalesce(OLD.result, ''::bytea)
+	OR NEW.error IS DISTINCT FROM OLD.error OR NEW.module_hash IS DISTINCT FROM OLD.module_hash))
+EXECUTE FUNCTION skein_run_write_once();
+`,
 }
 
 // writeOnceState is the SQLSTATE the write-once triggers raise (class SK:

@@ -301,3 +301,11 @@ func keepOutcome(o store.Outcome) store.Outcome {
 	o.UpdatedAt = time.Unix(0, o.UpdatedAt.UnixNano())
 	return o
 }
+
+// forget drops the journal of run and the lease held on it, if any.
+func (c *cache) forget(run string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.held, run)
+	c.dropRun(run)
+}
