@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -39,6 +40,11 @@ func (d *DB) ResetRun(ctx context.Context, r store.Reset) (store.Run, error) {
 		}
 		if !old.Status.CanReset() {
 			return store.ResetRefusedError(old)
+		}
+		if _, err := scanRun(tx.QueryRow(ctx, `SELECT `+runColumns+` FROM runs WHERE id = $1`, id)); err == nil {
+			return store.CreateConflictError(id)
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return err
 		}
 		if err := commitTx(ctx, tx, &r.Batch); err != nil {
 			return err

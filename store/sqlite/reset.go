@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -28,6 +29,11 @@ func (d *DB) ResetRun(ctx context.Context, r store.Reset) (store.Run, error) {
 		}
 		if !old.Status.CanReset() {
 			return store.ResetRefusedError(old)
+		}
+		if _, err := scanRun(w.stmt(sqlRunRow).QueryRowContext(w.ctx, r.Batch.Creates[0].ID)); err == nil {
+			return store.CreateConflictError(r.Batch.Creates[0].ID)
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return err
 		}
 		b := r.Batch
 		if err := (&request{ctx: w.ctx, batch: &b}).run(w); err != nil {

@@ -47,6 +47,7 @@ func testResetRun(t *testing.T, s store.Store) {
 		t.Error("reset with a run update in its batch: no error")
 	}
 	taken := testRun("taken")
+	taken.Status = store.RunCompleted
 	mustCreateRun(t, s, taken)
 	if _, err := s.ResetRun(ctx, resetOf("orig", "taken", settledOK("1", 1, `"a"`))); !errors.Is(err, store.ErrConflict) {
 		t.Errorf("reset onto a taken id: %v, want ErrConflict", err)
