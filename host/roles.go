@@ -21,6 +21,7 @@ type Client interface {
 	Start(ctx context.Context, o StartOptions) (store.Run, error)
 	Resolve(ctx context.Context, fullID string, value json.RawMessage, errMsg string) error
 	Cancel(ctx context.Context, runID, reason string) (store.Run, error)
+	Reset(ctx context.Context, o ResetOptions) (store.Run, error)
 	Await(ctx context.Context, runID string) (store.Run, error)
 	Inspect(ctx context.Context, runID string) (store.Run, []Outcome, error)
 	Run(ctx context.Context, id string) (store.Run, error)

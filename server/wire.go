@@ -33,6 +33,8 @@ type (
 	StartRequest = client.StartRequest
 	// CancelRequest is client.CancelRequest: the body of POST /v1/runs/{id}/cancel.
 	CancelRequest = client.CancelRequest
+	// ResetRequest is client.ResetRequest: the body of POST /v1/runs/{id}/reset.
+	ResetRequest = client.ResetRequest
 	// ResolveRequest is client.ResolveRequest: the body of POST /v1/promises/{id}.
 	ResolveRequest = client.ResolveRequest
 	// Resolved is client.Resolved: the answer of POST /v1/promises/{id}.
@@ -95,6 +97,7 @@ func runJSON(r store.Run) Run {
 	if r.Status == store.RunContinued {
 		v.ContinuedAs = host.ContinuedRunID(r.ID)
 	}
+	v.ResetTo, v.ResetFrom, v.ResetKey = r.ResetTo, r.ResetFrom, r.ResetKey
 	if r.Parent != "" {
 		v.ParentClose, v.Abandoned = string(cmp.Or(r.ParentClose, store.ParentCloseCancel)), r.Abandoned
 	}

@@ -109,6 +109,10 @@ type runJSON struct {
 	ContinuedFrom string `json:"continued_from"`
 	ContinuedAs   string `json:"continued_as"`
 	Abandoned     bool   `json:"abandoned"`
+	// The links of a reset (omitted otherwise).
+	ResetTo   string `json:"reset_to"`
+	ResetFrom string `json:"reset_from"`
+	ResetKey  string `json:"reset_key"`
 }
 
 type outcomeJSON struct {

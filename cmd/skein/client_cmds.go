@@ -172,6 +172,7 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			printParentClose(stdout, r.ParentClose, r.Abandoned)
 		}
 		printChain(stdout, r.ContinuedFrom, r.ContinuedAs)
+		printReset(stdout, r.ResetFrom, r.ResetKey, r.ResetTo)
 		if r.CancelReason != "" && !client.Ended(r.Status) {
 			fmt.Fprintf(stdout, "cancel requested: %s\n", printable(r.CancelReason))
 		}

@@ -2,6 +2,7 @@
 //
 //	skein run MODULE.wasm [--workflow NAME] [--input JSON] [--id RUN] [--db FILE] [--evict never|idle|always] [--json]
 //	skein inspect RUN [--db FILE | --server URL] [--json]
+//	skein reset RUN --to KEY [--module M] [--input JSON] [--id NEW] [--server URL | --db FILE] [--json]
 //	skein serve [--db FILE] [--addr 127.0.0.1:7070] [--token TOKEN]
 //	skein deploy|start|status|wait|resolve|cancel|schedule|hook ... [--server URL] [--token TOKEN]
 //	skein check MODULE.wasm [--workflow W] [--input JSON] [--schedules N] [--seed S] [--json]
@@ -52,6 +53,8 @@ func init() {
 			"show a stored run and its outcome table (from a server with --server or $SKEIN_SERVER and no --db)", cmdInspect},
 		{"resume", "skein resume RUN --module NEW.wasm [--db FILE] [--json] [--guest-output]",
 			"continue a suspended, diverged or failed run against another module version, replaying its history", cmdResume},
+		{"reset", "skein reset RUN --to KEY [--module M] [--input JSON] [--id NEW] [--server URL | --db FILE] [--json]",
+			"make a new run from a run's journal up to the op at KEY and execute it from there (on a server, or in a local database, driven here); the run ends reset (docs/api.md, \"Resetting a run\")", cmdReset},
 		{"serve", "skein serve [--db FILE | --store postgres://...] [--addr 127.0.0.1:7070] [--token TOKEN] [--cache-dir DIR] [--grace D]",
 			"serve the HTTP API (docs/api.md) and execute runs: the worker pool and timer service", cmdServe},
 		{"deploy", "skein deploy MODULE.wasm [--name NAME] [--server URL] [--json]",

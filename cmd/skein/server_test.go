@@ -295,10 +295,14 @@ type apiRun struct {
 	// The chain of a run that continued as new (omitted otherwise).
 	ContinuedFrom string `json:"continued_from"`
 	ContinuedAs   string `json:"continued_as"`
-	CreatedAt     string `json:"created_at"`
-	UpdatedAt     string `json:"updated_at"`
-	Worker        string `json:"worker"`       // omitted when no worker holds the run
-	LeaseExpiry   string `json:"lease_expiry"` // likewise
+	// The links of a reset (omitted otherwise).
+	ResetTo     string `json:"reset_to"`
+	ResetFrom   string `json:"reset_from"`
+	ResetKey    string `json:"reset_key"`
+	CreatedAt   string `json:"created_at"`
+	UpdatedAt   string `json:"updated_at"`
+	Worker      string `json:"worker"`       // omitted when no worker holds the run
+	LeaseExpiry string `json:"lease_expiry"` // likewise
 }
 
 func decodeJSON[T any](t *testing.T, what string, data []byte) T {
