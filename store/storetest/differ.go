@@ -88,7 +88,7 @@ func (d *differ) runID() string {
 func (d *differ) step(i int) {
 	ctx, rng := d.t.Context(), d.rng
 	what := func(op string, args ...any) string { return fmt.Sprintf("op %d: %s%v", i, op, args) }
-	switch rng.IntN(15) {
+	switch rng.IntN(16) {
 	case 0:
 		m := store.Module{Hash: pick(rng, diffHashes), Name: pick(rng, diffNames), Bytes: d.value(),
 			ABIVersion: rng.IntN(3), CreatedAt: diffTS(rng.IntN(3))}
@@ -181,6 +181,8 @@ func (d *differ) step(i int) {
 		o1, err1 := d.got.Outcomes(ctx, id)
 		o2, err2 := d.ref.Outcomes(ctx, id)
 		d.compare(what("Outcomes", id), o1, err1, o2, err2)
+	case 12:
+		d.resetStep(what)
 	default:
 		d.taskStep(what)
 	}
