@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/skeinrun/skein/store"
 )
@@ -210,6 +211,52 @@ func TestResetLaterOpSettledFirst(t *testing.T) {
 		if got := h.c.bodiesOf(next.ID); got[c.step] != 1 {
 			t.Errorf("bodies of %s = %v, want the step run again", next.ID, got)
 		}
+	}
+}
+
+// A reset of a run that is executing: its drive stops and records
+// nothing more (its step body's outcome is not committed), the run stays
+// reset, its lease is released; the new run executes the step again.
+func TestResetLive(t *testing.T) {
+	t.Parallel()
+	h := newTestHost(t, Config{})
+	m := h.deploy(t, resetModule)
+	ctx := context.Background()
+	r, err := h.Start(ctx, StartOptions{Module: m.Hash, Workflow: "slow", Input: json.RawMessage(`{"tag":"30s"}`), ID: "live"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := h.Drive(ctx, r.ID, DriveOptions{}); done <- err }()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if outs := h.outcomes(t, "live"); len(outs) > 0 && outs[0].Key == "1" && outs[0].Status == store.OutcomeOK {
+			break // committed at the idle point where the step body sleeps
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the run did not commit its first step")
+		}
+	}
+	next, err := h.Reset(ctx, ResetOptions{RunID: "live", ToKey: "1", Input: json.RawMessage(`{"tag":"1ms"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if !errors.Is(err, store.ErrLeaseLost) {
+			t.Errorf("the drive of the run reset ended with %v, want a lost lease", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the drive of the run reset did not stop")
+	}
+	got, err := h.st.Run(ctx, "live")
+	if err != nil || got.Status != store.RunReset || got.LeaseOwner != "" {
+		t.Errorf("run reset: %s, lease %q, %v; want reset and released", got.Status, got.LeaseOwner, err)
+	}
+	if outs := h.outcomes(t, "live"); len(outs) != 1 {
+		t.Errorf("the run reset recorded %v after its reset", keysOf(outs))
+	}
+	if end, err := h.Drive(ctx, next.ID, DriveOptions{}); err != nil || string(end.Result) != `"slept"` {
+		t.Errorf("new run: %s %s %v", end.Status, end.Result, err)
 	}
 }
 

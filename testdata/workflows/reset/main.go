@@ -1,8 +1,8 @@
 // Command reset holds one workflow per shape of journal that a reset
 // (host.Reset, docs/api.md "Resetting a run") must cut exactly:
 // sequential steps, a spawned task, a parallel fan-out, a child run, a
-// select, a timer a later step settles before, and a run that suspends
-// on a promise. Every step returns its
+// select, a timer a later step settles before, a run that suspends on
+// a promise, and a run that is live for as long as asked. Every step returns its
 // name and the run's tag, so a test sees which ops executed with which
 // input; v2 is the same sequence on changed code.
 package main
@@ -155,8 +155,25 @@ func async(ctx *skein.Context, i in) ([]string, error) {
 	return []string{x, y}, err
 }
 
+// slow: w1 (1), then a step (2) whose body sleeps for the tag (a Go
+// duration): the run is live, at an idle point, while it sleeps.
+func slow(ctx *skein.Context, i in) (string, error) {
+	if _, err := step(ctx, "w1", i.Tag); err != nil {
+		return "", err
+	}
+	d, err := time.ParseDuration(i.Tag)
+	if err != nil {
+		return "", err
+	}
+	return skein.Step(ctx, "nap", func(s *skein.StepContext) (string, error) {
+		s.Sleep(d)
+		return "slept", nil
+	})
+}
+
 func main() {
 	skein.Register("async", async)
+	skein.Register("slow", slow)
 	skein.Register("seq", seq)
 	skein.Register("spawn", spawn)
 	skein.Register("fanout", fanout)
