@@ -18,7 +18,7 @@ import (
 // resetFlags are the flags of skein reset that say what the new run is.
 type resetFlags struct {
 	to, module, input, id *string
-	asJSON               *bool
+	asJSON                *bool
 }
 
 func addResetFlags(fs *flag.FlagSet) *resetFlags {
