@@ -41,6 +41,7 @@ func resetThroughServer(t *testing.T, s *skeinServer) {
 	}
 	wantExit(t, s.cli(t, nil, "status", "s1"), 0, "run s1 (seq): reset", "reset as: s1~reset-1")
 	wantExit(t, s.cli(t, nil, "status", nr.ID), 0, "reset from: s1 at 3")
+	wantExit(t, s.cli(t, nil, "wait", "s1"), 0, "run s1 was reset as run s1~reset-1: wait for it with skein wait s1~reset-1")
 
 	wantExit(t, s.cli(t, nil, "start", "reset", "--workflow", "wait", "--input", `{"tag":"x"}`, "--id", "w1"), 0)
 	s.awaitStatus(t, "w1", "", "suspended")
