@@ -19,6 +19,10 @@ type OutcomeView struct {
 	// ContinuedAs the run this one continued as; each absent otherwise.
 	ContinuedFrom string `json:"continued_from,omitempty"`
 	ContinuedAs   string `json:"continued_as,omitempty"`
+	// ResetTo, ResetFrom and ResetKey are the links of a reset, as in Run.
+	ResetTo   string `json:"reset_to,omitempty"`
+	ResetFrom string `json:"reset_from,omitempty"`
+	ResetKey  string `json:"reset_key,omitempty"`
 	// Abandoned: the run's parent ended before it and left it running
 	// (skein.ParentClose(skein.AbandonChild)); absent otherwise.
 	Abandoned bool `json:"abandoned,omitempty"`

@@ -19,14 +19,15 @@ const (
 	StatusDiverged  = "diverged"  // replay found changed code or nondeterminism; it can be resumed
 	StatusCanceled  = "canceled"  // ended by a cancellation
 	StatusContinued = "continued" // ended by continuing as new (Run.ContinuedAs)
+	StatusReset     = "reset"     // reset: a new run (Run.ResetTo) carries on from a prefix of its journal
 )
 
 // Ended reports whether a run of this status will not change without
-// help: it ended (completed, failed, canceled or continued) or diverged
-// (it waits for a resume against fixed code).
+// help: it ended (completed, failed, canceled, continued or reset) or
+// diverged (it waits for a resume against fixed code).
 func Ended(status string) bool {
 	switch status {
-	case StatusCompleted, StatusFailed, StatusDiverged, StatusCanceled, StatusContinued:
+	case StatusCompleted, StatusFailed, StatusDiverged, StatusCanceled, StatusContinued, StatusReset:
 		return true
 	}
 	return false
@@ -53,6 +54,12 @@ type Run struct {
 	// continued).
 	ContinuedFrom string `json:"continued_from,omitempty"`
 	ContinuedAs   string `json:"continued_as,omitempty"`
+	// ResetTo is the run a reset of this one made (status reset);
+	// ResetFrom and ResetKey, on that run, the run it was reset from and
+	// the key it was reset to (docs/api.md "Resetting a run").
+	ResetTo   string `json:"reset_to,omitempty"`
+	ResetFrom string `json:"reset_from,omitempty"`
+	ResetKey  string `json:"reset_key,omitempty"`
 	// CancelReason is set once a cancellation was requested.
 	CancelReason string `json:"cancel_reason,omitempty"`
 	// Paused is set while the run is paused (POST /v1/runs/{id}/pause).

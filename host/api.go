@@ -53,6 +53,9 @@ func (h *Host) Resolve(ctx context.Context, fullID string, value json.RawMessage
 	if status == store.RunContinued {
 		return fmt.Errorf("resolve %s: %w", fullID, &ContinuedError{RunID: runID, Successor: ContinuedRunID(runID)})
 	}
+	if status == store.RunReset {
+		return fmt.Errorf("resolve %s: %w", fullID, h.resetSettleError(ctx, runID))
+	}
 	set := store.Settlement{RunID: runID, Key: key, Status: store.OutcomeOK, Value: value, CreatedAt: time.Now()}
 	c := sched.Completion{Key: key, Outcome: sched.Outcome{OK: true, Value: value}}
 	if errMsg != "" {

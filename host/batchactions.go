@@ -30,6 +30,7 @@ var BatchActions = map[string]BatchAction{
 	"unpause": {Check: checkNoArgs, Do: unpauseAction},
 	"resume":  {Check: checkResumeArgs, Do: resumeAction},
 	"delete":  {Check: checkNoArgs, Do: deleteAction},
+	"reset":   {Check: checkResetArgs, Do: resetAction},
 }
 
 func batchActionNames() string {
@@ -156,3 +157,42 @@ func deleteAction(ctx context.Context, h *Host, run store.Run, args json.RawMess
 }
 
 func checkNoArgs(args json.RawMessage) error { return decodeArgs(args, &struct{}{}) }
+
+// resetArgs are the arguments of the reset action: ResetOptions less
+// the run and the new id.
+type resetArgs struct {
+	To     string          `json:"to"`
+	Module string          `json:"module,omitempty"`
+	Input  json.RawMessage `json:"input,omitempty"`
+}
+
+func checkResetArgs(args json.RawMessage) error {
+	var a resetArgs
+	if err := decodeArgs(args, &a); err != nil {
+		return err
+	}
+	if a.To == "" {
+		return errors.New("reset needs the key to reset to (\"to\")")
+	}
+	if len(a.Input) > 0 && !json.Valid(a.Input) {
+		return errors.New("reset: input is not JSON")
+	}
+	return errors.Join(store.CheckText("to", a.To), store.CheckText("module", a.Module))
+}
+
+// resetAction resets the run to the key (Host.Reset). A run reset
+// already (by the call before a worker's crash) counts as done: a reset
+// run cannot be reset again.
+func resetAction(ctx context.Context, h *Host, run store.Run, args json.RawMessage) error {
+	var a resetArgs
+	if err := decodeArgs(args, &a); err != nil {
+		return err
+	}
+	_, err := h.Reset(ctx, ResetOptions{RunID: run.ID, ToKey: a.To, Module: a.Module, Input: a.Input})
+	if err != nil {
+		if r, rerr := h.cfg.Store.Run(ctx, run.ID); rerr == nil && r.Status == store.RunReset {
+			return nil
+		}
+	}
+	return err
+}

@@ -26,6 +26,7 @@ type Client interface {
 	Pause(ctx context.Context, runID, by, reason string) (store.Run, error)
 	Unpause(ctx context.Context, runID string) (store.Run, error)
 	ResumeOn(ctx context.Context, runID, module string) (store.Run, error)
+	Reset(ctx context.Context, o ResetOptions) (store.Run, error)
 	Await(ctx context.Context, runID string) (store.Run, error)
 	Inspect(ctx context.Context, runID string) (store.Run, []Outcome, error)
 	Run(ctx context.Context, id string) (store.Run, error)

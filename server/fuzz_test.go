@@ -32,6 +32,7 @@ var fuzzRoutes = []struct{ method, path string }{
 	{"GET", "/v1/runs/{id}/outcomes"},
 	{"GET", "/v1/modules/{id}"},
 	{"PUT", "/v1/{id}"},
+	{"POST", "/v1/runs/{id}/reset"},
 }
 
 // FuzzAPIRequests sends the API arbitrary request bodies, ids and query

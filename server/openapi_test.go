@@ -103,6 +103,7 @@ var wireTypes = map[string]any{
 	"ErrorBody": ErrorBody{}, "ErrorDetail": ErrorDetail{},
 	"Module": Module{}, "ModuleList": ModuleList{},
 	"Run": Run{}, "RunList": RunList{}, "StartRequest": StartRequest{}, "CancelRequest": CancelRequest{},
+	"ResetRequest":   ResetRequest{},
 	"ResolveRequest": ResolveRequest{}, "Resolved": Resolved{},
 	"PauseRequest": PauseRequest{}, "ResumeRequest": ResumeRequest{}, "Pause": client.Pause{},
 	"OutcomeView": client.OutcomeView{}, "Outcome": client.Outcome{}, "Waiting": client.Waiting{},

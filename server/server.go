@@ -126,6 +126,7 @@ func newAPI(h host.Client, o Options) (*api, *http.ServeMux) {
 	a.handle(mux, "GET /v1/runs/{id}", apiRoute, a.run)
 	a.handle(mux, "GET /v1/runs/{id}/outcomes", apiRoute, a.outcomes)
 	a.handle(mux, "POST /v1/runs/{id}/cancel", apiRoute, a.cancel)
+	a.handle(mux, "POST /v1/runs/{id}/reset", apiRoute, a.reset)
 	a.handle(mux, "POST /v1/promises/{id}", apiRoute, a.resolve)
 	a.handle(mux, "GET /v1/runs/{id}/ops", apiRoute, a.ops)
 	a.handle(mux, "GET /v1/runs/{id}/leases", apiRoute, a.leases)

@@ -38,6 +38,8 @@ type (
 	PauseRequest = client.PauseRequest
 	// ResumeRequest is client.ResumeRequest: the body of POST /v1/runs/{id}/resume.
 	ResumeRequest = client.ResumeRequest
+	// ResetRequest is client.ResetRequest: the body of POST /v1/runs/{id}/reset.
+	ResetRequest = client.ResetRequest
 	// ResolveRequest is client.ResolveRequest: the body of POST /v1/promises/{id}.
 	ResolveRequest = client.ResolveRequest
 	// Resolved is client.Resolved: the answer of POST /v1/promises/{id}.
@@ -100,6 +102,7 @@ func runJSON(r store.Run) Run {
 	if r.Status == store.RunContinued {
 		v.ContinuedAs = host.ContinuedRunID(r.ID)
 	}
+	v.ResetTo, v.ResetFrom, v.ResetKey = r.ResetTo, r.ResetFrom, r.ResetKey
 	if r.Parent != "" {
 		v.ParentClose, v.Abandoned = string(cmp.Or(r.ParentClose, store.ParentCloseCancel)), r.Abandoned
 	}

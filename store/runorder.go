@@ -25,7 +25,7 @@ var RunOrders = []RunOrder{OrderID, OrderCreated, OrderEnded, OrderDuration, Ord
 // RunStatuses lists the run statuses in lifecycle order: the order of
 // OrderStatus.
 var RunStatuses = []RunStatus{RunPending, RunRunning, RunSuspended,
-	RunCompleted, RunFailed, RunDiverged, RunCanceled, RunContinued}
+	RunCompleted, RunFailed, RunDiverged, RunCanceled, RunContinued, RunReset}
 
 // NotEndedKey is the sort key of a run that has not ended (not
 // Terminal) under OrderEnded and OrderDuration: it sorts after every

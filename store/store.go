@@ -219,6 +219,9 @@ const (
 	// RunContinued: the run ended by continuing as new (skein.ContinueAsNew);
 	// its successor, created in the same commit, carries on the workflow.
 	RunContinued RunStatus = "continued"
+	// RunReset: the run was reset (Host.Reset): a new run, ResetTo,
+	// carries on from a prefix of its journal; it never executes again.
+	RunReset RunStatus = "reset"
 )
 
 // ParentClose is the policy of a child run for the end of its parent.
@@ -236,7 +239,7 @@ const (
 
 // Terminal reports whether the status is final.
 func (s RunStatus) Terminal() bool {
-	return s == RunCompleted || s == RunFailed || s == RunCanceled || s == RunContinued
+	return s == RunCompleted || s == RunFailed || s == RunCanceled || s == RunContinued || s == RunReset
 }
 
 // Run is one execution of one workflow of one module with one input.
@@ -272,9 +275,15 @@ type Run struct {
 	// Paused is set (Paused.At != 0) while an operator holds the run:
 	// it is neither claimed nor due (PauseRun). Only PauseRun and
 	// UnpauseRun change it; CreateRun and Batch run updates keep it.
-	Paused    Pause
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	Paused Pause
+	// ResetTo is the run a reset of this one made (its status is then
+	// RunReset); ResetFrom and ResetKey, on that new run, name the run
+	// reset and the key it was reset to. Set only by ResetRun; CreateRun
+	// and Batch creates keep ResetFrom and ResetKey, Batch run updates
+	// keep all three.
+	ResetTo, ResetFrom, ResetKey string
+	CreatedAt                    time.Time
+	UpdatedAt                    time.Time
 	// Lease state, read-only: filled by Run, Runs and DueRuns, set only by
 	// ClaimRuns, RenewLease and ReleaseLease (CreateRun and Batch run
 	// updates ignore these fields). LeaseOwner is empty when no worker
@@ -670,6 +679,14 @@ type Store interface {
 	// LeaseHistory returns every claim of a run, in claim (token) order.
 	// An unknown run has none (no error).
 	LeaseHistory(ctx context.Context, runID string) ([]LeaseRecord, error)
+
+	// ResetRun applies r in one transaction (see Reset): it creates the
+	// new run with its journal and marks r.From reset, releasing its
+	// lease, and returns the new run as stored. An unknown From fails
+	// with ErrNotFound; one that continued or was reset already with a
+	// ResetRefusedError; a new run id that exists with ErrConflict. Nothing
+	// is applied when it fails.
+	ResetRun(ctx context.Context, r Reset) (Run, error)
 
 	TaskStore
 	ScheduleStore

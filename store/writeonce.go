@@ -29,9 +29,11 @@ func JournalClosedError(id string, st RunStatus) error {
 }
 
 // Final reports whether a run's status, result, error and module are
-// final: it completed, was canceled or continued as new. (A failed or
-// diverged run may be resumed onto new code.)
-func (s RunStatus) Final() bool { return s == RunCompleted || s == RunCanceled || s == RunContinued }
+// final: it completed, was canceled, continued as new or was reset. (A
+// failed or diverged run may be resumed onto new code.)
+func (s RunStatus) Final() bool {
+	return s == RunCompleted || s == RunCanceled || s == RunContinued || s == RunReset
+}
 
 // CreateConflictError is the error of a Batch that creates run id when a
 // run with that id exists: it wraps ErrConflict.

@@ -111,6 +111,10 @@ type runJSON struct {
 	ContinuedAs   string        `json:"continued_as"`
 	Abandoned     bool          `json:"abandoned"`
 	Paused        *client.Pause `json:"paused"` // omitted unless paused
+	// The links of a reset (omitted otherwise).
+	ResetTo   string `json:"reset_to"`
+	ResetFrom string `json:"reset_from"`
+	ResetKey  string `json:"reset_key"`
 }
 
 type outcomeJSON struct {

@@ -178,6 +178,7 @@ func cmdStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		printChain(stdout, r.ContinuedFrom, r.ContinuedAs)
 		printAttrs(stdout, r.Attributes)
+		printReset(stdout, r.ResetFrom, r.ResetKey, r.ResetTo)
 		if r.CancelReason != "" && !client.Ended(r.Status) {
 			fmt.Fprintf(stdout, "cancel requested: %s\n", printable(r.CancelReason))
 		}
@@ -295,6 +296,9 @@ func printWaited(stdout, stderr io.Writer, v client.OutcomeView, asJSON bool) er
 	} else if v.ContinuedAs != "" {
 		fmt.Fprintf(stderr, "run %s continued as new as run %s: wait for it with skein wait %s (or --follow)\n",
 			printable(v.Run), printable(v.ContinuedAs), printable(v.ContinuedAs))
+	} else if v.ResetTo != "" {
+		fmt.Fprintf(stderr, "run %s was reset as run %s: wait for it with skein wait %s\n",
+			printable(v.Run), printable(v.ResetTo), printable(v.ResetTo))
 	}
 	msg := ""
 	if v.Error != nil {

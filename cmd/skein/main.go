@@ -2,9 +2,10 @@
 //
 //	skein run MODULE.wasm [--workflow NAME] [--input JSON] [--id RUN] [--db FILE] [--evict never|idle|always] [--json]
 //	skein inspect RUN [--db FILE | --server URL] [--json]
+//	skein reset RUN --to KEY [--module M] [--input JSON] [--id NEW] [--server URL | --db FILE] [--json]
 //	skein serve [--db FILE] [--addr 127.0.0.1:7070] [--token TOKEN]
 //	skein deploy|start|status|wait|resolve|cancel|pause|unpause|schedule|hook|attribute ... [--server URL] [--token TOKEN]
-//	skein runs list|cancel|pause|unpause|resume|delete|prune ... | skein batch list|status|cancel ... [--server URL]
+//	skein runs list|cancel|pause|unpause|resume|reset|delete|prune ... | skein batch list|status|cancel ... [--server URL]
 //	skein check MODULE.wasm [--workflow W] [--input JSON] [--schedules N] [--seed S] [--json]
 //	skein bench [--workload NAME] [--durability normal|strict|both] [--json]
 //	skein new NAME [--skein-dir PATH]
@@ -53,6 +54,8 @@ func init() {
 			"show a stored run and its outcome table (from a server with --server or $SKEIN_SERVER and no --db)", cmdInspect},
 		{"resume", "skein resume RUN --module NEW.wasm [--db FILE] [--json] [--guest-output]\n       skein resume RUN [--module NAME|HASH|NEW.wasm] --server URL [--json]",
 			"continue a suspended, paused, diverged or failed run against another module version, replaying its history (in this process, or with --server by the server's workers)", cmdResume},
+		{"reset", "skein reset RUN --to KEY [--module M] [--input JSON] [--id NEW] [--server URL | --db FILE] [--json]",
+			"make a new run from a run's journal up to the op at KEY and execute it from there (on a server, or in a local database, driven here); the run ends reset (docs/api.md, \"Resetting a run\")", cmdReset},
 		{"serve", "skein serve [--db FILE | --store postgres://...] [--addr 127.0.0.1:7070] [--token TOKEN] [--cache-dir DIR] [--grace D] [--retention 30d]",
 			"serve the HTTP API (docs/api.md) and execute runs: the worker pool and timer service", cmdServe},
 		{"deploy", "skein deploy MODULE.wasm [--name NAME] [--server URL] [--json]",
@@ -78,7 +81,7 @@ func init() {
 		{"hook", "skein hook create NAME --module M [--workflow W] [--secret-env SKEIN_HOOK_VAR | --secret NAME] [--scheme github|timestamped] [--tolerance D] [--keep-header H] | list | delete NAME [--server URL] [--json]",
 			"bind a webhook, POST /v1/hooks/NAME, to a workflow on a server (docs/schedules.md)", cmdHook},
 		{"runs", runsUsage(),
-			"act on many runs: list those a filter selects, cancel, pause, unpause, resume or delete them as a batch on a server (\"Bulk actions\"), prune the runs that ended before a horizon (\"Retention\"; docs/operations.md)", cmdRuns},
+			"act on many runs: list those a filter selects, cancel, pause, unpause, resume, reset or delete them as a batch on a server (\"Bulk actions\"), prune the runs that ended before a horizon (\"Retention\"; docs/operations.md)", cmdRuns},
 		{"batch", "skein batch list | status ID | cancel ID [--reason R] [--server URL] [--json]",
 			"list the batches on a server, show one's progress, cancel one", cmdBatch},
 		{"attribute", "skein attribute create NAME --type string|int|float|bool|time | list | delete NAME [--server URL] [--json]",

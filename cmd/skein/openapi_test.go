@@ -191,6 +191,11 @@ func walkServing(t *testing.T, w *walkServer) {
 	if _, err := w.c.Outcomes(ctx, "r3"); err != nil {
 		t.Error(err)
 	}
+	// Reset the canceled r2 to its cancellation: the new run, without it,
+	// waits on a decision of its own.
+	want(t, "reset r2", w.post(t, "/v1/runs/r2/reset", `{"to":"!cancel"}`), 201, "")
+	w.cli(t, 0, "wait", "r2~reset-1", "--issued", "decision", "--timeout", "20s")
+	w.cli(t, 0, "status", "r2~reset-1")
 
 	// What the CLI does not show.
 	if _, err := w.c.Module(ctx, "approvals"); err != nil {
@@ -241,6 +246,8 @@ func walkErrors(t *testing.T, w *walkServer) {
 		{"cancel an ended run", "POST", "/v1/runs/r1/cancel", "", append([]string{"Content-Type", "application/json"}, auth...), 409, "conflict"},
 		{"settle otherwise", "POST", "/v1/promises/r3.decision", `{"error":"no"}`, append([]string{"Content-Type", "application/json"}, auth...), 409, "conflict"},
 		{"unknown promise", "POST", "/v1/promises/r3.nope", `{"value":1}`, append([]string{"Content-Type", "application/json"}, auth...), 404, "not_found"},
+		{"reset to an unknown key", "POST", "/v1/runs/r2~reset-1/reset", `{"to":"nope"}`, append([]string{"Content-Type", "application/json"}, auth...), 400, "bad_request"},
+		{"reset a run reset", "POST", "/v1/runs/r2/reset", `{"to":"1"}`, append([]string{"Content-Type", "application/json"}, auth...), 409, "conflict"},
 	} {
 		want(t, c.what, w.raw(t, c.method, c.path, []byte(c.body), c.hdr...), c.status, c.code)
 	}

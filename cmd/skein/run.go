@@ -477,6 +477,7 @@ func printView(v client.OutcomeView, asJSON bool, w io.Writer) error {
 			fmt.Fprintf(w, "error: %s\n", printable(*v.Error))
 		}
 		printChain(w, v.ContinuedFrom, v.ContinuedAs)
+		printReset(w, v.ResetFrom, v.ResetKey, v.ResetTo)
 		if v.Abandoned {
 			printParentClose(w, "", true)
 		}

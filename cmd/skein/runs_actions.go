@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 )
 
@@ -45,4 +46,20 @@ func runsDelete(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs := newFlagSet("runs", stderr)
 	b := addBatchFlags(fs)
 	return b.runBatch(ctx, fs, args, "delete", func() any { return struct{}{} }, stdout, stderr)
+}
+
+// runsReset is `skein runs reset --where F --to KEY [--module M] [--input JSON]`.
+func runsReset(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("runs", stderr)
+	b := addBatchFlags(fs)
+	to := fs.String("to", "", "the key each run is reset to (docs/api.md, \"Resetting a run\"); required")
+	module := fs.String("module", "", "the deployed module (name or hash) the new runs execute; default: each run's own")
+	input := fs.String("input", "", "the new runs' input (JSON); default: each run's own")
+	return b.runBatch(ctx, fs, args, "reset", func() any {
+		return struct {
+			To     string          `json:"to"`
+			Module string          `json:"module,omitempty"`
+			Input  json.RawMessage `json:"input,omitempty"`
+		}{*to, *module, json.RawMessage(*input)}
+	}, stdout, stderr)
 }

@@ -31,6 +31,7 @@ var runsSubcommands = []runsSubcommand{
 	{"pause", "skein runs pause --where FILTER [--reason R] [--dry-run] [--rate N] [--detach] [--json]", runsPause},
 	{"unpause", "skein runs unpause --where FILTER [--dry-run] [--rate N] [--detach] [--json]", runsUnpause},
 	{"resume", "skein runs resume --where FILTER [--module M] [--dry-run] [--rate N] [--detach] [--json]", runsResume},
+	{"reset", "skein runs reset --where FILTER --to KEY [--module M] [--input JSON] [--dry-run] [--rate N] [--detach] [--json]", runsReset},
 	{"delete", "skein runs delete --where FILTER [--dry-run] [--rate N] [--detach] [--json]", runsDelete},
 	{"prune", "skein runs prune --before TIME | --older-than D [--dry-run] [--json] [--server URL | --db FILE [--vacuum] | --store URL]", runsPrune},
 }

@@ -301,6 +301,10 @@ type apiRun struct {
 	LeaseExpiry   string        `json:"lease_expiry"` // likewise
 	Paused        *client.Pause `json:"paused"`       // omitted unless paused
 	Attributes    any           `json:"attributes"`   // omitted when it has none
+	// The links of a reset (omitted otherwise).
+	ResetTo   string `json:"reset_to"`
+	ResetFrom string `json:"reset_from"`
+	ResetKey  string `json:"reset_key"`
 }
 
 func decodeJSON[T any](t *testing.T, what string, data []byte) T {

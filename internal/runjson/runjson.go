@@ -17,7 +17,8 @@ import (
 // order given: settle order, pending last).
 func From(r store.Run, outs []host.Outcome) client.OutcomeView {
 	v := client.OutcomeView{Run: r.ID, Workflow: r.Workflow, Status: string(r.Status), Outcomes: []client.Outcome{},
-		ContinuedFrom: host.ContinuedFromID(r.ID), Abandoned: r.Abandoned}
+		ContinuedFrom: host.ContinuedFromID(r.ID), Abandoned: r.Abandoned,
+		ResetTo: r.ResetTo, ResetFrom: r.ResetFrom, ResetKey: r.ResetKey}
 	if r.Status == store.RunContinued {
 		v.ContinuedAs = host.ContinuedRunID(r.ID)
 	}

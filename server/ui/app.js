@@ -8,8 +8,8 @@
 
 (() => {
   const TOKEN_KEY = 'skein-token';
-  const STATUSES = ['pending', 'running', 'suspended', 'completed', 'failed', 'diverged', 'canceled', 'continued'];
-  const TERMINAL = new Set(['completed', 'failed', 'canceled', 'continued']);
+  const STATUSES = ['pending', 'running', 'suspended', 'completed', 'failed', 'diverged', 'canceled', 'continued', 'reset'];
+  const TERMINAL = new Set(['completed', 'failed', 'canceled', 'continued', 'reset']);
   const REFRESH_RUN_MS = 1000;
   const REFRESH_LIST_MS = 2000;
 
@@ -279,6 +279,7 @@
         r.abandoned ? el('span', { class: 'tag', id: 'run-abandoned', title: 'its parent ended first and left it running (policy abandon)' }, 'abandoned') : r.parent_close)] : null,
       r.continued_from ? [el('dt', {}, 'continued from'), el('dd', { class: 'mono' }, el('a', { href: '#/run/' + encodeURIComponent(r.continued_from), id: 'run-continued-from' }, r.continued_from))] : null,
       r.continued_as ? [el('dt', {}, 'continued as'), el('dd', { class: 'mono' }, el('a', { href: '#/run/' + encodeURIComponent(r.continued_as), id: 'run-continued-as' }, r.continued_as))] : null,
+      window.skeinReset.links(r, { el }),
       el('dt', {}, 'created'), el('dd', { class: 'time' }, fmtTime(r.created_at)),
       el('dt', {}, 'updated'), el('dd', { class: 'time' }, fmtTime(r.updated_at)),
       r.worker ? [el('dt', {}, 'worker'), el('dd', {},
@@ -315,7 +316,8 @@
     parts.push(v.leases.length ? leasesTable(r, v.leases)
       : el('p', { class: 'muted', id: 'no-leases' }, 'No worker has claimed this run yet.'));
     if (ui.open !== null) {
-      parts.push(window.skeinOpDetail(v, ui.open, { el, fmtTime, fmtDur: window.skeinTimeline.fmtDur, badge, onClose: () => { ui.open = null; show(); } }));
+      const reset = (o) => window.skeinReset.action(r, o, { el, api, showBanner, guard: (fn) => guard(g, fn) });
+      parts.push(window.skeinOpDetail(v, ui.open, { el, fmtTime, fmtDur: window.skeinTimeline.fmtDur, badge, reset, onClose: () => { ui.open = null; show(); } }));
     }
     main.replaceChildren(...parts);
     const np = main.querySelector('#op-detail');

@@ -32,6 +32,7 @@
     const parts = [
       el('div', { class: 'op-detail-head' }, el('h2', {}, 'Op ', el('span', { class: 'mono' }, o.key)), el('span', { class: 'spacer' }), close),
       el('dl', { class: 'props' }, rows),
+      h.reset ? h.reset(o) : null,
     ];
     if (o.error !== null && o.error !== undefined) {
       parts.push(el('h3', {}, 'Error'), el('pre', { class: 'error', id: 'op-detail-error' }, o.error));

@@ -271,6 +271,12 @@ func (s *Store) Commit(ctx context.Context, b store.Batch) error {
 	if err := s.check(ctx); err != nil {
 		return fmt.Errorf("memory store: commit: %w", err)
 	}
+	return s.commit(&b)
+}
+
+// commit applies b; the caller holds mu.
+func (s *Store) commit(bp *store.Batch) error {
+	b := *bp
 	// Check every write first (the runs it creates count as existing):
 	// once these pass, nothing below can fail.
 	if err := b.CheckTexts(); err != nil {
@@ -305,7 +311,7 @@ func (s *Store) Commit(ctx context.Context, b store.Batch) error {
 		}
 	}
 	for i := range b.Attempts {
-		if a := &b.Attempts[i]; s.runs[a.RunID] == nil {
+		if a := &b.Attempts[i]; !exists(a.RunID) {
 			return fmt.Errorf("memory store: commit: attempt %s/%s#%d: run %w", a.RunID, a.Attempt.Key, a.Attempt.N, store.ErrNotFound)
 		}
 	}

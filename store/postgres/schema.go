@@ -321,6 +321,19 @@ CREATE INDEX run_attrs_text ON run_attrs (name, v_text);
 CREATE INDEX run_attrs_int ON run_attrs (name, v_int);
 CREATE INDEX run_attrs_real ON run_attrs (name, v_real);
 `,
+	// 18: resets (store/sqlite's migration 21).
+	`
+ALTER TABLE runs ADD COLUMN reset_to TEXT NOT NULL DEFAULT '';   -- '' = not reset
+ALTER TABLE runs ADD COLUMN reset_from TEXT NOT NULL DEFAULT ''; -- '' = not made by a reset
+ALTER TABLE runs ADD COLUMN reset_key TEXT NOT NULL DEFAULT '';
+DROP TRIGGER runs_write_once ON runs;
+CREATE TRIGGER runs_write_once BEFORE UPDATE OF module_hash, status, result, error ON runs FOR EACH ROW
+WHEN (OLD.status IN ('completed', 'canceled', 'continued', 'reset') AND (
+	NEW.status IS DISTINCT FROM OLD.status AND NOT (NEW.status = 'reset' AND OLD.reset_to = '' AND NEW.reset_to <> '')
+	OR coalesce(NEW.result, ''::bytea) IS DISTINCT FROM coalesce(OLD.result, ''::bytea)
+	OR NEW.error IS DISTINCT FROM OLD.error OR NEW.module_hash IS DISTINCT FROM OLD.module_hash))
+EXECUTE FUNCTION skein_run_write_once();
+`,
 }
 
 // writeOnceState is the SQLSTATE the write-once triggers raise (class SK:

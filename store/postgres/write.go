@@ -139,15 +139,15 @@ func (d *DB) createRun(ctx context.Context, r store.Run, owner string, now int64
 
 // insertRunSQL inserts a run unless one exists with its id.
 const insertRunSQL = `
-INSERT INTO runs (id, module_hash, workflow, input, status, result, error, seed, parent, start_time, wake_at, deadline, cancel, created_at, updated_at, parent_close, abandoned, traceparent)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
+INSERT INTO runs (id, module_hash, workflow, input, status, result, error, seed, parent, start_time, wake_at, deadline, cancel, created_at, updated_at, parent_close, abandoned, traceparent, reset_from, reset_key)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
 ON CONFLICT (id) DO NOTHING`
 
 // insertRunArgs are insertRunSQL's parameters for r (as ForCreate left it).
 func insertRunArgs(r *store.Run) []any {
 	return []any{r.ID, r.ModuleHash, r.Workflow, r.Input, string(r.Status), r.Result, r.Error,
 		int64(r.Seed), r.Parent, r.StartTime, r.WakeAt, r.Deadline, r.Cancel, r.CreatedAt.UnixNano(), r.UpdatedAt.UnixNano(),
-		string(r.ParentClose), rowscan.Int(r.Abandoned), r.TraceParent}
+		string(r.ParentClose), rowscan.Int(r.Abandoned), r.TraceParent, r.ResetFrom, r.ResetKey}
 }
 
 // upsertOutcomeSQL upserts one outcome row. A key appearing twice in a
@@ -214,70 +214,74 @@ func (d *DB) Commit(ctx context.Context, b store.Batch) error {
 			return errors.New("postgres store: commit: create run: empty id")
 		}
 	}
-	err := d.inTx(ctx, func(tx pgx.Tx) error {
-		now := time.Now().UnixNano()
-		var pb pgx.Batch
-		if f := b.Fence; f != nil {
-			pb.Queue(lockLeaseSQL, f.RunID, f.Owner, f.Token)
-		} else if len(b.Outcomes) > 0 {
-			pb.Queue(journalRunsSQL, outcomeRuns(&b))
-		}
-		for i := range b.Creates {
-			r := b.Creates[i].ForCreate(time.Unix(0, now))
-			pb.Queue(insertRunSQL, insertRunArgs(&r)...)
-		}
-		for i := range b.Outcomes {
-			ro := &b.Outcomes[i]
-			o := &ro.Outcome
-			pb.Queue(upsertOutcomeSQL, ro.RunID, o.Key, o.Kind, o.Function, string(o.Status), o.Value, o.Error,
-				int64(o.Attempts), o.Seq, o.Waited, o.Idle, int64(o.WakeOrder), o.VTime, o.Deadline, o.Orphaned,
-				nanosOr(o.UpdatedAt, now), o.StartedAt, o.SettledAt, rowscan.NullBytes(o.Schema))
-		}
-		for i := range b.Runs {
-			r := &b.Runs[i]
-			pb.Queue(updateRunSQL, r.ModuleHash, string(r.Status), r.Result, r.Error, r.WakeAt, nanosOr(r.UpdatedAt, now), r.ID)
-		}
-		for i := range b.Settlements {
-			st := &b.Settlements[i]
-			pb.Queue(insertSettlementSQL, st.RunID, st.Key, string(st.Status), st.Value, st.Error, int64(st.Attempts), nanosOr(st.CreatedAt, now))
-		}
-		queueTasks(&pb, b.Tasks, now)
-		queueAttempts(&pb, b.Attempts)
-		queueParentEnded(&pb, b.ParentEnded, now)
-		nAttrs := queueBatchAttrs(&pb, &b)
-		if b.Release {
-			f := b.Fence
-			pb.Queue(releaseLeaseSQL, f.RunID, f.Owner, f.Token, time.Now().UnixNano())
-		}
-		touched := touchedRuns(&b)
-		for _, t := range touched {
-			if t.settled {
-				pb.Queue(lockRunSQL, t.id)
-			}
-			pb.Queue(waitingSQL, t.id)
-		}
-		br := tx.SendBatch(ctx, &pb)
-		var err error
-		if f := b.Fence; f != nil {
-			var st store.RunStatus
-			if st, err = readFence(br, *f); err == nil && st.Final() && len(b.Outcomes) > 0 {
-				err = store.JournalClosedError(f.RunID, st)
-			}
-		} else if len(b.Outcomes) > 0 {
-			err = readJournalRuns(br)
-		}
-		if err == nil {
-			err = readBatch(br, &b, nAttrs, touched)
-		}
-		if cerr := br.Close(); err == nil && cerr != nil {
-			err = cerr
-		}
-		return err
-	})
+	err := d.inTx(ctx, func(tx pgx.Tx) error { return commitTx(ctx, tx, &b) })
 	if err != nil {
 		return fmt.Errorf("postgres store: commit: %w", err)
 	}
 	return nil
+}
+
+// commitTx applies b (checked by Commit) inside tx.
+func commitTx(ctx context.Context, tx pgx.Tx, bp *store.Batch) error {
+	b := *bp
+	now := time.Now().UnixNano()
+	var pb pgx.Batch
+	if f := b.Fence; f != nil {
+		pb.Queue(lockLeaseSQL, f.RunID, f.Owner, f.Token)
+	} else if len(b.Outcomes) > 0 {
+		pb.Queue(journalRunsSQL, outcomeRuns(&b))
+	}
+	for i := range b.Creates {
+		r := b.Creates[i].ForCreate(time.Unix(0, now))
+		pb.Queue(insertRunSQL, insertRunArgs(&r)...)
+	}
+	for i := range b.Outcomes {
+		ro := &b.Outcomes[i]
+		o := &ro.Outcome
+		pb.Queue(upsertOutcomeSQL, ro.RunID, o.Key, o.Kind, o.Function, string(o.Status), o.Value, o.Error,
+			int64(o.Attempts), o.Seq, o.Waited, o.Idle, int64(o.WakeOrder), o.VTime, o.Deadline, o.Orphaned,
+			nanosOr(o.UpdatedAt, now), o.StartedAt, o.SettledAt, rowscan.NullBytes(o.Schema))
+	}
+	for i := range b.Runs {
+		r := &b.Runs[i]
+		pb.Queue(updateRunSQL, r.ModuleHash, string(r.Status), r.Result, r.Error, r.WakeAt, nanosOr(r.UpdatedAt, now), r.ID)
+	}
+	for i := range b.Settlements {
+		st := &b.Settlements[i]
+		pb.Queue(insertSettlementSQL, st.RunID, st.Key, string(st.Status), st.Value, st.Error, int64(st.Attempts), nanosOr(st.CreatedAt, now))
+	}
+	queueTasks(&pb, b.Tasks, now)
+	queueAttempts(&pb, b.Attempts)
+	queueParentEnded(&pb, b.ParentEnded, now)
+	nAttrs := queueBatchAttrs(&pb, &b)
+	if b.Release {
+		f := b.Fence
+		pb.Queue(releaseLeaseSQL, f.RunID, f.Owner, f.Token, time.Now().UnixNano())
+	}
+	touched := touchedRuns(&b)
+	for _, t := range touched {
+		if t.settled {
+			pb.Queue(lockRunSQL, t.id)
+		}
+		pb.Queue(waitingSQL, t.id)
+	}
+	br := tx.SendBatch(ctx, &pb)
+	var err error
+	if f := b.Fence; f != nil {
+		var st store.RunStatus
+		if st, err = readFence(br, *f); err == nil && st.Final() && len(b.Outcomes) > 0 {
+			err = store.JournalClosedError(f.RunID, st)
+		}
+	} else if len(b.Outcomes) > 0 {
+		err = readJournalRuns(br)
+	}
+	if err == nil {
+		err = readBatch(br, &b, nAttrs, touched)
+	}
+	if cerr := br.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	return err
 }
 
 // readBatch reads the results of the statements Commit queued for b.
@@ -402,15 +406,15 @@ func cmpBool(a, b bool) int {
 // RequestCancel) or the abandoned mark, for a child run not ended.
 const (
 	requestCancelSQL = `UPDATE runs SET cancel = $1, updated_at = $2
-WHERE id = $3 AND cancel = '' AND status NOT IN ($4, $5, $6, $7)`
+WHERE id = $3 AND cancel = '' AND status NOT IN ($4, $5, $6, $7, $8)`
 	abandonSQL = `UPDATE runs SET abandoned = 1, updated_at = $1
-WHERE id = $2 AND status NOT IN ($3, $4, $5, $6)`
+WHERE id = $2 AND status NOT IN ($3, $4, $5, $6, $7)`
 )
 
 // queueParentEnded queues what a batch's ParentEnded asks of child runs.
 func queueParentEnded(pb *pgx.Batch, ends []store.ParentEnd, now int64) {
 	for _, e := range ends {
-		ended := []any{string(store.RunCompleted), string(store.RunFailed), string(store.RunCanceled), string(store.RunContinued)}
+		ended := []any{string(store.RunCompleted), string(store.RunFailed), string(store.RunCanceled), string(store.RunContinued), string(store.RunReset)}
 		if e.Abandon {
 			pb.Queue(abandonSQL, append([]any{now, e.RunID}, ended...)...)
 		} else {
@@ -471,7 +475,7 @@ func (d *DB) RequestCancel(ctx context.Context, runID, reason string) (store.Run
 	var r store.Run
 	err := d.inTx(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, requestCancelSQL, reason, time.Now().UnixNano(), runID,
-			string(store.RunCompleted), string(store.RunFailed), string(store.RunCanceled), string(store.RunContinued)); err != nil {
+			string(store.RunCompleted), string(store.RunFailed), string(store.RunCanceled), string(store.RunContinued), string(store.RunReset)); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, waitingSQL, runID); err != nil {

@@ -334,6 +334,24 @@ CREATE INDEX run_attrs_text ON run_attrs (name, v_text);
 CREATE INDEX run_attrs_int ON run_attrs (name, v_int);
 CREATE INDEX run_attrs_real ON run_attrs (name, v_real);
 `,
+	// 21: resets (host.Reset): the run a reset made (reset_to, on the run
+	// reset) and the run and key it was made from (on the new run). A
+	// reset run (status 'reset') is write-once; the one change allowed of
+	// an ended run is its reset, which sets reset_to in the same update.
+	`
+ALTER TABLE runs ADD COLUMN reset_to TEXT NOT NULL DEFAULT '';   -- '' = not reset
+ALTER TABLE runs ADD COLUMN reset_from TEXT NOT NULL DEFAULT ''; -- '' = not made by a reset
+ALTER TABLE runs ADD COLUMN reset_key TEXT NOT NULL DEFAULT '';
+DROP TRIGGER runs_write_once;
+CREATE TRIGGER runs_write_once BEFORE UPDATE OF module_hash, status, result, error ON runs
+WHEN OLD.status IN ('completed', 'canceled', 'continued', 'reset') AND (
+	NEW.status IS NOT OLD.status AND NOT (NEW.status = 'reset' AND OLD.reset_to = '' AND NEW.reset_to <> '')
+	OR coalesce(NEW.result, x'') IS NOT coalesce(OLD.result, x'') OR NEW.error IS NOT OLD.error
+	OR NEW.module_hash IS NOT OLD.module_hash)
+BEGIN
+	SELECT RAISE(ABORT, '` + writeOnceMark + `run ' || OLD.id || ' is ' || OLD.status || ': its status, result, error and module cannot change');
+END;
+`,
 }
 
 // SchemaTooNewError is returned by Open when the database's schema version

@@ -129,8 +129,8 @@ func (d *DB) createRun(ctx context.Context, r store.Run, owner string, now int64
 }
 
 const insertRunSQL = `
-INSERT INTO runs (id, module_hash, workflow, input, status, result, error, seed, parent, start_time, wake_at, deadline, cancel, created_at, updated_at, parent_close, abandoned, traceparent)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+INSERT INTO runs (id, module_hash, workflow, input, status, result, error, seed, parent, start_time, wake_at, deadline, cancel, created_at, updated_at, parent_close, abandoned, traceparent, reset_from, reset_key)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (id) DO NOTHING`
 
 // updateRunSQL writes a run update of a batch (applyBatch).
@@ -142,7 +142,7 @@ func insertRun(w *wtx, r *store.Run) (bool, error) {
 	res, err := w.stmt(sqlInsertRun).ExecContext(w.ctx,
 		r.ID, r.ModuleHash, r.Workflow, r.Input, string(r.Status), r.Result, r.Error,
 		int64(r.Seed), r.Parent, r.StartTime, r.WakeAt, r.Deadline, r.Cancel, r.CreatedAt.UnixNano(), r.UpdatedAt.UnixNano(),
-		string(r.ParentClose), rowscan.Int(r.Abandoned), r.TraceParent)
+		string(r.ParentClose), rowscan.Int(r.Abandoned), r.TraceParent, r.ResetFrom, r.ResetKey)
 	if err != nil {
 		return false, err
 	}
@@ -313,7 +313,7 @@ func updateWaiting(w *wtx, id string) error {
 
 // abandonSQL marks a child run abandoned unless it has ended.
 const abandonSQL = `UPDATE runs SET abandoned = 1, updated_at = ?
-WHERE id = ? AND status NOT IN (?, ?, ?, ?)`
+WHERE id = ? AND status NOT IN (?, ?, ?, ?, ?)`
 
 // applyParentEnded writes what a batch's ParentEnded asks of child runs.
 func applyParentEnded(w *wtx, ends []store.ParentEnd) error {
@@ -322,7 +322,7 @@ func applyParentEnded(w *wtx, ends []store.ParentEnd) error {
 		if !e.Abandon {
 			q, args = requestCancelSQL, []any{e.Reason, time.Now().UnixNano(), e.RunID}
 		}
-		args = append(args, string(store.RunCompleted), string(store.RunFailed), string(store.RunCanceled), string(store.RunContinued))
+		args = append(args, string(store.RunCompleted), string(store.RunFailed), string(store.RunCanceled), string(store.RunContinued), string(store.RunReset))
 		if _, err := w.tx.ExecContext(w.ctx, q, args...); err != nil {
 			return fmt.Errorf("parent ended: child run %s: %w", e.RunID, err)
 		}
@@ -339,7 +339,7 @@ const (
 	settleSQL       = `INSERT INTO settlements (run_id, key, status, value, error, created_at)
 VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, key) DO NOTHING`
 	requestCancelSQL = `UPDATE runs SET cancel = ?, updated_at = ?
-WHERE id = ? AND cancel = '' AND status NOT IN (?, ?, ?, ?)`
+WHERE id = ? AND cancel = '' AND status NOT IN (?, ?, ?, ?, ?)`
 )
 
 // Settle records the settlement of an external promise exactly once. See
@@ -389,7 +389,7 @@ func (d *DB) RequestCancel(ctx context.Context, runID, reason string) (store.Run
 	var r store.Run
 	err := d.write(&request{ctx: ctx, apply: func(w *wtx) error {
 		if _, err := w.stmt(sqlRequestCancel).ExecContext(w.ctx, reason, time.Now().UnixNano(), runID,
-			string(store.RunCompleted), string(store.RunFailed), string(store.RunCanceled), string(store.RunContinued)); err != nil {
+			string(store.RunCompleted), string(store.RunFailed), string(store.RunCanceled), string(store.RunContinued), string(store.RunReset)); err != nil {
 			return err
 		}
 		if err := updateWaiting(w, runID); err != nil {

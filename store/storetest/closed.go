@@ -30,8 +30,12 @@ func CheckClosed(t *testing.T, s store.Store, want error) {
 		"PauseRun":      func() error { _, err := s.PauseRun(ctx, "r", "ops", "x", 1); return err },
 		"UnpauseRun":    func() error { _, err := s.UnpauseRun(ctx, "r"); return err },
 		"Commit":        func() error { return s.Commit(ctx, store.Batch{}) },
-		"Outcomes":      func() error { _, err := s.Outcomes(ctx, "r"); return err },
-		"Outcome":       func() error { _, err := s.Outcome(ctx, "r", "k"); return err },
+		"ResetRun": func() error {
+			_, err := s.ResetRun(ctx, store.Reset{From: "r", Batch: store.Batch{Creates: []store.Run{{ID: "r2", ResetFrom: "r"}}}})
+			return err
+		},
+		"Outcomes": func() error { _, err := s.Outcomes(ctx, "r"); return err },
+		"Outcome":  func() error { _, err := s.Outcome(ctx, "r", "k"); return err },
 		"CommitTasks": func() error {
 			return s.Commit(ctx, store.Batch{Tasks: []store.Task{{RunID: "r", Key: "k", Name: "n"}}})
 		},

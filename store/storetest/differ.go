@@ -89,7 +89,7 @@ func (d *differ) runID() string {
 func (d *differ) step(i int) {
 	ctx, rng := d.t.Context(), d.rng
 	what := func(op string, args ...any) string { return fmt.Sprintf("op %d: %s%v", i, op, args) }
-	switch rng.IntN(17) {
+	switch rng.IntN(18) {
 	case 0:
 		m := store.Module{Hash: pick(rng, diffHashes), Name: pick(rng, diffNames), Bytes: d.value(),
 			ABIVersion: rng.IntN(3), CreatedAt: diffTS(rng.IntN(3))}
@@ -209,6 +209,8 @@ func (d *differ) step(i int) {
 	case 16:
 		id := d.runID()
 		d.compareErr(what("DeleteRun", id), d.got.DeleteRun(ctx, id), d.ref.DeleteRun(ctx, id))
+	case 17:
+		d.resetStep(what)
 	default:
 		d.taskStep(what)
 	}

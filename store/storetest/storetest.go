@@ -91,6 +91,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"TaskCancel", testTaskCancel},
 		{"TaskEndRacesSuspend", testTaskEndRacesSuspend},
 		{"ContinueAtomic", testContinueAtomic},
+		{"ResetRun", testResetRun},
 		{"Schedules", testSchedules},
 		{"ScheduleUpdateConcurrent", testScheduleUpdateConcurrent},
 		{"Hooks", testHooks},

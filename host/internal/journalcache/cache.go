@@ -223,3 +223,11 @@ func storedAlike(a, b store.Outcome) bool {
 		a.Deadline == b.Deadline && a.Orphaned == b.Orphaned && bytes.Equal(a.Schema, b.Schema) &&
 		a.UpdatedAt.UnixNano() == b.UpdatedAt.UnixNano() && a.StartedAt == b.StartedAt && a.SettledAt == b.SettledAt
 }
+
+// ResetRun forgets what is kept of the run reset, its journal and its
+// lease: the reset releases the lease outside this host's commits.
+func (s *Store) ResetRun(ctx context.Context, r store.Reset) (store.Run, error) {
+	s.c.forget(r.From)
+	defer s.c.forget(r.From)
+	return s.Store.ResetRun(ctx, r)
+}

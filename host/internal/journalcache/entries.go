@@ -301,3 +301,14 @@ func keepOutcome(o store.Outcome) store.Outcome {
 	o.UpdatedAt = time.Unix(0, o.UpdatedAt.UnixNano())
 	return o
 }
+
+// forget drops the journals of runs and the leases held on them, if
+// any: runs reset or deleted.
+func (c *cache) forget(runs ...string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, r := range runs {
+		delete(c.held, r)
+		c.dropRun(r)
+	}
+}

@@ -24,13 +24,3 @@ func (s *Store) DeleteRun(ctx context.Context, id string) error {
 	}
 	return err
 }
-
-// forget drops the journals of runs that were deleted.
-func (c *cache) forget(runs ...string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, r := range runs {
-		c.dropRun(r)
-		delete(c.held, r)
-	}
-}

@@ -39,7 +39,7 @@ type Metrics struct {
 
 // Statuses are the run statuses, in the order metrics list them.
 var Statuses = [...]store.RunStatus{store.RunPending, store.RunRunning, store.RunSuspended,
-	store.RunCompleted, store.RunFailed, store.RunDiverged, store.RunCanceled, store.RunContinued}
+	store.RunCompleted, store.RunFailed, store.RunDiverged, store.RunCanceled, store.RunContinued, store.RunReset}
 
 // NewMetrics returns a host's metrics, all zero.
 func NewMetrics() *Metrics {

@@ -21,7 +21,7 @@ type Scanner interface {
 }
 
 // RunColumns are the columns of runs that Run reads, in order.
-const RunColumns = `id, module_hash, workflow, input, status, result, error, seed, parent, start_time, wake_at, deadline, cancel, created_at, updated_at, lease_owner, lease_expiry, lease_token, parent_close, abandoned, traceparent, paused_by, pause_reason, paused_at`
+const RunColumns = `id, module_hash, workflow, input, status, result, error, seed, parent, start_time, wake_at, deadline, cancel, created_at, updated_at, lease_owner, lease_expiry, lease_token, parent_close, abandoned, traceparent, paused_by, pause_reason, paused_at, reset_to, reset_from, reset_key`
 
 // Run reads a row of RunColumns. A missing row (an error that is noRows)
 // is store.ErrNotFound.
@@ -33,7 +33,8 @@ func Run(s Scanner, noRows error) (store.Run, error) {
 	err := s.Scan(&r.ID, &r.ModuleHash, &r.Workflow, &r.Input, &status, &r.Result, &r.Error,
 		&seed, &r.Parent, &r.StartTime, &r.WakeAt, &r.Deadline, &r.Cancel, &created, &updated,
 		&r.LeaseOwner, &r.LeaseExpiry, &r.LeaseToken, &parentClose, &abandoned, &r.TraceParent,
-		&r.Paused.By, &r.Paused.Reason, &r.Paused.At)
+		&r.Paused.By, &r.Paused.Reason, &r.Paused.At,
+		&r.ResetTo, &r.ResetFrom, &r.ResetKey)
 	if errors.Is(err, noRows) {
 		return store.Run{}, store.ErrNotFound
 	}
