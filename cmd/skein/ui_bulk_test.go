@@ -48,6 +48,21 @@ func TestUIBulkCancel(t *testing.T) {
 		chromedp.Click(chromedp.CSS("#bulk-confirm")),
 		chromedp.WaitVisible(chromedp.CSS(`#bulk-progress[data-status="done"]`)),
 		void(chromedp.Poll[bool](`document.getElementById('bulk-progress').textContent.includes('cancel done, 2 of 2 runs (0 failed)')`, chromedp.WithPollingTimeout(5*time.Second))))
+	step("pause another selected run",
+		chromedp.SetValue(chromedp.CSS("#bulk-action"), "pause"),
+		void(chromedp.Evaluate[bool](`document.getElementById('bulk-action').dispatchEvent(new Event('change'))`)),
+		chromedp.Click(chromedp.CSS(`tr.run-row[data-run="u-003"] input.select`)),
+		void(chromedp.Poll[bool](`document.getElementById('bulk-cancel').textContent === 'Pause selected (1)'`, chromedp.WithPollingTimeout(5*time.Second))),
+		chromedp.Click(chromedp.CSS("#bulk-cancel")),
+		chromedp.WaitVisible(chromedp.CSS("#bulk-confirm")),
+		chromedp.Click(chromedp.CSS("#bulk-confirm")),
+		void(chromedp.Poll[bool](`document.getElementById('bulk-progress').textContent.includes('pause done, 1 of 1 runs (0 failed)')`, chromedp.WithPollingTimeout(10*time.Second))))
+	for _, id := range []string{"u-000", "u-003"} {
+		run := decodeJSON[apiRun](t, "run "+id, s.call(t, "GET", "/v1/runs/"+id, "", nil).body)
+		if paused := run.Paused != nil && run.Paused.By == "batch"; paused != (id == "u-003") {
+			t.Errorf("%s: paused %+v; want paused by batch: %v", id, run.Paused, id == "u-003")
+		}
+	}
 	for i, id := range ids {
 		run := s.awaitStatus(t, id, "", "canceled", "suspended")
 		if by := run.CancelReason == "from the ui"; by != (i == 1 || i == 2) {

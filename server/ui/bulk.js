@@ -1,7 +1,8 @@
 // skein web UI: the runs list's bulk actions. A filter box that takes
 // the filter language of the API (docs/operations.md, "Bulk actions"),
-// sent as GET /v1/runs?where=; a checkbox on each row; and Cancel
-// selected, a batch (POST /v1/batches) over the selected ids
+// sent as GET /v1/runs?where=; a checkbox on each row; and an action
+// (cancel, pause, unpause or delete) on the selected runs, a batch
+// (POST /v1/batches) over the selected ids
 // (id in (...)), or over every run the filter selects, with its progress
 // (GET /v1/batches/{id}) shown until it ends. runlist.js calls
 // window.skeinBulk.bar and .decorate.
@@ -12,6 +13,10 @@
   const selected = new Set();
   let progress = null; // the progress element of the page shown
   let following = '';  // the batch followed
+  let action = 'cancel'; // the action chosen
+  // The actions the page offers; resume and reset take a module or a key
+  // (skein runs resume|reset --where).
+  const ACTIONS = { cancel: 'Cancel', pause: 'Pause', unpause: 'Unpause', delete: 'Delete' };
 
   // bar is the filter box and the actions, above the list.
   function bar(st, go, h) {
@@ -22,14 +27,22 @@
     const form = el('form', { class: 'inline', id: 'run-where-form', onsubmit: (ev) => { ev.preventDefault(); go({ where: input.value.trim() }); } },
       input, el('button', { type: 'submit' }, 'Filter'),
       st.where ? el('button', { type: 'button', class: 'link', onclick: () => go({ where: '' }) }, 'clear') : null);
-    const reason = el('input', { type: 'text', id: 'bulk-reason', placeholder: 'reason', 'aria-label': 'cancel reason', size: 16 });
-    const cancel = el('button', { type: 'button', id: 'bulk-cancel', disabled: true }, 'Cancel selected');
-    const all = st.where ? el('button', { type: 'button', id: 'bulk-cancel-all' }, 'Cancel all matching') : null;
+    const pick = el('select', { id: 'bulk-action', 'aria-label': 'bulk action' },
+      ...Object.entries(ACTIONS).map(([v, label]) => el('option', { value: v }, label)));
+    pick.value = action;
+    const reason = el('input', { type: 'text', id: 'bulk-reason', placeholder: 'reason', 'aria-label': 'reason (cancel, pause)', size: 16 });
+    const cancel = el('button', { type: 'button', id: 'bulk-cancel', disabled: true }, ACTIONS[action] + ' selected');
+    const all = st.where ? el('button', { type: 'button', id: 'bulk-cancel-all' }, ACTIONS[action] + ' all matching') : null;
+    pick.addEventListener('change', () => {
+      action = pick.value;
+      if (all) all.textContent = ACTIONS[action] + ' all matching';
+      relabel();
+    });
     const confirm = el('span', { id: 'bulk-confirm-box', hidden: true });
     progress = el('span', { id: 'bulk-progress', class: 'muted' });
     const ask = (where, what) => {
-      confirm.replaceChildren(el('span', {}, 'Cancel ' + what + '? '),
-        el('button', { type: 'button', id: 'bulk-confirm', onclick: () => { confirm.hidden = true; start(where, reason.value, h); } }, 'Confirm'),
+      confirm.replaceChildren(el('span', {}, ACTIONS[action] + ' ' + what + '? '),
+        el('button', { type: 'button', id: 'bulk-confirm', onclick: () => { confirm.hidden = true; start(where, action, reason.value, h); } }, 'Confirm'),
         el('button', { type: 'button', class: 'link', onclick: () => { confirm.hidden = true; } }, 'no'));
       confirm.hidden = false;
     };
@@ -40,14 +53,14 @@
     if (all) all.addEventListener('click', () => ask(st.where, 'every run the filter selects'));
     return el('div', { id: 'bulk' },
       el('div', { class: 'filters' }, form),
-      el('div', { class: 'filters', id: 'bulk-actions' }, reason, cancel, all, confirm, progress));
+      el('div', { class: 'filters', id: 'bulk-actions' }, pick, reason, cancel, all, confirm, progress));
   }
 
   // start posts the batch and follows it.
-  async function start(where, reason, h) {
-    const args = reason ? { reason } : {};
+  async function start(where, act, reason, h) {
+    const args = reason && (act === 'cancel' || act === 'pause') ? { reason } : {};
     try {
-      const b = await h.api('POST', '/v1/batches', { where, action: 'cancel', args });
+      const b = await h.api('POST', '/v1/batches', { where, action: act, args });
       selected.clear();
       follow(b.id, h);
     } catch (e) {
@@ -70,15 +83,18 @@
     }
   }
 
+  // relabel names the selection's button after the action and count.
+  function relabel() {
+    const cancel = document.getElementById('bulk-cancel');
+    if (!cancel) return;
+    cancel.disabled = selected.size === 0;
+    cancel.textContent = ACTIONS[action] + ' selected' + (selected.size ? ' (' + selected.size + ')' : '');
+  }
+
   // decorate adds a selection checkbox to each row of the runs table.
   function decorate(table, h) {
     const { el } = h;
-    const cancel = document.getElementById('bulk-cancel');
-    const update = () => {
-      if (!cancel) return;
-      cancel.disabled = selected.size === 0;
-      cancel.textContent = 'Cancel selected' + (selected.size ? ' (' + selected.size + ')' : '');
-    };
+    const update = relabel;
     if (!table || table.id !== 'runs-table') { update(); return; }
     const rows = [...table.querySelectorAll('tbody tr.run-row')];
     const head = el('input', { type: 'checkbox', id: 'select-all', 'aria-label': 'select every run shown' });
