@@ -177,28 +177,7 @@ const DefaultLeaseTTL = 10 * time.Second
 // next start, or on another worker at once: their leases are released)
 // and returns nil.
 func (h *Host) Work(ctx context.Context, o WorkOptions) error {
-	if o.Concurrency <= 0 {
-		o.Concurrency = 8 * runtime.GOMAXPROCS(0)
-	}
-	if o.Poll <= 0 {
-		o.Poll = 250 * time.Millisecond
-	}
-	if o.Grace <= 0 {
-		o.Grace = 10 * time.Second
-	}
-	if o.LeaseTTL <= 0 {
-		o.LeaseTTL = DefaultLeaseTTL
-	}
-	if o.Owner == "" {
-		o.Owner = defaultOwner()
-	}
-	if o.RetryBackoff <= 0 {
-		o.RetryBackoff = DefaultRetryBackoff
-	}
-	if o.MaxRetryBackoff <= 0 {
-		o.MaxRetryBackoff = DefaultMaxRetryBackoff
-	}
-	o.MaxRetryBackoff = max(o.MaxRetryBackoff, o.RetryBackoff)
+	o.fill()
 	h.log.Info("worker: started", "owner", o.Owner, "lease_ttl", o.LeaseTTL, "concurrency", o.Concurrency, "poll", o.Poll)
 	// Drives outlive ctx by the grace period, then are interrupted.
 	dctx, interrupt := context.WithCancel(context.WithoutCancel(ctx))
@@ -208,15 +187,9 @@ func (h *Host) Work(ctx context.Context, o WorkOptions) error {
 	poll := time.NewTicker(o.Poll)
 	defer poll.Stop()
 	var outage claimOutage
-	scheduled := make(chan struct{})
-	go func() { defer close(scheduled); h.warnHookSecrets(ctx); h.runSchedules(ctx) }() // hooks.go, scheduler.go
-	defer func() { <-scheduled }()
-	pruned := make(chan struct{})
-	go func() { defer close(pruned); h.runPruner(ctx) }() // retention.go
-	defer func() { <-pruned }()
-	batches := make(chan struct{})
-	go func() { defer close(batches); h.runBatches(ctx, o.Owner, o.LeaseTTL) }() // batchrun.go
-	defer func() { <-batches }()
+	var services sync.WaitGroup
+	h.startServices(ctx, &services, o)
+	defer services.Wait()
 	for ctx.Err() == nil {
 		// Only this loop takes slots, so claiming no more runs than are
 		// free never blocks below, and no lease is held by a run waiting
@@ -364,4 +337,39 @@ func (h *Host) settlementOf(ctx context.Context, runID, key string) (store.Settl
 		}
 	}
 	return store.Settlement{}, false, nil
+}
+
+// fill gives the options left zero their defaults.
+func (o *WorkOptions) fill() {
+	if o.Concurrency <= 0 {
+		o.Concurrency = 8 * runtime.GOMAXPROCS(0)
+	}
+	if o.Poll <= 0 {
+		o.Poll = 250 * time.Millisecond
+	}
+	if o.Grace <= 0 {
+		o.Grace = 10 * time.Second
+	}
+	if o.LeaseTTL <= 0 {
+		o.LeaseTTL = DefaultLeaseTTL
+	}
+	if o.Owner == "" {
+		o.Owner = defaultOwner()
+	}
+	if o.RetryBackoff <= 0 {
+		o.RetryBackoff = DefaultRetryBackoff
+	}
+	if o.MaxRetryBackoff <= 0 {
+		o.MaxRetryBackoff = DefaultMaxRetryBackoff
+	}
+	o.MaxRetryBackoff = max(o.MaxRetryBackoff, o.RetryBackoff)
+}
+
+// startServices starts the loops a worker runs beside its runs, each
+// until ctx ends, in wg: schedules (hooks.go, scheduler.go), the
+// retention pruner (retention.go) and batch jobs (batchrun.go).
+func (h *Host) startServices(ctx context.Context, wg *sync.WaitGroup, o WorkOptions) {
+	wg.Go(func() { h.warnHookSecrets(ctx); h.runSchedules(ctx) })
+	wg.Go(func() { h.runPruner(ctx) })
+	wg.Go(func() { h.runBatches(ctx, o.Owner, o.LeaseTTL) })
 }

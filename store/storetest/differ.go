@@ -135,38 +135,7 @@ func (d *differ) step(i int) {
 		r2, err2 := d.ref.DueRuns(ctx, now, limit)
 		d.compare(what("DueRuns", now, limit), r1, err1, r2, err2)
 	case 6, 7:
-		var b store.Batch
-		for range rng.IntN(4) {
-			b.Outcomes = append(b.Outcomes, store.RunOutcome{RunID: d.runID(), Outcome: store.Outcome{
-				Key: pick(rng, diffKeys), Kind: pick(rng, []string{"promise", "promise", "step", "child"}), Function: "f",
-				Status: pick(rng, diffOutcomeStatuses), Value: d.value(), Error: pick(rng, []string{"", "boom"}),
-				Attempts: rng.IntN(4), Seq: int64(rng.IntN(4)), Waited: rng.IntN(2) == 0, Idle: int64(rng.IntN(3)),
-				WakeOrder: rng.IntN(3), VTime: int64(rng.IntN(9)), Deadline: int64(rng.IntN(9)),
-				Orphaned: rng.IntN(5) == 0, UpdatedAt: d.maybeTS(),
-			}})
-		}
-		for range rng.IntN(3) {
-			b.Runs = append(b.Runs, store.Run{ID: d.runID(), ModuleHash: pick(rng, diffHashes), Status: pick(rng, diffStatuses),
-				Result: d.value(), Error: pick(rng, []string{"", "bad"}), WakeAt: int64(rng.IntN(6)),
-				Deadline: 99, Cancel: "ignored", Input: []byte("ignored"), UpdatedAt: d.maybeTS()})
-		}
-		for range rng.IntN(2) {
-			b.Settlements = append(b.Settlements, store.Settlement{RunID: d.runID(), Key: pick(rng, diffKeys),
-				Status: pick(rng, diffOutcomeStatuses[1:]), Value: d.value(), CreatedAt: diffTS(rng.IntN(3))})
-		}
-		b.Tasks = d.batchTasks()
-		if vs := d.attrValues(); vs != nil {
-			b.Attrs = []store.RunAttrs{{RunID: d.runID(), Values: vs}}
-		}
-		err1, err2 := d.got.Commit(ctx, b), d.ref.Commit(ctx, b)
-		// The backends may word (and wrap) a failure differently: SQLite
-		// and Postgres report an outcome or settlement of an unknown run as
-		// a foreign key violation, the memory store as store.ErrNotFound.
-		// A batch with several faults may fail for a different one in
-		// each (an unknown run, or a write-once violation).
-		if (err1 == nil) != (err2 == nil) {
-			d.t.Errorf("%s: %s error %v, %s error %v", what("Commit", b), d.name, err1, d.refName, err2)
-		}
+		d.commitStep(what)
 	case 8:
 		st := store.Settlement{RunID: d.runID(), Key: pick(rng, diffKeys), Status: pick(rng, diffOutcomeStatuses[1:]),
 			Value: d.value(), Error: pick(rng, []string{"", "no"}), CreatedAt: diffTS(rng.IntN(3))}
@@ -201,14 +170,8 @@ func (d *differ) step(i int) {
 		o1, err1 := d.got.Outcomes(ctx, id)
 		o2, err2 := d.ref.Outcomes(ctx, id)
 		d.compare(what("Outcomes", id), o1, err1, o2, err2)
-	case 15:
-		before, limit, dry := diffTS(rng.IntN(4)).UnixNano(), rng.IntN(4)-1, rng.IntN(3) == 0
-		r1, err1 := d.got.PruneRuns(ctx, before, limit, dry)
-		r2, err2 := d.ref.PruneRuns(ctx, before, limit, dry)
-		d.compare(what("PruneRuns", before, limit, dry), r1, err1, r2, err2)
-	case 16:
-		id := d.runID()
-		d.compareErr(what("DeleteRun", id), d.got.DeleteRun(ctx, id), d.ref.DeleteRun(ctx, id))
+	case 15, 16:
+		d.pruneStep(what)
 	case 17:
 		d.resetStep(what)
 	default:
@@ -342,4 +305,56 @@ func (d *differ) runsFilter(f *store.RunFilter) {
 	if f.Order == store.OrderStatus {
 		f.AfterKey = int64(rng.IntN(len(store.RunStatuses)))
 	}
+}
+
+// commitStep commits a random batch to both stores; they must agree on
+// whether it fails.
+func (d *differ) commitStep(what func(op string, args ...any) string) {
+	ctx, rng := d.t.Context(), d.rng
+	var b store.Batch
+	for range rng.IntN(4) {
+		b.Outcomes = append(b.Outcomes, store.RunOutcome{RunID: d.runID(), Outcome: store.Outcome{
+			Key: pick(rng, diffKeys), Kind: pick(rng, []string{"promise", "promise", "step", "child"}), Function: "f",
+			Status: pick(rng, diffOutcomeStatuses), Value: d.value(), Error: pick(rng, []string{"", "boom"}),
+			Attempts: rng.IntN(4), Seq: int64(rng.IntN(4)), Waited: rng.IntN(2) == 0, Idle: int64(rng.IntN(3)),
+			WakeOrder: rng.IntN(3), VTime: int64(rng.IntN(9)), Deadline: int64(rng.IntN(9)),
+			Orphaned: rng.IntN(5) == 0, UpdatedAt: d.maybeTS(),
+		}})
+	}
+	for range rng.IntN(3) {
+		b.Runs = append(b.Runs, store.Run{ID: d.runID(), ModuleHash: pick(rng, diffHashes), Status: pick(rng, diffStatuses),
+			Result: d.value(), Error: pick(rng, []string{"", "bad"}), WakeAt: int64(rng.IntN(6)),
+			Deadline: 99, Cancel: "ignored", Input: []byte("ignored"), UpdatedAt: d.maybeTS()})
+	}
+	for range rng.IntN(2) {
+		b.Settlements = append(b.Settlements, store.Settlement{RunID: d.runID(), Key: pick(rng, diffKeys),
+			Status: pick(rng, diffOutcomeStatuses[1:]), Value: d.value(), CreatedAt: diffTS(rng.IntN(3))})
+	}
+	b.Tasks = d.batchTasks()
+	if vs := d.attrValues(); vs != nil {
+		b.Attrs = []store.RunAttrs{{RunID: d.runID(), Values: vs}}
+	}
+	err1, err2 := d.got.Commit(ctx, b), d.ref.Commit(ctx, b)
+	// The backends may word (and wrap) a failure differently: SQLite
+	// and Postgres report an outcome or settlement of an unknown run as
+	// a foreign key violation, the memory store as store.ErrNotFound.
+	// A batch with several faults may fail for a different one in
+	// each (an unknown run, or a write-once violation).
+	if (err1 == nil) != (err2 == nil) {
+		d.t.Errorf("%s: %s error %v, %s error %v", what("Commit", b), d.name, err1, d.refName, err2)
+	}
+}
+
+// pruneStep prunes, or deletes one run, in both stores.
+func (d *differ) pruneStep(what func(op string, args ...any) string) {
+	ctx, rng := d.t.Context(), d.rng
+	if rng.IntN(2) == 0 {
+		before, limit, dry := diffTS(rng.IntN(4)).UnixNano(), rng.IntN(4)-1, rng.IntN(3) == 0
+		r1, err1 := d.got.PruneRuns(ctx, before, limit, dry)
+		r2, err2 := d.ref.PruneRuns(ctx, before, limit, dry)
+		d.compare(what("PruneRuns", before, limit, dry), r1, err1, r2, err2)
+		return
+	}
+	id := d.runID()
+	d.compareErr(what("DeleteRun", id), d.got.DeleteRun(ctx, id), d.ref.DeleteRun(ctx, id))
 }
