@@ -30,7 +30,7 @@ const (
 // BatchOptions is a batch to start.
 type BatchOptions struct {
 	Where  string          // the filter; not empty
-	Action string          // a name of BatchActions
+	Action string          // a batch action's name (docs/operations.md, "Bulk actions")
 	Args   json.RawMessage // the action's arguments (a JSON object), or empty
 	Rate   float64         // runs per second; 0: DefaultBatchRate
 }
@@ -85,7 +85,7 @@ func (h *Host) StartBatch(ctx context.Context, o BatchOptions) (store.BatchJob, 
 	if err != nil {
 		return store.BatchJob{}, err
 	}
-	a, ok := BatchActions[o.Action]
+	a, ok := h.batchAction(o.Action)
 	if !ok {
 		return store.BatchJob{}, invalidf("batch action %q: want one of %s", o.Action, batchActionNames())
 	}

@@ -14,16 +14,23 @@ import (
 	"github.com/skeinrun/skein/store/memory"
 )
 
-// countAction is a batch action of the tests: it counts its calls by
-// run, and calls onCall (when set) before it returns.
-var countAction = struct {
-	sync.Mutex
-	calls  map[string]int
-	onCall func(n int)
-}{calls: map[string]int{}}
-
-func init() {
-	BatchActions["test-count"] = BatchAction{Do: func(ctx context.Context, _ *Host, run store.Run, _ json.RawMessage) error {
+// TestBatchTakeover: a batch's worker stops midway (its context ends
+// in an action) and hands the batch over; another worker claims it at
+// once and finishes it from the cursor. Each run the first
+// worker recorded is acted on once, the one in flight at most twice,
+// a run created after the batch never; the counts and errors add up.
+func TestBatchTakeover(t *testing.T) {
+	ctx := context.Background()
+	st := memory.New()
+	// test-count counts its calls by run, and calls onCall (when set)
+	// before it returns.
+	var countAction struct {
+		sync.Mutex
+		calls  map[string]int
+		onCall func(n int)
+	}
+	countAction.calls = map[string]int{}
+	count := func(ctx context.Context, _ *Host, run store.Run, _ json.RawMessage) error {
 		countAction.Lock()
 		countAction.calls[run.ID]++
 		n, on := len(countAction.calls), countAction.onCall
@@ -35,18 +42,8 @@ func init() {
 			return errors.New("r-03 refuses")
 		}
 		return ctx.Err()
-	}}
-}
-
-// TestBatchTakeover: a batch's worker stops midway (its context ends
-// in an action) and hands the batch over; another worker claims it at
-// once and finishes it from the cursor. Each run the first
-// worker recorded is acted on once, the one in flight at most twice,
-// a run created after the batch never; the counts and errors add up.
-func TestBatchTakeover(t *testing.T) {
-	ctx := context.Background()
-	st := memory.New()
-	h, err := New(ctx, Config{Store: st})
+	}
+	h, err := newHost(ctx, Config{Store: st}, testHooks{batchActions: map[string]batchAction{"test-count": {Do: count}}})
 	if err != nil {
 		t.Fatal(err)
 	}

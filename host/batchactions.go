@@ -12,19 +12,19 @@ import (
 	"github.com/skeinrun/skein/store"
 )
 
-// BatchAction is what a batch does to each run it selects. Do must be
+// batchAction is what a batch does to each run it selects. Do must be
 // safe to call again on a run it was called on: a worker that dies
 // between acting on a run and saving its progress leaves that one run
 // to the next worker (batchrun.go).
-type BatchAction struct {
+type batchAction struct {
 	// Check refuses bad arguments when the batch is created (nil: any).
 	Check func(args json.RawMessage) error
 	// Do acts on one run.
 	Do func(ctx context.Context, h *Host, run store.Run, args json.RawMessage) error
 }
 
-// BatchActions are the actions of batches, by name.
-var BatchActions = map[string]BatchAction{
+// batchActions are the actions of batches, by name.
+var batchActions = map[string]batchAction{
 	"cancel":  {Check: checkCancelArgs, Do: cancelAction},
 	"pause":   {Check: checkPauseArgs, Do: pauseAction},
 	"unpause": {Check: checkNoArgs, Do: unpauseAction},
@@ -33,9 +33,26 @@ var BatchActions = map[string]BatchAction{
 	"reset":   {Check: checkResetArgs, Do: resetAction},
 }
 
+// IsBatchAction reports whether name is the name of a batch action
+// (docs/operations.md, "Bulk actions").
+func IsBatchAction(name string) bool {
+	_, ok := batchActions[name]
+	return ok
+}
+
+// batchAction returns the action of a batch by name: the package's, or
+// one its tests give the host (testHooks.batchActions).
+func (h *Host) batchAction(name string) (batchAction, bool) {
+	if a, ok := h.hooks.batchActions[name]; ok {
+		return a, true
+	}
+	a, ok := batchActions[name]
+	return a, ok
+}
+
 func batchActionNames() string {
 	var names []string
-	for n := range BatchActions {
+	for n := range batchActions {
 		names = append(names, n)
 	}
 	slices.Sort(names)

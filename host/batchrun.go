@@ -17,7 +17,7 @@ import (
 // each run under the lease. A worker that dies leaves the job to the
 // next claim once its lease expires; that worker goes on from the
 // cursor, so a run recorded as acted on is never acted on again (only
-// the one run in flight may be, which BatchAction.Do allows for).
+// the one run in flight may be, which batchAction.Do allows for).
 
 const (
 	batchPoll      = time.Second // how often an idle worker looks for a batch
@@ -55,14 +55,14 @@ type batchDrive struct {
 	h      *Host
 	j      store.BatchJob
 	f      store.RunFilter
-	action BatchAction
+	action batchAction
 	ttl    time.Duration
 }
 
 // driveBatch drives j until it ends, its lease is lost or ctx ends.
 func (h *Host) driveBatch(ctx context.Context, j store.BatchJob, ttl time.Duration) error {
 	d := &batchDrive{h: h, j: j, ttl: ttl}
-	a, ok := BatchActions[j.Action]
+	a, ok := h.batchAction(j.Action)
 	f, err := runfilter.Parse(j.Filter, j.CreatedAt)
 	switch {
 	case !ok:

@@ -355,6 +355,8 @@ type testHooks struct {
 	// package's tests set it from SKEIN_TEST_ENGINE, so that the whole
 	// behavioural suite runs on either engine (make test-wasmtime).
 	engine string
+	// batchActions are batch actions beside the package's, by name.
+	batchActions map[string]batchAction
 }
 
 // New creates a host. Close it when done.

@@ -43,7 +43,7 @@ func (a *api) startBatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.DryRun {
-		if _, ok := host.BatchActions[req.Action]; !ok {
+		if !host.IsBatchAction(req.Action) {
 			a.failBatch(w, r, badRequest("batch action %q: want one of the actions (docs/operations.md, \"Bulk actions\")", req.Action))
 			return
 		}
