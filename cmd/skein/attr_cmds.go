@@ -86,12 +86,8 @@ func attributeList(ctx context.Context, fs *flag.FlagSet, sf *serverFlags, args 
 // parseNone parses the flags of a command that takes no argument (what)
 // and returns the client they name.
 func (sf *serverFlags) parseNone(fs *flag.FlagSet, args []string, what string) (*client.Client, error) {
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		return nil, err
-	}
-	if len(pos) != 0 {
-		return nil, &exitError{code: exitUsage, err: fmt.Errorf("%s: unexpected argument %q", what, pos[0])}
+	if err := parseNoArgs(fs, args); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	return sf.client()
 }
