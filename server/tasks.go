@@ -29,6 +29,7 @@ func (a *api) routeTasks(mux *http.ServeMux) {
 	a.handle(mux, "POST /v1/tasks/heartbeat", apiRoute, a.heartbeatTask)
 	a.handle(mux, "POST /v1/tasks/complete", apiRoute, a.completeTask)
 	a.handle(mux, "POST /v1/tasks/fail", apiRoute, a.failTask)
+	a.handle(mux, "POST /v1/tasks/stream", streamRoute, a.taskStream)
 	a.handle(mux, "GET /v1/runs/{id}/tasks", apiRoute, a.runTasks)
 }
 
