@@ -370,6 +370,13 @@ func walkActivities(t *testing.T, w *walkServer) {
 		t.Errorf("wait o-1 printed %q", r.stdout)
 	}
 	w.cli(t, 0, "inspect", "o-1")
+	// The worker stream, opened and closed at once (its frames: server's TestTaskStream).
+	r := w.raw(t, "POST", "/v1/tasks/stream", []byte(`{"type":"hello","worker":"w2","names":["charge"]}`+"\n"),
+		"Content-Type", "application/x-ndjson", "Authorization", "Bearer "+walkToken)
+	want(t, "POST /v1/tasks/stream", r, 200, "")
+	if !strings.HasPrefix(string(r.body), `{"type":"ready"`) {
+		t.Errorf("POST /v1/tasks/stream answered %q; want a ready frame", r.body)
+	}
 	if _, err := w.c.RunTasks(ctx, "o-1"); err != nil {
 		t.Error(err)
 	}
