@@ -29,7 +29,14 @@ func (w *Worker) Run(ctx context.Context) error {
 		return errors.New("worker: no activity is registered")
 	}
 	w.log.Info("worker: started", "server", w.o.Server, "identity", w.o.Identity, "activities", names,
-		"concurrency", w.o.Concurrency, "pollers", w.o.Pollers)
+		"concurrency", w.o.Concurrency, "stream", !w.o.JSONCalls)
+	if !w.o.JSONCalls {
+		err := w.runStream(ctx, names)
+		if !errors.Is(err, errNoStream) {
+			return err
+		}
+		w.log.Info("worker: the server has no worker stream; claiming tasks with the JSON calls", "pollers", w.o.Pollers)
+	}
 	var tasks sync.WaitGroup
 	defer tasks.Wait()
 	tctx, stop := context.WithCancel(context.WithoutCancel(ctx))

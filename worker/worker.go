@@ -45,6 +45,11 @@ type Options struct {
 	// Wait is how long one claim waits for a task on the server (a long
 	// poll); default 20s. The server caps it (--max-claim-wait).
 	Wait time.Duration
+	// JSONCalls makes the worker use the four JSON calls (claim,
+	// heartbeat, complete, fail) instead of the worker stream. Without it
+	// the worker uses the stream, and the JSON calls only with a server
+	// that has no stream (it answers 404).
+	JSONCalls bool
 	// HTTPClient sends the requests; default a client with keep-alive
 	// connections for Concurrency tasks.
 	HTTPClient *http.Client
