@@ -139,6 +139,10 @@ func (c *Client) OpenTaskStream(ctx context.Context, hello StreamFrame) (*TaskSt
 	}
 	req.Header.Set("Content-Type", "application/x-ndjson")
 	req.Header.Set("Accept", "application/x-ndjson")
+	// A server without the stream answers 404 without reading the body;
+	// without this it would first wait for the body to end, which it
+	// does not.
+	req.Header.Set("Expect", "100-continue")
 	req.Header.Set("User-Agent", c.userAgent)
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)

@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +20,7 @@ import (
 	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 	"github.com/skeinrun/skein/store"
 	"github.com/skeinrun/skein/store/sqlite"
+	"github.com/skeinrun/skein/worker"
 )
 
 // streamFixture is a working host with remote activities, its API served
@@ -225,5 +228,51 @@ func TestTaskStreamBadFrames(t *testing.T) {
 		if c.status == "200" && !strings.HasPrefix(got.String(), `{"type":"ready"`) {
 			t.Errorf("%s: %s; want a ready frame first", c.what, got.String())
 		}
+	}
+}
+
+// TestWorkerFallsBackToJSONCalls: package worker, given a server that
+// answers the stream with 404 (an older one), serves tasks with the JSON
+// calls; given the stream, it uses it.
+func TestWorkerFallsBackToJSONCalls(t *testing.T) {
+	f := newStreamFixture(t, 2*time.Second)
+	var mu sync.Mutex
+	paths := map[string]int{}
+	api := New(f.h, Options{})
+	for i, hide := range []bool{true, false} {
+		old := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			paths[r.URL.Path]++
+			mu.Unlock()
+			if hide && r.URL.Path == "/v1/tasks/stream" {
+				http.NotFound(w, r)
+				return
+			}
+			api.ServeHTTP(w, r)
+		}))
+		wk, err := worker.New(worker.Options{Server: old.URL, Identity: fmt.Sprintf("w%d", i), Wait: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wk.Register("echo", func(_ context.Context, in []byte) ([]byte, error) { return in, nil })
+		ctx, stop := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- wk.Run(ctx) }()
+		id := fmt.Sprintf("fb-%d", i)
+		f.start(t, id, `{"n":3,"name":"echo"}`)
+		if r, _ := f.await(t, id); r.Status != store.RunCompleted || string(r.Result) != "3" {
+			t.Errorf("run %s: %s %s; want completed with 3", id, r.Status, r.Result)
+		}
+		stop()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+		old.Close()
+		mu.Lock()
+		if claims := paths["/v1/tasks/claim"]; hide != (claims > 0) || paths["/v1/tasks/stream"] == 0 {
+			t.Errorf("stream hidden %v: requests %v; want the JSON claims only without the stream", hide, paths)
+		}
+		clear(paths)
+		mu.Unlock()
 	}
 }

@@ -111,7 +111,7 @@ func (st *streamState) session(ctx context.Context, names []string) error {
 	defer cancel()
 	s, _, err := st.w.c.OpenTaskStream(sctx, client.StreamFrame{Type: client.FrameHello, Worker: st.w.o.Identity, Names: names, Credit: credit})
 	if err != nil {
-		if client.IsNotFound(err) {
+		if se, ok := errors.AsType[*client.Error](err); ok && se.Status == http.StatusNotFound {
 			return errNoStream
 		}
 		return err
