@@ -2,7 +2,9 @@
 // another process: a Worker claims the activity tasks of the names
 // registered on it over the server's worker protocol (docs/api.md,
 // "Activity workers", through package client), runs each under a lease
-// kept by heartbeats, and reports its result or error. It does not import
+// kept by heartbeats, and reports its result or error. It speaks the
+// worker stream (tasks pushed, ends and heartbeats in batches), and the
+// four JSON calls with a server that has no stream. It does not import
 // the host (nor wazero).
 //
 //	w, _ := worker.New(worker.Options{Server: "http://127.0.0.1:8080"})
