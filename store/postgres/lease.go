@@ -9,29 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/skeinrun/skein/store"
 )
-
-// lockLeaseSQL locks the row of run $1 if its lease is still owner $2
-// with token $3, and returns its status only then. Commit sends it first in a
-// fenced batch's pipeline: the lock holds until the transaction ends, so
-// no claim, renewal or release of the run can slip in between the check
-// and the writes, and a lost lease rolls the whole batch back.
-const lockLeaseSQL = `SELECT status FROM runs
-WHERE id = $1 AND lease_owner <> '' AND lease_owner = $2 AND lease_token = $3 FOR NO KEY UPDATE`
-
-// readFence reads the result of lockLeaseSQL: the run's status, or
-// store.ErrLeaseLost (wrapped) when it found no row.
-func readFence(br pgx.BatchResults, l store.Lease) (store.RunStatus, error) {
-	var st string
-	err := br.QueryRow().Scan(&st)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return "", l.LostError()
-	}
-	return store.RunStatus(st), err
-}
 
 // claimSQL claims the due runs whose lease is free or expired, skipping
 // rows another transaction has locked (a concurrent claim, or a commit to

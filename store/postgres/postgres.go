@@ -56,9 +56,18 @@ var _ store.Store = (*DB)(nil)
 // returns the store. It fails if the schema was written by a newer version
 // of skein (see SchemaTooNewError).
 func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
+	return open(ctx, dsn, opts, nil)
+}
+
+// open is Open, with config (if not nil) given the pool's configuration
+// to change before it connects (the tests' counting connections).
+func open(ctx context.Context, dsn string, opts Options, config func(*pgxpool.Config)) (*DB, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("postgres store: parse dsn: %w", err)
+	}
+	if config != nil {
+		config(cfg)
 	}
 	if opts.MaxConns > 0 {
 		cfg.MaxConns = opts.MaxConns

@@ -334,6 +334,17 @@ WHEN (OLD.status IN ('completed', 'canceled', 'continued', 'reset') AND (
 	OR NEW.error IS DISTINCT FROM OLD.error OR NEW.module_hash IS DISTINCT FROM OLD.module_hash))
 EXECUTE FUNCTION skein_run_write_once();
 `,
+	// 19: the checks of a commit made in SQL (checks.go): a commit is one
+	// pipeline without BEGIN and COMMIT, so a check that fails must abort
+	// it, raising checkState with the check's code as the message, its
+	// subject (a run id) as the detail and what else Go needs (a status)
+	// as the hint.
+	`
+CREATE FUNCTION skein_fail(code TEXT, subject TEXT, extra TEXT DEFAULT '') RETURNS BOOLEAN LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+	RAISE EXCEPTION USING ERRCODE = 'SKC01', MESSAGE = code, DETAIL = subject, HINT = extra;
+END $$;
+`,
 }
 
 // writeOnceState is the SQLSTATE the write-once triggers raise (class SK:
