@@ -232,7 +232,7 @@ func applyBatch(w *wtx, creates []store.Run, outs []store.RunOutcome, runs []sto
 		n := min(len(outs), outcomeChunk)
 		chunk := outs[:n]
 		w.args = w.args[:0]
-		var st *sql.Stmt
+		var st rawStmt
 		if n == outcomeChunk && allPlain(chunk) {
 			st = w.plainStmt()
 			for i := range chunk {
