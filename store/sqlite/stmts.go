@@ -32,6 +32,7 @@ const (
 	sqlInsertRun
 	sqlRunRow
 	sqlUpdateRun
+	sqlUpdateRunStatus
 	sqlWaiting
 	sqlCheckLease
 	sqlRunStatus
@@ -71,6 +72,7 @@ var namedSQL = [nNamedSQL]string{
 	sqlInsertRun:        insertRunSQL,
 	sqlRunRow:           runRowSQL,
 	sqlUpdateRun:        updateRunSQL,
+	sqlUpdateRunStatus:  updateRunStatusSQL,
 	sqlWaiting:          waitingSQL,
 	sqlCheckLease:       checkLeaseSQL,
 	sqlRunStatus:        runStatusSQL,
