@@ -44,7 +44,6 @@ type wconn struct {
 	plain  driverStmt                   // upsertPlainSQL(outcomeChunk)
 	adHoc  map[string]driverStmt        // other texts, prepared on first use
 	nv     []driver.NamedValue          // reused argument buffer
-	vals   []driver.Value               // reused row buffer
 }
 
 // withConn runs f on the writer's connection, its statements prepared.
@@ -167,11 +166,11 @@ func (c *wconn) args(args []any) ([]driver.NamedValue, error) {
 // driverValue is a as a driver.Value: the common types as they are,
 // anything else through driver.DefaultParameterConverter.
 func driverValue(a any) (driver.Value, error) {
-	switch a.(type) {
+	switch v := a.(type) {
 	case nil, string, []byte, int64, float64, bool:
 		return a, nil
 	case int:
-		return int64(a.(int)), nil
+		return int64(v), nil
 	}
 	return driver.DefaultParameterConverter.ConvertValue(a)
 }
