@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 
 	"github.com/skeinrun/skein/store"
@@ -18,8 +17,8 @@ import (
 // rows.
 
 // queryOn is a rowscan.Query on a transaction or a pool.
-func queryOn(ctx context.Context, q interface {
-	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+func queryOn[R rowsOf](ctx context.Context, q interface {
+	QueryContext(context.Context, string, ...any) (R, error)
 }) rowscan.Query {
 	return func(s string, args []any, row func(rowscan.Scanner) error) error {
 		rows, err := q.QueryContext(ctx, s, args...)

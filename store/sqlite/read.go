@@ -216,8 +216,16 @@ func (d *DB) Settlements(ctx context.Context, runID string) ([]store.Settlement,
 	return out, nil
 }
 
+// rowsOf are *sql.Rows or the writer's *rawRows.
+type rowsOf interface {
+	rowscan.Scanner
+	Next() bool
+	Err() error
+	Close() error
+}
+
 // scanRuns reads the runs of rows and closes it.
-func scanRuns(rows *sql.Rows) ([]store.Run, error) {
+func scanRuns(rows rowsOf) ([]store.Run, error) {
 	defer rows.Close()
 	var rs []store.Run
 	for rows.Next() {

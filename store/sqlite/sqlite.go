@@ -93,7 +93,7 @@ type DB struct {
 	rdb      *sql.DB       // read-only pool; the same as wdb for ":memory:"
 	rd       reads         // prepared on rdb
 	ckpt     *checkpointer // nil for ":memory:"
-	stmts    stmts         // prepared on wdb
+	wc       *wconn        // the writer's statements, prepared on wdb's connection (raw.go)
 	reqs     chan *request
 	done     chan struct{} // closed when the writer goroutine has exited
 	mu       sync.RWMutex  // guards closed against concurrent sends on reqs
@@ -172,13 +172,12 @@ func Open(ctx context.Context, path string, opts Options) (*DB, error) {
 		reqs:     make(chan *request, maxGroup),
 		done:     make(chan struct{}),
 	}
-	if err := d.stmts.prepare(ctx, wdb); err != nil {
-		_ = d.stmts.close() // cleanup on a failed open: err is the one to return
-		_ = wdb.Close()
+	if err := d.withConn(ctx, func(*wconn) error { return nil }); err != nil {
+		_ = wdb.Close() // cleanup on a failed open: err is the one to return
 		return nil, fmt.Errorf("sqlite store: open %s: %w", path, err)
 	}
 	if err := d.openReaders(ctx, memory); err != nil {
-		_ = d.stmts.close() // cleanup on a failed open: err is the one to return
+		_ = d.closeWriter() // cleanup on a failed open: err is the one to return
 		_ = wdb.Close()
 		return nil, fmt.Errorf("sqlite store: open %s: %w", path, err)
 	}
@@ -313,7 +312,7 @@ func (d *DB) Close() error {
 	if d.ckpt != nil {
 		errs = append(errs, d.ckpt.close())
 	}
-	errs = append(errs, d.stmts.close(), d.rd.close())
+	errs = append(errs, d.closeWriter(), d.rd.close())
 	if d.rdb != d.wdb {
 		errs = append(errs, d.rdb.Close())
 	}
@@ -322,4 +321,25 @@ func (d *DB) Close() error {
 		return fmt.Errorf("sqlite store: close %s: %w", d.path, err)
 	}
 	return nil
+}
+
+// closeWriter closes the writer's prepared statements (raw.go), once the
+// writer goroutine has stopped or before it starts.
+func (d *DB) closeWriter() error {
+	if d.wc == nil {
+		return nil
+	}
+	conn, err := d.wdb.Conn(context.Background())
+	if err != nil {
+		return fmt.Errorf("writer connection: %w", err)
+	}
+	defer conn.Close()
+	return conn.Raw(func(dc any) error {
+		if d.wc.dc != dc {
+			return nil // prepared on a connection database/sql has dropped
+		}
+		err := d.wc.close()
+		d.wc = nil
+		return err
+	})
 }

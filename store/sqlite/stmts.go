@@ -32,6 +32,7 @@ const (
 	sqlInsertRun
 	sqlRunRow
 	sqlUpdateRun
+	sqlUpdateRunStatus
 	sqlWaiting
 	sqlCheckLease
 	sqlRunStatus
@@ -45,11 +46,18 @@ const (
 	sqlOutcomeState
 	sqlSettle
 	sqlRequestCancel
+	sqlBegin
+	sqlCommit
+	sqlRollback
+	sqlSavepoint
+	sqlRollbackTo
+	sqlRelease
 	nNamedSQL
 )
 
 // namedSQL are statements the writer runs often (tasks.go, write.go,
-// lease.go): preparing one costs more than running it.
+// lease.go, writer.go): preparing one costs more than running it. They
+// are prepared on the writer's connection (raw.go).
 var namedSQL = [nNamedSQL]string{
 	sqlQueueTask:        queueTaskSQL,
 	sqlClaimTasks:       claimTasksSQL,
@@ -64,6 +72,7 @@ var namedSQL = [nNamedSQL]string{
 	sqlInsertRun:        insertRunSQL,
 	sqlRunRow:           runRowSQL,
 	sqlUpdateRun:        updateRunSQL,
+	sqlUpdateRunStatus:  updateRunStatusSQL,
 	sqlWaiting:          waitingSQL,
 	sqlCheckLease:       checkLeaseSQL,
 	sqlRunStatus:        runStatusSQL,
@@ -77,41 +86,14 @@ var namedSQL = [nNamedSQL]string{
 	sqlOutcomeState:     outcomeStateSQL,
 	sqlSettle:           settleSQL,
 	sqlRequestCancel:    requestCancelSQL,
-}
-
-// stmts are the statements prepared once on the write connection.
-type stmts struct {
-	named  [nNamedSQL]*sql.Stmt
-	upsert [outcomeChunk + 1]*sql.Stmt // upsert[n] writes n outcome rows
-	plain  *sql.Stmt                   // upsertPlainSQL(outcomeChunk)
-}
-
-func (s *stmts) prepare(ctx context.Context, db *sql.DB) error {
-	var err error
-	for n := 1; n <= outcomeChunk; n++ {
-		if s.upsert[n], err = db.PrepareContext(ctx, upsertOutcomesSQL(n)); err != nil {
-			return fmt.Errorf("prepare %d-row outcome upsert: %w", n, err)
-		}
-	}
-	if s.plain, err = db.PrepareContext(ctx, upsertPlainSQL(outcomeChunk)); err != nil {
-		return fmt.Errorf("prepare the plain outcome upsert: %w", err)
-	}
-	for i, q := range namedSQL {
-		if s.named[i], err = db.PrepareContext(ctx, q); err != nil {
-			return fmt.Errorf("prepare %.40q: %w", q, err)
-		}
-	}
-	return nil
-}
-
-func (s *stmts) close() error {
-	var errs []error
-	for _, st := range append(append(s.upsert[1:], s.plain), s.named[:]...) {
-		if st != nil {
-			errs = append(errs, st.Close())
-		}
-	}
-	return errors.Join(errs...)
+	// The writer's transactions (writer.go): its connection has the
+	// _txlock of Open, immediate.
+	sqlBegin:      "BEGIN IMMEDIATE",
+	sqlCommit:     "COMMIT",
+	sqlRollback:   "ROLLBACK",
+	sqlSavepoint:  "SAVEPOINT b",
+	sqlRollbackTo: "ROLLBACK TO b",
+	sqlRelease:    "RELEASE b",
 }
 
 // readID names a statement of readSQL.

@@ -130,7 +130,7 @@ type taggedTask struct {
 
 // tagged scans the task columns and then the tag.
 type tagged struct {
-	rows *sql.Rows
+	rows *rawRows
 	tag  *int64
 }
 

@@ -133,8 +133,15 @@ INSERT INTO runs (id, module_hash, workflow, input, status, result, error, seed,
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (id) DO NOTHING`
 
-// updateRunSQL writes a run update of a batch (applyBatch).
-const updateRunSQL = `UPDATE runs SET module_hash = ?, status = ?, result = ?, error = ?, wake_at = ?, updated_at = ? WHERE id = ?`
+// updateRunSQL and updateRunStatusSQL write a run update of a batch
+// (applyBatch). SQLite rewrites an index entry whenever its column is
+// assigned, changed or not; status and wake_at are in four indexes of
+// runs and most updates (a commit of a running run) leave both as they
+// are, so they are assigned apart, only where they change.
+const (
+	updateRunSQL       = `UPDATE runs SET module_hash = ?, result = ?, error = ?, updated_at = ? WHERE id = ?`
+	updateRunStatusSQL = `UPDATE runs SET status = ?1, wake_at = ?2 WHERE id = ?3 AND (status IS NOT ?1 OR wake_at IS NOT ?2)`
+)
 
 // insertRun inserts r (as ForCreate left it) unless a run with its id
 // exists, and reports whether it did.
@@ -232,7 +239,7 @@ func applyBatch(w *wtx, creates []store.Run, outs []store.RunOutcome, runs []sto
 		n := min(len(outs), outcomeChunk)
 		chunk := outs[:n]
 		w.args = w.args[:0]
-		var st *sql.Stmt
+		var st rawStmt
 		if n == outcomeChunk && allPlain(chunk) {
 			st = w.plainStmt()
 			for i := range chunk {
@@ -258,7 +265,10 @@ func applyBatch(w *wtx, creates []store.Run, outs []store.RunOutcome, runs []sto
 	}
 	for i := range runs {
 		r := &runs[i]
-		res, err := w.stmt(sqlUpdateRun).ExecContext(w.ctx, r.ModuleHash, string(r.Status), r.Result, r.Error, r.WakeAt, nanosOr(r.UpdatedAt, now), r.ID)
+		res, err := w.stmt(sqlUpdateRun).ExecContext(w.ctx, r.ModuleHash, r.Result, r.Error, nanosOr(r.UpdatedAt, now), r.ID)
+		if err == nil {
+			_, err = w.stmt(sqlUpdateRunStatus).ExecContext(w.ctx, string(r.Status), r.WakeAt, r.ID)
+		}
 		if err := immutable(err); errors.Is(err, store.ErrImmutable) {
 			return err // names the run
 		} else if err != nil {

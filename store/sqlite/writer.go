@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"strings"
 
@@ -100,51 +99,59 @@ ON CONFLICT (run_id, key) DO UPDATE SET
 WHERE excluded.status <> 'pending' OR outcomes.status = 'pending'`
 }
 
-// wtx is the writer's open transaction, with the prepared statements bound
-// to it on first use.
+// wtx is the writer's open transaction on its connection (raw.go).
 type wtx struct {
 	ctx     context.Context
-	tx      *sql.Tx
-	s       *stmts
-	upsert  [outcomeChunk + 1]*sql.Stmt
-	plain   *sql.Stmt
-	named   [nNamedSQL]*sql.Stmt
+	c       *wconn
+	tx      rawTx
+	ended   bool     // committed or rolled back
 	args    []any    // reused argument buffer
 	touched []string // reused: the runs a batch wrote
 }
 
-func (d *DB) begin() (*wtx, error) {
-	ctx := context.Background() // one caller's cancellation must not abort the others
-	tx, err := d.wdb.BeginTx(ctx, nil)
-	if err != nil {
+func (d *DB) begin(c *wconn) (*wtx, error) {
+	// One caller's cancellation must not abort the others.
+	w := &wtx{ctx: context.Background(), c: c, tx: rawTx{c}, args: d.args[:0]}
+	if _, err := c.exec(c.named[sqlBegin], nil); err != nil {
 		return nil, fmt.Errorf("begin: %w", err)
 	}
-	return &wtx{ctx: ctx, tx: tx, s: &d.stmts, args: d.args[:0]}, nil
+	return w, nil
 }
 
-func (w *wtx) upsertStmt(n int) *sql.Stmt {
-	if w.upsert[n] == nil {
-		w.upsert[n] = w.tx.StmtContext(w.ctx, w.s.upsert[n])
+// commit commits the transaction; if that fails, it is rolled back.
+func (w *wtx) commit() error {
+	if _, err := w.c.exec(w.c.named[sqlCommit], nil); err != nil {
+		w.rollback()
+		return fmt.Errorf("commit: %w", err)
 	}
-	return w.upsert[n]
+	w.ended = true
+	return nil
 }
 
-// plainStmt returns the statement of upsertPlainSQL(outcomeChunk), bound
-// to the transaction.
-func (w *wtx) plainStmt() *sql.Stmt {
-	if w.plain == nil {
-		w.plain = w.tx.StmtContext(w.ctx, w.s.plain)
+// rollback rolls the transaction back unless it has ended. Its error is
+// not reported: SQLite may have rolled back already (a failed COMMIT),
+// and the write's own error is the one to return.
+func (w *wtx) rollback() {
+	if w.ended {
+		return
 	}
-	return w.plain
+	w.ended = true
+	_, _ = w.c.exec(w.c.named[sqlRollback], nil)
 }
 
-// stmt returns the statement id of namedSQL, bound to the transaction.
-func (w *wtx) stmt(id sqlID) *sql.Stmt {
-	if w.named[id] == nil {
-		w.named[id] = w.tx.StmtContext(w.ctx, w.s.named[id])
-	}
-	return w.named[id]
+// exec runs the statement id of namedSQL with no arguments.
+func (w *wtx) exec(id sqlID) error {
+	_, err := w.c.exec(w.c.named[id], nil)
+	return err
 }
+
+func (w *wtx) upsertStmt(n int) rawStmt { return rawStmt{w.c, w.c.upsert[n]} }
+
+// plainStmt returns the statement of upsertPlainSQL(outcomeChunk).
+func (w *wtx) plainStmt() rawStmt { return rawStmt{w.c, w.c.plain} }
+
+// stmt returns the statement id of namedSQL.
+func (w *wtx) stmt(id sqlID) rawStmt { return rawStmt{w.c, w.c.named[id]} }
 
 // write hands r to the writer goroutine and waits for its answer. If ctx
 // ends before the writer takes the request up, the request is dropped and
@@ -212,20 +219,38 @@ func (d *DB) applyGroup(group []*request) {
 		}
 		live = append(live, r)
 	}
+	if len(live) == 0 {
+		return
+	}
+	err := d.withConn(context.Background(), func(c *wconn) error {
+		d.applyOn(c, live)
+		return nil
+	})
+	if err != nil { // applyOn did not run: nothing was applied
+		d.log.Warn("sqlite store: no writer connection", "writes", len(live), "err", err)
+		for _, r := range live {
+			r.done <- err
+		}
+	}
+}
+
+// applyOn is applyGroup on the writer's connection c, for requests whose
+// context has not ended.
+func (d *DB) applyOn(c *wconn, live []*request) {
 	switch len(live) {
 	case 0:
 		return
 	case 1:
-		live[0].done <- d.applyAlone(live[0])
+		live[0].done <- d.applyAlone(c, live[0])
 		return
 	}
-	if d.applyMerged(live) == nil {
+	if d.applyMerged(c, live) == nil {
 		for _, r := range live {
 			r.done <- nil
 		}
 		return
 	}
-	errs, err := d.applyShared(live)
+	errs, err := d.applyShared(c, live)
 	if err == nil {
 		for i, r := range live {
 			r.done <- errs[i]
@@ -234,7 +259,7 @@ func (d *DB) applyGroup(group []*request) {
 	}
 	d.log.Warn("sqlite store: group commit failed; retrying each write alone", "writes", len(live), "err", err)
 	for _, r := range live {
-		r.done <- d.applyAlone(r)
+		r.done <- d.applyAlone(c, r)
 	}
 }
 
@@ -245,12 +270,12 @@ func (d *DB) applyGroup(group []*request) {
 // before any outcome or run update of the merge is written (a batch
 // writes nothing else to a run it creates), and other writes (CreateRun,
 // PutModule) end a merge. It fails as a whole if any request fails.
-func (d *DB) applyMerged(reqs []*request) error {
-	w, err := d.begin()
+func (d *DB) applyMerged(c *wconn, reqs []*request) error {
+	w, err := d.begin(c)
 	if err != nil {
 		return err
 	}
-	defer w.tx.Rollback()
+	defer w.rollback()
 	outs, runs := d.mergeOutcomes[:0], d.mergeRuns[:0]
 	var creates []store.Run
 	var sets []store.Settlement
@@ -310,54 +335,48 @@ func (d *DB) applyMerged(reqs []*request) error {
 	if err != nil {
 		return err
 	}
-	if err := w.tx.Commit(); err != nil {
-		return fmt.Errorf("commit: %w", err)
-	}
-	return nil
+	return w.commit()
 }
 
 // applyShared applies the requests in one transaction with a savepoint
 // each. It returns each request's own error, valid only when err is nil.
-func (d *DB) applyShared(reqs []*request) (errs []error, err error) {
-	w, err := d.begin()
+func (d *DB) applyShared(c *wconn, reqs []*request) (errs []error, err error) {
+	w, err := d.begin(c)
 	if err != nil {
 		return nil, err
 	}
-	defer w.tx.Rollback()
+	defer w.rollback()
 	errs = make([]error, len(reqs))
 	for i, r := range reqs {
-		if _, err := w.tx.ExecContext(w.ctx, "SAVEPOINT b"); err != nil {
+		if err := w.exec(sqlSavepoint); err != nil {
 			return nil, fmt.Errorf("savepoint: %w", err)
 		}
 		if errs[i] = r.run(w); errs[i] != nil {
-			if _, err := w.tx.ExecContext(w.ctx, "ROLLBACK TO b"); err != nil {
+			if err := w.exec(sqlRollbackTo); err != nil {
 				return nil, fmt.Errorf("rollback to savepoint: %w (after %w)", err, errs[i])
 			}
 		}
-		if _, err := w.tx.ExecContext(w.ctx, "RELEASE b"); err != nil {
+		if err := w.exec(sqlRelease); err != nil {
 			return nil, fmt.Errorf("release savepoint: %w", err)
 		}
 	}
-	if err := w.tx.Commit(); err != nil {
-		return nil, fmt.Errorf("commit: %w", err)
+	if err := w.commit(); err != nil {
+		return nil, err
 	}
 	return errs, nil
 }
 
 // applyAlone applies one request in a transaction of its own.
-func (d *DB) applyAlone(r *request) error {
-	w, err := d.begin()
+func (d *DB) applyAlone(c *wconn, r *request) error {
+	w, err := d.begin(c)
 	if err != nil {
 		return err
 	}
-	defer w.tx.Rollback()
+	defer w.rollback()
 	err = r.run(w)
 	d.args = w.args
 	if err != nil {
 		return err
 	}
-	if err := w.tx.Commit(); err != nil {
-		return fmt.Errorf("commit: %w", err)
-	}
-	return nil
+	return w.commit()
 }
