@@ -301,8 +301,9 @@ type Host struct {
 	slotRuns map[string]int64
 	owner    string // names this host in the leases Drive takes
 	// preclaimed holds the leases of runs Start created leased to this
-	// host, until their Drive takes them (startclaim.go).
-	preclaimed map[string]store.ClaimedRun
+	// host, and their prestarted executions, until their Drive takes
+	// them (startclaim.go).
+	preclaimed map[string]*preclaim
 	// childKeys holds the op key of each child run with a hashed id that
 	// this process started, until the child's end is committed: the
 	// child can end before its parent commits the op (runid.go).
