@@ -38,7 +38,6 @@ func (h *Host) Close(ctx context.Context) error {
 	if again {
 		return nil
 	}
-	h.dropPreclaimed()
 	h.stopChilds()
 	h.childDrives.Wait()
 	h.modules.Wait() // compilations told to stop end after the functions in progress

@@ -41,7 +41,6 @@ type DriveOptions struct {
 
 	hold   *leaseHold // the lease the drive holds; set by driveHeld
 	resume *resumeTo  // Resume: the run is resumed (onto another module)
-	pre    *prestart  // the run's prestarted execution (prestart.go); set by driveClaimed
 }
 
 // leaseHold is the lease a drive holds on its run.
@@ -82,15 +81,8 @@ var errActive = errors.New("the run is being driven in this process already")
 // are committed and the run stays running, to be resumed later.
 func (h *Host) Drive(ctx context.Context, runID string, o DriveOptions) (store.Run, error) {
 	if o.hold != nil {
-		pre := o.pre
-		if o.resume != nil || !pre.take() { // take waits for the guest to park
-			pre = nil
-		}
-		rs, err := h.activate(runID, o, pre)
+		rs, err := h.activate(runID, o)
 		if err != nil {
-			if pre != nil {
-				pre.discard()
-			}
 			return store.Run{}, fmt.Errorf("drive %s: %w", runID, err)
 		}
 		defer h.deactivate(runID)
@@ -112,21 +104,14 @@ func (h *Host) Drive(ctx context.Context, runID string, o DriveOptions) (store.R
 	return h.driveClaimed(ctx, runID, o)
 }
 
-// activate registers a run as driven by this process, around the run
-// state of its prestarted execution pre if not nil.
-func (h *Host) activate(runID string, o DriveOptions, pre *prestart) (*runState, error) {
+// activate registers a run as driven by this process.
+func (h *Host) activate(runID string, o DriveOptions) (*runState, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if _, ok := h.active[runID]; ok {
 		return nil, errActive
 	}
-	var rs *runState
-	if pre != nil {
-		rs = wrapRunState(pre.rs, o)
-		rs.pre = pre
-	} else {
-		rs = newRunState(store.Run{ID: runID}, o)
-	}
+	rs := newRunState(store.Run{ID: runID}, o)
 	rs.Board = &h.tasks
 	h.active[runID] = rs
 	return rs, nil
@@ -161,29 +146,14 @@ func (h *Host) deliver(runID string, c sched.Completion) bool {
 // the journal, evicted ones at once and suspended ones when woken.
 func (h *Host) drive(ctx context.Context, rs *runState) (store.Run, error) {
 	runID := rs.Run.ID
-	pre := rs.pre // the first execution, started already (prestart.go)
-	rs.pre = nil
-	defer func() {
-		if pre != nil { // not run
-			pre.discard()
-		}
-	}()
-	if pre == nil {
-		rs.Activating = time.Now() // activation latency (metrics.go)
-	}
+	rs.Activating = time.Now() // activation latency (metrics.go)
 	run, err := h.driveStart(ctx, runID, rs.opts.resume, rs.opts.hold)
 	if err != nil || run.Status.Terminal() && rs.opts.resume == nil {
 		return run, err
 	}
-	cm := pre.module(run.ModuleHash)
-	if cm == nil {
-		if pre != nil { // started on another module: not this drive's
-			pre.discard()
-			pre = nil
-		}
-		if cm, err = h.modules.Compiled(ctx, run.ModuleHash); err != nil {
-			return run, fmt.Errorf("drive %s: %w", runID, err)
-		}
+	cm, err := h.modules.Compiled(ctx, run.ModuleHash)
+	if err != nil {
+		return run, fmt.Errorf("drive %s: %w", runID, err)
 	}
 	defer h.modules.Release(cm)
 	defer func() { rs.Close() }() // rs is replaced after a suspension
@@ -197,8 +167,7 @@ func (h *Host) drive(ctx context.Context, rs *runState) (store.Run, error) {
 	queueRun(rs)
 	rs.StatusDue = true
 	for {
-		x, outs, err := h.execute(ctx, rs, cm, pre)
-		pre = nil
+		x, outs, err := h.execute(ctx, rs, cm)
 		if err != nil {
 			return h.driveFailed(ctx, rs, err)
 		}
@@ -267,19 +236,15 @@ func (h *Host) driveStart(ctx context.Context, runID string, to *resumeTo, hold 
 
 // execute runs one execution of the run: it loads the journal and the
 // inbox and instantiates the module, which replays the journal and goes
-// on from its end; or, with pre, runs the execution started as the run
-// was created (a new run: its journal is empty), parked at its gate.
-func (h *Host) execute(ctx context.Context, rs *runState, cm *modules.Module, pre *prestart) (*exec.Exec, []store.Outcome, error) {
+// on from its end.
+func (h *Host) execute(ctx context.Context, rs *runState, cm *modules.Module) (*exec.Exec, []store.Outcome, error) {
 	runID := rs.Run.ID
-	if rs.Activating.IsZero() && pre == nil {
+	if rs.Activating.IsZero() {
 		rs.Activating = time.Now()
 	}
-	var outs []store.Outcome
-	if pre == nil {
-		var err error
-		if outs, err = h.cfg.Store.Outcomes(ctx, runID); err != nil {
-			return nil, nil, fmt.Errorf("drive %s: load outcomes: %w", runID, err)
-		}
+	outs, err := h.cfg.Store.Outcomes(ctx, runID)
+	if err != nil {
+		return nil, nil, fmt.Errorf("drive %s: load outcomes: %w", runID, err)
 	}
 	if err := h.inbox(ctx, rs, outs); err != nil {
 		return nil, nil, err
@@ -309,23 +274,14 @@ func (h *Host) execute(ctx context.Context, rs *runState, cm *modules.Module, pr
 		// the first op does not wait for it, and the execution's first
 		// flush (or the run's end) does (flushAsync keeps commits in
 		// order). A failed commit is the drive's error (stUnrecorded).
-		// A prestarted execution is at its first op already: the status
-		// goes with that op's commit instead.
 		rs.StatusDue = false
-		if pre == nil {
-			if err := rs.FlushAsync(h.execHost()); err != nil {
-				return nil, nil, fmt.Errorf("drive %s: %w", runID, err)
-			}
+		if err := rs.FlushAsync(h.execHost()); err != nil {
+			return nil, nil, fmt.Errorf("drive %s: %w", runID, err)
 		}
 	}
+	x := exec.NewExec(h.execHost(), rs.RunState, recs)
 	start := time.Now()
-	var x *exec.Exec
-	if pre != nil {
-		x = pre.run(ctx)
-	} else {
-		x = exec.NewExec(h.execHost(), rs.RunState, recs)
-		h.runExec(ctx, "drive", cm, x)
-	}
+	h.runExec(ctx, "drive", cm, x)
 	h.traceExecution(rs, x, start, len(recs)) // tracing.go
 	return x, outs, nil
 }

@@ -24,12 +24,10 @@ func (h *Host) driveClaimed(ctx context.Context, runID string, o DriveOptions) (
 	if o.LeaseTTL <= 0 {
 		o.LeaseTTL = DefaultLeaseTTL
 	}
-	c, pre, err := h.claimRun(ctx, runID, o)
+	c, err := h.claimRun(ctx, runID, o)
 	if err != nil {
 		return store.Run{}, fmt.Errorf("drive %s: %w", runID, err)
 	}
-	o.pre = pre
-	defer pre.drop() // unless the drive took it
 	l := c.Lease
 	d := h.driveHeld(ctx, l, o.LeaseTTL, o, false, &c.Run)
 	switch {
@@ -46,26 +44,25 @@ func (h *Host) driveClaimed(ctx context.Context, runID string, o DriveOptions) (
 
 // claimRun claims the lease of run id for o.Owner, trying again every
 // leaseRetry while another worker holds it and o.LeaseWait lasts; or
-// takes the lease the run was created with (StartOptions.ClaimForDrive),
-// and the run's prestarted execution (nil: none).
-func (h *Host) claimRun(ctx context.Context, id string, o DriveOptions) (store.ClaimedRun, *prestart, error) {
-	if c, pre, ok := h.takePreclaimed(ctx, id, o); ok {
-		return c, pre, nil
+// takes the lease the run was created with (StartOptions.ClaimForDrive).
+func (h *Host) claimRun(ctx context.Context, id string, o DriveOptions) (store.ClaimedRun, error) {
+	if c, ok := h.takePreclaimed(ctx, id, o); ok {
+		return c, nil
 	}
 	deadline := time.Now().Add(o.LeaseWait)
 	waiting := false
 	for {
 		c, err := h.cfg.Store.ClaimRun(ctx, id, o.Owner, time.Now().UnixNano(), o.LeaseTTL)
 		if err == nil {
-			return c, nil, nil
+			return c, nil
 		}
 		var held *store.LeaseHeldError
 		left := time.Until(deadline)
 		switch {
 		case !errors.As(err, &held), o.LeaseWait <= 0:
-			return store.ClaimedRun{}, nil, err
+			return store.ClaimedRun{}, err
 		case left <= 0:
-			return store.ClaimedRun{}, nil, fmt.Errorf("%w; gave up after waiting %s", held, o.LeaseWait)
+			return store.ClaimedRun{}, fmt.Errorf("%w; gave up after waiting %s", held, o.LeaseWait)
 		case !waiting && o.OnLeaseWait != nil:
 			o.OnLeaseWait(held.Lease)
 		}
@@ -74,7 +71,7 @@ func (h *Host) claimRun(ctx context.Context, id string, o DriveOptions) (store.C
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return store.ClaimedRun{}, nil, fmt.Errorf("%w; stopped waiting: %w", held, ctx.Err())
+			return store.ClaimedRun{}, fmt.Errorf("%w; stopped waiting: %w", held, ctx.Err())
 		case <-t.C:
 		}
 	}

@@ -301,9 +301,8 @@ type Host struct {
 	slotRuns map[string]int64
 	owner    string // names this host in the leases Drive takes
 	// preclaimed holds the leases of runs Start created leased to this
-	// host, and their prestarted executions, until their Drive takes
-	// them (startclaim.go).
-	preclaimed map[string]*preclaim
+	// host, until their Drive takes them (startclaim.go).
+	preclaimed map[string]store.ClaimedRun
 	// childKeys holds the op key of each child run with a hashed id that
 	// this process started, until the child's end is committed: the
 	// child can end before its parent commits the op (runid.go).

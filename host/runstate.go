@@ -11,18 +11,10 @@ import (
 type runState struct {
 	*exec.RunState
 	opts DriveOptions
-	// pre is the run's first execution, started as the run was created
-	// (prestart.go), for the drive's first execution; nil: none.
-	pre *prestart
 }
 
 func newRunState(run store.Run, opts DriveOptions) *runState {
-	return wrapRunState(exec.NewRunState(run), opts)
-}
-
-// wrapRunState is the run state of a drive with options opts around x.
-func wrapRunState(x *exec.RunState, opts DriveOptions) *runState {
-	rs := &runState{RunState: x, opts: opts}
+	rs := &runState{RunState: exec.NewRunState(run), opts: opts}
 	rs.ChildDrive = exec.ChildDrive{WaitTimers: opts.WaitTimers, Owner: opts.Owner, LeaseTTL: opts.LeaseTTL}
 	if opts.hold != nil {
 		rs.Lease = &opts.hold.lease

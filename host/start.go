@@ -139,16 +139,11 @@ func (h *Host) startRun(ctx context.Context, r store.Run, claim bool) (store.Run
 		return h.newRun(ctx, r)
 	}
 	r = h.runDefaults(r)
-	// The run's first execution starts while its creation commits, and
-	// parks before its first durable op (prestart.go).
-	pre := h.prestart(ctx, r)
 	c, created, err := h.cfg.Store.CreateClaimedRun(ctx, r, h.owner, time.Now().UnixNano(), DefaultLeaseTTL)
-	if err != nil || !created {
-		pre.drop()
-		return c.Run, created, err
+	if err == nil && created {
+		h.preclaim(c)
 	}
-	h.preclaim(c, pre)
-	return c.Run, created, nil
+	return c.Run, created, err
 }
 
 // createRun is newRun for a child run.

@@ -64,8 +64,8 @@ func TestStartClaimForDrive(t *testing.T) {
 	start("late", true)
 	h.mu.Lock()
 	c := h.preclaimed["late"]
-	stored := c.c.Lease.Expiry
-	c.c.Lease.Expiry = time.Now().Add(time.Second).UnixNano() // as if the start were 9 s ago
+	stored := c.Lease.Expiry
+	c.Lease.Expiry = time.Now().Add(time.Second).UnixNano() // as if the start were 9 s ago
 	h.preclaimed["late"] = c
 	h.mu.Unlock()
 	drive("late")

@@ -91,9 +91,6 @@ type Exec struct {
 	// continued is the successor's input once the run continued as new
 	// (continue_as_new); nil otherwise.
 	Continued []byte
-	// gate, if set, holds the guest at its first host call after the
-	// invocation until it opens (gate.go).
-	gate *Gate
 }
 
 // stepBody is a step body running under a retry policy or timeout.

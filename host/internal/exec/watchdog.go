@@ -47,11 +47,6 @@ func hostCall(ctx context.Context, x *Exec, mem engine.Memory, name string, prog
 	if x.fed.entries != nil && name != abi.FnFeed && name != abi.FnCanceled {
 		return x.fail("the module called %s while task %d held a feed of %d recorded outcomes; it must first report with feed how many it used (abi/README.md, feed)", name, x.fed.task, len(x.fed.entries))
 	}
-	if x.gate != nil && gated(name) {
-		if err := x.passGate(ctx); err != nil {
-			return err
-		}
-	}
 	return fn(x, ctx, stack)
 }
 
