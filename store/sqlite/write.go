@@ -263,24 +263,8 @@ func applyBatch(w *wtx, creates []store.Run, outs []store.RunOutcome, runs []sto
 		}
 		outs = outs[n:]
 	}
-	for i := range runs {
-		r := &runs[i]
-		res, err := w.stmt(sqlUpdateRun).ExecContext(w.ctx, r.ModuleHash, r.Result, r.Error, nanosOr(r.UpdatedAt, now), r.ID)
-		if err == nil {
-			_, err = w.stmt(sqlUpdateRunStatus).ExecContext(w.ctx, string(r.Status), r.WakeAt, r.ID)
-		}
-		if err := immutable(err); errors.Is(err, store.ErrImmutable) {
-			return err // names the run
-		} else if err != nil {
-			return fmt.Errorf("update run %s: %w", r.ID, err)
-		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return fmt.Errorf("update run %s: %w", r.ID, err)
-		}
-		if n == 0 {
-			return fmt.Errorf("update run %s: %w", r.ID, store.ErrNotFound)
-		}
+	if err := updateRuns(w, runs, now); err != nil {
+		return err
 	}
 	for i := range sets {
 		st := &sets[i]
@@ -298,6 +282,31 @@ func applyBatch(w *wtx, creates []store.Run, outs []store.RunOutcome, runs []sto
 	for _, id := range touched {
 		if err := updateWaiting(w, id); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// updateRuns writes a batch's run updates: an unknown run is
+// store.ErrNotFound, a final one store.ErrImmutable.
+func updateRuns(w *wtx, runs []store.Run, now int64) error {
+	for i := range runs {
+		r := &runs[i]
+		res, err := w.stmt(sqlUpdateRun).ExecContext(w.ctx, r.ModuleHash, r.Result, r.Error, nanosOr(r.UpdatedAt, now), r.ID)
+		if err == nil {
+			_, err = w.stmt(sqlUpdateRunStatus).ExecContext(w.ctx, string(r.Status), r.WakeAt, r.ID)
+		}
+		if err := immutable(err); errors.Is(err, store.ErrImmutable) {
+			return err // names the run
+		} else if err != nil {
+			return fmt.Errorf("update run %s: %w", r.ID, err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return fmt.Errorf("update run %s: %w", r.ID, err)
+		}
+		if n == 0 {
+			return fmt.Errorf("update run %s: %w", r.ID, store.ErrNotFound)
 		}
 	}
 	return nil
