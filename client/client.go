@@ -119,10 +119,7 @@ func (c *Client) do(ctx context.Context, rq request, out any) (int, error) {
 		req.Header.Set("Expect", "100-continue")
 	}
 	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", c.userAgent)
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
-	}
+	c.identify(req)
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -200,4 +197,13 @@ func (c *Client) Metrics(ctx context.Context) ([]byte, error) {
 		return nil, err
 	}
 	return text, nil
+}
+
+// identify sets the headers every request carries: the client's
+// User-Agent and, with a token, its Authorization.
+func (c *Client) identify(req *http.Request) {
+	req.Header.Set("User-Agent", c.userAgent)
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
 }

@@ -143,10 +143,7 @@ func (c *Client) OpenTaskStream(ctx context.Context, hello StreamFrame) (*TaskSt
 	// without this it would first wait for the body to end, which it
 	// does not.
 	req.Header.Set("Expect", "100-continue")
-	req.Header.Set("User-Agent", c.userAgent)
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
-	}
+	c.identify(req)
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		_ = pw.Close()
