@@ -32,6 +32,7 @@ type commitReq struct {
 type writer struct {
 	mu     sync.Mutex
 	queue  []*commitReq
+	taken  int // batches taken up so far
 	closed bool
 	wake   chan struct{} // capacity 1: the queue changed or Close was called
 	done   chan struct{} // closed when the goroutine returns
@@ -122,6 +123,7 @@ func (d *DB) writeLoop() {
 		for _, r := range group {
 			r.taken = true
 		}
+		w.taken += n
 		w.mu.Unlock()
 		d.commitGroup(group)
 		clear(group)
