@@ -26,7 +26,9 @@ import (
 // starts with a statement that locks its run's row and checks the lease
 // (see fenceSQL); a lost lease rolls the batch back. An unfenced one with
 // outcomes starts with journalRunsSQL. Either refuses outcomes of a final
-// run (store.JournalClosedError).
+// run (store.JournalClosedError). The writer goroutine commits b with
+// the batches of other Commit calls waiting at the same time (group.go):
+// ctx counts only while b waits, and a batch that fails fails alone.
 func (d *DB) Commit(ctx context.Context, b store.Batch) error {
 	if err := b.CheckTexts(); err != nil {
 		return fmt.Errorf("postgres store: commit: %w", err)
@@ -45,12 +47,7 @@ func (d *DB) Commit(ctx context.Context, b store.Batch) error {
 			return errors.New("postgres store: commit: create run: empty id")
 		}
 	}
-	err := d.inStmt(ctx, func() error {
-		var pb pgx.Batch
-		q := queueBatch(&pb, &b, time.Now().UnixNano())
-		return sendBatch(d.pool.SendBatch(ctx, &pb), &q)
-	})
-	if err != nil {
+	if err := d.enqueue(ctx, &b); err != nil {
 		return fmt.Errorf("postgres store: commit: %w", err)
 	}
 	return nil

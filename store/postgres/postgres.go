@@ -3,9 +3,10 @@
 //
 // It keeps the tables and the semantics of store/sqlite (modules, runs,
 // outcomes, settlements; the same upsert rules and due-run conditions),
-// so that several skein processes can share one database. Every write is
-// one transaction of its own: PostgreSQL handles concurrent writers, so
-// there is no writer goroutine and no group commit. The schema is
+// so that several skein processes can share one database. The batches of
+// Commit are committed by a writer goroutine in groups, one pipeline and
+// one implicit transaction per group (group.go); every other write is one
+// transaction of its own. The schema is
 // versioned (see migrate) and created on Open.
 package postgres
 
@@ -46,6 +47,7 @@ type DB struct {
 	log       *slog.Logger
 	closed    atomic.Bool
 	closeOnce sync.Once
+	w         *writer // commits the batches of Commit in groups
 }
 
 var _ store.Store = (*DB)(nil)
@@ -96,7 +98,9 @@ func open(ctx context.Context, dsn string, opts Options, config func(*pgxpool.Co
 		return nil, fmt.Errorf("postgres store: open: %w", err)
 	}
 	log.Debug("postgres store: opened", "host", cfg.ConnConfig.Host, "database", cfg.ConnConfig.Database)
-	return &DB{pool: pool, log: log}, nil
+	d := &DB{pool: pool, log: log}
+	d.startWriter()
+	return d, nil
 }
 
 // ErrNoSchema is returned (wrapped) by Open when no schema that the
@@ -120,12 +124,14 @@ func checkSchema(ctx context.Context, pool *pgxpool.Pool) error {
 	return nil
 }
 
-// Close waits for the operations in progress to return their connections,
-// then closes the pool. Every method fails with ErrClosed afterwards.
-// Calling Close again is a no-op.
+// Close fails the commits still waiting for the writer with ErrClosed,
+// waits for the group in flight and the other operations in progress to
+// return their connections, then closes the pool. Every method fails with
+// ErrClosed afterwards. Calling Close again is a no-op.
 func (d *DB) Close() error {
 	d.closeOnce.Do(func() {
 		d.closed.Store(true)
+		d.stopWriter()
 		d.pool.Close()
 	})
 	return nil
