@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// The worker stream (docs/api.md, "The worker stream"): one
+// The worker stream (docs/api.md, "POST /v1/tasks/stream"): one
 // POST /v1/tasks/stream, full duplex, carries newline-delimited JSON
 // frames both ways. The worker opens it with a hello frame and grants
 // credit; the server pushes tasks as they are created, up to the credit,

@@ -15,7 +15,7 @@ import (
 	"github.com/skeinrun/skein/host"
 )
 
-// The worker stream (docs/api.md, "The worker stream"): POST
+// The worker stream (docs/api.md, "POST /v1/tasks/stream"): POST
 // /v1/tasks/stream is one full-duplex exchange of newline-delimited JSON
 // frames. The worker's hello names it, its activities and its first
 // credit; the server pushes claimed tasks up to the credit, as they are

@@ -14,7 +14,7 @@ import (
 	"github.com/skeinrun/skein/client"
 )
 
-// The worker stream (docs/api.md, "The worker stream"): one connection on
+// The worker stream (docs/api.md, "POST /v1/tasks/stream"): one connection on
 // which the server pushes tasks up to the worker's credit and the worker
 // sends its results, credit and heartbeats in batches. The attempts, the
 // results not yet acknowledged and the free slots outlive a stream: a
