@@ -29,10 +29,6 @@ const (
 // AttrTypes are the attribute types, in the order docs list them.
 var AttrTypes = []AttrType{AttrString, AttrInt, AttrFloat, AttrBool, AttrTime}
 
-// DefaultNamespace is the namespace of every attribute declaration. The
-// stores key declarations by (namespace, name) so that namespaces can
-// come without a new table; until then there is this one.
-const DefaultNamespace = "default"
 
 // Limits of search attributes, the same on every backend
 // (docs/limits.md).
