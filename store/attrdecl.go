@@ -29,7 +29,6 @@ const (
 // AttrTypes are the attribute types, in the order docs list them.
 var AttrTypes = []AttrType{AttrString, AttrInt, AttrFloat, AttrBool, AttrTime}
 
-
 // Limits of search attributes, the same on every backend
 // (docs/limits.md).
 const (
