@@ -17,22 +17,41 @@ type RunSelect struct {
 	Schedule      string      // runs of the schedule of this name (ScheduleRunIDPrefix); empty: any
 	Hook          string      // runs of the webhook of this name (HookRunIDPrefix); empty: any
 	ErrorContains string      // the run's error holds this text (case-sensitive); empty: any
+	// Namespace: only runs of this namespace (store/namespace.go): ids
+	// with its prefix, or, for DefaultNamespace, ids without '/'; empty:
+	// any.
+	Namespace string
 }
 
-// ScheduleRunIDPrefix is how the id of every run a schedule starts
-// begins ("sched:{name}@", host.ScheduleRunID), and so do its
-// successors' and its children's ids.
-func ScheduleRunIDPrefix(name string) string { return "sched:" + name + "@" }
-
-// HookRunIDPrefix is how the id of every run a webhook starts begins
-// ("hook:{name}:", host.HookRunID), and so do its successors' and its
+// ScheduleRunIDPrefix is how the id of every run the schedule of
+// qualified name starts begins ("sched:{name}@" in the schedule's
+// namespace, host.ScheduleRunID), and so do its successors' and its
 // children's ids.
-func HookRunIDPrefix(name string) string { return "hook:" + name + ":" }
+func ScheduleRunIDPrefix(name string) string {
+	ns, local := SplitQualified(name)
+	return Qualify(ns, "sched:"+local+"@")
+}
+
+// HookRunIDPrefix is how the id of every run the webhook of qualified
+// name starts begins ("hook:{name}:" in the hook's namespace,
+// host.HookRunID), and so do its successors' and its children's ids.
+func HookRunIDPrefix(name string) string {
+	ns, local := SplitQualified(name)
+	return Qualify(ns, "hook:"+local+":")
+}
+
+// InDefaultNamespace reports whether s selects only runs of
+// DefaultNamespace: ids without '/', a condition no prefix says.
+func (s RunSelect) InDefaultNamespace() bool { return s.Namespace == DefaultNamespace }
 
 // IDPrefixes are the prefixes a selected run's id must all have: those
-// of Schedule and Hook, when set.
+// of Namespace (other than DefaultNamespace), Schedule and Hook, when
+// set.
 func (s RunSelect) IDPrefixes() []string {
 	var ps []string
+	if p := NamespacePrefix(s.Namespace); p != "" {
+		ps = append(ps, p)
+	}
 	if s.Schedule != "" {
 		ps = append(ps, ScheduleRunIDPrefix(s.Schedule))
 	}
@@ -78,6 +97,9 @@ func (s RunSelect) Selects(r *Run) bool {
 			return false
 		}
 	}
+	if s.InDefaultNamespace() && strings.Contains(r.ID, NamespaceSep) {
+		return false
+	}
 	return (s.Parent == "" || r.Parent == s.Parent) &&
 		(s.ErrorContains == "" || strings.Contains(r.Error, s.ErrorContains))
 }
@@ -88,7 +110,7 @@ func (s RunSelect) Selects(r *Run) bool {
 // keeps valid texts only (store/text.go), and Postgres refuses to compare
 // with others.
 func (s RunSelect) Storable() (RunSelect, bool) {
-	for _, t := range []string{s.Parent, s.Schedule, s.Hook, s.ErrorContains} {
+	for _, t := range []string{s.Parent, s.Schedule, s.Hook, s.ErrorContains, s.Namespace} {
 		if !ValidText(t) {
 			return s, false
 		}

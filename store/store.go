@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -74,8 +75,26 @@ type Module struct {
 	// workflow name, as the module announced them (abi.FnInputSchema);
 	// nil for a module that announced none (no input is checked).
 	InputSchemas map[string]json.RawMessage
-	CreatedAt    time.Time
+	// Namespace is, given to PutModule, the namespace that stores the
+	// module (empty: the namespace of Name, store/namespace.go); it then
+	// owns the module. Reads leave it empty and set Namespaces.
+	Namespace string
+	// Namespaces are the namespaces that own the module, sorted: every
+	// one that stored it. Set by reads.
+	Namespaces []string
+	CreatedAt  time.Time
 }
+
+// Owner is the namespace that PutModule(m) makes an owner of m.
+func (m Module) Owner() string {
+	if m.Namespace != "" {
+		return m.Namespace
+	}
+	return NamespaceOf(m.Name)
+}
+
+// OwnedBy reports whether namespace ns owns m (a read module).
+func (m Module) OwnedBy(ns string) bool { return slices.Contains(m.Namespaces, ns) }
 
 // RunStatus is the lifecycle state of a run.
 type RunStatus string

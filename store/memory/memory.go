@@ -52,9 +52,10 @@ type Store struct {
 
 // moduleRec is a stored module.
 type moduleRec struct {
-	m     store.Module     // Bytes and Workflows are owned by the store
-	order int              // insertion order; breaks CreatedAt ties in Modules
-	names map[string]int64 // the names it was stored under, each with when it last was
+	m      store.Module     // Bytes and Workflows are owned by the store
+	order  int              // insertion order; breaks CreatedAt ties in Modules
+	names  map[string]int64 // the names it was stored under, each with when it last was
+	owners map[string]bool  // the namespaces that stored it
 }
 
 // runRec is a stored run with its outcomes and settlements.

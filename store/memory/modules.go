@@ -29,7 +29,7 @@ func (s *Store) PutModule(ctx context.Context, m store.Module) error {
 	if err := s.check(ctx); err != nil {
 		return fmt.Errorf("memory store: put module %s: %w", m.Hash, err)
 	}
-	name, rec := m.Name, s.modules[m.Hash]
+	name, owner, rec := m.Name, m.Owner(), s.modules[m.Hash]
 	if rec == nil {
 		m.Bytes = bytes.Clone(m.Bytes)
 		m.Workflows = slices.Clone(m.Workflows)
@@ -41,10 +41,11 @@ func (s *Store) PutModule(ctx context.Context, m store.Module) error {
 			m.InputSchemas = nil
 		}
 		m.CreatedAt = orNow(m.CreatedAt, time.Now())
-		m.Name, m.Names, m.DeployedNames = "", nil, nil
-		rec = &moduleRec{m: m, order: len(s.modules), names: map[string]int64{}}
+		m.Name, m.Names, m.DeployedNames, m.Namespace = "", nil, nil, ""
+		rec = &moduleRec{m: m, order: len(s.modules), names: map[string]int64{}, owners: map[string]bool{}}
 		s.modules[m.Hash] = rec
 	}
+	rec.owners[owner] = true
 	if name != "" {
 		s.names[name] = m.Hash
 		s.namedSeq++
@@ -121,6 +122,7 @@ func (s *Store) copyModule(rec *moduleRec, withBytes bool) store.Module {
 	}
 	slices.Sort(m.Names)
 	slices.Sort(m.DeployedNames)
+	m.Namespaces = slices.Sorted(maps.Keys(rec.owners))
 	m.Size = int64(len(m.Bytes))
 	if withBytes {
 		m.Bytes = bytes.Clone(m.Bytes)

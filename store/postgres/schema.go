@@ -345,6 +345,16 @@ BEGIN
 	RAISE EXCEPTION USING ERRCODE = 'SKC01', MESSAGE = code, DETAIL = subject, HINT = extra;
 END $$;
 `,
+	// 20: namespaces own modules (store/sqlite's migration 22).
+	`
+CREATE TABLE module_owners (
+	namespace TEXT COLLATE "C" NOT NULL,
+	hash      TEXT COLLATE "C" NOT NULL,
+	PRIMARY KEY (namespace, hash)
+);
+CREATE INDEX module_owners_hash ON module_owners (hash);
+INSERT INTO module_owners (namespace, hash) SELECT 'default', hash FROM modules;
+`,
 }
 
 // writeOnceState is the SQLSTATE the write-once triggers raise (class SK:

@@ -51,6 +51,9 @@ VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (hash) DO NOTHING`,
 			m.Hash, bytes, m.ABIVersion, string(workflows), nanos(m.CreatedAt, time.Now()), schemas); err != nil {
 			return err
 		}
+		if _, err := tx.Exec(ctx, `INSERT INTO module_owners (namespace, hash) VALUES ($1, $2) ON CONFLICT DO NOTHING`, m.Owner(), m.Hash); err != nil {
+			return err
+		}
 		if m.Name == "" {
 			return nil
 		}

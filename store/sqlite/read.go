@@ -57,7 +57,7 @@ func (d *DB) module(ctx context.Context, hashOrName string, withBytes bool) (sto
 // module_bytes and are joined only when asked for (migration 8 says why).
 func moduleColumns(withBytes bool) string {
 	const names = `m.hash, (SELECT json_group_array(json_array(n.name, n.seq = (SELECT MAX(o.seq) FROM module_names o WHERE o.name = n.name)) ORDER BY n.seq DESC)
-	FROM module_names n WHERE n.hash = m.hash), `
+	FROM module_names n WHERE n.hash = m.hash), (SELECT json_group_array(namespace) FROM (SELECT namespace FROM module_owners WHERE hash = m.hash ORDER BY namespace)), `
 	if withBytes {
 		return names + `m.size, b.bytes, m.abi_version, m.workflows, m.created_at, m.input_schemas FROM modules m JOIN module_bytes b ON b.hash = m.hash `
 	}

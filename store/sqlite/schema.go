@@ -352,6 +352,18 @@ BEGIN
 	SELECT RAISE(ABORT, '` + writeOnceMark + `run ' || OLD.id || ' is ' || OLD.status || ': its status, result, error and module cannot change');
 END;
 `,
+	// 22: namespaces own modules (store.Module.Namespaces): a module's
+	// bytes are stored once, and each namespace that uploaded them owns
+	// it. Every module stored before belongs to namespace default.
+	`
+CREATE TABLE module_owners (
+	namespace TEXT NOT NULL,
+	hash      TEXT NOT NULL,
+	PRIMARY KEY (namespace, hash)
+);
+CREATE INDEX module_owners_hash ON module_owners (hash);
+INSERT INTO module_owners (namespace, hash) SELECT 'default', hash FROM modules;
+`,
 }
 
 // SchemaTooNewError is returned by Open when the database's schema version

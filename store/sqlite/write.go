@@ -53,6 +53,10 @@ VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (hash) DO NOTHING`,
 			m.Hash, len(bytes), m.ABIVersion, string(workflows), created, schemas); err != nil {
 			return err
 		}
+		if _, err := w.tx.ExecContext(w.ctx, `
+INSERT INTO module_owners (namespace, hash) VALUES (?, ?) ON CONFLICT DO NOTHING`, m.Owner(), m.Hash); err != nil {
+			return err
+		}
 		if m.Name == "" {
 			return nil
 		}

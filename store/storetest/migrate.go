@@ -76,5 +76,8 @@ func CheckModuleNamesMigrated(t *testing.T, s store.Store) {
 			t.Errorf("ModuleInfo(%s) after the migration = %s named %q %q (deployed as %q), %v; want %s named %q (deployed as %q)",
 				c.key, m.Hash, m.Name, m.Names, m.DeployedNames, err, c.hash, c.names, c.deployed)
 		}
+		if !slices.Equal(m.Namespaces, []string{store.DefaultNamespace}) {
+			t.Errorf("ModuleInfo(%s) after the migration: Namespaces = %q; want [default] (every module stored before namespaces)", c.key, m.Namespaces)
+		}
 	}
 }

@@ -18,6 +18,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		fn   func(t *testing.T, s store.Store)
 	}{
 		{"ModulePutGet", testModulePutGet},
+		{"ModuleOwners", testModuleOwners},
+		{"RunsNamespace", testRunsNamespace},
 		{"ModuleIdempotentPut", testModuleIdempotentPut},
 		{"ModuleByNameMostRecent", testModuleByNameMostRecent},
 		{"ModuleNames", testModuleNames},

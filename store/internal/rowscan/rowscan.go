@@ -64,7 +64,7 @@ func Int(b bool) int64 {
 // (module_names), then the record.
 func ModuleColumns(withBytes bool) string {
 	const names = `hash, (SELECT COALESCE(json_agg(json_build_array(n.name, n.seq = (SELECT MAX(o.seq) FROM module_names o WHERE o.name = n.name)) ORDER BY n.seq DESC), '[]')::text
-	FROM module_names n WHERE n.hash = modules.hash), `
+	FROM module_names n WHERE n.hash = modules.hash), (SELECT COALESCE(json_agg(namespace ORDER BY namespace), '[]')::text FROM module_owners WHERE hash = modules.hash), `
 	if withBytes {
 		return names + `length(bytes), bytes, abi_version, workflows, created_at, input_schemas`
 	}
@@ -96,12 +96,12 @@ func NullBytes(b []byte) any {
 // error that is noRows) is store.ErrNotFound.
 func Module(s Scanner, withBytes bool, noRows error) (store.Module, error) {
 	var m store.Module
-	var names, workflows string
+	var names, owners, workflows string
 	var created int64
 	var schemas *string
-	dest := []any{&m.Hash, &names, &m.Size, &m.ABIVersion, &workflows, &created, &schemas}
+	dest := []any{&m.Hash, &names, &owners, &m.Size, &m.ABIVersion, &workflows, &created, &schemas}
 	if withBytes {
-		dest = []any{&m.Hash, &names, &m.Size, &m.Bytes, &m.ABIVersion, &workflows, &created, &schemas}
+		dest = []any{&m.Hash, &names, &owners, &m.Size, &m.Bytes, &m.ABIVersion, &workflows, &created, &schemas}
 	}
 	err := s.Scan(dest...)
 	if errors.Is(err, noRows) {
@@ -112,6 +112,12 @@ func Module(s Scanner, withBytes bool, noRows error) (store.Module, error) {
 	}
 	if err := moduleNames(&m, names); err != nil {
 		return store.Module{}, err
+	}
+	if err := json.Unmarshal([]byte(owners), &m.Namespaces); err != nil {
+		return store.Module{}, fmt.Errorf("module %s: decode namespaces: %w", m.Hash, err)
+	}
+	if len(m.Namespaces) == 0 {
+		m.Namespaces = nil
 	}
 	if err := json.Unmarshal([]byte(workflows), &m.Workflows); err != nil {
 		return store.Module{}, fmt.Errorf("module %s: decode workflows: %w", m.Hash, err)

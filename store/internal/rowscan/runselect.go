@@ -34,14 +34,23 @@ func (q *runsQuery) selectWhere(s store.RunSelect, where []string) []string {
 			where = append(where, "id < "+q.arg(end))
 		}
 	}
+	if s.InDefaultNamespace() {
+		where = append(where, q.contains("id", store.NamespaceSep)+" = 0")
+	}
 	if s.ErrorContains != "" {
-		fn := "instr(error, " // SQLite
-		if q.mark == "$" {
-			fn = "strpos(error, " // Postgres
-		}
-		where = append(where, fn+q.arg(s.ErrorContains)+") > 0")
+		where = append(where, q.contains("error", s.ErrorContains)+" > 0")
 	}
 	return where
+}
+
+// contains is the SQL position of text in column (0: absent), text
+// passed as a parameter.
+func (q *runsQuery) contains(column, text string) string {
+	fn := "instr(" // SQLite
+	if q.mark == "$" {
+		fn = "strpos(" // Postgres
+	}
+	return fn + column + ", " + q.arg(text) + ")"
 }
 
 // list adds each value as a parameter and returns their markers, comma
