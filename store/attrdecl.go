@@ -54,7 +54,9 @@ type AttrDecl struct {
 }
 
 // AttrStore keeps the declarations of search attributes and the values
-// runs carry. A run's values are written with it: Run.Attrs at creation
+// runs carry. Attribute names are qualified by their namespace
+// (store/namespace.go), in declarations, values and conditions alike; a
+// namespace declares up to MaxAttrDecls. A run's values are written with it: Run.Attrs at creation
 // and Batch.Attrs after. Every method is safe for concurrent use.
 type AttrStore interface {
 	// CreateAttr declares d (a zero CreatedAt is now) and returns it as
@@ -82,8 +84,12 @@ type RunAttrs struct {
 
 // CheckAttrName checks an attribute's name: 1 to MaxAttrNameLen bytes of
 // letters, digits and - _ : @ (the characters of a run id), starting
-// with a letter.
-func CheckAttrName(name string) error {
+// with a letter, qualified by its namespace (store/namespace.go).
+func CheckAttrName(q string) error {
+	ns, name := SplitQualified(q)
+	if err := CheckNamespaceName(ns); err != nil {
+		return fmt.Errorf("attribute %q: %w", q, err)
+	}
 	switch {
 	case name == "":
 		return errors.New("attribute name is empty")

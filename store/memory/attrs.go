@@ -28,7 +28,13 @@ func (s *Store) CreateAttr(ctx context.Context, d store.AttrDecl) (store.AttrDec
 	if _, ok := s.decls[d.Name]; ok {
 		return store.AttrDecl{}, fmt.Errorf("memory store: create attribute %q: the name is taken: %w", d.Name, store.ErrConflict)
 	}
-	if len(s.decls) >= store.MaxAttrDecls {
+	n := 0
+	for name := range s.decls {
+		if store.NamespaceOf(name) == store.NamespaceOf(d.Name) {
+			n++
+		}
+	}
+	if n >= store.MaxAttrDecls {
 		return store.AttrDecl{}, fmt.Errorf("memory store: create attribute %q: %w (limit %d)", d.Name, store.ErrAttrLimit, store.MaxAttrDecls)
 	}
 	if s.decls == nil {

@@ -27,11 +27,11 @@ func (d *DB) CreateAttr(ctx context.Context, a store.AttrDecl) (store.AttrDecl, 
 			return err
 		}
 		var n int
-		if err := tx.QueryRow(ctx, `SELECT count(*) FROM attr_decls WHERE namespace = $1`, store.DefaultNamespace).Scan(&n); err != nil {
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM attr_decls WHERE namespace = $1`, store.NamespaceOf(a.Name)).Scan(&n); err != nil {
 			return err
 		}
 		tag, err := tx.Exec(ctx, `INSERT INTO attr_decls (namespace, name, type, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`,
-			store.DefaultNamespace, a.Name, string(a.Type), a.CreatedAt.UnixNano())
+			store.NamespaceOf(a.Name), a.Name, string(a.Type), a.CreatedAt.UnixNano())
 		switch {
 		case err != nil:
 			return err
@@ -53,7 +53,7 @@ func (d *DB) Attrs(ctx context.Context) ([]store.AttrDecl, error) {
 	if err := d.check(ctx); err != nil {
 		return nil, fmt.Errorf("postgres store: list attributes: %w", err)
 	}
-	rows, err := d.pool.Query(ctx, `SELECT `+rowscan.AttrDeclColumns+` FROM attr_decls WHERE namespace = $1 ORDER BY name`, store.DefaultNamespace)
+	rows, err := d.pool.Query(ctx, `SELECT `+rowscan.AttrDeclColumns+` FROM attr_decls ORDER BY name`)
 	if err != nil {
 		return nil, fmt.Errorf("postgres store: list attributes: %w", d.wrapClosed(err))
 	}
@@ -70,7 +70,7 @@ func (d *DB) DeleteAttr(ctx context.Context, name string) error {
 		return fmt.Errorf("postgres store: delete attribute %q: %w", name, store.ErrNotFound)
 	}
 	err := d.inTx(ctx, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `DELETE FROM attr_decls WHERE namespace = $1 AND name = $2`, store.DefaultNamespace, name)
+		tag, err := tx.Exec(ctx, `DELETE FROM attr_decls WHERE namespace = $1 AND name = $2`, store.NamespaceOf(name), name)
 		if err == nil && tag.RowsAffected() == 0 {
 			err = store.ErrNotFound
 		}

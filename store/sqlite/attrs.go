@@ -22,11 +22,11 @@ func (d *DB) CreateAttr(ctx context.Context, a store.AttrDecl) (store.AttrDecl, 
 	a.CreatedAt = time.Unix(0, nanos(a.CreatedAt, time.Now()))
 	err := d.write(&request{ctx: ctx, apply: func(w *wtx) error {
 		var n int
-		if err := w.tx.QueryRowContext(w.ctx, `SELECT count(*) FROM attr_decls WHERE namespace = ?`, store.DefaultNamespace).Scan(&n); err != nil {
+		if err := w.tx.QueryRowContext(w.ctx, `SELECT count(*) FROM attr_decls WHERE namespace = ?`, store.NamespaceOf(a.Name)).Scan(&n); err != nil {
 			return err
 		}
 		res, err := w.tx.ExecContext(w.ctx, `INSERT INTO attr_decls (namespace, name, type, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-			store.DefaultNamespace, a.Name, string(a.Type), a.CreatedAt.UnixNano())
+			store.NamespaceOf(a.Name), a.Name, string(a.Type), a.CreatedAt.UnixNano())
 		if err := inserted(res, err); err != nil {
 			return err
 		}
@@ -43,7 +43,7 @@ func (d *DB) CreateAttr(ctx context.Context, a store.AttrDecl) (store.AttrDecl, 
 
 // Attrs lists the declarations by name.
 func (d *DB) Attrs(ctx context.Context) ([]store.AttrDecl, error) {
-	rows, err := d.rdb.QueryContext(ctx, `SELECT `+rowscan.AttrDeclColumns+` FROM attr_decls WHERE namespace = ? ORDER BY name`, store.DefaultNamespace)
+	rows, err := d.rdb.QueryContext(ctx, `SELECT `+rowscan.AttrDeclColumns+` FROM attr_decls ORDER BY name`)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store: list attributes: %w", err)
 	}
@@ -65,7 +65,7 @@ func (d *DB) Attrs(ctx context.Context) ([]store.AttrDecl, error) {
 // DeleteAttr deletes a declaration and every run's value of it.
 func (d *DB) DeleteAttr(ctx context.Context, name string) error {
 	err := d.write(&request{ctx: ctx, apply: func(w *wtx) error {
-		res, err := w.tx.ExecContext(w.ctx, `DELETE FROM attr_decls WHERE namespace = ? AND name = ?`, store.DefaultNamespace, name)
+		res, err := w.tx.ExecContext(w.ctx, `DELETE FROM attr_decls WHERE namespace = ? AND name = ?`, store.NamespaceOf(name), name)
 		if err != nil {
 			return err
 		}

@@ -63,6 +63,20 @@ func testAttrDecls(t *testing.T, s store.Store) {
 	if _, err := s.CreateAttr(ctx, store.AttrDecl{Name: "over", Type: store.AttrBool}); !errors.Is(err, store.ErrAttrLimit) {
 		t.Fatalf("CreateAttr past MaxAttrDecls: %v, want ErrAttrLimit", err)
 	}
+	// Another namespace has its own declarations, and its own limit.
+	if _, err := s.CreateAttr(ctx, store.AttrDecl{Name: "acme/customer", Type: store.AttrString}); err != nil {
+		t.Fatalf("CreateAttr(acme/customer) with namespace default full: %v; want it declared (a limit per namespace)", err)
+	}
+	if _, err := s.CreateAttr(ctx, store.AttrDecl{Name: "bad ns/x", Type: store.AttrString}); err == nil {
+		t.Error("CreateAttr of a name qualified by a bad namespace = nil error, want a refusal")
+	}
+	if err := s.DeleteAttr(ctx, "acme/customer"); err != nil {
+		t.Fatal(err)
+	}
+	ds, err = s.Attrs(ctx)
+	if err != nil || len(ds) != store.MaxAttrDecls || ds[len(ds)-1].Name != "customer" {
+		t.Errorf("after deleting acme/customer: %d declarations, %v; want default's %d, customer kept", len(ds), err, store.MaxAttrDecls)
+	}
 }
 
 // testRunAttrs: values written with a run's creation and by batches are
