@@ -85,6 +85,13 @@ func (h *Host) StartBatch(ctx context.Context, o BatchOptions) (store.BatchJob, 
 	if err != nil {
 		return store.BatchJob{}, err
 	}
+	return h.startBatch(ctx, o, f, "")
+}
+
+// startBatch is StartBatch of the parsed filter f, with an id that
+// starts with prefix (a namespace's: the batch acts on its runs only).
+func (h *Host) startBatch(ctx context.Context, o BatchOptions, f store.RunFilter, prefix string) (store.BatchJob, error) {
+	now := time.Now()
 	a, ok := h.batchAction(o.Action)
 	if !ok {
 		return store.BatchJob{}, invalidf("batch action %q: want one of %s", o.Action, batchActionNames())
@@ -100,9 +107,9 @@ func (h *Host) StartBatch(ctx context.Context, o BatchOptions) (store.BatchJob, 
 	if !(o.Rate >= MinBatchRate && o.Rate <= MaxBatchRate) {
 		return store.BatchJob{}, invalidf("batch rate %v: want from %v to %v runs per second", o.Rate, MinBatchRate, MaxBatchRate)
 	}
-	j := store.BatchJob{ID: "batch-" + now.UTC().Format("20060102T150405Z") + "-" + randomHex(8), Where: store.CleanText(o.Where),
+	j := store.BatchJob{ID: prefix + "batch-" + now.UTC().Format("20060102T150405Z") + "-" + randomHex(8), Where: store.CleanText(o.Where),
 		Filter: runfilter.Format(f), Action: o.Action, Args: o.Args, Rate: o.Rate, Before: now.UnixNano(), CreatedAt: now}
-	j, err = h.cfg.Store.CreateBatchJob(ctx, j)
+	j, err := h.cfg.Store.CreateBatchJob(ctx, j)
 	if err != nil {
 		return store.BatchJob{}, fmt.Errorf("start a batch: %w", err)
 	}
@@ -121,6 +128,15 @@ func (h *Host) DryRunBatch(ctx context.Context, where string, limit int) (runs [
 	if err != nil {
 		return nil, false, err
 	}
+	if f, err = scopeFilter(store.DefaultNamespace, f); err != nil { // as the batch's id is
+		return nil, false, err
+	}
+	return h.dryRun(ctx, f, limit)
+}
+
+// dryRun is DryRunBatch of the parsed filter f.
+func (h *Host) dryRun(ctx context.Context, f store.RunFilter, limit int) (runs []store.Run, more bool, err error) {
+	now := time.Now()
 	if limit <= 0 || limit > MaxDryRun {
 		limit = MaxDryRun
 	}

@@ -64,6 +64,10 @@ func (h *Host) driveBatch(ctx context.Context, j store.BatchJob, ttl time.Durati
 	d := &batchDrive{h: h, j: j, ttl: ttl}
 	a, ok := h.batchAction(j.Action)
 	f, err := runfilter.Parse(j.Filter, j.CreatedAt)
+	if err == nil {
+		// The batch acts on the runs of its own namespace (viewlists.go).
+		f, err = scopeFilter(store.NamespaceOf(j.ID), f)
+	}
 	switch {
 	case !ok:
 		return d.end(ctx, store.BatchFailed, fmt.Sprintf("this worker has no batch action %q", j.Action))

@@ -96,11 +96,15 @@ func (h *Host) deploy(ctx context.Context, name, label string, wasm []byte) (sto
 		return store.Module{}, err
 	}
 	wfs, schemas, err := h.describe(ctx, label, e)
-	mod := store.Module{Hash: hash, Name: name, Bytes: wasm, ABIVersion: abi.Version, Workflows: wfs, InputSchemas: schemas, CreatedAt: time.Now()}
+	ns, local := store.SplitQualified(name)
+	if local == "" {
+		name = "" // "NS/": unnamed, in namespace NS
+	}
+	mod := store.Module{Hash: hash, Name: name, Namespace: ns, Bytes: wasm, ABIVersion: abi.Version, Workflows: wfs, InputSchemas: schemas, CreatedAt: time.Now()}
 	if err == nil && !stored {
 		err = h.putModule(ctx, label, mod)
-	} else if err == nil && name != "" {
-		err = h.cfg.Store.PutModule(ctx, mod)
+	} else if err == nil {
+		err = h.cfg.Store.PutModule(ctx, mod) // the name, and the namespace as an owner
 	}
 	if err != nil {
 		h.modules.Discard(e)

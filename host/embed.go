@@ -202,6 +202,9 @@ type SubscribeOptions struct {
 	// RunID, if set, selects the events of that run only (not those of
 	// its child runs, whose ids are "{run}.{key}").
 	RunID string
+	// namespace, set by a namespace's view (view.go), selects the events
+	// of that namespace's runs, with their run ids local.
+	namespace string
 }
 
 // Subscription receives run events on C until Close.
@@ -213,6 +216,7 @@ type Subscription struct {
 	h       *Host
 	ch      chan Event
 	run     string
+	ns      string // SubscribeOptions.namespace
 	dropped atomic.Uint64
 	closed  bool // under h.emb.smu
 }
@@ -228,7 +232,7 @@ func (h *Host) Subscribe(o SubscribeOptions) *Subscription {
 	if o.Buffer <= 0 {
 		o.Buffer = 1024
 	}
-	s := &Subscription{h: h, ch: make(chan Event, o.Buffer), run: o.RunID}
+	s := &Subscription{h: h, ch: make(chan Event, o.Buffer), run: o.RunID, ns: o.namespace}
 	s.C = s.ch
 	e := &h.emb
 	e.smu.Lock()
@@ -274,6 +278,14 @@ func (h *Host) emit(ev Event) {
 	for s := range e.subs {
 		if s.run != "" && s.run != ev.RunID {
 			continue
+		}
+		ev := ev
+		if s.ns != "" {
+			ns, local := store.SplitQualified(ev.RunID)
+			if ns != s.ns {
+				continue
+			}
+			ev.RunID = local
 		}
 		select {
 		case s.ch <- ev:

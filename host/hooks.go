@@ -63,10 +63,11 @@ type Delivery struct {
 }
 
 // HookRunID returns the id of the run a delivery with an idempotency key
-// starts: "hook:{name}:{first 32 hex digits of sha256(key)}".
+// to the hook of qualified name starts: "hook:{name}:{first 32 hex
+// digits of sha256(key)}" in the hook's namespace.
 func HookRunID(name, key string) string {
 	sum := sha256.Sum256([]byte(key))
-	return "hook:" + name + ":" + hex.EncodeToString(sum[:16])
+	return store.HookRunIDPrefix(name) + hex.EncodeToString(sum[:16])
 }
 
 // CreateHook stores a hook. A hook of the same name existing fails with
@@ -201,7 +202,7 @@ func (h *Host) acceptDelivery(ctx context.Context, hk store.Hook, d Delivery) (s
 func (h *Host) startDelivery(ctx context.Context, hk store.Hook, d Delivery) (store.Run, bool, error) {
 	name := hk.Name
 	key := d.Header.Get(IdempotencyHeader)
-	id := "hook:" + name + ":" + randomHex(16)
+	id := store.HookRunIDPrefix(name) + randomHex(16)
 	if key != "" {
 		id = HookRunID(name, key)
 		if r, err := h.cfg.Store.Run(ctx, id); err == nil {

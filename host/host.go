@@ -478,7 +478,10 @@ func (h *Host) activity(name string) activity.Func {
 // Deploy validates a module (it must be wasm within Config.ModuleLimits,
 // compile within Config.CompileTimeout, speak ABI v1 and register at
 // least one workflow), stores it by the sha256 of its bytes within
-// Config.MaxStoredModuleBytes and returns its record. Deploying the same
+// Config.MaxStoredModuleBytes and returns its record. name is qualified
+// by its namespace (store/namespace.go), which then owns the module;
+// "NS/" stores it unnamed in namespace NS, "" unnamed in namespace
+// default. Deploying the same
 // bytes again is idempotent. At most Config.MaxConcurrentDeploys deploys
 // run at once; the others wait (while ctx lasts). A limit's error is a
 // *ModuleError wrapping a *LimitError.

@@ -122,11 +122,14 @@ func (h *Host) resetID(ctx context.Context, from, given string) (string, error) 
 		if err := validRunID(given, false); err != nil {
 			return "", invalidf("reset %s: --id: %w", from, err)
 		}
+		if ns := store.NamespaceOf(from); store.NamespaceOf(given) != ns {
+			return "", invalidf("reset %s: --id %s: the new run must be in the reset run's namespace, %s", from, given, ns)
+		}
 		return given, nil
 	}
 	for n := 1; ; n++ {
 		id := ResetRunID(from, n)
-		if len(id) > MaxRunIDLen {
+		if _, local := store.SplitQualified(id); len(local) > MaxRunIDLen {
 			return "", invalidf("reset %s: the id a reset mints, %.40q…, is longer than %d characters: give the new run's id", from, id, MaxRunIDLen)
 		}
 		_, err := h.cfg.Store.Run(ctx, id)

@@ -43,9 +43,14 @@ type PruneReport struct {
 // deletes nothing and counts what it would delete. Work's pruner calls
 // it; `skein runs prune` and POST /v1/runs/prune too.
 func (h *Host) Prune(ctx context.Context, before time.Time, dryRun bool) (PruneReport, error) {
+	return h.prune(ctx, "", before, dryRun)
+}
+
+// prune is Prune of the runs of namespace ns ("": every namespace).
+func (h *Host) prune(ctx context.Context, ns string, before time.Time, dryRun bool) (PruneReport, error) {
 	rep := PruneReport{Before: before, DryRun: dryRun}
 	if dryRun {
-		res, err := h.cfg.Store.PruneRuns(ctx, before.UnixNano(), 0, true)
+		res, err := h.cfg.Store.PruneRuns(ctx, ns, before.UnixNano(), 0, true)
 		if err != nil {
 			return rep, fmt.Errorf("prune runs ended before %s (dry run): %w", before.UTC().Format(time.RFC3339), err)
 		}
@@ -54,7 +59,7 @@ func (h *Host) Prune(ctx context.Context, before time.Time, dryRun bool) (PruneR
 		return rep, nil
 	}
 	for {
-		res, err := h.cfg.Store.PruneRuns(ctx, before.UnixNano(), store.DefaultPruneBatch, false)
+		res, err := h.cfg.Store.PruneRuns(ctx, ns, before.UnixNano(), store.DefaultPruneBatch, false)
 		if err != nil {
 			return rep, fmt.Errorf("prune runs ended before %s (after %d runs in %d batches): %w",
 				before.UTC().Format(time.RFC3339), rep.Runs, rep.Batches, err)

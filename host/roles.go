@@ -17,6 +17,8 @@ import (
 // HTTP server (package server) needs nothing more. It executes nothing:
 // runs execute where a Worker works.
 type Client interface {
+	// In returns the view of namespace ns (view.go).
+	In(ns string) (Client, error)
 	Deploy(ctx context.Context, name string, wasm []byte) (store.Module, error)
 	DeployReader(ctx context.Context, name string, r io.Reader, size int64) (store.Module, error)
 	Start(ctx context.Context, o StartOptions) (store.Run, error)

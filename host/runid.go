@@ -27,9 +27,14 @@ func runIDChar(c byte) bool {
 // schedule's slot or a delivery's run before it happens.
 var ReservedRunIDPrefixes = []string{"sched:", "hook:"}
 
-// validRunID checks a run id given to Start; reserved allows the
-// ReservedRunIDPrefixes (a schedule's own start).
-func validRunID(id string, reserved bool) error {
+// validRunID checks a run id given to Start, qualified by its namespace
+// (store/namespace.go); reserved allows the ReservedRunIDPrefixes (a
+// schedule's own start).
+func validRunID(q string, reserved bool) error {
+	ns, id := store.SplitQualified(q)
+	if err := store.CheckNamespaceName(ns); err != nil {
+		return fmt.Errorf("run id %q: %w", q, err)
+	}
 	if id == "" {
 		return fmt.Errorf("run id is empty")
 	}
@@ -56,7 +61,15 @@ func validRunID(id string, reserved bool) error {
 // and dots. Otherwise {root}.~{hash}, with 96 bits of the sha256 of the
 // path (root cut to fit), so that deep trees and exotic step names still
 // give ids within the rule. Either form is a pure function of the tree.
+// A child is in its parent's namespace: the rule applies to the local
+// part of the id (store/namespace.go).
 func ChildRunID(parent, key string) string {
+	ns, local := store.SplitQualified(parent)
+	return store.Qualify(ns, childLocalID(local, key))
+}
+
+// childLocalID is ChildRunID within one namespace.
+func childLocalID(parent, key string) string {
 	root, rel, _ := strings.Cut(parent, ".")
 	path := key
 	if rel != "" {

@@ -61,8 +61,13 @@ func ScheduleRunID(name string, slot time.Time) string {
 	return store.ScheduleRunID(name, slot)
 }
 
-// validName checks a schedule or hook name.
-func validName(what, name string) error {
+// validName checks a schedule or hook name, qualified by its namespace
+// (store/namespace.go).
+func validName(what, q string) error {
+	ns, name := store.SplitQualified(q)
+	if err := store.CheckNamespaceName(ns); err != nil {
+		return invalidf("%s %q: %w", what, q, err)
+	}
 	if name == "" || len(name) > MaxScheduleNameLen {
 		return invalidf("%s name %q: want 1 to %d characters", what, name, MaxScheduleNameLen)
 	}
@@ -245,6 +250,6 @@ func (h *Host) TriggerSchedule(ctx context.Context, name string) (store.Run, err
 	}
 	var b [3]byte
 	rand.Read(b[:])
-	id := "sched:" + name + "@trigger-" + time.Now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
+	id := store.ScheduleRunIDPrefix(name) + "trigger-" + time.Now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
 	return h.Start(ctx, StartOptions{Module: sc.Module, Workflow: sc.Workflow, Input: sc.Input, ID: id, reserved: true})
 }

@@ -59,12 +59,15 @@ func Qualify(ns, local string) string {
 }
 
 // SplitQualified returns the namespace and the local part of a qualified
-// id or name (Qualify's inverse).
+// id or name (Qualify's inverse). Only a '/' before any '.' separates a
+// namespace: an op's full id "{run}.{key}" may hold a '/' in its key (a
+// step's name), and a namespace's name holds no '.'.
 func SplitQualified(q string) (ns, local string) {
-	if ns, local, ok := strings.Cut(q, NamespaceSep); ok {
-		return ns, local
+	i := strings.IndexByte(q, NamespaceSep[0])
+	if i < 0 || strings.IndexByte(q[:i], '.') >= 0 {
+		return DefaultNamespace, q
 	}
-	return DefaultNamespace, q
+	return q[:i], q[i+1:]
 }
 
 // NamespaceOf returns the namespace of a qualified id or name.

@@ -72,12 +72,12 @@ func (e *KeptError) Unwrap() error { return ErrRunNeeded }
 // deletes a run with all that belongs to it: its outcomes, settlements,
 // attempts, lease history and activity tasks.
 type PruneStore interface {
-	// PruneRuns deletes the runs that may be pruned at before (unix ns),
-	// up to limit of them in one transaction (<= 0: all), and returns
-	// them; with dryRun it deletes nothing and returns what it would
+	// PruneRuns deletes the runs of namespace ns ("": of every
+	// namespace) that may be pruned at before (unix ns), up to limit of
+	// them in one transaction (<= 0: all), and returns them; with dryRun it deletes nothing and returns what it would
 	// delete. A chain is deleted whole in one call, so a call may delete
 	// more than limit runs when a chain is longer than that.
-	PruneRuns(ctx context.Context, before int64, limit int, dryRun bool) (PruneResult, error)
+	PruneRuns(ctx context.Context, ns string, before int64, limit int, dryRun bool) (PruneResult, error)
 	// DeleteRun deletes one run that has ended, with all that belongs to
 	// it. An unknown run fails with ErrNotFound; a run the rules keep
 	// with a *KeptError (ErrRunNeeded) naming the rule.
@@ -147,10 +147,11 @@ type Relatives struct {
 	SlotOf string
 }
 
-// ScheduleRunID returns the id of the run a schedule starts for a slot:
-// "sched:{name}@{slot in UTC, RFC 3339}" (host.ScheduleRunID).
+// ScheduleRunID returns the id of the run the schedule of qualified name
+// starts for a slot: "sched:{name}@{slot in UTC, RFC 3339}" in the
+// schedule's namespace (host.ScheduleRunID).
 func ScheduleRunID(name string, slot time.Time) string {
-	return "sched:" + name + "@" + slot.UTC().Format(time.RFC3339)
+	return ScheduleRunIDPrefix(name) + slot.UTC().Format(time.RFC3339)
 }
 
 // SlotRuns returns the ids of the runs of the schedules' latest started

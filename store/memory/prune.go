@@ -10,7 +10,7 @@ import (
 
 // PruneRuns deletes up to limit runs that may be pruned at before. See
 // store.PruneStore.
-func (s *Store) PruneRuns(ctx context.Context, before int64, limit int, dryRun bool) (store.PruneResult, error) {
+func (s *Store) PruneRuns(ctx context.Context, ns string, before int64, limit int, dryRun bool) (store.PruneResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.check(ctx); err != nil {
@@ -46,7 +46,7 @@ func (s *Store) PruneRuns(ctx context.Context, before int64, limit int, dryRun b
 	for _, st := range store.TerminalStatuses() {
 		var of []*store.Run
 		for _, rec := range s.runs {
-			if r := &rec.run; r.Status == st && r.UpdatedAt.UnixNano() < before && mayGo(store.ChainRoot(r.ID)) {
+			if r := &rec.run; r.Status == st && r.UpdatedAt.UnixNano() < before && (ns == "" || store.NamespaceOf(r.ID) == ns) && mayGo(store.ChainRoot(r.ID)) {
 				of = append(of, r)
 			}
 		}

@@ -39,12 +39,12 @@ func queryOn(ctx context.Context, q querier) rowscan.Query {
 
 // PruneRuns deletes up to limit runs that may be pruned at before. See
 // store.PruneStore.
-func (d *DB) PruneRuns(ctx context.Context, before int64, limit int, dryRun bool) (store.PruneResult, error) {
+func (d *DB) PruneRuns(ctx context.Context, ns string, before int64, limit int, dryRun bool) (store.PruneResult, error) {
 	if dryRun {
 		if err := d.check(ctx); err != nil {
 			return store.PruneResult{}, fmt.Errorf("postgres store: prune runs (dry run): %w", err)
 		}
-		res, err := rowscan.PrunePlan(queryOn(ctx, d.pool), "$", before, limit)
+		res, err := rowscan.PrunePlan(queryOn(ctx, d.pool), "$", ns, before, limit)
 		if err != nil {
 			return store.PruneResult{}, fmt.Errorf("postgres store: prune runs (dry run): %w", d.wrapClosed(err))
 		}
@@ -53,7 +53,7 @@ func (d *DB) PruneRuns(ctx context.Context, before int64, limit int, dryRun bool
 	var res store.PruneResult
 	err := d.inTx(ctx, func(tx pgx.Tx) error {
 		var err error
-		if res, err = rowscan.PrunePlan(queryOn(ctx, tx), "$", before, limit); err != nil || len(res.IDs) == 0 {
+		if res, err = rowscan.PrunePlan(queryOn(ctx, tx), "$", ns, before, limit); err != nil || len(res.IDs) == 0 {
 			return err
 		}
 		// Only an ended run: a failed one that Host.Resume took up

@@ -37,9 +37,9 @@ func queryOn[R rowsOf](ctx context.Context, q interface {
 
 // PruneRuns deletes up to limit runs that may be pruned at before. See
 // store.PruneStore.
-func (d *DB) PruneRuns(ctx context.Context, before int64, limit int, dryRun bool) (store.PruneResult, error) {
+func (d *DB) PruneRuns(ctx context.Context, ns string, before int64, limit int, dryRun bool) (store.PruneResult, error) {
 	if dryRun {
-		res, err := rowscan.PrunePlan(queryOn(ctx, d.rdb), "?", before, limit)
+		res, err := rowscan.PrunePlan(queryOn(ctx, d.rdb), "?", ns, before, limit)
 		if err != nil {
 			return store.PruneResult{}, fmt.Errorf("sqlite store: prune runs (dry run): %w", err)
 		}
@@ -48,7 +48,7 @@ func (d *DB) PruneRuns(ctx context.Context, before int64, limit int, dryRun bool
 	var res store.PruneResult
 	err := d.write(&request{ctx: ctx, apply: func(w *wtx) error {
 		var err error
-		if res, err = rowscan.PrunePlan(queryOn(w.ctx, w.tx), "?", before, limit); err != nil {
+		if res, err = rowscan.PrunePlan(queryOn(w.ctx, w.tx), "?", ns, before, limit); err != nil {
 			return err
 		}
 		for _, id := range res.IDs {

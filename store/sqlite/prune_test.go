@@ -59,7 +59,7 @@ func TestPruneFreesPages(t *testing.T) {
 	}
 	fillRuns(t, d, "r", 100)
 	full := pragma(t, path, "page_count")
-	res, err := d.PruneRuns(t.Context(), 2, 0, false)
+	res, err := d.PruneRuns(t.Context(), "", 2, 0, false)
 	if err != nil || len(res.IDs) != 100 {
 		t.Fatalf("PruneRuns = %d runs, %v; want 100", len(res.IDs), err)
 	}

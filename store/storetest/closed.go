@@ -52,8 +52,8 @@ func CheckClosed(t *testing.T, s store.Store, want error) {
 		"Tasks":        func() error { _, err := s.Tasks(ctx, "r"); return err },
 		"Task":         func() error { _, err := s.Task(ctx, "r", "k"); return err },
 		"TaskQueues":   func() error { _, err := s.TaskQueues(ctx); return err },
-		"PruneRuns":    func() error { _, err := s.PruneRuns(ctx, 1, 1, false); return err },
-		"PruneDryRun":  func() error { _, err := s.PruneRuns(ctx, 1, 1, true); return err },
+		"PruneRuns":    func() error { _, err := s.PruneRuns(ctx, "", 1, 1, false); return err },
+		"PruneDryRun":  func() error { _, err := s.PruneRuns(ctx, "", 1, 1, true); return err },
 		"DeleteRun":    func() error { return s.DeleteRun(ctx, "r") },
 		"CreateBatchJob": func() error {
 			_, err := s.CreateBatchJob(ctx, store.BatchJob{ID: "b", Action: "cancel"})

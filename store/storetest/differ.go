@@ -350,9 +350,10 @@ func (d *differ) pruneStep(what func(op string, args ...any) string) {
 	ctx, rng := d.t.Context(), d.rng
 	if rng.IntN(2) == 0 {
 		before, limit, dry := diffTS(rng.IntN(4)).UnixNano(), rng.IntN(4)-1, rng.IntN(3) == 0
-		r1, err1 := d.got.PruneRuns(ctx, before, limit, dry)
-		r2, err2 := d.ref.PruneRuns(ctx, before, limit, dry)
-		d.compare(what("PruneRuns", before, limit, dry), r1, err1, r2, err2)
+		ns := []string{"", store.DefaultNamespace}[rng.IntN(2)]
+		r1, err1 := d.got.PruneRuns(ctx, ns, before, limit, dry)
+		r2, err2 := d.ref.PruneRuns(ctx, ns, before, limit, dry)
+		d.compare(what("PruneRuns", ns, before, limit, dry), r1, err1, r2, err2)
 		return
 	}
 	id := d.runID()

@@ -46,7 +46,7 @@ func endedRun(t *testing.T, s store.Store, id, parent string, status store.RunSt
 // mustPrune prunes at the horizon and checks the runs it names.
 func mustPrune(t *testing.T, s store.Store, limit int, dryRun bool, want ...string) store.PruneResult {
 	t.Helper()
-	res, err := s.PruneRuns(t.Context(), pruneHorizon, limit, dryRun)
+	res, err := s.PruneRuns(t.Context(), "", pruneHorizon, limit, dryRun)
 	if err != nil {
 		t.Fatalf("PruneRuns(limit %d, dry run %v): %v", limit, dryRun, err)
 	}

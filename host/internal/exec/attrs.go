@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/skeinrun/skein/abi"
 	"github.com/skeinrun/skein/host/internal/sched"
@@ -102,12 +103,44 @@ func (x *Exec) setAttrs(ctx context.Context, vs map[string]any) (sched.Outcome, 
 			return sched.Outcome{}, fmt.Errorf("read the attribute declarations: %w", err)
 		}
 	}
-	typed, err := store.TypedAttrs(decls, vs)
+	// The names are the run's namespace's (store/namespace.go); the
+	// journal records them as the workflow gave them.
+	ns := store.NamespaceOf(x.rs.Run.ID)
+	if x.h.Simulator() != nil {
+		ns = store.DefaultNamespace
+	}
+	typed, err := store.TypedAttrs(decls, qualifyNames(ns, vs))
 	if err != nil {
-		return errOutcome(err.Error()), nil
+		msg := err.Error() // naming the attribute as the workflow does
+		if p := store.NamespacePrefix(ns); p != "" {
+			msg = strings.ReplaceAll(msg, `"`+p, `"`)
+		}
+		return errOutcome(msg), nil
 	}
 	x.rs.Batch.Attrs = append(x.rs.Batch.Attrs, store.RunAttrs{RunID: x.rs.Run.ID, Values: typed})
-	return sched.Outcome{OK: true, Value: store.AttrsJSON(typed)}, nil
+	return sched.Outcome{OK: true, Value: store.AttrsJSON(localNames(typed))}, nil
+}
+
+// qualifyNames returns vs with its names qualified by namespace ns.
+func qualifyNames[T any](ns string, vs map[string]T) map[string]T {
+	if ns == store.DefaultNamespace {
+		return vs
+	}
+	out := make(map[string]T, len(vs))
+	for k, v := range vs {
+		out[store.Qualify(ns, k)] = v
+	}
+	return out
+}
+
+// localNames returns vs with its qualified names local.
+func localNames[T any](vs map[string]T) map[string]T {
+	out := make(map[string]T, len(vs))
+	for k, v := range vs {
+		_, l := store.SplitQualified(k)
+		out[l] = v
+	}
+	return out
 }
 
 // simAttrs declares each value with the type of its JSON form: a bool,

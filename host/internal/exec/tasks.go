@@ -27,7 +27,9 @@ func (rs *RunState) queueTask(h Host, c activityCall) {
 		return
 	}
 	rs.Remote[c.key] = time.Now().UnixNano()
-	t := store.Task{RunID: rs.Run.ID, Key: c.key, Name: c.name, Input: c.input,
+	// The task is named in the run's namespace: only that namespace's
+	// workers claim it (store/namespace.go).
+	t := store.Task{RunID: rs.Run.ID, Key: c.key, Name: store.Qualify(store.NamespaceOf(rs.Run.ID), c.name), Input: c.input,
 		Options: abi.AppendOpOptions(nil, c.opts), Timeout: int64(c.opts.Timeout), Attempt: c.attempt}
 	if tr := h.Config().Tracer; tr != nil {
 		t.TraceParent = tr.OpTraceparent(rs.Run, c.key) // its attempts' spans are the op's children

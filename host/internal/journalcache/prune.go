@@ -8,8 +8,8 @@ import (
 
 // PruneRuns forgets the journals of the runs it deleted: a run started
 // later under the same id has a journal of its own.
-func (s *Store) PruneRuns(ctx context.Context, before int64, limit int, dryRun bool) (store.PruneResult, error) {
-	res, err := s.Store.PruneRuns(ctx, before, limit, dryRun)
+func (s *Store) PruneRuns(ctx context.Context, ns string, before int64, limit int, dryRun bool) (store.PruneResult, error) {
+	res, err := s.Store.PruneRuns(ctx, ns, before, limit, dryRun)
 	if err == nil && !dryRun {
 		s.c.forget(res.IDs...)
 	}

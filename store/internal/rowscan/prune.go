@@ -32,9 +32,11 @@ func terminalIn() string {
 // pruneCandidatesSQL selects the runs of one terminal status that may be
 // pruned at a horizon (store.PruneStore's rules), by end time then id,
 // with the size of their chain. Its parameters: the status, the horizon
-// (twice), the limit. The runs' chain column is store.ChainRoot of
-// their id.
-func pruneCandidatesSQL(mark string, kept int) string {
+// (twice), the limit, the kept chains, then the bounds of the ids of
+// namespace ns when it is neither empty (all) nor default (ids without
+// '/'; pruneBounds). The runs' chain column is store.ChainRoot of their
+// id.
+func pruneCandidatesSQL(mark string, kept int, ns string) string {
 	t := terminalIn()
 	notKept := ""
 	if kept > 0 {
@@ -43,6 +45,14 @@ func pruneCandidatesSQL(mark string, kept int) string {
 			ms[i] = mark + strconv.Itoa(5+i)
 		}
 		notKept = "\nAND r.chain NOT IN (" + strings.Join(ms, ", ") + ")"
+	}
+	switch {
+	case ns == store.DefaultNamespace && mark == "$":
+		notKept += "\nAND strpos(r.id, '/') = 0"
+	case ns == store.DefaultNamespace:
+		notKept += "\nAND instr(r.id, '/') = 0"
+	case ns != "":
+		notKept += "\nAND r.id >= " + mark + strconv.Itoa(5+kept) + " AND r.id < " + mark + strconv.Itoa(6+kept)
 	}
 	return `SELECT r.id, r.chain, (SELECT count(*) FROM runs n WHERE n.chain = r.chain) FROM runs r
 WHERE r.status = ` + mark + `1 AND r.updated_at < ` + mark + `2
@@ -72,9 +82,10 @@ func slotRuns(query Query) (map[string]string, error) {
 }
 
 // PrunePlan finds the batch of store.PruneStore.PruneRuns at before
-// (store.PlanPrune) with query; mark is the parameter prefix, "?" or
-// "$". The caller deletes the runs (or, for a dry run, does not).
-func PrunePlan(query Query, mark string, before int64, limit int) (store.PruneResult, error) {
+// (store.PlanPrune) of namespace ns ("": all) with query; mark is the
+// parameter prefix, "?" or "$". The caller deletes the runs (or, for a
+// dry run, does not).
+func PrunePlan(query Query, mark, ns string, before int64, limit int) (store.PruneResult, error) {
 	type cand struct {
 		id, chain string
 		size      int64
@@ -85,7 +96,7 @@ func PrunePlan(query Query, mark string, before int64, limit int) (store.PruneRe
 		return store.PruneResult{}, err
 	}
 	kept := slices.Sorted(maps.Keys(slots))
-	candSQL := pruneCandidatesSQL(mark, len(kept))
+	candSQL := pruneCandidatesSQL(mark, len(kept), ns)
 	for _, st := range store.TerminalStatuses() {
 		n := int64(math.MaxInt64)
 		if limit > 0 {
@@ -97,6 +108,9 @@ func PrunePlan(query Query, mark string, before int64, limit int) (store.PruneRe
 		args := []any{string(st), before, before, n}
 		for _, id := range kept {
 			args = append(args, id)
+		}
+		if p := store.NamespacePrefix(ns); p != "" {
+			args = append(args, p, store.PrefixEnd(p))
 		}
 		err := query(candSQL, args, func(s Scanner) error {
 			var c cand
