@@ -30,7 +30,7 @@ func (a *api) createAttr(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	d, err := a.h.CreateAttribute(r.Context(), req.Name, store.AttrType(req.Type))
+	d, err := a.c(r).CreateAttribute(r.Context(), req.Name, store.AttrType(req.Type))
 	if err != nil {
 		a.failNamed(w, r, "search attribute", err)
 		return
@@ -39,7 +39,7 @@ func (a *api) createAttr(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *api) attrs(w http.ResponseWriter, r *http.Request) {
-	ds, err := a.h.Attributes(r.Context())
+	ds, err := a.c(r).Attributes(r.Context())
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -52,7 +52,7 @@ func (a *api) attrs(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *api) deleteAttr(w http.ResponseWriter, r *http.Request) {
-	if err := a.h.DeleteAttribute(r.Context(), r.PathValue("name")); err != nil {
+	if err := a.c(r).DeleteAttribute(r.Context(), r.PathValue("name")); err != nil {
 		a.failNamed(w, r, "search attribute", err)
 		return
 	}
@@ -70,7 +70,7 @@ func (a *api) attrFilter(r *http.Request, q url.Values, f *store.RunFilter) erro
 		}
 		if decls == nil {
 			var err error
-			if decls, err = a.h.Attributes(r.Context()); err != nil {
+			if decls, err = a.c(r).Attributes(r.Context()); err != nil {
 				return err
 			}
 		}
@@ -105,7 +105,7 @@ func (a *api) withAttrs(r *http.Request, runs []Run) error {
 	for i := range runs {
 		ids[i] = runs[i].ID
 	}
-	m, err := a.h.RunAttributes(r.Context(), ids...)
+	m, err := a.c(r).RunAttributes(r.Context(), ids...)
 	if err != nil {
 		return err
 	}

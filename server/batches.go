@@ -47,7 +47,7 @@ func (a *api) startBatch(w http.ResponseWriter, r *http.Request) {
 			a.failBatch(w, r, badRequest("batch action %q: want one of the actions (docs/operations.md, \"Bulk actions\")", req.Action))
 			return
 		}
-		rs, more, err := a.h.DryRunBatch(r.Context(), req.Where, req.Limit)
+		rs, more, err := a.c(r).DryRunBatch(r.Context(), req.Where, req.Limit)
 		if err != nil {
 			a.failBatch(w, r, err)
 			return
@@ -59,7 +59,7 @@ func (a *api) startBatch(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, d)
 		return
 	}
-	j, err := a.h.StartBatch(r.Context(), host.BatchOptions{Where: req.Where, Action: req.Action, Args: req.Args, Rate: req.Rate})
+	j, err := a.c(r).StartBatch(r.Context(), host.BatchOptions{Where: req.Where, Action: req.Action, Args: req.Args, Rate: req.Rate})
 	if err != nil {
 		a.failBatch(w, r, err)
 		return
@@ -78,7 +78,7 @@ func (a *api) batches(w http.ResponseWriter, r *http.Request) {
 		}
 		limit = n
 	}
-	js, err := a.h.Batches(r.Context(), limit)
+	js, err := a.c(r).Batches(r.Context(), limit)
 	if err != nil {
 		a.failBatch(w, r, err)
 		return
@@ -92,7 +92,7 @@ func (a *api) batches(w http.ResponseWriter, r *http.Request) {
 
 // batch: GET /v1/batches/{id}.
 func (a *api) batch(w http.ResponseWriter, r *http.Request) {
-	j, err := a.h.Batch(r.Context(), r.PathValue("id"))
+	j, err := a.c(r).Batch(r.Context(), r.PathValue("id"))
 	if err != nil {
 		a.failBatch(w, r, err)
 		return
@@ -108,7 +108,7 @@ func (a *api) cancelBatch(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	j, err := a.h.CancelBatch(r.Context(), r.PathValue("id"), req.Reason)
+	j, err := a.c(r).CancelBatch(r.Context(), r.PathValue("id"), req.Reason)
 	if err != nil {
 		a.failBatch(w, r, err)
 		return

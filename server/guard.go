@@ -121,8 +121,8 @@ func (e *bodyTimeoutError) Error() string {
 
 func (e *bodyTimeoutError) Unwrap() error { return e.err }
 
-// guard wraps mux in the checks above.
-func (a *api) guard(mux *http.ServeMux) http.Handler {
+// guard wraps next, which serves mux's routes, in the checks above.
+func (a *api) guard(mux *http.ServeMux, next http.Handler) http.Handler {
 	// Digests of equal length: the comparison's time says nothing about
 	// the token's length.
 	want := sha256.Sum256([]byte("Bearer " + a.o.Token))
@@ -154,7 +154,7 @@ func (a *api) guard(mux *http.ServeMux) http.Handler {
 			a.fail(w, r, err)
 			return
 		}
-		mux.ServeHTTP(w, r)
+		next.ServeHTTP(w, r)
 	})
 }
 

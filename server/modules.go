@@ -45,9 +45,9 @@ func (a *api) deploy(w http.ResponseWriter, r *http.Request) {
 			msg: "empty request body: send the .wasm file's bytes as the body"})
 		return
 	}
-	_, err = a.h.Module(r.Context(), hex.EncodeToString(sum.Sum(nil)))
+	_, err = a.c(r).Module(r.Context(), hex.EncodeToString(sum.Sum(nil)))
 	existed := err == nil
-	m, err := a.h.DeployReader(r.Context(), r.URL.Query().Get("name"), f, size)
+	m, err := a.c(r).DeployReader(r.Context(), r.URL.Query().Get("name"), f, size)
 	if err != nil {
 		if r.Context().Err() != nil { // the client went away: no one to answer
 			a.log.Debug("skein api: deploy abandoned by the client", "err", err)
@@ -113,7 +113,7 @@ func moduleLimitStatus(le *host.LimitError) (int, string) {
 
 // modules: GET /v1/modules.
 func (a *api) modules(w http.ResponseWriter, r *http.Request) {
-	ms, err := a.h.Modules(r.Context())
+	ms, err := a.c(r).Modules(r.Context())
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -128,7 +128,7 @@ func (a *api) modules(w http.ResponseWriter, r *http.Request) {
 // module: GET /v1/modules/{ref}, ref a hash or a name.
 func (a *api) module(w http.ResponseWriter, r *http.Request) {
 	ref := r.PathValue("ref")
-	m, err := a.h.Module(r.Context(), ref)
+	m, err := a.c(r).Module(r.Context(), ref)
 	if errors.Is(err, store.ErrNotFound) {
 		err = notFound("no module %q (by hash or name)", ref)
 	}

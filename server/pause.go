@@ -32,7 +32,7 @@ func (a *api) pause(w http.ResponseWriter, r *http.Request) {
 	if _, ok := a.pathRun(w, r); !ok {
 		return
 	}
-	run, err := a.h.Pause(r.Context(), r.PathValue("id"), pauseBy, req.Reason)
+	run, err := a.c(r).Pause(r.Context(), r.PathValue("id"), pauseBy, req.Reason)
 	a.answerHold(w, r, run, err, "paused")
 }
 
@@ -45,7 +45,7 @@ func (a *api) unpause(w http.ResponseWriter, r *http.Request) {
 	if _, ok := a.pathRun(w, r); !ok {
 		return
 	}
-	run, err := a.h.Unpause(r.Context(), r.PathValue("id"))
+	run, err := a.c(r).Unpause(r.Context(), r.PathValue("id"))
 	a.answerHold(w, r, run, err, "unpaused")
 }
 
@@ -61,7 +61,7 @@ func (a *api) resume(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := r.PathValue("id")
-	run, err := a.h.ResumeOn(r.Context(), id, req.Module)
+	run, err := a.c(r).ResumeOn(r.Context(), id, req.Module)
 	if errors.Is(err, store.ErrNotFound) { // the run exists: the module does not
 		err = notFound("no module %q", req.Module)
 	}
@@ -76,7 +76,7 @@ func (a *api) answerHold(w http.ResponseWriter, r *http.Request, run store.Run, 
 	switch {
 	case errors.Is(err, host.ErrTerminal):
 		if run.Status == "" {
-			run, _ = a.h.Run(r.Context(), id)
+			run, _ = a.c(r).Run(r.Context(), id)
 		}
 		err = &requestError{status: http.StatusConflict, code: CodeConflict, msg: fmt.Sprintf("run %q has ended (%s); it cannot be %s", id, run.Status, what)}
 	case errors.Is(err, host.ErrInvalid):

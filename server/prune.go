@@ -48,7 +48,7 @@ func (a *api) prune(w http.ResponseWriter, r *http.Request) {
 		}
 		before = time.Now().Add(-age)
 	}
-	rep, err := a.h.Prune(r.Context(), before, req.DryRun)
+	rep, err := a.c(r).Prune(r.Context(), before, req.DryRun)
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -60,7 +60,7 @@ func (a *api) prune(w http.ResponseWriter, r *http.Request) {
 // deleteRun: DELETE /v1/runs/{id}.
 func (a *api) deleteRun(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	err := a.h.DeleteRun(r.Context(), id)
+	err := a.c(r).DeleteRun(r.Context(), id)
 	if errors.Is(err, store.ErrNotFound) {
 		err = noRun(id)
 	}

@@ -20,9 +20,9 @@ func (a *api) reset(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, badRequest(`give "to": the key of the op to reset the run to`))
 		return
 	}
-	run, err := a.h.Reset(r.Context(), host.ResetOptions{RunID: id, ToKey: req.To, Module: req.Module, Input: req.Input, NewID: req.ID})
+	run, err := a.c(r).Reset(r.Context(), host.ResetOptions{RunID: id, ToKey: req.To, Module: req.Module, Input: req.Input, NewID: req.ID})
 	if err != nil {
-		if _, e := a.h.Run(r.Context(), id); errors.Is(e, host.ErrNotFound) {
+		if _, e := a.c(r).Run(r.Context(), id); errors.Is(e, host.ErrNotFound) {
 			err = noRun(id)
 		}
 		a.fail(w, r, err)

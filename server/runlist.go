@@ -20,7 +20,7 @@ func (a *api) runs(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	rs, err := a.h.Runs(r.Context(), f)
+	rs, err := a.c(r).Runs(r.Context(), f)
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -96,7 +96,7 @@ func (a *api) moduleFilter(r *http.Request, q url.Values, f *store.RunFilter) er
 	if ref == "" {
 		return nil
 	}
-	m, err := a.h.Module(r.Context(), ref)
+	m, err := a.c(r).Module(r.Context(), ref)
 	switch {
 	case err == nil:
 		f.Module = m.Hash

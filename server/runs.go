@@ -30,7 +30,7 @@ func (a *api) start(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, badRequest(`"module" is required: a module name or hash (see GET /v1/modules)`))
 		return
 	}
-	m, err := a.h.Module(ctx, req.Module)
+	m, err := a.c(r).Module(ctx, req.Module)
 	if errors.Is(err, store.ErrNotFound) {
 		err = notFound("no module %q (by hash or name); deploy it first: skein deploy MODULE.wasm --name %s (or POST /v1/modules?name=%s)", req.Module, req.Module, req.Module)
 	}
@@ -58,10 +58,10 @@ func (a *api) start(w http.ResponseWriter, r *http.Request) {
 	}
 	existed := false
 	if req.ID != "" {
-		_, err := a.h.Run(ctx, req.ID)
+		_, err := a.c(r).Run(ctx, req.ID)
 		existed = err == nil
 	}
-	run, err := a.h.Start(ctx, host.StartOptions{Module: m.Hash, Workflow: req.Workflow, Input: req.Input, ID: req.ID, Timeout: timeout,
+	run, err := a.c(r).Start(ctx, host.StartOptions{Module: m.Hash, Workflow: req.Workflow, Input: req.Input, ID: req.ID, Timeout: timeout,
 		Traceparent: r.Header.Get("Traceparent"), Attributes: req.Attributes})
 	if err != nil {
 		if errors.Is(err, host.ErrInvalid) {
@@ -92,7 +92,7 @@ func noRun(id string) error { return notFound("no run %q", id) }
 // unknown run) it answers the request itself and reports false.
 func (a *api) pathRun(w http.ResponseWriter, r *http.Request) (store.Run, bool) {
 	id := r.PathValue("id")
-	run, err := a.h.Run(r.Context(), id)
+	run, err := a.c(r).Run(r.Context(), id)
 	if errors.Is(err, store.ErrNotFound) {
 		err = noRun(id)
 	}
@@ -125,7 +125,7 @@ func (a *api) leases(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := run.ID
-	hist, err := a.h.LeaseHistory(r.Context(), id)
+	hist, err := a.c(r).LeaseHistory(r.Context(), id)
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -156,7 +156,7 @@ func (a *api) addTasks(w http.ResponseWriter, r *http.Request, wt *client.Waitin
 	if wt == nil {
 		return true
 	}
-	ts, err := a.h.Tasks(r.Context(), r.PathValue("id"))
+	ts, err := a.c(r).Tasks(r.Context(), r.PathValue("id"))
 	if err != nil {
 		a.fail(w, r, err)
 		return false
@@ -173,13 +173,13 @@ func (a *api) cancel(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	run, err := a.h.Cancel(r.Context(), id, req.Reason)
+	run, err := a.c(r).Cancel(r.Context(), id, req.Reason)
 	switch {
 	case errors.Is(err, host.ErrNotFound):
 		err = noRun(id)
 	case errors.Is(err, host.ErrTerminal):
 		if run.Status == "" {
-			run, _ = a.h.Run(r.Context(), id)
+			run, _ = a.c(r).Run(r.Context(), id)
 		}
 		err = &requestError{status: http.StatusConflict, code: CodeConflict, msg: fmt.Sprintf("run %q has ended (%s); it cannot be canceled", id, run.Status)}
 	}
@@ -214,7 +214,7 @@ func (a *api) resolve(w http.ResponseWriter, r *http.Request) {
 	if hasError {
 		errMsg, status = *req.Error, "error"
 	}
-	err := a.h.Resolve(r.Context(), id, json.RawMessage(req.Value), errMsg)
+	err := a.c(r).Resolve(r.Context(), id, json.RawMessage(req.Value), errMsg)
 	already := errors.Is(err, host.ErrAlreadySettled)
 	switch {
 	case already:
@@ -237,7 +237,7 @@ func (a *api) resolve(w http.ResponseWriter, r *http.Request) {
 // it answers the request itself and reports false.
 func (a *api) inspect(w http.ResponseWriter, r *http.Request) (store.Run, []host.Outcome, bool) {
 	id := r.PathValue("id")
-	run, outs, err := a.h.Inspect(r.Context(), id)
+	run, outs, err := a.c(r).Inspect(r.Context(), id)
 	if errors.Is(err, store.ErrNotFound) {
 		err = noRun(id)
 	}

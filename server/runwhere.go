@@ -19,7 +19,7 @@ func (a *api) whereParam(r *http.Request, q url.Values) (store.RunFilter, error)
 	if where == "" {
 		return store.RunFilter{}, nil
 	}
-	f, err := a.h.ParseFilter(r.Context(), where, time.Now())
+	f, err := a.c(r).ParseFilter(r.Context(), where, time.Now())
 	if errors.Is(err, host.ErrInvalid) {
 		return f, badRequest("where: %v", err)
 	}

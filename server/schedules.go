@@ -49,9 +49,17 @@ func scheduleJSON(s host.ScheduleInfo) Schedule {
 	return v
 }
 
-func hookJSON(h store.Hook) Hook {
+// hookJSON is hook h of namespace ns on the wire; its URL is where
+// deliveries go: /v1/hooks/{name} in the default namespace, else
+// /v1/namespaces/{ns}/hooks/{name}, which a sender that cannot set
+// headers can call.
+func hookJSON(ns string, h store.Hook) Hook {
+	url := "/v1/hooks/" + h.Name
+	if ns != store.DefaultNamespace {
+		url = "/v1/namespaces/" + ns + "/hooks/" + h.Name
+	}
 	v := Hook{Name: h.Name, Module: h.Module, Workflow: h.Workflow, SecretEnv: h.SecretEnv, Secret: h.Secret, Scheme: h.Scheme,
-		KeepHeaders: h.KeepHeaders, URL: "/v1/hooks/" + h.Name, CreatedAt: h.CreatedAt.UTC()}
+		KeepHeaders: h.KeepHeaders, URL: url, CreatedAt: h.CreatedAt.UTC()}
 	if v.Scheme == "" && (h.SecretEnv != "" || h.Secret != "") { // a hook from before schemes
 		v.Scheme = host.SchemeGitHub
 	}
@@ -67,14 +75,15 @@ func (a *api) routeSchedules(mux *http.ServeMux) {
 	a.handle(mux, "GET /v1/schedules", apiRoute, a.schedules)
 	a.handle(mux, "GET /v1/schedules/{name}", apiRoute, a.schedule)
 	a.handle(mux, "DELETE /v1/schedules/{name}", apiRoute, a.deleteSchedule)
-	a.handle(mux, "POST /v1/schedules/{name}/pause", apiRoute, a.editSchedule(a.h.PauseSchedule))
-	a.handle(mux, "POST /v1/schedules/{name}/resume", apiRoute, a.editSchedule(a.h.ResumeSchedule))
+	a.handle(mux, "POST /v1/schedules/{name}/pause", apiRoute, a.editSchedule(host.Client.PauseSchedule))
+	a.handle(mux, "POST /v1/schedules/{name}/resume", apiRoute, a.editSchedule(host.Client.ResumeSchedule))
 	a.handle(mux, "POST /v1/schedules/{name}/trigger", apiRoute, a.triggerSchedule)
 	a.handle(mux, "POST /v1/hooks", apiRoute, a.createHook)
 	a.handle(mux, "GET /v1/hooks", apiRoute, a.hooks)
 	a.handle(mux, "GET /v1/hooks/{name}", apiRoute, a.hook)
 	a.handle(mux, "DELETE /v1/hooks/{name}", apiRoute, a.deleteHook)
 	a.handle(mux, "POST /v1/hooks/{name}", hookRoute, a.deliver)
+	a.handle(mux, "POST /v1/namespaces/{ns}/hooks/{name}", hookRoute, a.deliver)
 }
 
 // failNamed answers err, turning the host's kinds of bad input into 400
@@ -107,7 +116,7 @@ func (a *api) createSchedule(w http.ResponseWriter, r *http.Request) {
 		}
 		o.Catchup = d
 	}
-	sc, err := a.h.CreateSchedule(r.Context(), o)
+	sc, err := a.c(r).CreateSchedule(r.Context(), o)
 	if err != nil {
 		a.failNamed(w, r, "schedule", err)
 		return
@@ -116,7 +125,7 @@ func (a *api) createSchedule(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *api) schedules(w http.ResponseWriter, r *http.Request) {
-	scs, err := a.h.Schedules(r.Context())
+	scs, err := a.c(r).Schedules(r.Context())
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -129,7 +138,7 @@ func (a *api) schedules(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *api) schedule(w http.ResponseWriter, r *http.Request) {
-	sc, err := a.h.Schedule(r.Context(), r.PathValue("name"))
+	sc, err := a.c(r).Schedule(r.Context(), r.PathValue("name"))
 	if err != nil {
 		a.failNamed(w, r, "schedule", err)
 		return
@@ -138,16 +147,16 @@ func (a *api) schedule(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *api) deleteSchedule(w http.ResponseWriter, r *http.Request) {
-	if err := a.h.DeleteSchedule(r.Context(), r.PathValue("name")); err != nil {
+	if err := a.c(r).DeleteSchedule(r.Context(), r.PathValue("name")); err != nil {
 		a.failNamed(w, r, "schedule", err)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
 }
 
-func (a *api) editSchedule(edit func(ctx context.Context, name string) (host.ScheduleInfo, error)) http.HandlerFunc {
+func (a *api) editSchedule(edit func(c host.Client, ctx context.Context, name string) (host.ScheduleInfo, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		sc, err := edit(r.Context(), r.PathValue("name"))
+		sc, err := edit(a.c(r), r.Context(), r.PathValue("name"))
 		if err != nil {
 			a.failNamed(w, r, "schedule", err)
 			return
@@ -157,7 +166,7 @@ func (a *api) editSchedule(edit func(ctx context.Context, name string) (host.Sch
 }
 
 func (a *api) triggerSchedule(w http.ResponseWriter, r *http.Request) {
-	run, err := a.h.TriggerSchedule(r.Context(), r.PathValue("name"))
+	run, err := a.c(r).TriggerSchedule(r.Context(), r.PathValue("name"))
 	if err != nil {
 		a.failNamed(w, r, "schedule", err)
 		return
@@ -181,38 +190,38 @@ func (a *api) createHook(w http.ResponseWriter, r *http.Request) {
 		}
 		o.Tolerance = d
 	}
-	hk, err := a.h.CreateHook(r.Context(), o)
+	hk, err := a.c(r).CreateHook(r.Context(), o)
 	if err != nil {
 		a.failNamed(w, r, "hook", err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, hookJSON(hk))
+	writeJSON(w, http.StatusCreated, hookJSON(a.ns(r), hk))
 }
 
 func (a *api) hooks(w http.ResponseWriter, r *http.Request) {
-	hks, err := a.h.Hooks(r.Context())
+	hks, err := a.c(r).Hooks(r.Context())
 	if err != nil {
 		a.fail(w, r, err)
 		return
 	}
 	l := HookList{Hooks: make([]Hook, 0, len(hks))}
 	for _, hk := range hks {
-		l.Hooks = append(l.Hooks, hookJSON(hk))
+		l.Hooks = append(l.Hooks, hookJSON(a.ns(r), hk))
 	}
 	writeJSON(w, http.StatusOK, l)
 }
 
 func (a *api) hook(w http.ResponseWriter, r *http.Request) {
-	hk, err := a.h.Hook(r.Context(), r.PathValue("name"))
+	hk, err := a.c(r).Hook(r.Context(), r.PathValue("name"))
 	if err != nil {
 		a.failNamed(w, r, "hook", err)
 		return
 	}
-	writeJSON(w, http.StatusOK, hookJSON(hk))
+	writeJSON(w, http.StatusOK, hookJSON(a.ns(r), hk))
 }
 
 func (a *api) deleteHook(w http.ResponseWriter, r *http.Request) {
-	if err := a.h.DeleteHook(r.Context(), r.PathValue("name")); err != nil {
+	if err := a.c(r).DeleteHook(r.Context(), r.PathValue("name")); err != nil {
 		a.failNamed(w, r, "hook", err)
 		return
 	}
@@ -233,8 +242,15 @@ func (a *api) deliver(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
+	c := a.c(r)
+	if ns := r.PathValue("ns"); ns != "" { // the namespace in the path: senders set no headers
+		if c, err = a.h.In(ns); err != nil {
+			a.fail(w, r, badRequest("namespace: %v", err))
+			return
+		}
+	}
 	d := host.Delivery{Method: r.Method, Path: r.URL.Path, Query: r.URL.Query(), Header: r.Header, Body: body}
-	run, created, err := a.h.Deliver(r.Context(), r.PathValue("name"), d)
+	run, created, err := c.Deliver(r.Context(), r.PathValue("name"), d)
 	switch {
 	case errors.Is(err, host.ErrSignature), errors.Is(err, host.ErrStale), errors.Is(err, host.ErrReplay):
 		refuse(w, http.StatusUnauthorized, CodeUnauthorized, err.Error())

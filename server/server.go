@@ -86,7 +86,7 @@ type api struct {
 // Runs execute where a host works (host.Worker).
 func New(h host.Client, o Options) http.Handler {
 	a, mux := newAPI(h, o)
-	return a.guard(mux)
+	return a.guard(mux, a.scoped(mux))
 }
 
 // newAPI returns the API of h and its routes; a.routes holds every

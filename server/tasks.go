@@ -40,7 +40,7 @@ func (a *api) runTasks(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := run.ID
-	ts, err := a.h.Tasks(r.Context(), id)
+	ts, err := a.c(r).Tasks(r.Context(), id)
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -66,7 +66,7 @@ func (a *api) claimTasks(w http.ResponseWriter, r *http.Request) {
 	ctx, stop := context.WithCancel(r.Context())
 	defer stop()
 	defer context.AfterFunc(a.o.Stop, stop)()
-	ts, err := a.h.ClaimTasks(ctx, host.ClaimOptions{Worker: req.Worker, Names: req.Names, Max: req.Max, Wait: wait})
+	ts, err := a.c(r).ClaimTasks(ctx, host.ClaimOptions{Worker: req.Worker, Names: req.Names, Max: req.Max, Wait: wait})
 	if errors.Is(err, host.ErrInvalid) {
 		err = badRequest("%v", err)
 	}
@@ -135,7 +135,7 @@ func (a *api) heartbeatTask(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	t, err := a.h.HeartbeatTask(r.Context(), ref, req.Progress)
+	t, err := a.c(r).HeartbeatTask(r.Context(), ref, req.Progress)
 	if err != nil {
 		a.fail(w, r, taskError(err))
 		return
@@ -153,7 +153,7 @@ func (a *api) completeTask(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, badRequest(`"result" is needed (any JSON; null for none)`))
 		return
 	}
-	if err := a.h.CompleteTask(r.Context(), ref, req.Result); err != nil {
+	if err := a.c(r).CompleteTask(r.Context(), ref, req.Result); err != nil {
 		a.fail(w, r, taskError(err))
 		return
 	}
@@ -170,7 +170,7 @@ func (a *api) failTask(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, badRequest(`"error" must be a non-empty string`))
 		return
 	}
-	retry, err := a.h.FailTask(r.Context(), ref, req.Error, req.NonRetryable)
+	retry, err := a.c(r).FailTask(r.Context(), ref, req.Error, req.NonRetryable)
 	if err != nil {
 		a.fail(w, r, taskError(err))
 		return

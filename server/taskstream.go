@@ -42,6 +42,7 @@ const streamEndWait = 30 * time.Second
 // taskStream is one open worker stream.
 type taskStream struct {
 	a      *api
+	c      host.Client // the request's namespace view
 	worker string
 	names  []string
 	rc     *http.ResponseController
@@ -80,7 +81,7 @@ func (a *api) taskStream(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	s := &taskStream{a: a, worker: hello.Worker, names: hello.Names, rc: rc, ctx: ctx, cancel: cancel,
+	s := &taskStream{a: a, c: a.c(r), worker: hello.Worker, names: hello.Names, rc: rc, ctx: ctx, cancel: cancel,
 		endCtx: context.WithoutCancel(r.Context()), out: make(chan client.StreamFrame, 64),
 		outDone: make(chan struct{}), sem: make(chan struct{}, 64), credit: hello.Credit, more: make(chan struct{})}
 	written := make(chan struct{})
@@ -233,7 +234,7 @@ func (s *taskStream) claim() {
 		if n == 0 {
 			return
 		}
-		ts, err := s.a.h.ClaimTasks(s.ctx, host.ClaimOptions{Worker: s.worker, Names: s.names, Max: n, Wait: s.a.o.MaxClaimWait})
+		ts, err := s.c.ClaimTasks(s.ctx, host.ClaimOptions{Worker: s.worker, Names: s.names, Max: n, Wait: s.a.o.MaxClaimWait})
 		s.grant(n - len(ts))
 		if len(ts) > 0 {
 			f := client.StreamFrame{Type: client.FrameTasks, Tasks: make([]client.ClaimedTask, 0, len(ts))}

@@ -164,10 +164,10 @@ func (s *taskStream) endAttempt(r client.StreamResult) client.StreamAck {
 	defer cancel()
 	if r.Error == "" {
 		ack.Status = client.AckCompleted
-		err = s.a.h.CompleteTask(ctx, ref, r.Result)
+		err = s.c.CompleteTask(ctx, ref, r.Result)
 	} else {
 		var retry bool
-		retry, err = s.a.h.FailTask(ctx, ref, r.Error, r.NonRetryable)
+		retry, err = s.c.FailTask(ctx, ref, r.Error, r.NonRetryable)
 		ack.Status = map[bool]string{true: client.AckRetry, false: client.AckFailed}[retry]
 	}
 	if err != nil {
@@ -200,7 +200,7 @@ func (s *taskStream) heartbeat(hb client.StreamHeartbeat) any {
 	}
 	ctx, cancel := context.WithTimeout(s.endCtx, streamEndWait)
 	defer cancel()
-	t, err := s.a.h.HeartbeatTask(ctx, ref, hb.Progress)
+	t, err := s.c.HeartbeatTask(ctx, ref, hb.Progress)
 	switch {
 	case err == nil:
 		return client.StreamLease{StreamAttempt: hb.StreamAttempt, LeaseExpiry: nsTime(t.Expiry)}

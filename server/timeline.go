@@ -27,7 +27,7 @@ type (
 // attemptsOf reads the run's attempts for the ops view: the tries by op
 // key, and the drops. ok is false when the error was answered.
 func (a *api) attemptsOf(w http.ResponseWriter, r *http.Request) (map[string][]Try, []Drop, bool) {
-	as, err := a.h.Attempts(r.Context(), r.PathValue("id"))
+	as, err := a.c(r).Attempts(r.Context(), r.PathValue("id"))
 	if err != nil {
 		a.fail(w, r, err)
 		return nil, nil, false

@@ -99,7 +99,7 @@ func (a *api) ops(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v.Drops = drops
-	if m, err := a.h.Module(r.Context(), run.ModuleHash); err == nil {
+	if m, err := a.c(r).Module(r.Context(), run.ModuleHash); err == nil {
 		v.ModuleName = m.Name
 	} else if !errors.Is(err, store.ErrNotFound) {
 		a.fail(w, r, err)
