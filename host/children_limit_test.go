@@ -142,16 +142,18 @@ func TestRunIDAlphabet(t *testing.T) {
 	h := newTestHost(t, Config{Evict: EvictNever})
 	m := h.deploy(t, "./testdata/workflows/limits")
 	ctx := context.Background()
-	for _, id := range []string{"a\x00b", "bell\a", "rtl\u202eevil", "q?x", "h#x", "p%41", "a.b", "a b", "a/b", "é", strings.Repeat("x", 129)} {
+	for _, id := range []string{"a\x00b", "bell\a", "rtl\u202eevil", "q?x", "h#x", "p%41", "a.b", "a b", "a/b/c", "1a/b", "é", strings.Repeat("x", 129)} {
 		_, err := h.Start(ctx, StartOptions{Module: m.Hash, Workflow: "tree", Input: json.RawMessage(`{}`), ID: id})
-		if !errors.Is(err, ErrInvalid) || !(strings.Contains(err.Error(), "letters, digits and - _ : @") || strings.Contains(err.Error(), "longer than 128")) {
+		if !errors.Is(err, ErrInvalid) || !(strings.Contains(err.Error(), "letters, digits and - _ : @") || strings.Contains(err.Error(), "longer than 128") || strings.Contains(err.Error(), "does not start with a letter")) {
 			t.Errorf("id %q: %v", id, err)
 		}
 		if _, err := h.st.Run(ctx, id); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("id %q: a run exists (%v)", id, err)
 		}
 	}
-	for _, id := range []string{"order-42", "user_7:retry@2", strings.Repeat("x", 128)} {
+	// A qualified id names its namespace (store/namespace.go): the rule
+	// is the local part's.
+	for _, id := range []string{"order-42", "user_7:retry@2", strings.Repeat("x", 128), "acme/order-42", "acme/" + strings.Repeat("x", 128)} {
 		if _, err := h.Start(ctx, StartOptions{Module: m.Hash, Workflow: "tree", Input: json.RawMessage(`{}`), ID: id}); err != nil {
 			t.Errorf("id %q: %v", id, err)
 		}

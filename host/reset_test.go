@@ -281,7 +281,8 @@ func TestResetBadInput(t *testing.T) {
 		{ResetOptions{RunID: ChildRunID("p", "2"), ToKey: "1"}, "is a child run of p", ErrInvalid},
 		{ResetOptions{RunID: "b", ToKey: "2", Input: json.RawMessage(`{"tag":`)}, "input is not valid JSON", ErrInvalid},
 		{ResetOptions{RunID: "b", ToKey: "2", Module: "nomodule"}, `module "nomodule"`, ErrNotFound},
-		{ResetOptions{RunID: "b", ToKey: "2", NewID: "a/b"}, `--id: run id "a/b" has "/"`, ErrInvalid},
+		{ResetOptions{RunID: "b", ToKey: "2", NewID: "x/a/b"}, `--id: run id "a/b" has "/"`, ErrInvalid},
+		{ResetOptions{RunID: "b", ToKey: "2", NewID: "acme/b2"}, "the new run must be in the reset run's namespace, default", ErrInvalid},
 		{ResetOptions{RunID: "b", ToKey: "2", NewID: "r"}, "a run with this id exists", ErrConflict},
 	} {
 		_, err := h.Reset(ctx, c.o)
