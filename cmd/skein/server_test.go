@@ -214,6 +214,12 @@ func (r reply) errMessage() string {
 // JSON unless nil. token, if set, goes in the Authorization header.
 func (s *skeinServer) call(t *testing.T, method, path, token string, body any) reply {
 	t.Helper()
+	return s.callNS(t, method, path, token, "", body)
+}
+
+// callNS is call in namespace ns (X-Skein-Namespace; "": none).
+func (s *skeinServer) callNS(t *testing.T, method, path, token, ns string, body any) reply {
+	t.Helper()
 	var rd io.Reader
 	ct, expect := "", false
 	switch b := body.(type) {
@@ -242,6 +248,9 @@ func (s *skeinServer) call(t *testing.T, method, path, token string, body any) r
 	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if ns != "" {
+		req.Header.Set("X-Skein-Namespace", ns)
 	}
 	if expect {
 		// As skein deploy does: a server that refuses the upload answers
