@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
@@ -67,10 +68,14 @@ func (h *Host) newRegistry() *prometheus.Registry {
 			}
 			return h.journals.Loads()
 		},
-		ActiveRuns: func() int {
+		ActiveRuns: func() map[string]int {
 			h.mu.Lock()
 			defer h.mu.Unlock()
-			return len(h.active)
+			n := map[string]int{}
+			for id := range h.active {
+				n[store.NamespaceOf(id)]++
+			}
+			return n
 		},
 		Modules:     h.modules.Stats,
 		ModuleLimit: h.cfg.MaxCompiledBytes,
@@ -92,4 +97,14 @@ func (h *Host) logEnded(r store.Run) {
 		lv = slog.LevelDebug
 	}
 	h.log.Log(context.Background(), lv, "run ended", attrs...)
+}
+
+// NamespaceCPU is the running time of namespace ns's executions in this
+// process so far ("" is the default namespace): what MaxExecutionCPU
+// measures of each execution (its wall time less its waits at idle
+// points, in step-body sleeps and for the store), summed as each ends,
+// over drives, verifying replays and upgrade checks. It only grows; it
+// is skein_execution_cpu_seconds_total, and the base of CPU quotas.
+func (h *Host) NamespaceCPU(ns string) time.Duration {
+	return h.metrics.CPU(ns)
 }
