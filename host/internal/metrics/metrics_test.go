@@ -110,3 +110,28 @@ func BenchmarkOpsRecorded(b *testing.B) {
 		e.OpsRecorded.Add(1)
 	}
 }
+
+// Claims and tasks count in their run's namespace; CPU reads a
+// namespace's running time without making its counters.
+func TestByNamespace(t *testing.T) {
+	m := NewMetrics()
+	now := time.Now()
+	m.RunsClaimed([]store.ClaimedRun{{Run: store.Run{ID: "acme/r1", Status: store.RunPending, CreatedAt: now}},
+		{Run: store.Run{ID: "acme/r1.c", Status: store.RunRunning}}, {Run: store.Run{ID: "r2", Status: store.RunRunning}}}, now.UnixNano())
+	m.TasksClaimedNow([]store.Task{{RunID: "acme/r1", ClaimedAt: now.UnixNano()}})
+	if a, d := m.NS("acme"), m.NS(""); a.LeasesClaimed.Load() != 2 || d.LeasesClaimed.Load() != 1 || a.TasksClaimed.Load() != 1 || d.TasksClaimed.Load() != 0 {
+		t.Errorf("leases acme %d, default %d; tasks acme %d, default %d; want 2, 1, 1, 0",
+			a.LeasesClaimed.Load(), d.LeasesClaimed.Load(), a.TasksClaimed.Load(), d.TasksClaimed.Load())
+	}
+	if h := gather(t, m, "skein_queue_wait_seconds", "acme", "run"); h.GetSampleCount() != 1 {
+		t.Errorf("acme's run queue wait: %d observations, want 1", h.GetSampleCount())
+	}
+	if m.CPU("zeta") != 0 || m.Of("zeta/x") == nil {
+		t.Fatal("CPU of an unknown namespace")
+	}
+	m.Of("zeta/x").Ran(3 * time.Second)
+	m.Of("zeta/y").Ran(-time.Second) // a clock step back adds nothing
+	if m.CPU("zeta") != 3*time.Second || m.CPU("") != 0 {
+		t.Errorf("CPU zeta %v, default %v; want 3s, 0", m.CPU("zeta"), m.CPU(""))
+	}
+}
