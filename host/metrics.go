@@ -34,7 +34,9 @@ const (
 // the store, which it reads under ctx at each Gather (skein_runs a page
 // at a time up to 10000 per status: a store with more reports 10000,
 // read it as "at least"; skein_task_queue). docs/observability.md lists
-// the series. A failed store read leaves its series out and is Gather's
+// the series; those about runs, ops, tasks and executions have a
+// namespace label (NamespaceGatherer keeps one namespace's). A failed
+// store read leaves its series out and is Gather's
 // error, after the rest; promhttp.HandlerFor with
 // promhttp.ContinueOnError serves the rest.
 func (h *Host) MetricsGatherer(ctx context.Context) prometheus.Gatherer {

@@ -83,6 +83,7 @@ type Exec struct {
 	// MaxExecutionCPU counts it: its wall time less the time it blocked
 	// (watchdog.go, blocking).
 	Ran time.Duration
+	ctr *metrics.Exec // the run's namespace's counters (nil: a describe's, none)
 
 	// limits (limits.go)
 	wd        watchState      // read by the watchdog (watchdog.go)
@@ -115,7 +116,7 @@ func NewDescribe(h Host) *Exec {
 // recorded pending pending: its body does not run.
 func NewExec(h Host, rs *RunState, recorded []sched.Record) *Exec {
 	_, verify := rs.World.(VerifyWorld)
-	x := &Exec{h: h, rs: rs, fnNames: map[string]string{}, LastSeq: maxSeq(recorded)}
+	x := &Exec{h: h, rs: rs, fnNames: map[string]string{}, LastSeq: maxSeq(recorded), ctr: h.Counters(rs.Run.ID)}
 	x.fx = rs.World.effects(x)
 	if x.fx.commits() {
 		x.tracer = h.Config().Tracer
@@ -137,12 +138,13 @@ func realNow() int64 { return time.Now().UnixNano() }
 // describe) would count: nothing of it is a namespace's.
 var noCounters metrics.Exec
 
-// counters are the counters of the run's namespace (Host.Counters).
+// counters are the counters of the run's namespace (Host.Counters),
+// looked up once as the execution is made.
 func (x *Exec) counters() *metrics.Exec {
-	if x.rs == nil {
+	if x.ctr == nil {
 		return &noCounters
 	}
-	return x.h.Counters(x.rs.Run.ID)
+	return x.ctr
 }
 
 // record queues a journal record for the next flush.
