@@ -175,7 +175,7 @@ func (h *Host) drive(ctx context.Context, rs *runState) (store.Run, error) {
 		case exec.Unrecorded:
 			return h.driveFailed(ctx, rs, fmt.Errorf("drive %s: %w", runID, x.Failure))
 		case exec.Evicted:
-			h.metrics.EvictReplay.Add(1)
+			h.metrics.Of(runID).EvictReplay.Add(1)
 			rs.Dropped(x.LastSeq)
 			continue
 		case exec.Paused:
@@ -267,7 +267,7 @@ func (h *Host) execute(ctx context.Context, rs *runState, cm *modules.Module) (*
 		rs.opts.OnExecution()
 	}
 	h.emitStarted(rs.Run, len(recs) > 0)
-	h.metrics.Execution(len(recs) > 0)
+	h.metrics.Of(runID).Execution(len(recs) > 0)
 	h.log.Debug("execution started", "run", runID, "workflow", rs.Run.Workflow, "replay", len(recs) > 0, "records", len(recs))
 	if rs.StatusDue {
 		// The run's running status commits while the instance starts:
@@ -299,7 +299,7 @@ func (h *Host) suspended(ctx context.Context, rs *runState, x *exec.Exec, outs [
 		return nil, err
 	}
 	h.emitSuspended(rs.Run)
-	h.metrics.EvictSuspend.Add(1)
+	h.metrics.Of(runID).EvictSuspend.Add(1)
 	h.log.Debug("run suspended", "run", runID, "wake_at", rs.Run.WakeAt)
 	rs.Close()
 	if rs.MB.Paused() {
@@ -421,7 +421,7 @@ func (h *Host) finish(ctx context.Context, rs *runState) error {
 	}
 	h.runEnded(rs.Run)
 	h.traceRunEnd(rs.Run) // tracing.go
-	h.metrics.RunEnded(rs.Run.Status)
+	h.metrics.Of(rs.Run.ID).RunEnded(rs.Run.Status)
 	h.logEnded(rs.Run)
 	if toParent != nil && !h.deliver(rs.Run.Parent, *toParent) {
 		h.signal()

@@ -32,7 +32,7 @@ func (h *Host) driveClaimed(ctx context.Context, runID string, o DriveOptions) (
 	d := h.driveHeld(ctx, l, o.LeaseTTL, o, false, &c.Run)
 	switch {
 	case d.lost:
-		h.metrics.LeasesLost.Add(1)
+		h.metrics.Of(runID).LeasesLost.Add(1)
 		return d.run, fmt.Errorf("drive %s: %w", runID, errLeaseLost)
 	case !d.released:
 		if err := h.cfg.Store.ReleaseLease(context.WithoutCancel(ctx), l); err != nil {

@@ -266,7 +266,7 @@ func TestWorkBacksOff(t *testing.T) {
 	if int64(lines) != n || !strings.Contains(log.String(), "retry_in=400ms") || !strings.Contains(log.String(), "retry_in=200ms") {
 		t.Errorf("%d log lines for %d failures; want one each, with its backoff:\n%s", lines, n, log.String())
 	}
-	if got := h.metrics.DriveFailures.Load(); int64(got) != n {
+	if got := h.metrics.NS("").DriveFailures.Load(); int64(got) != n {
 		t.Errorf("skein_drive_failures_total %d; want %d", got, n)
 	}
 	fs.fail.Store(false)

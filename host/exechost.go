@@ -33,13 +33,13 @@ func (h *Host) execConfig() exec.Config {
 		MaxExecutionCPU: c.MaxExecutionCPU, MaxRunWithoutYield: c.MaxRunWithoutYield, Hints: limit.Hints(c.LimitHint)}
 }
 
-func (e execHost) Config() *exec.Config    { return &e.h.xcfg }
-func (e execHost) Log() *slog.Logger       { return e.h.log }
-func (e execHost) Counters() *metrics.Exec { return &e.h.metrics.Exec }
-func (e execHost) Instance() func()        { return e.h.metrics.Instance() }
+func (e execHost) Config() *exec.Config                { return &e.h.xcfg }
+func (e execHost) Log() *slog.Logger                   { return e.h.log }
+func (e execHost) Counters(runID string) *metrics.Exec { return &e.h.metrics.Of(runID).Exec }
+func (e execHost) Instance() func()                    { return e.h.metrics.Instance() }
 func (e execHost) Activated(rs *exec.RunState) {
 	if rs != nil {
-		e.h.metrics.Activated(&rs.Activating)
+		e.h.metrics.Of(rs.Run.ID).Activated(&rs.Activating)
 	}
 }
 func (e execHost) Engine() engine.Engine      { return e.h.eng }

@@ -30,7 +30,7 @@ func TestFeedReplaysMixedOps(t *testing.T) {
 	for _, mode := range []Evict{EvictNever, EvictIdle, EvictAlways} {
 		t.Run(string(mode), func(t *testing.T) {
 			h, r := probeRun(t, mode, "feedmix", fmt.Sprintf(`{"n":%d}`, n))
-			fedLive := h.metrics.FedOps.Load()
+			fedLive := h.metrics.NS("").FedOps.Load()
 			if mode == EvictAlways && fedLive == 0 {
 				t.Errorf("the replays after each idle point took no op from a feed")
 			}
@@ -52,7 +52,7 @@ func TestFeedReplaysMixedOps(t *testing.T) {
 			if string(rr.Result) != string(r.Result) {
 				t.Errorf("replay %s, live %s", rr.Result, r.Result)
 			}
-			if fed := h.metrics.FedOps.Load() - fedLive; fed < n/2 {
+			if fed := h.metrics.NS("").FedOps.Load() - fedLive; fed < n/2 {
 				t.Errorf("the verifying replay took %d ops from feeds; want at least %d", fed, n/2)
 			}
 			var ops []op
@@ -95,7 +95,7 @@ func feedmixSleepKeys(n int) []string {
 // exactly 29 fed ops.
 func TestFeedCodeChangeDeep(t *testing.T) {
 	h, r, v2 := suspendedV1(t, "long")
-	before := h.metrics.FedOps.Load()
+	before := h.metrics.NS("").FedOps.Load()
 	got, err := h.Resume(context.Background(), r.ID, v2.Hash, DriveOptions{WaitTimers: true})
 	var cm *CodeMismatchError
 	if !errors.As(err, &cm) {
@@ -104,7 +104,7 @@ func TestFeedCodeChangeDeep(t *testing.T) {
 	if cm.Key != "30" || cm.Recorded != "s" || cm.Got != "s-renamed" || got.Status != store.RunDiverged {
 		t.Fatalf("mismatch %+v, status %s", cm, got.Status)
 	}
-	if fed := h.metrics.FedOps.Load() - before; fed != 29 {
+	if fed := h.metrics.NS("").FedOps.Load() - before; fed != 29 {
 		t.Errorf("%d ops taken from a feed before the change; want 29", fed)
 	}
 }

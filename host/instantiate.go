@@ -18,6 +18,7 @@ import (
 // module, as what for names the execution (drive, replay, upgrade check).
 func (h *Host) runExec(ctx context.Context, what string, cm *modules.Module, x *exec.Exec) {
 	err := x.Instantiate(ctx, cm)
+	h.metrics.Of(x.Run().ID).Ran(x.Ran) // the namespace's CPU time (metrics.go)
 	if err != nil && x.Failure == nil {
 		h.log.Warn("the engine failed after the execution ended", "execution", what,
 			"run", x.Run().ID, "module", x.Run().ModuleHash, "err", err)

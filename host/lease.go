@@ -28,7 +28,7 @@ func (h *Host) driveLeased(ctx context.Context, c store.ClaimedRun, o WorkOption
 	err := d.err
 	switch {
 	case d.lost:
-		h.metrics.LeasesLost.Add(1)
+		h.metrics.Of(l.RunID).LeasesLost.Add(1)
 		h.log.Warn("lease lost: the run was claimed again after the lease expired; this drive stopped and recorded nothing more",
 			"run", l.RunID, "owner", l.Owner, "token", l.Token)
 		return

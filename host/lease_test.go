@@ -152,12 +152,12 @@ func TestLeaseTakeover(t *testing.T) {
 	if final.Status != store.RunCompleted || string(final.Result) != fmt.Sprint(n*(n+1)/2) {
 		t.Fatalf("run %s %q %s; want completed with %d", final.Status, final.Error, final.Result, n*(n+1)/2)
 	}
-	for i := 0; i < 1000 && a.metrics.LeasesLost.Load() == 0; i++ {
+	for i := 0; i < 1000 && a.metrics.NS("").LeasesLost.Load() == 0; i++ {
 		time.Sleep(5 * time.Millisecond)
 	}
-	if a.metrics.LeasesLost.Load() != 1 {
+	if a.metrics.NS("").LeasesLost.Load() != 1 {
 		h, _ := st.LeaseHistory(ctx, run.ID)
-		t.Fatalf("worker A lost %d leases; want 1\nhistory %+v\n%s", a.metrics.LeasesLost.Load(), h, logA.String())
+		t.Fatalf("worker A lost %d leases; want 1\nhistory %+v\n%s", a.metrics.NS("").LeasesLost.Load(), h, logA.String())
 	}
 	if !strings.Contains(logA.String(), "lease lost") {
 		t.Errorf("worker A did not log the lost lease:\n%s", logA.String())
@@ -165,8 +165,8 @@ func TestLeaseTakeover(t *testing.T) {
 	if a.isActive(run.ID) {
 		t.Error("worker A still drives the run after losing its lease")
 	}
-	waitFor(t, func() bool { return b.metrics.Ended[3].Load() > 0 }) // counted just after the commit
-	if ea, eb := a.metrics.Ended[3].Load(), b.metrics.Ended[3].Load(); ea != 0 || eb != 1 {
+	waitFor(t, func() bool { return b.metrics.NS("").Ended[3].Load() > 0 }) // counted just after the commit
+	if ea, eb := a.metrics.NS("").Ended[3].Load(), b.metrics.NS("").Ended[3].Load(); ea != 0 || eb != 1 {
 		t.Errorf("runs completed by A, B: %d, %d; want 0, 1 (once, by the new holder)", ea, eb)
 	}
 
@@ -281,7 +281,7 @@ func TestLeaseSelfReclaim(t *testing.T) {
 			t.Errorf("lease %d claimed at %d, before lease %d ended at %d", r.Token, r.ClaimedAt, hist[i-1].Token, hist[i-1].End())
 		}
 	}
-	if lost := a.metrics.LeasesLost.Load(); lost < 1 || int(lost) >= len(hist) {
+	if lost := a.metrics.NS("").LeasesLost.Load(); lost < 1 || int(lost) >= len(hist) {
 		t.Errorf("%d drives stopped for a lost lease, with %d leases; want 1 to %d", lost, len(hist), len(hist)-1)
 	}
 	t.Logf("completed in %s with %d leases", took.Round(time.Millisecond), len(hist))
@@ -424,7 +424,7 @@ func TestLeaseRenewalAfterOwnRelease(t *testing.T) {
 	if final.Status != store.RunCompleted {
 		t.Fatalf("run %s %q; want completed\n%s", final.Status, final.Error, logs.String())
 	}
-	if lost := h.metrics.LeasesLost.Load(); lost != 0 || strings.Contains(logs.String(), "lease lost") {
+	if lost := h.metrics.NS("").LeasesLost.Load(); lost != 0 || strings.Contains(logs.String(), "lease lost") {
 		t.Errorf("%d leases counted lost after the run released its own; want 0\n%s", lost, logs.String())
 	}
 }

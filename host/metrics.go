@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
@@ -33,7 +34,9 @@ const (
 // the store, which it reads under ctx at each Gather (skein_runs a page
 // at a time up to 10000 per status: a store with more reports 10000,
 // read it as "at least"; skein_task_queue). docs/observability.md lists
-// the series. A failed store read leaves its series out and is Gather's
+// the series; those about runs, ops, tasks and executions have a
+// namespace label (NamespaceGatherer keeps one namespace's). A failed
+// store read leaves its series out and is Gather's
 // error, after the rest; promhttp.HandlerFor with
 // promhttp.ContinueOnError serves the rest.
 func (h *Host) MetricsGatherer(ctx context.Context) prometheus.Gatherer {
@@ -67,10 +70,14 @@ func (h *Host) newRegistry() *prometheus.Registry {
 			}
 			return h.journals.Loads()
 		},
-		ActiveRuns: func() int {
+		ActiveRuns: func() map[string]int {
 			h.mu.Lock()
 			defer h.mu.Unlock()
-			return len(h.active)
+			n := map[string]int{}
+			for id := range h.active {
+				n[store.NamespaceOf(id)]++
+			}
+			return n
 		},
 		Modules:     h.modules.Stats,
 		ModuleLimit: h.cfg.MaxCompiledBytes,
@@ -92,4 +99,14 @@ func (h *Host) logEnded(r store.Run) {
 		lv = slog.LevelDebug
 	}
 	h.log.Log(context.Background(), lv, "run ended", attrs...)
+}
+
+// NamespaceCPU is the running time of namespace ns's executions in this
+// process so far ("" is the default namespace): what MaxExecutionCPU
+// measures of each execution (its wall time less its waits at idle
+// points, in step-body sleeps and for the store), summed as each ends,
+// over drives, verifying replays and upgrade checks. It only grows; it
+// is skein_execution_cpu_seconds_total, and the base of CPU quotas.
+func (h *Host) NamespaceCPU(ns string) time.Duration {
+	return h.metrics.CPU(ns)
 }

@@ -67,7 +67,9 @@ func (h *Host) prune(ctx context.Context, ns string, before time.Time, dryRun bo
 		rep.Batches++
 		rep.Runs += len(res.IDs)
 		rep.IDs = append(rep.IDs, res.IDs[:min(len(res.IDs), maxPruneIDs-len(rep.IDs))]...)
-		h.metrics.RunsPruned.Add(uint64(len(res.IDs)))
+		for _, id := range res.IDs {
+			h.metrics.Of(id).RunsPruned.Add(1)
+		}
 		if !res.More || len(res.IDs) == 0 || ctx.Err() != nil {
 			return rep, nil
 		}
@@ -89,7 +91,7 @@ func (h *Host) DeleteRun(ctx context.Context, id string) error {
 	case err != nil:
 		return fmt.Errorf("delete run %s: %w", id, err)
 	}
-	h.metrics.RunsPruned.Add(1)
+	h.metrics.Of(id).RunsPruned.Add(1)
 	h.log.Info("retention: deleted a run", "run", id)
 	return nil
 }

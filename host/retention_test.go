@@ -138,5 +138,5 @@ func TestPrunerOfWork(t *testing.T) {
 	}
 	waitFor("the ended chain to be pruned", func() bool { return gone("chain", "chain~2", "chain~3") })
 	// The counter counts a batch once it is committed.
-	waitFor("skein_runs_pruned_total to count 4 runs", func() bool { return h.metrics.RunsPruned.Load() == 4 })
+	waitFor("skein_runs_pruned_total to count 4 runs", func() bool { return h.metrics.NS("").RunsPruned.Load() == 4 })
 }

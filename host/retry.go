@@ -36,7 +36,7 @@ func (h *Host) retryLater(ctx context.Context, l store.Lease, o WorkOptions, err
 	h.failures[l.RunID] = n
 	h.mu.Unlock()
 	d := retryDelay(o, n)
-	h.metrics.DriveFailures.Add(1)
+	h.metrics.Of(l.RunID).DriveFailures.Add(1)
 	h.log.Error("drive run failed; the run is driven again after a backoff", "run", l.RunID, "failures", n, "retry_in", d, "err", err)
 	if rerr := h.cfg.Store.RenewLease(context.WithoutCancel(ctx), l, time.Now().Add(d).UnixNano()); rerr != nil {
 		h.log.Warn("keep the lease through the backoff: failed; it expires at its last renewal instead", "run", l.RunID, "err", rerr)

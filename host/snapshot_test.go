@@ -136,10 +136,10 @@ func TestInstanceReuse(t *testing.T) {
 				t.Errorf("%s: replay of run %d = %s, %v; want %s", tc.name, i, rr.Result, err, fresh)
 			}
 			if i == 0 {
-				afterFirst = h.metrics.Reused.Load()
+				afterFirst = h.metrics.NS("").Reused.Load()
 			}
 		}
-		if reused := h.metrics.Reused.Load() - afterFirst; (reused > 0) != tc.wantReuse {
+		if reused := h.metrics.NS("").Reused.Load() - afterFirst; (reused > 0) != tc.wantReuse {
 			t.Errorf("%s: %d executions of later runs on reused instances, want reuse %v", tc.name, reused, tc.wantReuse)
 		}
 	}
@@ -166,13 +166,13 @@ func TestInstanceNotReusedAfterInterrupt(t *testing.T) {
 	if _, err := h.Drive(ctx, r.ID, DriveOptions{}); err == nil {
 		t.Fatal("the drive whose context ended returned no error")
 	}
-	before := h.metrics.Reused.Load()
+	before := h.metrics.NS("").Reused.Load()
 	r2 := startRun(t, h, m, "call", `{"activity":"up","max":1}`, 0)
 	r2 = drive(t, h, r2.ID, DriveOptions{})
 	if r2.Status != store.RunCompleted {
 		t.Fatalf("the run after the interrupted one: %s %s", r2.Status, r2.Error)
 	}
-	if got := h.metrics.Reused.Load(); got != before {
+	if got := h.metrics.NS("").Reused.Load(); got != before {
 		t.Errorf("the run after the interrupted one ran on a reused instance (%d -> %d): the interrupted instance went back to the pool", before, got)
 	}
 }

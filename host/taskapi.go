@@ -162,7 +162,7 @@ func (h *Host) CompleteTask(ctx context.Context, ref TaskRef, value json.RawMess
 		h.taskAttempt(ctx, t, ref.Attempt, set.CreatedAt, "")
 	}
 	h.traceRemoteAttempt(t, ref.Attempt, ref.Worker, set.CreatedAt, "")
-	h.metrics.TasksCompleted.Add(1)
+	h.metrics.Of(ref.RunID).TasksCompleted.Add(1)
 	h.settled(ref.RunID, ref.Key, set)
 	return nil
 }
@@ -183,7 +183,7 @@ func (h *Host) FailTask(ctx context.Context, ref TaskRef, msg string, nonRetryab
 	if err != nil {
 		return false, taskRefError("fail", ref, err)
 	}
-	h.metrics.TasksFailed.Add(1)
+	h.metrics.Of(ref.RunID).TasksFailed.Add(1)
 	retry, err = h.endFailed(ctx, t, ref.Attempt, ref.Worker, msg, nonRetryable, false)
 	if err != nil {
 		return false, taskRefError("fail", ref, err)
@@ -264,7 +264,7 @@ func (h *Host) sweepTasks(ctx context.Context) {
 		if t.Timeout > 0 && t.Expiry >= t.ClaimedAt+t.Timeout {
 			msg = fmt.Sprintf("activity %q timed out after %s (attempt %d)", t.Name, time.Duration(t.Timeout), t.Attempt)
 		}
-		h.metrics.TasksTimedOut.Add(1)
+		h.metrics.Of(t.RunID).TasksTimedOut.Add(1)
 		if _, err := h.endFailed(ctx, t, t.Attempt, "", msg, false, true); err != nil && !errors.Is(err, store.ErrConflict) {
 			h.log.Warn("activity tasks: end an expired attempt", "run", t.RunID, "key", t.Key, "err", err)
 		}

@@ -250,11 +250,11 @@ func TestMetricsEndpoint(t *testing.T) {
 		return v
 	}
 	for series, want := range map[string]float64{
-		`skein_runs{status="completed"}`:             1,
-		`skein_runs{status="pending"}`:               1,
-		`skein_runs{status="suspended"}`:             0,
-		`skein_runs_ended_total{status="completed"}`: 1,
-		`skein_live_instances`:                       0,
+		`skein_runs{namespace="default",status="completed"}`:             1,
+		`skein_runs{namespace="default",status="pending"}`:               1,
+		`skein_runs{namespace="default",status="suspended"}`:             0,
+		`skein_runs_ended_total{namespace="default",status="completed"}`: 1,
+		`skein_live_instances`:                                           0,
 	} {
 		fam := series
 		if i := strings.IndexByte(series, '{'); i > 0 {
@@ -264,10 +264,10 @@ func TestMetricsEndpoint(t *testing.T) {
 			t.Errorf("%s = %v, want %v", series, got, want)
 		}
 	}
-	if got := val("skein_ops_recorded_total", "skein_ops_recorded_total"); got < 6 {
+	if got := val("skein_ops_recorded_total", `skein_ops_recorded_total{namespace="default"}`); got < 6 {
 		t.Errorf("skein_ops_recorded_total = %v, want >= 6", got)
 	}
-	if got := val("skein_activation_seconds", "skein_activation_seconds_count"); got < 1 {
+	if got := val("skein_activation_seconds", `skein_activation_seconds_count{namespace="default"}`); got < 1 {
 		t.Errorf("skein_activation_seconds_count = %v, want >= 1", got)
 	}
 	if got := val("skein_store_commit_seconds", "skein_store_commit_seconds_count"); got < 1 {

@@ -139,8 +139,8 @@ func TestWorkersInProcess(t *testing.T) {
 	if err := h.WriteMetrics(ctx, &metrics); err != nil {
 		t.Fatal(err)
 	}
-	for _, line := range []string{`skein_tasks_total{event="claimed"} 140`, `skein_tasks_total{event="completed"} 120`,
-		`skein_tasks_total{event="failed"} 20`, `skein_tasks_total{event="timed_out"} 0`} {
+	for _, line := range []string{`skein_tasks_total{event="claimed",namespace="default"} 140`, `skein_tasks_total{event="completed",namespace="default"} 120`,
+		`skein_tasks_total{event="failed",namespace="default"} 20`, `skein_tasks_total{event="timed_out",namespace="default"} 0`} {
 		if !strings.Contains(metrics.String(), line+"\n") {
 			t.Errorf("/metrics lacks %q", line)
 		}

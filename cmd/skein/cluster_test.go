@@ -88,7 +88,7 @@ func clusterRuns(t *testing.T, st store.Store) map[string]store.Run {
 }
 
 // clusterMetrics reads GET /metrics of a worker: the value of every
-// series, by its name with labels (`skein_runs_ended_total{status="completed"}`).
+// series, by its name with labels (`skein_runs_ended_total{namespace="default",status="completed"}`).
 func clusterMetrics(t *testing.T, w *clusterWorker) map[string]float64 {
 	t.Helper()
 	resp, err := httpClient.Get(w.url + "/metrics")
@@ -115,7 +115,7 @@ func clusterMetrics(t *testing.T, w *clusterWorker) map[string]float64 {
 		}
 		m[line[:i]] = v
 	}
-	for _, k := range []string{endedCompleted, "skein_leases_claimed_total", "skein_leases_lost_total"} {
+	for _, k := range []string{endedCompleted, `skein_leases_claimed_total{namespace="default"}`, `skein_leases_lost_total{namespace="default"}`} {
 		if _, ok := m[k]; !ok {
 			t.Fatalf("metrics of %s lack %s:\n%s", w.name, k, body)
 		}
@@ -124,7 +124,7 @@ func clusterMetrics(t *testing.T, w *clusterWorker) map[string]float64 {
 }
 
 // endedCompleted is the series of the runs a worker drove to completion.
-const endedCompleted = `skein_runs_ended_total{status="completed"}`
+const endedCompleted = `skein_runs_ended_total{namespace="default",status="completed"}`
 
 // checkLeaseHistory checks the lease history of one run: tokens 1, 2, ...
 // in order, every owner one of owners, and no two leases overlapping
@@ -386,7 +386,7 @@ func TestClusterPostgres(t *testing.T) {
 	sum := 0.0
 	for i, w := range ws {
 		m := ms[i]
-		t.Logf("%s: completed %v, claimed %v leases, lost %v", w.name, m[endedCompleted], m["skein_leases_claimed_total"], m["skein_leases_lost_total"])
+		t.Logf("%s: completed %v, claimed %v leases, lost %v", w.name, m[endedCompleted], m[`skein_leases_claimed_total{namespace="default"}`], m[`skein_leases_lost_total{namespace="default"}`])
 		sum += m[endedCompleted]
 		if got, want := m[endedCompleted], float64(lastOwner[w.name]); got != want {
 			t.Errorf("%s counts %v runs completed; it holds the last lease of %v runs", w.name, got, want)
@@ -396,7 +396,7 @@ func TestClusterPostgres(t *testing.T) {
 				t.Errorf("%s: %s %v; want 0", w.name, k, v)
 			}
 		}
-		if v := m["skein_leases_lost_total"]; v != 0 {
+		if v := m[`skein_leases_lost_total{namespace="default"}`]; v != 0 {
 			t.Errorf("%s lost %v leases; want 0 (a worker stalled past its lease)", w.name, v)
 		}
 		if leasesBy[w.name] == 0 {
@@ -615,11 +615,11 @@ func TestClusterFailover(t *testing.T) {
 		}
 		for i, w := range survivors {
 			m := ms[i]
-			t.Logf("%s: completed %v, claimed %v leases, lost %v", w.name, m[endedCompleted], m["skein_leases_claimed_total"], m["skein_leases_lost_total"])
+			t.Logf("%s: completed %v, claimed %v leases, lost %v", w.name, m[endedCompleted], m[`skein_leases_claimed_total{namespace="default"}`], m[`skein_leases_lost_total{namespace="default"}`])
 			if got := m[endedCompleted]; got != float64(lastOwner[w.name]) {
 				t.Errorf("%s counts %v runs completed; it holds the last lease of %d", w.name, got, lastOwner[w.name])
 			}
-			if v := m["skein_leases_lost_total"]; v != 0 {
+			if v := m[`skein_leases_lost_total{namespace="default"}`]; v != 0 {
 				t.Errorf("%s lost %v leases; want 0", w.name, v)
 			}
 		}

@@ -68,31 +68,31 @@ func TestServeMetricsPrometheus(t *testing.T) {
 		labels []string
 		want   float64
 	}{
-		{"skein_runs", []string{"status", "completed"}, 2},
-		{"skein_runs", []string{"status", "failed"}, 1},
-		{"skein_runs_ended_total", []string{"status", "completed"}, 2},
-		{"skein_runs_ended_total", []string{"status", "failed"}, 1},
-		{"skein_tasks_total", []string{"event", "completed"}, 3},
+		{"skein_runs", []string{"namespace", "default", "status", "completed"}, 2},
+		{"skein_runs", []string{"namespace", "default", "status", "failed"}, 1},
+		{"skein_runs_ended_total", []string{"namespace", "default", "status", "completed"}, 2},
+		{"skein_runs_ended_total", []string{"namespace", "default", "status", "failed"}, 1},
+		{"skein_tasks_total", []string{"event", "completed", "namespace", "default"}, 3},
 		{"skein_live_instances", nil, 0},
-		{"skein_active_runs", nil, 0},
+		{"skein_active_runs", []string{"namespace", "default"}, 0},
 	} {
 		if got := v(c.name, c.labels...); got != c.want {
 			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
 		}
 	}
-	execs := v("skein_executions_total")
-	if h := promHistogram(t, fams, "skein_activation_seconds"); float64(h.GetSampleCount()) != execs || execs < 3 {
+	execs := v("skein_executions_total", "namespace", "default")
+	if h := promHistogram(t, fams, "skein_activation_seconds", "namespace", "default"); float64(h.GetSampleCount()) != execs || execs < 3 {
 		t.Errorf("skein_activation_seconds counts %d activations of %v executions, want as many, >= 3", h.GetSampleCount(), execs)
 	}
 	if h := promHistogram(t, fams, "skein_store_commit_seconds"); h.GetSampleCount() < 3 || h.GetSampleSum() <= 0 {
 		t.Errorf("skein_store_commit_seconds: %d commits, %v s", h.GetSampleCount(), h.GetSampleSum())
 	}
-	claimed := v("skein_tasks_total", "event", "claimed")
-	if h := promHistogram(t, fams, "skein_queue_wait_seconds", "queue", "task"); float64(h.GetSampleCount()) != claimed || claimed < 3 {
+	claimed := v("skein_tasks_total", "event", "claimed", "namespace", "default")
+	if h := promHistogram(t, fams, "skein_queue_wait_seconds", "namespace", "default", "queue", "task"); float64(h.GetSampleCount()) != claimed || claimed < 3 {
 		t.Errorf("task queue wait counts %d of %v claimed tasks, want as many, >= 3", h.GetSampleCount(), claimed)
 	}
-	leases := v("skein_leases_claimed_total")
-	if h := promHistogram(t, fams, "skein_queue_wait_seconds", "queue", "run"); h.GetSampleCount() < 3 || float64(h.GetSampleCount()) > leases {
+	leases := v("skein_leases_claimed_total", "namespace", "default")
+	if h := promHistogram(t, fams, "skein_queue_wait_seconds", "namespace", "default", "queue", "run"); h.GetSampleCount() < 3 || float64(h.GetSampleCount()) > leases {
 		t.Errorf("run queue wait counts %d claims, want the 3 runs started at least, at most the %v leases claimed", h.GetSampleCount(), leases)
 	}
 	checkOpLatency(t, s, token, fams, "p-race", "p-remote", "p-appr")
@@ -114,7 +114,7 @@ func scrapeSettled(t *testing.T, s *skeinServer, token string) map[string]*dto.M
 		if err != nil {
 			t.Fatalf("/metrics does not parse: %v\n%s", err, body)
 		}
-		idle := promValue(t, fams, "skein_active_runs") == 0 && promValue(t, fams, "skein_live_instances") == 0
+		idle := promValue(t, fams, "skein_active_runs", "namespace", "default") == 0 && promValue(t, fams, "skein_live_instances") == 0
 		if idle || time.Now().After(deadline) {
 			return fams
 		}
@@ -148,13 +148,13 @@ func checkOpLatency(t *testing.T, s *skeinServer, token string, fams map[string]
 	}
 	for _, kind := range []string{"step", "call", "sleep", "promise", "child"} {
 		for _, outcome := range []string{"ok", "error"} {
-			h := promHistogram(t, fams, "skein_op_latency_seconds", "kind", kind, "outcome", outcome)
+			h := promHistogram(t, fams, "skein_op_latency_seconds", "kind", kind, "namespace", "default", "outcome", outcome)
 			if got, want := h.GetSampleCount(), uint64(done[[2]string{kind, outcome}]); got != want {
 				t.Errorf("op latency {kind=%s,outcome=%s} counts %d ops; the runs settled %d", kind, outcome, got, want)
 			}
 		}
 	}
-	if h := promHistogram(t, fams, "skein_op_latency_seconds", "kind", "sleep", "outcome", "ok"); h.GetSampleSum() < 0.15 {
+	if h := promHistogram(t, fams, "skein_op_latency_seconds", "kind", "sleep", "namespace", "default", "outcome", "ok"); h.GetSampleSum() < 0.15 {
 		t.Errorf("the race's 200 ms timer took %v s from issue to outcome", h.GetSampleSum())
 	}
 }

@@ -81,7 +81,7 @@ func testServeRetention(t *testing.T, storeFlags []string) {
 	wantExit(t, s.cli(t, nil, "resolve", "chain~3.go", "--value", `"go"`), 0)
 	s.awaitGone(t, "chain", "chain~2", "chain~3")
 	s.wantKept(t, "fam", "fam.1")
-	if n := s.metrics(t)["skein_runs_pruned_total"]; n < 4 {
+	if n := s.metrics(t)[`skein_runs_pruned_total{namespace="default"}`]; n < 4 {
 		t.Errorf("skein_runs_pruned_total = %v; want at least 4", n)
 	}
 }

@@ -456,16 +456,16 @@ func TestServeMetricsAndLogs(t *testing.T) {
 		values[m[1]+m[2]] = m[3]
 	}
 	for series, want := range map[string]string{
-		`skein_runs{status="completed"}`:             "1",
-		`skein_runs_ended_total{status="completed"}`: "1",
-		`skein_live_instances`:                       "0",
-		`skein_activation_seconds_bucket{le="+Inf"}`: values["skein_activation_seconds_count"],
+		`skein_runs{namespace="default",status="completed"}`:             "1",
+		`skein_runs_ended_total{namespace="default",status="completed"}`: "1",
+		`skein_live_instances`: "0",
+		`skein_activation_seconds_bucket{namespace="default",le="+Inf"}`: values[`skein_activation_seconds_count{namespace="default"}`],
 	} {
 		if values[series] != want {
 			t.Errorf("/metrics: %s = %q, want %q", series, values[series], want)
 		}
 	}
-	for _, name := range []string{"skein_ops_recorded_total", "skein_executions_total", "skein_store_commit_seconds_count", "skein_activation_seconds_count"} {
+	for _, name := range []string{`skein_ops_recorded_total{namespace="default"}`, `skein_executions_total{namespace="default"}`, "skein_store_commit_seconds_count", `skein_activation_seconds_count{namespace="default"}`} {
 		if v := values[name]; v == "" || v == "0" {
 			t.Errorf("/metrics: %s = %q, want > 0", name, v)
 		}

@@ -213,7 +213,7 @@ func TestWorkerProtocolErrors(t *testing.T) {
 		}
 	}
 	tasks := awaitTask()
-	if _, _, m := scrape(t, s, token); !strings.Contains(m, `skein_task_queue{name="echo",state="queued"} 1`+"\n") {
+	if _, _, m := scrape(t, s, token); !strings.Contains(m, `skein_task_queue{name="echo",namespace="default",state="queued"} 1`+"\n") {
 		t.Errorf("/metrics does not count the queued task:\n%s", m)
 	}
 

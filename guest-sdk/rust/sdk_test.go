@@ -242,7 +242,7 @@ func fedOps(t *testing.T, h *host.Host) int {
 		t.Fatal(err)
 	}
 	for _, line := range strings.Split(b.String(), "\n") {
-		if v, ok := strings.CutPrefix(line, "skein_fed_ops_total "); ok {
+		if v, ok := strings.CutPrefix(line, `skein_fed_ops_total{namespace="default"} `); ok {
 			n, err := strconv.Atoi(v)
 			if err != nil {
 				t.Fatal(err)

@@ -82,7 +82,7 @@ type ClusterResult struct {
 type WorkerResult struct {
 	Owner string // its host.WorkOptions.Owner
 	// Completed is how many runs it drove to completion
-	// (skein_runs_ended_total{status="completed"}).
+	// (skein_runs_ended_total{namespace="default",status="completed"}).
 	Completed int
 	// Claimed is how many leases it took (skein_leases_claimed_total);
 	// Lost how many of them it lost while driving
@@ -291,9 +291,9 @@ func Cluster(ctx context.Context, o ClusterOptions) (ClusterResult, error) {
 		delta := func(k string) int { return int(after[k] - before[i][k]) }
 		res.Workers = append(res.Workers, WorkerResult{
 			Owner:     owners[i],
-			Completed: delta(`skein_runs_ended_total{status="completed"}`),
-			Claimed:   delta("skein_leases_claimed_total"),
-			Lost:      delta("skein_leases_lost_total"),
+			Completed: delta(`skein_runs_ended_total{namespace="default",status="completed"}`),
+			Claimed:   delta(`skein_leases_claimed_total{namespace="default"}`),
+			Lost:      delta(`skein_leases_lost_total{namespace="default"}`),
 		})
 	}
 	return res, nil

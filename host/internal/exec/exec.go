@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/skeinrun/skein/host/internal/metrics"
 	"github.com/skeinrun/skein/host/internal/modules"
 
 	"github.com/skeinrun/skein/abi"
@@ -78,6 +79,11 @@ type Exec struct {
 	canceled  bool                           // the cancellation was delivered and handled
 	opStarts  map[string]int64               // ops this execution issued first: key -> wall-clock start (timeline.go)
 	LastSeq   int64                          // the highest settle sequence in the journal so far
+	// Ran is the execution's running time once Instantiate returns, as
+	// MaxExecutionCPU counts it: its wall time less the time it blocked
+	// (watchdog.go, blocking).
+	Ran time.Duration
+	ctr *metrics.Exec // the run's namespace's counters (nil: a describe's, none)
 
 	// limits (limits.go)
 	wd        watchState      // read by the watchdog (watchdog.go)
@@ -110,7 +116,7 @@ func NewDescribe(h Host) *Exec {
 // recorded pending pending: its body does not run.
 func NewExec(h Host, rs *RunState, recorded []sched.Record) *Exec {
 	_, verify := rs.World.(VerifyWorld)
-	x := &Exec{h: h, rs: rs, fnNames: map[string]string{}, LastSeq: maxSeq(recorded)}
+	x := &Exec{h: h, rs: rs, fnNames: map[string]string{}, LastSeq: maxSeq(recorded), ctr: h.Counters(rs.Run.ID)}
 	x.fx = rs.World.effects(x)
 	if x.fx.commits() {
 		x.tracer = h.Config().Tracer
@@ -128,10 +134,23 @@ func NewExec(h Host, rs *RunState, recorded []sched.Record) *Exec {
 
 func realNow() int64 { return time.Now().UnixNano() }
 
+// noCounters take what an execution that is not a run's (a module's
+// describe) would count: nothing of it is a namespace's.
+var noCounters metrics.Exec
+
+// counters are the counters of the run's namespace (Host.Counters),
+// looked up once as the execution is made.
+func (x *Exec) counters() *metrics.Exec {
+	if x.ctr == nil {
+		return &noCounters
+	}
+	return x.ctr
+}
+
 // record queues a journal record for the next flush.
 func (x *Exec) record(r sched.Record) {
 	x.newRecords++
-	x.h.Counters().OpsRecorded.Add(1)
+	x.counters().OpsRecorded.Add(1)
 	o := ToStore(r)
 	x.stamp(&o, r)
 	if r.Pending {
@@ -166,6 +185,7 @@ func (x *Exec) Instantiate(ctx context.Context, cm *modules.Module) error {
 	wctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	stopWatch := x.watch(cancel)
+	ran := time.Now()
 	err := h.Engine().Run(wctx, cm.Engine(), engine.RunConfig{
 		Args:      []string{"workflow"},
 		Stdout:    out,
@@ -174,9 +194,10 @@ func (x *Exec) Instantiate(ctx context.Context, cm *modules.Module) error {
 		Nanotime:  x.nanotime,
 		Nanosleep: x.nanosleep,
 		Rand:      x.randSource(),
-		Reused:    func() { h.Counters().Reused.Add(1) },
+		Reused:    func() { x.counters().Reused.Add(1) },
 	})
 	stopWatch()
+	x.Ran = max(time.Since(ran)-time.Duration(x.wd.waited.Load()), 0)
 	var limit *limit.Error
 	var hc *hardCancel
 	var hp *hardPause

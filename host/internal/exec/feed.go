@@ -98,6 +98,6 @@ func (x *Exec) applyFed(tid sched.TaskID, used uint32) error {
 		}
 		x.fx.issued(res.Key, f.Rec.Kind, f.Rec.Function, tid)
 	}
-	x.h.Counters().FedOps.Add(uint64(used))
+	x.counters().FedOps.Add(uint64(used))
 	return nil
 }

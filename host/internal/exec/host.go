@@ -24,8 +24,9 @@ type Host interface {
 	// Config is the host's settings an execution reads; it does not change.
 	Config() *Config
 	Log() *slog.Logger
-	// Counters are the host's counters an execution adds to.
-	Counters() *metrics.Exec
+	// Counters are the host's counters an execution of the run runID adds
+	// to: those of the run's namespace.
+	Counters(runID string) *metrics.Exec
 	// Instance is called as an instance starts; the func it returns as it ends.
 	Instance() func()
 	// Activated observes the activation latency of the execution of rs.

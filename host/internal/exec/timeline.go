@@ -39,7 +39,7 @@ func (x *Exec) stamp(o *store.Outcome, r sched.Record) {
 		o.SettledAt = time.Now().UnixNano()
 		delete(x.opStarts, r.Key)
 		if x.fx.commits() { // op latency (host/internal/metrics): from the op's issue, in this execution or an earlier one
-			x.h.Counters().OpSettled(r.Kind, r.Outcome.OK, cmp.Or(o.StartedAt, x.rs.issued[r.Key]), o.SettledAt)
+			x.counters().OpSettled(r.Kind, r.Outcome.OK, cmp.Or(o.StartedAt, x.rs.issued[r.Key]), o.SettledAt)
 		}
 	}
 }

@@ -1,6 +1,8 @@
 package metrics
 
 import (
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/skeinrun/skein/host/internal/modules"
@@ -11,14 +13,14 @@ import (
 // each scrape.
 type Sources struct {
 	JournalLoads func() (memory, stored uint64) // the journal cache's loads (nil: none)
-	ActiveRuns   func() int                     // runs driven by this process now
+	ActiveRuns   func() map[string]int          // runs driven by this process now, by namespace
 	Modules      func() modules.Stats           // the compiled-module cache
 	ModuleLimit  int64                          // Config.MaxCompiledBytes (<= 0: none)
 }
 
 // series is one family the collector writes: its description and how
 // its samples are read. Labels are fixed sets (statuses, sources,
-// reasons, events), never run ids.
+// reasons, events) or namespaces, never run ids.
 type series struct {
 	desc *prometheus.Desc
 	typ  prometheus.ValueType
@@ -26,9 +28,21 @@ type series struct {
 	read func(c *collector, emit func(v float64, labels ...string))
 }
 
-func counter(name, help string, read func(c *collector) uint64) series {
-	return series{desc: prometheus.NewDesc(name, help, nil, nil), typ: prometheus.CounterValue,
-		read: func(c *collector, emit func(float64, ...string)) { emit(float64(read(c))) }}
+// nsSeries is one family of every namespace: read sends the samples of
+// namespace n, whose label comes first.
+type nsSeries struct {
+	desc *prometheus.Desc
+	typ  prometheus.ValueType
+	read func(c *collector, n *NS, emit func(v float64, labels ...string))
+}
+
+func nsDesc(name, help string, labels ...string) *prometheus.Desc {
+	return prometheus.NewDesc(name, help, append([]string{"namespace"}, labels...), nil)
+}
+
+func nsCounter(name, help string, read func(n *NS) uint64) nsSeries {
+	return nsSeries{desc: nsDesc(name, help), typ: prometheus.CounterValue,
+		read: func(_ *collector, n *NS, emit func(float64, ...string)) { emit(float64(read(n))) }}
 }
 
 func gauge(name, help string, read func(c *collector) float64) series {
@@ -36,22 +50,48 @@ func gauge(name, help string, read func(c *collector) float64) series {
 		read: func(c *collector, emit func(float64, ...string)) { emit(read(c)) }}
 }
 
-// hostSeries are the counters and gauges read from memory, as /metrics
-// has always named them (docs/observability.md lists them).
-var hostSeries = []series{
-	{desc: prometheus.NewDesc("skein_runs_ended_total", "Runs this process drove to an end (or a divergence), by final status.", []string{"status"}, nil),
-		typ: prometheus.CounterValue, read: func(c *collector, emit func(float64, ...string)) {
+// perNamespace are the counters and gauges about runs, one series per
+// namespace (docs/observability.md lists them).
+var perNamespace = []nsSeries{
+	{desc: nsDesc("skein_runs_ended_total", "Runs this process drove to an end (or a divergence), by final status.", "status"),
+		typ: prometheus.CounterValue, read: func(_ *collector, n *NS, emit func(float64, ...string)) {
 			for i, s := range Statuses {
 				if s.Terminal() || s == store.RunDiverged {
-					emit(float64(c.m.Ended[i].Load()), string(s))
+					emit(float64(n.Ended[i].Load()), string(s))
 				}
 			}
 		}},
-	counter("skein_ops_recorded_total", "Journal records made by executions (ops issued and settled).", func(c *collector) uint64 { return c.m.OpsRecorded.Load() }),
-	counter("skein_executions_total", "Executions (wasm instantiations) of runs.", func(c *collector) uint64 { return c.m.Executions.Load() }),
-	counter("skein_replays_total", "Executions that started by replaying a recorded journal.", func(c *collector) uint64 { return c.m.Replays.Load() }),
-	counter("skein_fed_ops_total", "Replayed ops that guests took from a feed of recorded outcomes, without an op call each (abi/README.md, feed).", func(c *collector) uint64 { return c.m.FedOps.Load() }),
-	counter("skein_reused_instances_total", "Executions that ran on an instance of the module reset to its snapshot after an earlier execution, instead of a new instance.", func(c *collector) uint64 { return c.m.Reused.Load() }),
+	nsCounter("skein_ops_recorded_total", "Journal records made by executions (ops issued and settled).", func(n *NS) uint64 { return n.OpsRecorded.Load() }),
+	nsCounter("skein_executions_total", "Executions (wasm instantiations) of runs.", func(n *NS) uint64 { return n.Executions.Load() }),
+	{desc: nsDesc("skein_execution_cpu_seconds_total", "Running time of executions of the namespace's runs (drives, verifying replays, upgrade checks), as MaxExecutionCPU measures it: wall time less the waits at idle points, in step-body sleeps and for the store; added as each execution ends."),
+		typ: prometheus.CounterValue, read: func(_ *collector, n *NS, emit func(float64, ...string)) {
+			emit(time.Duration(n.CPU.Load()).Seconds())
+		}},
+	nsCounter("skein_replays_total", "Executions that started by replaying a recorded journal.", func(n *NS) uint64 { return n.Replays.Load() }),
+	nsCounter("skein_fed_ops_total", "Replayed ops that guests took from a feed of recorded outcomes, without an op call each (abi/README.md, feed).", func(n *NS) uint64 { return n.FedOps.Load() }),
+	nsCounter("skein_reused_instances_total", "Executions that ran on an instance of the module reset to its snapshot after an earlier execution, instead of a new instance.", func(n *NS) uint64 { return n.Reused.Load() }),
+	{desc: nsDesc("skein_evictions_total", "Instances dropped while their run waits: to replay at once (replay) or because the run suspended (suspend).", "reason"),
+		typ: prometheus.CounterValue, read: func(_ *collector, n *NS, emit func(float64, ...string)) {
+			emit(float64(n.EvictReplay.Load()), "replay")
+			emit(float64(n.EvictSuspend.Load()), "suspend")
+		}},
+	nsCounter("skein_leases_claimed_total", "Leases this process's worker took on runs to drive them.", func(n *NS) uint64 { return n.LeasesClaimed.Load() }),
+	nsCounter("skein_leases_lost_total", "Leases lost while driving: another worker claimed the run after the lease expired, and this one stopped.", func(n *NS) uint64 { return n.LeasesLost.Load() }),
+	nsCounter("skein_runs_pruned_total", "Ended runs this process deleted with all their records: by its retention pruner, skein runs prune and DELETE /v1/runs/{id}.", func(n *NS) uint64 { return n.RunsPruned.Load() }),
+	nsCounter("skein_drive_failures_total", "Drives of runs by this process's worker that failed (a commit or a read failed, the module did not compile); each backs off before the run is driven again.", func(n *NS) uint64 { return n.DriveFailures.Load() }),
+	{desc: nsDesc("skein_tasks_total", "Remote activity task attempts by what happened: claimed by a worker, completed, failed by the worker, timed out (lease expired).", "event"),
+		typ: prometheus.CounterValue, read: func(_ *collector, n *NS, emit func(float64, ...string)) {
+			emit(float64(n.TasksClaimed.Load()), "claimed")
+			emit(float64(n.TasksCompleted.Load()), "completed")
+			emit(float64(n.TasksFailed.Load()), "failed")
+			emit(float64(n.TasksTimedOut.Load()), "timed_out")
+		}},
+	{desc: nsDesc("skein_active_runs", "Runs driven by this process now."), typ: prometheus.GaugeValue,
+		read: func(c *collector, n *NS, emit func(float64, ...string)) { emit(float64(c.active[n.name])) }},
+}
+
+// hostSeries are the counters and gauges of the process as a whole.
+var hostSeries = []series{
 	{desc: prometheus.NewDesc("skein_journal_loads_total", "Run journals loaded: from the journals this host keeps in memory for the runs it drove (memory) or from the store (store).", []string{"source"}, nil),
 		typ: prometheus.CounterValue, read: func(c *collector, emit func(float64, ...string)) {
 			var memory, stored uint64
@@ -61,24 +101,7 @@ var hostSeries = []series{
 			emit(float64(memory), "memory")
 			emit(float64(stored), "store")
 		}},
-	{desc: prometheus.NewDesc("skein_evictions_total", "Instances dropped while their run waits: to replay at once (replay) or because the run suspended (suspend).", []string{"reason"}, nil),
-		typ: prometheus.CounterValue, read: func(c *collector, emit func(float64, ...string)) {
-			emit(float64(c.m.EvictReplay.Load()), "replay")
-			emit(float64(c.m.EvictSuspend.Load()), "suspend")
-		}},
-	counter("skein_leases_claimed_total", "Leases this process's worker took on runs to drive them.", func(c *collector) uint64 { return c.m.LeasesClaimed.Load() }),
-	counter("skein_leases_lost_total", "Leases lost while driving: another worker claimed the run after the lease expired, and this one stopped.", func(c *collector) uint64 { return c.m.LeasesLost.Load() }),
-	counter("skein_runs_pruned_total", "Ended runs this process deleted with all their records: by its retention pruner, skein runs prune and DELETE /v1/runs/{id}.", func(c *collector) uint64 { return c.m.RunsPruned.Load() }),
-	counter("skein_drive_failures_total", "Drives of runs by this process's worker that failed (a commit or a read failed, the module did not compile); each backs off before the run is driven again.", func(c *collector) uint64 { return c.m.DriveFailures.Load() }),
-	{desc: prometheus.NewDesc("skein_tasks_total", "Remote activity task attempts by what happened: claimed by a worker, completed, failed by the worker, timed out (lease expired).", []string{"event"}, nil),
-		typ: prometheus.CounterValue, read: func(c *collector, emit func(float64, ...string)) {
-			emit(float64(c.m.TasksClaimed.Load()), "claimed")
-			emit(float64(c.m.TasksCompleted.Load()), "completed")
-			emit(float64(c.m.TasksFailed.Load()), "failed")
-			emit(float64(c.m.TasksTimedOut.Load()), "timed_out")
-		}},
 	gauge("skein_live_instances", "WebAssembly instances alive now.", func(c *collector) float64 { return float64(c.m.LiveInstances.Load()) }),
-	gauge("skein_active_runs", "Runs driven by this process now.", func(c *collector) float64 { return float64(c.src.ActiveRuns()) }),
 }
 
 // moduleSeries are the compiled-module cache's (modules.Stats), read once
@@ -112,10 +135,15 @@ var moduleSeries = []struct {
 type collector struct {
 	m   *Metrics
 	src Sources
+	// active is ActiveRuns, read once per scrape.
+	active map[string]int
 }
 
 // Describe sends the descriptions of every series.
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, s := range perNamespace {
+		ch <- s.desc
+	}
 	for _, s := range hostSeries {
 		ch <- s.desc
 	}
@@ -126,6 +154,18 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect sends the series' values now.
 func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	// A scrape's own copy, so that concurrent scrapes do not share it.
+	c = &collector{m: c.m, src: c.src, active: c.src.ActiveRuns()}
+	for ns := range c.active {
+		c.m.NS(ns) // a namespace driven here has its series
+	}
+	for _, n := range c.m.namespaces() {
+		for _, s := range perNamespace {
+			s.read(c, n, func(v float64, labels ...string) {
+				ch <- prometheus.MustNewConstMetric(s.desc, s.typ, v, append([]string{n.name}, labels...)...)
+			})
+		}
+	}
 	for _, s := range hostSeries {
 		s.read(c, func(v float64, labels ...string) {
 			ch <- prometheus.MustNewConstMetric(s.desc, s.typ, v, labels...)

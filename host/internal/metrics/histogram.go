@@ -8,8 +8,9 @@ import (
 
 // The histograms' labels are bounded by design: an op's kind is one of the
 // five durable op kinds and its outcome ok or error (ten series); a queue
-// is run or task (two). No run id, key, function, module or activity name
-// is ever a label, so the series do not grow with the runs.
+// is run or task (two); a namespace is one of the few an operator made.
+// No run id, key, function, module or activity name is ever a label, so
+// the series do not grow with the runs.
 
 // opKinds are the durable op kinds (abi.OpKind's names), the values of the
 // op latency's kind label, in the order of opLatency's rows.
@@ -26,13 +27,12 @@ var (
 	waitBuckets       = []float64{0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 5, 10, 60, 300, 1800, 3600}
 )
 
-// histograms are the host's histograms, each registered in its registry.
+// histograms are the host's histograms, each registered in its registry:
+// the store's commits for the whole process, the rest by namespace (each
+// NS resolves its series once).
 type histograms struct {
-	activation, commit prometheus.Histogram
-	opVec, waitVec     *prometheus.HistogramVec
-	ops                opLatency
-	// The queue wait's two series, resolved once.
-	runWait, taskWait prometheus.Observer
+	commit                        prometheus.Histogram
+	activationVec, opVec, waitVec *prometheus.HistogramVec
 }
 
 // opLatency holds the op latency's series, resolved once so that an
@@ -41,28 +41,23 @@ type opLatency [len(opKinds)][2]prometheus.Observer
 
 func newHistograms() histograms {
 	h := histograms{
-		activation: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "skein_activation_seconds",
-			Help: "From the start of a run's execution to the guest's first host call.", Buckets: activationBuckets}),
+		activationVec: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "skein_activation_seconds",
+			Help: "From the start of a run's execution to the guest's first host call.", Buckets: activationBuckets}, []string{"namespace"}),
 		commit: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "skein_store_commit_seconds",
 			Help: "Store commits (batches of records and run updates).", Buckets: commitBuckets}),
 		opVec: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "skein_op_latency_seconds",
 			Help:    "Durable ops from their issue to their outcome (kind: step, call, sleep, promise, child; outcome: ok, error), observed as an execution records the outcome.",
-			Buckets: opBuckets}, []string{"kind", "outcome"}),
+			Buckets: opBuckets}, []string{"namespace", "kind", "outcome"}),
 		waitVec: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "skein_queue_wait_seconds",
 			Help:    "Queue waits: a due run until this process's worker claims it for a free slot (queue=run), a remote activity task until a worker claims it (queue=task).",
-			Buckets: waitBuckets}, []string{"queue"}),
+			Buckets: waitBuckets}, []string{"namespace", "queue"}),
 	}
-	for i, k := range opKinds {
-		h.ops[i][0] = h.opVec.WithLabelValues(k, "ok")
-		h.ops[i][1] = h.opVec.WithLabelValues(k, "error")
-	}
-	h.runWait, h.taskWait = h.waitVec.WithLabelValues("run"), h.waitVec.WithLabelValues("task")
 	return h
 }
 
 // collectors are the histograms to register.
 func (h *histograms) collectors() []prometheus.Collector {
-	return []prometheus.Collector{h.activation, h.commit, h.opVec, h.waitVec}
+	return []prometheus.Collector{h.activationVec, h.commit, h.opVec, h.waitVec}
 }
 
 // OpSettled observes the latency of a durable op of kind, issued at start

@@ -3,12 +3,16 @@
 // (github.com/prometheus/client_golang): a Registry per host with a
 // collector that reads the counters at each scrape (collect.go), the
 // histograms (histogram.go), and the series read from the store at each
-// scrape (storecount.go). It knows nothing of the host.
+// scrape (storecount.go). What is about runs is counted per namespace
+// (ns.go) and carries a namespace label; what is about the process (its
+// instances, its caches, its store's latency) does not. It knows nothing
+// of the host.
 package metrics
 
 import (
-	"cmp"
 	"context"
+	"sort"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -20,32 +24,76 @@ import (
 // the collector at each scrape (RATIONALE.md, "Metrics through the
 // Prometheus client library").
 type Metrics struct {
-	Exec                        // the executions': ops recorded, reused instances, fed ops, op latency
-	Executions    atomic.Uint64 // instantiations of a run
-	Replays       atomic.Uint64 // executions that started with a non-empty journal
-	EvictReplay   atomic.Uint64 // instances dropped to replay at once (EvictAlways)
-	EvictSuspend  atomic.Uint64 // instances dropped because the run suspended
-	LiveInstances atomic.Int64  // wasm instances alive now
-	LeasesClaimed atomic.Uint64 // leases Work took on runs
-	LeasesLost    atomic.Uint64 // leases lost while driving (another worker claimed the run)
-	DriveFailures atomic.Uint64 // drives by Work that failed and back off (retry.go)
-	RunsPruned    atomic.Uint64 // ended runs this process deleted (retention.go)
-	// Remote activity tasks (taskapi.go): attempts handed to workers,
-	// completed, failed by their worker, and timed out (lease expired).
-	TasksClaimed, TasksCompleted, TasksFailed, TasksTimedOut atomic.Uint64
-	Ended                                                    [len(Statuses)]atomic.Uint64
-	hist                                                     histograms // histogram.go
+	LiveInstances atomic.Int64 // wasm instances alive now
+	hist          histograms   // histogram.go
+
+	mu  sync.RWMutex
+	nss map[string]*NS // by namespace name, created at first use (ns.go)
 }
 
 // Statuses are the run statuses, in the order metrics list them.
 var Statuses = [...]store.RunStatus{store.RunPending, store.RunRunning, store.RunSuspended,
 	store.RunCompleted, store.RunFailed, store.RunDiverged, store.RunCanceled, store.RunContinued, store.RunReset}
 
-// NewMetrics returns a host's metrics, all zero.
+// NewMetrics returns a host's metrics, all zero, with the default
+// namespace's series present from the start.
 func NewMetrics() *Metrics {
-	m := &Metrics{hist: newHistograms()}
-	m.Exec.ops = &m.hist.ops
+	m := &Metrics{hist: newHistograms(), nss: map[string]*NS{}}
+	m.NS(store.DefaultNamespace)
 	return m
+}
+
+// NS returns the counters of namespace ns ("" is the default
+// namespace), made at its first use. Namespaces are few and named by an
+// operator, so the set stays small.
+func (m *Metrics) NS(ns string) *NS {
+	if ns == "" {
+		ns = store.DefaultNamespace
+	}
+	m.mu.RLock()
+	n := m.nss[ns]
+	m.mu.RUnlock()
+	if n != nil {
+		return n
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if n = m.nss[ns]; n == nil {
+		n = newNS(ns, &m.hist)
+		m.nss[ns] = n
+	}
+	return n
+}
+
+// Of returns the counters of the namespace of the qualified id or name
+// q (a run id, an activity name: store.NamespaceOf).
+func (m *Metrics) Of(q string) *NS { return m.NS(store.NamespaceOf(q)) }
+
+// CPU is the running time of namespace ns's executions so far (NS.CPU),
+// 0 for a namespace that has run nothing here. It makes no counters.
+func (m *Metrics) CPU(ns string) time.Duration {
+	if ns == "" {
+		ns = store.DefaultNamespace
+	}
+	m.mu.RLock()
+	n := m.nss[ns]
+	m.mu.RUnlock()
+	if n == nil {
+		return 0
+	}
+	return time.Duration(n.CPU.Load())
+}
+
+// namespaces are the namespaces counted so far, by name.
+func (m *Metrics) namespaces() []*NS {
+	m.mu.RLock()
+	out := make([]*NS, 0, len(m.nss))
+	for _, n := range m.nss {
+		out = append(out, n)
+	}
+	m.mu.RUnlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	return out
 }
 
 // Instance counts a live instance until the returned func is called.
@@ -54,46 +102,18 @@ func (m *Metrics) Instance() func() {
 	return func() { m.LiveInstances.Add(-1) }
 }
 
-// Execution counts an execution of a run that starts.
-func (m *Metrics) Execution(replay bool) {
-	m.Executions.Add(1)
-	if replay {
-		m.Replays.Add(1)
-	}
-}
-
-// Activated observes the activation latency of an execution that began
-// activating at start, at its first host call (the guest's hello), and
-// clears start. Executions that are not a driven run's (describe,
-// verifying replays) have no start and are not observed.
-func (m *Metrics) Activated(start *time.Time) {
-	if start.IsZero() {
-		return
-	}
-	m.hist.activation.Observe(time.Since(*start).Seconds())
-	*start = time.Time{}
-}
-
-// RunEnded counts a run that reached status s in this process.
-func (m *Metrics) RunEnded(s store.RunStatus) {
-	for i, st := range Statuses {
-		if st == s {
-			m.Ended[i].Add(1)
-		}
-	}
-}
-
 // RunsClaimed observes the queue wait of runs a worker claimed at now
-// (unix ns) to drive them, and counts their leases: from when each became
-// due to its claim. A pending run is due from its creation, a suspended
-// one woken by its timer from the timer's time; a run due for another
-// reason (a settlement or a cancellation arrived, a crashed worker's
-// lease expired) is counted but not observed, as the store does not keep
-// when that happened.
+// (unix ns) to drive them, and counts their leases, each in its run's
+// namespace: from when each became due to its claim. A pending run is
+// due from its creation, a suspended one woken by its timer from the
+// timer's time; a run due for another reason (a settlement or a
+// cancellation arrived, a crashed worker's lease expired) is counted but
+// not observed, as the store does not keep when that happened.
 func (m *Metrics) RunsClaimed(claimed []store.ClaimedRun, now int64) {
-	m.LeasesClaimed.Add(uint64(len(claimed)))
 	for i := range claimed {
 		r := &claimed[i].Run
+		n := m.Of(r.ID)
+		n.LeasesClaimed.Add(1)
 		var due int64
 		switch {
 		case r.Status == store.RunPending:
@@ -103,19 +123,25 @@ func (m *Metrics) RunsClaimed(claimed []store.ClaimedRun, now int64) {
 		default:
 			continue
 		}
-		m.hist.runWait.Observe(waited(due, now))
+		n.runWait.Observe(waited(due, now))
 	}
 }
 
 // TasksClaimedNow counts remote activity task attempts handed to workers
-// and observes how long each waited to be claimed: from when it became
-// claimable (VisibleAt: its queueing, or the end of a retry's backoff) to
-// its claim. A task handed over as it was queued (taskboard) waited 0.
+// and observes how long each waited to be claimed, each in its run's
+// namespace: from when it became claimable (VisibleAt: its queueing, or
+// the end of a retry's backoff) to its claim. A task handed over as it
+// was queued (taskboard) waited 0.
 func (m *Metrics) TasksClaimedNow(ts []store.Task) {
-	m.TasksClaimed.Add(uint64(len(ts)))
 	for i := range ts {
 		t := &ts[i]
-		m.hist.taskWait.Observe(waited(cmp.Or(t.VisibleAt, t.ClaimedAt), t.ClaimedAt))
+		n := m.Of(t.RunID)
+		n.TasksClaimed.Add(1)
+		since := t.VisibleAt
+		if since == 0 {
+			since = t.ClaimedAt
+		}
+		n.taskWait.Observe(waited(since, t.ClaimedAt))
 	}
 }
 
@@ -139,7 +165,8 @@ func (s TimedStore) Commit(ctx context.Context, b store.Batch) error {
 	return err
 }
 
-// Exec are the counters an execution adds to (host/internal/exec).
+// Exec are the counters an execution adds to (host/internal/exec), of
+// its run's namespace.
 type Exec struct {
 	OpsRecorded atomic.Uint64 // journal records made (settled or pending)
 	Reused      atomic.Uint64 // executions on an instance reset after an earlier one

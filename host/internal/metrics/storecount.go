@@ -10,11 +10,12 @@ import (
 	"github.com/skeinrun/skein/store"
 )
 
-// StoreCounts are the series read from the store at each scrape: the
-// runs by status, counted a page at a time up to a cap per status
-// (RATIONALE.md), and the remote activity task queues by activity name.
-// The task queue's name label is bounded by the activity names the
-// deployed modules were granted, not by the runs.
+// StoreCounts are the series read from the store at each scrape, by
+// namespace: the runs by status, counted a page at a time up to a cap
+// per status over all namespaces (RATIONALE.md), and the remote activity
+// task queues by activity name (its local part; the namespace is its own
+// label). The task queue's name label is bounded by the activity names
+// the deployed modules were granted, not by the runs.
 type StoreCounts struct {
 	Store     store.Store
 	Cap, Page int // runs counted per status, and per query
@@ -27,12 +28,12 @@ type StoreCounts struct {
 // limit per status, page at a time.
 func NewStoreCounts(st store.Store, limit, page int) *StoreCounts {
 	return &StoreCounts{Store: st, Cap: limit, Page: page,
-		runs: prometheus.NewDesc("skein_runs", fmt.Sprintf("Runs in the store by status (counted up to %d per status).", limit),
-			[]string{"status"}, nil),
-		capped: prometheus.NewDesc("skein_runs_count_capped", fmt.Sprintf("1 where skein_runs stopped counting at %d.", limit),
-			[]string{"status"}, nil),
+		runs: prometheus.NewDesc("skein_runs", fmt.Sprintf("Runs in the store by status (counted up to %d per status, all namespaces together).", limit),
+			[]string{"namespace", "status"}, nil),
+		capped: prometheus.NewDesc("skein_runs_count_capped", fmt.Sprintf("1 where counting the status stopped at %d runs (all namespaces together): skein_runs is then at least its value.", limit),
+			[]string{"namespace", "status"}, nil),
 		queue: prometheus.NewDesc("skein_task_queue", "Remote activity tasks by activity name and state (queued: waiting for a worker; claimed: held by one).",
-			[]string{"name", "state"}, nil),
+			[]string{"namespace", "name", "state"}, nil),
 	}
 }
 
@@ -69,9 +70,11 @@ func (c storeCollector) Collect(ch chan<- prometheus.Metric) {
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(s.runs, fmt.Errorf("metrics: count runs: %w", err))
 	} else {
-		for i, st := range Statuses {
-			ch <- prometheus.MustNewConstMetric(s.runs, prometheus.GaugeValue, float64(counts[i]), string(st))
-			ch <- prometheus.MustNewConstMetric(s.capped, prometheus.GaugeValue, flag(capped[i]), string(st))
+		for ns, cs := range counts {
+			for i, st := range Statuses {
+				ch <- prometheus.MustNewConstMetric(s.runs, prometheus.GaugeValue, float64(cs[i]), ns, string(st))
+				ch <- prometheus.MustNewConstMetric(s.capped, prometheus.GaugeValue, flag(capped[i]), ns, string(st))
+			}
 		}
 	}
 	qs, err := s.Store.TaskQueues(c.ctx)
@@ -80,30 +83,44 @@ func (c storeCollector) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	for _, q := range qs {
-		ch <- prometheus.MustNewConstMetric(s.queue, prometheus.GaugeValue, float64(q.Queued), q.Name, "queued")
-		ch <- prometheus.MustNewConstMetric(s.queue, prometheus.GaugeValue, float64(q.Claimed), q.Name, "claimed")
+		ns, name := store.SplitQualified(q.Name)
+		ch <- prometheus.MustNewConstMetric(s.queue, prometheus.GaugeValue, float64(q.Queued), ns, name, "queued")
+		ch <- prometheus.MustNewConstMetric(s.queue, prometheus.GaugeValue, float64(q.Claimed), ns, name, "claimed")
 	}
 }
 
-// CountRuns counts the stored runs of each status, up to s.Cap, and
-// reports which reached it.
-func (s *StoreCounts) CountRuns(ctx context.Context) (counts [len(Statuses)]int, capped [len(Statuses)]bool, err error) {
+// RunCounts are runs counted by namespace, of each status (in the order
+// of Statuses).
+type RunCounts map[string]*[len(Statuses)]int
+
+// CountRuns counts the stored runs of each status by namespace, up to
+// s.Cap of a status over all namespaces, and reports which statuses
+// reached it. Every namespace with a run of any status counted, and the
+// default namespace, has a count of every status.
+func (s *StoreCounts) CountRuns(ctx context.Context) (counts RunCounts, capped [len(Statuses)]bool, err error) {
+	counts = RunCounts{store.DefaultNamespace: {}}
 	for i, st := range Statuses {
-		after := ""
-		for counts[i] < s.Cap {
-			rs, err := s.Store.Runs(ctx, store.RunFilter{Status: st, Limit: s.Page, After: after})
+		after, n := "", 0
+		for n < s.Cap {
+			limit := min(s.Page, s.Cap-n)
+			rs, err := s.Store.Runs(ctx, store.RunFilter{Status: st, Limit: limit, After: after})
 			if err != nil {
 				return counts, capped, err
 			}
-			counts[i] += len(rs)
-			if len(rs) < s.Page {
+			for _, r := range rs {
+				ns := store.NamespaceOf(r.ID)
+				if counts[ns] == nil {
+					counts[ns] = &[len(Statuses)]int{}
+				}
+				counts[ns][i]++
+			}
+			n += len(rs)
+			if len(rs) < limit {
 				break
 			}
 			after = rs[len(rs)-1].ID
 		}
-		if counts[i] >= s.Cap {
-			counts[i], capped[i] = s.Cap, true
-		}
+		capped[i] = n >= s.Cap
 	}
 	return counts, capped, nil
 }
