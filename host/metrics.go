@@ -49,7 +49,12 @@ func (h *Host) MetricsGatherer(ctx context.Context) prometheus.Gatherer {
 // encoder. A store error leaves its series out and is returned after
 // the rest is written.
 func (h *Host) WriteMetrics(ctx context.Context, w io.Writer) error {
-	fams, gerr := h.MetricsGatherer(ctx).Gather()
+	return encodeMetrics(h.MetricsGatherer(ctx), w)
+}
+
+// encodeMetrics writes what g gathers in the Prometheus text format.
+func encodeMetrics(g prometheus.Gatherer, w io.Writer) error {
+	fams, gerr := g.Gather()
 	enc := expfmt.NewEncoder(w, expfmt.NewFormat(expfmt.TypeTextPlain))
 	for _, f := range fams {
 		if err := enc.Encode(f); err != nil {

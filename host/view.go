@@ -400,12 +400,15 @@ func (v *view) Subscribe(o SubscribeOptions) *Subscription {
 	return v.h.Subscribe(o)
 }
 
-// WriteMetrics writes the host's metrics (Host.WriteMetrics).
-func (v *view) WriteMetrics(ctx context.Context, w io.Writer) error { return v.h.WriteMetrics(ctx, w) }
+// WriteMetrics writes the namespace's series (MetricsGatherer).
+func (v *view) WriteMetrics(ctx context.Context, w io.Writer) error {
+	return encodeMetrics(v.MetricsGatherer(ctx), w)
+}
 
-// MetricsGatherer is the host's (Host.MetricsGatherer).
+// MetricsGatherer gathers the namespace's series only
+// (NamespaceGatherer).
 func (v *view) MetricsGatherer(ctx context.Context) prometheus.Gatherer {
-	return v.h.MetricsGatherer(ctx)
+	return NamespaceGatherer(v.h.MetricsGatherer(ctx), v.ns)
 }
 
 // NewLimitError is the host's (Host.NewLimitError).

@@ -7,8 +7,6 @@ import (
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-
-	"github.com/skeinrun/skein/host"
 )
 
 // metrics: GET /metrics, the host's metrics (host.MetricsGatherer lists
@@ -22,8 +20,8 @@ func (a *api) metrics(w http.ResponseWriter, r *http.Request) {
 	// The gatherer reads the store under the request's context, so a
 	// handler per scrape.
 	g := a.h.MetricsGatherer(r.Context())
-	if ns := a.metricsNamespace(r); ns != "" {
-		g = host.NamespaceGatherer(g, ns)
+	if a.metricsScoped(r) {
+		g = a.c(r).MetricsGatherer(r.Context()) // the namespace's series only
 	}
 	promhttp.HandlerFor(g, promhttp.HandlerOpts{
 		// What could be read is still worth answering.
@@ -32,14 +30,12 @@ func (a *api) metrics(w http.ResponseWriter, r *http.Request) {
 	}).ServeHTTP(w, r)
 }
 
-// metricsNamespace is the namespace whose series GET /metrics serves the
-// request, or "" for every namespace's and the server's. For now every
-// request gets all of them (as before namespaces). The coordinator
-// connects it to the request's principal (principalOf): a root
-// principal "", any other the namespace of its key (Principal.Namespace),
-// so that a key of namespace acme sees acme's series only.
-func (a *api) metricsNamespace(*http.Request) string {
-	return ""
+// metricsScoped reports whether GET /metrics serves the request its
+// namespace's series only; otherwise it serves every namespace's and the
+// server's. A request that names a namespace (X-Skein-Namespace) gets
+// that namespace's.
+func (a *api) metricsScoped(r *http.Request) bool {
+	return r.Header.Get(NamespaceHeader) != ""
 }
 
 // promLog logs the handler's errors (a failed store read) to the API's
