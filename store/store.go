@@ -556,6 +556,7 @@ type Store interface {
 	PruneStore
 	BatchJobStore
 	AttrStore
+	NamespaceStore
 
 	// Close flushes pending writes and releases resources.
 	Close() error

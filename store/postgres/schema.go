@@ -345,6 +345,21 @@ BEGIN
 	RAISE EXCEPTION USING ERRCODE = 'SKC01', MESSAGE = code, DETAIL = subject, HINT = extra;
 END $$;
 `,
+	// 20: namespace records (store/sqlite's migration 22, store.NamespaceStore): a namespace's
+	// description, retention (ns; -1 = the server's default, 0 = keep
+	// everything) and weight. Namespace default always exists.
+	`
+CREATE TABLE namespaces (
+	name        TEXT COLLATE "C" PRIMARY KEY,
+	description TEXT NOT NULL DEFAULT '',
+	retention   BIGINT NOT NULL DEFAULT -1, -- ns; -1 = server default, 0 = forever
+	weight      INTEGER NOT NULL DEFAULT 1,
+	created_at  BIGINT NOT NULL,            -- unix ns
+	updated_at  BIGINT NOT NULL
+);
+INSERT INTO namespaces (name, created_at, updated_at)
+VALUES ('default', (extract(epoch FROM clock_timestamp()) * 1000000000)::BIGINT, (extract(epoch FROM clock_timestamp()) * 1000000000)::BIGINT);
+`,
 }
 
 // writeOnceState is the SQLSTATE the write-once triggers raise (class SK:

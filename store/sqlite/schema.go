@@ -352,6 +352,21 @@ BEGIN
 	SELECT RAISE(ABORT, '` + writeOnceMark + `run ' || OLD.id || ' is ' || OLD.status || ': its status, result, error and module cannot change');
 END;
 `,
+	// 22: namespace records (store.NamespaceStore): a namespace's
+	// description, retention (ns; -1 = the server's default, 0 = keep
+	// everything) and weight. Namespace default always exists.
+	`
+CREATE TABLE namespaces (
+	name        TEXT PRIMARY KEY,
+	description TEXT NOT NULL DEFAULT '',
+	retention   INTEGER NOT NULL DEFAULT -1, -- ns; -1 = server default, 0 = forever
+	weight      INTEGER NOT NULL DEFAULT 1,
+	created_at  INTEGER NOT NULL,            -- unix ns
+	updated_at  INTEGER NOT NULL
+);
+INSERT INTO namespaces (name, created_at, updated_at)
+VALUES ('default', CAST(unixepoch('subsec') * 1000000000 AS INTEGER), CAST(unixepoch('subsec') * 1000000000 AS INTEGER));
+`,
 }
 
 // SchemaTooNewError is returned by Open when the database's schema version
