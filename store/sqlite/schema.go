@@ -365,7 +365,7 @@ CREATE TABLE namespaces (
 	updated_at  INTEGER NOT NULL
 );
 INSERT INTO namespaces (name, created_at, updated_at)
-VALUES ('default', CAST(unixepoch('subsec') * 1000000000 AS INTEGER), CAST(unixepoch('subsec') * 1000000000 AS INTEGER));
+VALUES ('default', CAST(unixepoch('subsec') * 1000 AS INTEGER) * 1000000, CAST(unixepoch('subsec') * 1000 AS INTEGER) * 1000000);
 `,
 }
 
