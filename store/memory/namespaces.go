@@ -132,8 +132,9 @@ func (s *Store) contents(ns string) store.NamespaceContents {
 			c.BatchJobs++
 		}
 	}
-	// Attribute declarations: this store keeps those of DefaultNamespace
-	// only (attrs.go), so a namespace that may be deleted holds none.
+	// Declarations are keyed by name; a declaration of another
+	// namespace than default has a qualified name (attrs.go).
+	c.AttrDecls = countPrefixed(s.decls, prefix)
 	return c
 }
 
