@@ -78,6 +78,12 @@ type Client interface {
 	Attributes(ctx context.Context) ([]store.AttrDecl, error)
 	DeleteAttribute(ctx context.Context, name string) error
 	RunAttributes(ctx context.Context, ids ...string) (map[string]map[string]any, error)
+	// Namespace records (namespaces.go).
+	CreateNamespace(ctx context.Context, name string, o NamespaceOptions) (store.Namespace, error)
+	Namespace(ctx context.Context, name string) (store.Namespace, error)
+	Namespaces(ctx context.Context) ([]store.Namespace, error)
+	UpdateNamespace(ctx context.Context, name string, o NamespaceOptions) (store.Namespace, error)
+	DeleteNamespace(ctx context.Context, name string) error
 }
 
 // Worker is the worker role of a Host: what executes runs, with the

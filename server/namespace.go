@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"net/http"
 
 	"github.com/skeinrun/skein/host"
@@ -20,16 +21,34 @@ const NamespaceHeader = "X-Skein-Namespace"
 type viewKey struct{}
 
 // scoped puts the view of the request's namespace in its context before
-// next serves it; a namespace name that breaks the rule is a 400.
+// next serves it. A namespace name that breaks the rule is a 400, one
+// that names no namespace (skein namespace create) a 404.
 func (a *api) scoped(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		v, err := a.h.In(a.ns(r))
+		v, err := a.view(r, a.ns(r))
 		if err != nil {
-			a.fail(w, r, badRequest("%s: %v", NamespaceHeader, err))
+			a.fail(w, r, err)
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), viewKey{}, v)))
 	})
+}
+
+// view returns the host's view of namespace ns, which must exist.
+func (a *api) view(r *http.Request, ns string) (host.Client, error) {
+	v, err := a.h.In(ns)
+	if err != nil {
+		return nil, badRequest("namespace: %v", err)
+	}
+	if ns == store.DefaultNamespace {
+		return v, nil // it always exists
+	}
+	if _, err := a.h.Namespace(r.Context(), ns); errors.Is(err, store.ErrNotFound) {
+		return nil, notFound("no namespace %q (skein namespace create %s)", ns, ns)
+	} else if err != nil {
+		return nil, err
+	}
+	return v, nil
 }
 
 // ns returns the name of r's namespace.

@@ -120,6 +120,8 @@ var wireTypes = map[string]any{
 	"BatchRequest": client.BatchRequest{}, "Batch": client.Batch{}, "BatchError": client.BatchError{},
 	"BatchList": client.BatchList{}, "DryRun": client.DryRun{},
 	"AttributeRequest": client.AttributeRequest{}, "Attribute": client.Attribute{}, "AttributeList": client.AttributeList{},
+	"NamespaceRequest": client.NamespaceRequest{}, "NamespaceUpdate": client.NamespaceUpdate{},
+	"Namespace": client.Namespace{}, "NamespaceList": client.NamespaceList{},
 }
 
 // scalarSchemas are the schemas of the document that are not documents

@@ -244,8 +244,8 @@ func (a *api) deliver(w http.ResponseWriter, r *http.Request) {
 	}
 	c := a.c(r)
 	if ns := r.PathValue("ns"); ns != "" { // the namespace in the path: senders set no headers
-		if c, err = a.h.In(ns); err != nil {
-			a.fail(w, r, badRequest("namespace: %v", err))
+		if c, err = a.view(r, ns); err != nil {
+			a.fail(w, r, err)
 			return
 		}
 	}

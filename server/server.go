@@ -132,6 +132,7 @@ func newAPI(h host.Client, o Options) (*api, *http.ServeMux) {
 	a.handle(mux, "GET /v1/runs/{id}/leases", apiRoute, a.leases)
 	a.handle(mux, "GET /v1/openapi.json", apiRoute, a.openAPI) // openapi.go
 	a.routeAttrs(mux)                                          // attrs.go
+	a.routeNamespaces(mux)                                     // namespaces.go
 	a.handle(mux, "GET /metrics", apiRoute, a.metrics)
 	a.routePause(mux)     // pause.go
 	a.routeTasks(mux)     // tasks.go
@@ -145,7 +146,7 @@ func newAPI(h host.Client, o Options) (*api, *http.ServeMux) {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		// The path may name an endpoint that takes another method.
 		var allow []string
-		for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodDelete} {
+		for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodDelete} {
 			r2 := r.Clone(r.Context())
 			r2.Method = m
 			if _, p := mux.Handler(r2); m != r.Method && p != "/" && p != "" {

@@ -575,6 +575,7 @@ type Store interface {
 	PruneStore
 	BatchJobStore
 	AttrStore
+	NamespaceStore
 
 	// Close flushes pending writes and releases resources.
 	Close() error

@@ -4,7 +4,7 @@
 //	skein inspect RUN [--db FILE | --server URL] [--json]
 //	skein reset RUN --to KEY [--module M] [--input JSON] [--id NEW] [--server URL | --db FILE] [--json]
 //	skein serve [--db FILE] [--addr 127.0.0.1:7070] [--token TOKEN]
-//	skein deploy|start|status|wait|resolve|cancel|pause|unpause|schedule|hook|attribute ... [--server URL] [--token TOKEN]
+//	skein deploy|start|status|wait|resolve|cancel|pause|unpause|schedule|hook|attribute|namespace ... [--server URL] [--token TOKEN]
 //	skein runs list|cancel|pause|unpause|resume|reset|delete|prune ... | skein batch list|status|cancel ... [--server URL]
 //	skein check MODULE.wasm [--workflow W] [--input JSON] [--schedules N] [--seed S] [--json]
 //	skein bench [--workload NAME] [--durability normal|strict|both] [--json]
@@ -86,6 +86,8 @@ func init() {
 			"list the batches on a server, show one's progress, cancel one", cmdBatch},
 		{"attribute", "skein attribute create NAME --type string|int|float|bool|time | list | delete NAME [--server URL] [--json]",
 			"declare, list and delete the search attributes runs carry, on a server (docs/operations.md, \"Search attributes\")", cmdAttribute},
+		{"namespace", "skein namespace create NAME [--description T] [--retention D] [--weight N] | list | describe NAME | update NAME [--description T] [--retention D] [--weight N] | delete NAME [--server URL] [--json]",
+			"create, list, describe, update and delete the namespaces of a server (docs/tenants.md, \"Namespaces\")", cmdNamespace},
 		{"backup", "skein backup [--db FILE] OUT.db [--quiet] [--json]",
 			"write a consistent copy of a SQLite database, also while skein serve writes it (docs/operations.md, \"Backups\")", cmdBackup},
 		{"new", "skein new NAME [--skein-dir PATH]",

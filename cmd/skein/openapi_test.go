@@ -108,6 +108,10 @@ func TestOpenAPIWalkthrough(t *testing.T) {
 			t.Parallel()
 			walkAttributes(t, w) // attrs_walk_test.go
 		})
+		t.Run("namespaces", func(t *testing.T) {
+			t.Parallel()
+			walkNamespaces(t, w) // namespace_walk_test.go
+		})
 	})
 
 	// The document, as served (which is server/openapi.json).

@@ -57,6 +57,10 @@ func seedTenant(t *testing.T, s *skeinServer, ns, pkg string) tenant {
 // holds any of a's ids, names or module hash.
 func TestNamespaceIsolation(t *testing.T) {
 	s := startServer(t, filepath.Join(t.TempDir(), "tenants.db"), nil)
+	want(t, "a namespace not created", s.callNS(t, "GET", "/v1/runs", "", "a", nil), http.StatusNotFound, "not_found")
+	for _, ns := range []string{"a", "b"} {
+		want(t, "create namespace "+ns, s.call(t, "POST", "/v1/namespaces", "", map[string]any{"name": ns}), http.StatusCreated, "")
+	}
 	a := seedTenant(t, s, "a", "./examples/approval")
 	b := seedTenant(t, s, "b", "./examples/attrs")
 	leaks := append([]string{a.hash, a.batch}, a.ids...)

@@ -39,15 +39,16 @@ const defaultRunsLimit = 100
 type Store struct {
 	mu       sync.RWMutex
 	closed   bool
-	modules  map[string]*moduleRec     // by hash
-	names    map[string]string         // module names: the hash each points at
-	namedSeq int64                     // last seq of moduleRec.names handed out
-	runs     map[string]*runRec        // by ID
-	ids      []string                  // the keys of runs, sorted
-	tasks    taskQueue                 // activity tasks (tasks.go)
-	sched    scheduleMaps              // schedules and hooks (schedules.go)
-	batches  map[string]store.BatchJob // batch jobs by id (batchjobs.go)
-	decls    map[string]store.AttrDecl // attribute declarations by name (attrs.go)
+	modules  map[string]*moduleRec      // by hash
+	names    map[string]string          // module names: the hash each points at
+	namedSeq int64                      // last seq of moduleRec.names handed out
+	runs     map[string]*runRec         // by ID
+	ids      []string                   // the keys of runs, sorted
+	tasks    taskQueue                  // activity tasks (tasks.go)
+	sched    scheduleMaps               // schedules and hooks (schedules.go)
+	batches  map[string]store.BatchJob  // batch jobs by id (batchjobs.go)
+	decls    map[string]store.AttrDecl  // attribute declarations by name (attrs.go)
+	nss      map[string]store.Namespace // namespace records by name (namespaces.go)
 }
 
 // moduleRec is a stored module.
@@ -76,6 +77,7 @@ func New() *Store {
 		modules: make(map[string]*moduleRec),
 		names:   make(map[string]string),
 		runs:    make(map[string]*runRec),
+		nss:     defaultNamespaces(time.Now()),
 	}
 }
 

@@ -355,6 +355,21 @@ CREATE TABLE module_owners (
 CREATE INDEX module_owners_hash ON module_owners (hash);
 INSERT INTO module_owners (namespace, hash) SELECT 'default', hash FROM modules;
 `,
+	// 21: namespace records (store/sqlite's migration 23, store.NamespaceStore): a namespace's
+	// description, retention (ns; -1 = the server's default, 0 = keep
+	// everything) and weight. Namespace default always exists.
+	`
+CREATE TABLE namespaces (
+	name        TEXT COLLATE "C" PRIMARY KEY,
+	description TEXT NOT NULL DEFAULT '',
+	retention   BIGINT NOT NULL DEFAULT -1, -- ns; -1 = server default, 0 = forever
+	weight      INTEGER NOT NULL DEFAULT 1,
+	created_at  BIGINT NOT NULL,            -- unix ns
+	updated_at  BIGINT NOT NULL
+);
+INSERT INTO namespaces (name, created_at, updated_at)
+VALUES ('default', (extract(epoch FROM clock_timestamp()) * 1000000000)::BIGINT, (extract(epoch FROM clock_timestamp()) * 1000000000)::BIGINT);
+`,
 }
 
 // writeOnceState is the SQLSTATE the write-once triggers raise (class SK:

@@ -364,6 +364,21 @@ CREATE TABLE module_owners (
 CREATE INDEX module_owners_hash ON module_owners (hash);
 INSERT INTO module_owners (namespace, hash) SELECT 'default', hash FROM modules;
 `,
+	// 23: namespace records (store.NamespaceStore): a namespace's
+	// description, retention (ns; -1 = the server's default, 0 = keep
+	// everything) and weight. Namespace default always exists.
+	`
+CREATE TABLE namespaces (
+	name        TEXT PRIMARY KEY,
+	description TEXT NOT NULL DEFAULT '',
+	retention   INTEGER NOT NULL DEFAULT -1, -- ns; -1 = server default, 0 = forever
+	weight      INTEGER NOT NULL DEFAULT 1,
+	created_at  INTEGER NOT NULL,            -- unix ns
+	updated_at  INTEGER NOT NULL
+);
+INSERT INTO namespaces (name, created_at, updated_at)
+VALUES ('default', CAST(unixepoch('subsec') * 1000 AS INTEGER) * 1000000, CAST(unixepoch('subsec') * 1000 AS INTEGER) * 1000000);
+`,
 }
 
 // SchemaTooNewError is returned by Open when the database's schema version

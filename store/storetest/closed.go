@@ -77,6 +77,17 @@ func CheckClosed(t *testing.T, s store.Store, want error) {
 		"CommitAttrs": func() error {
 			return s.Commit(ctx, store.Batch{Attrs: []store.RunAttrs{{RunID: "r", Values: map[string]any{"a": int64(1)}}}})
 		},
+		"CreateNamespace": func() error {
+			_, err := s.CreateNamespace(ctx, store.Namespace{Name: "acme", Weight: 1})
+			return err
+		},
+		"Namespace":  func() error { _, err := s.Namespace(ctx, "default"); return err },
+		"Namespaces": func() error { _, err := s.Namespaces(ctx); return err },
+		"UpdateNamespace": func() error {
+			_, err := s.UpdateNamespace(ctx, store.Namespace{Name: "default", Weight: 1})
+			return err
+		},
+		"DeleteNamespace": func() error { return s.DeleteNamespace(ctx, "acme") },
 	} {
 		if err := call(); !errors.Is(err, want) {
 			t.Errorf("%s after Close: %v, want %v", name, err, want)
