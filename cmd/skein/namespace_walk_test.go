@@ -7,7 +7,7 @@ import (
 	"github.com/skeinrun/skein/client"
 )
 
-// walkNamespaces: docs/tenants-namespaces.md: create, list, describe,
+// walkNamespaces: docs/tenants.md: create, list, describe,
 // update and delete a namespace with the CLI, package client and curl,
 // with the errors of a bad name, a bad weight, an unknown namespace and
 // namespace default.

@@ -92,7 +92,7 @@ func (d *DB) UpdateNamespace(ctx context.Context, n store.Namespace) (store.Name
 // DeleteNamespace deletes a namespace that holds nothing. The namespace's
 // row is locked while its contents are counted, so two deletes do not
 // interleave; a write into the namespace that commits during the count
-// is not seen by it (see RATIONALE.md, "Deleting a namespace").
+// is not seen by it (RATIONALE.md, "Namespace records: a table beside the prefixes; a delete counts key ranges").
 func (d *DB) DeleteNamespace(ctx context.Context, name string) error {
 	if err := store.CheckDeletable(name); err != nil {
 		return fmt.Errorf("postgres store: %w", err)
