@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/skeinrun/skein/client"
+	"github.com/skeinrun/skein/internal/testing/wasmbuild"
 )
 
 // walkNamespaces: docs/tenants.md: create, list, describe,
@@ -33,4 +36,28 @@ func walkNamespaces(t *testing.T, w *walkServer) {
 	}
 	w.cli(t, 0, "namespace", "delete", "walk-ns")
 	want(t, "delete by curl", w.raw(t, "DELETE", "/v1/namespaces/walk-curl", nil, auth[2:]...), 204, "")
+	walkNamespaceHook(t, w, auth)
+}
+
+// walkNamespaceHook: docs/tenants.md, "Which namespace a request acts
+// in": a hook of a namespace other than default takes its deliveries at
+// /v1/namespaces/{ns}/hooks/{name}, and only there.
+func walkNamespaceHook(t *testing.T, w *walkServer, auth []string) {
+	t.Helper()
+	want(t, "a namespace for a hook", w.post(t, "/v1/namespaces", `{"name":"walk-hooks"}`), 201, "")
+	ns := append([]string{"X-Skein-Namespace", "walk-hooks"}, auth...)
+	wasm, err := os.ReadFile(wasmbuild.Build(t, "./examples/digest"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := append([]string{"X-Skein-Namespace", "walk-hooks", "Content-Type", "application/wasm"}, auth[2:]...)
+	want(t, "a module of the namespace", w.raw(t, "POST", "/v1/modules?name=digest", wasm, up...), 201, "")
+	r := w.raw(t, "POST", "/v1/hooks", []byte(`{"name":"ns-hook","module":"digest"}`), ns...)
+	want(t, "a hook of the namespace", r, 201, "")
+	if !strings.Contains(string(r.body), `"url":"/v1/namespaces/walk-hooks/hooks/ns-hook"`) {
+		t.Errorf("the hook's url: %s; want /v1/namespaces/walk-hooks/hooks/ns-hook", r)
+	}
+	want(t, "its delivery", w.raw(t, "POST", "/v1/namespaces/walk-hooks/hooks/ns-hook", []byte(`{"n":1}`)), 201, "")
+	want(t, "its delivery at default's URL", w.raw(t, "POST", "/v1/hooks/ns-hook", []byte(`{"n":1}`)), 404, "not_found")
+	want(t, "a delivery to an unknown namespace", w.raw(t, "POST", "/v1/namespaces/nosuch/hooks/ns-hook", []byte(`{}`)), 404, "not_found")
 }
