@@ -556,6 +556,7 @@ type Store interface {
 	PruneStore
 	BatchJobStore
 	AttrStore
+	KeyStore
 
 	// Close flushes pending writes and releases resources.
 	Close() error

@@ -48,6 +48,7 @@ type Store struct {
 	sched    scheduleMaps              // schedules and hooks (schedules.go)
 	batches  map[string]store.BatchJob // batch jobs by id (batchjobs.go)
 	decls    map[string]store.AttrDecl // attribute declarations by name (attrs.go)
+	keys     map[string]store.Key      // API keys by id (keys.go); nil until the first
 }
 
 // moduleRec is a stored module.

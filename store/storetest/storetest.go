@@ -34,6 +34,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"RunsAttrsRefused", testRunsAttrsRefused},
 		{"RunsSelect", testRunsSelect},
 		{"BatchJobs", testBatchJobs},
+		{"Keys", testKeys},
+		{"KeyRevokeRotate", testKeyRevokeRotate},
 		{"BatchJobLease", testBatchJobLease},
 		{"BatchJobClaimConcurrent", testBatchJobClaimConcurrent},
 		{"CommitRoundTrip", testCommitRoundTrip},
