@@ -262,3 +262,16 @@ func (u *keyUse) due(id string, now time.Time) bool {
 	u.last[id] = now
 	return true
 }
+
+// KeyManager is what a server needs of a host to authenticate requests
+// by API key and to manage keys; a *Host is one.
+type KeyManager interface {
+	CreateKey(ctx context.Context, o KeyOptions) (string, store.Key, error)
+	Keys(ctx context.Context, ns string) ([]store.Key, error)
+	RevokeKey(ctx context.Context, ns, id string) (store.Key, error)
+	RotateKey(ctx context.Context, ns, id string) (string, store.Key, error)
+	Authenticate(ctx context.Context, secret string) (store.Key, error)
+	AnyKey(ctx context.Context) (bool, error)
+}
+
+var _ KeyManager = (*Host)(nil)

@@ -120,6 +120,7 @@ var wireTypes = map[string]any{
 	"BatchRequest": client.BatchRequest{}, "Batch": client.Batch{}, "BatchError": client.BatchError{},
 	"BatchList": client.BatchList{}, "DryRun": client.DryRun{},
 	"AttributeRequest": client.AttributeRequest{}, "Attribute": client.Attribute{}, "AttributeList": client.AttributeList{},
+	"KeyRequest": client.KeyRequest{}, "Key": client.Key{}, "KeySecret": client.KeySecret{}, "KeyList": client.KeyList{},
 }
 
 // scalarSchemas are the schemas of the document that are not documents
