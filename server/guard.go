@@ -146,11 +146,12 @@ func (a *api) guard(mux *http.ServeMux) http.Handler {
 				a.refuseAuth(w, r, err)
 				return
 			}
-			if _, pattern := mux.Handler(r); pattern != "/" && !allows(p.Role, pattern) {
+			_, pattern := mux.Handler(r)
+			if pattern != "/" && !allows(p.Role, pattern) {
 				a.fail(w, r, forbiddenRoute(p, pattern))
 				return
 			}
-			r = withPrincipal(r, p)
+			r = withPrincipal(r, p, pattern)
 		}
 		if err := a.checkBodyType(mux, r); err != nil {
 			a.fail(w, r, err)

@@ -40,9 +40,10 @@ type Principal struct {
 
 type principalKey struct{}
 
-// withPrincipal returns r with p in its context.
-func withPrincipal(r *http.Request, p Principal) *http.Request {
-	return r.WithContext(context.WithValue(r.Context(), principalKey{}, p))
+// withPrincipal returns r with p and its route's pattern in its context.
+func withPrincipal(r *http.Request, p Principal, pattern string) *http.Request {
+	ctx := context.WithValue(r.Context(), principalKey{}, p)
+	return r.WithContext(context.WithValue(ctx, routeKey{}, pattern))
 }
 
 // principalOf returns the principal the guard set on r: the zero
@@ -80,20 +81,33 @@ func (p Principal) NamespaceFor(r *http.Request) (string, error) {
 	return p.Namespace, nil
 }
 
+// routeKey holds, in a request's context, the pattern of its route.
+type routeKey struct{}
+
 // mayClaim checks that a worker principal is granted every activity
-// name of a claim (a name may be qualified: its local part counts).
-func (p Principal) mayClaim(names []string) error {
+// name of a claim (a name may be qualified: its local part counts). The
+// refusal is a 403; on the worker stream, whose claims end the stream
+// with a bad_request frame, it is also a host.ErrInvalid.
+func (p Principal) mayClaim(ctx context.Context, names []string) error {
+	err := p.claimGrant(names)
+	if pattern, _ := ctx.Value(routeKey{}).(string); err != nil && pattern == "POST /v1/tasks/stream" {
+		return fmt.Errorf("%w (%w)", err, host.ErrInvalid)
+	}
+	return err
+}
+
+func (p Principal) claimGrant(names []string) error {
 	if p.Role != RoleWorker || len(p.Activities) == 0 {
 		return nil
 	}
 	for _, n := range names {
 		_, local := store.SplitQualified(n)
 		if !slices.Contains(p.Activities, local) {
-			return fmt.Errorf("%w %w", forbidden("key %s may claim tasks of activities %v only, not %q", p.KeyID, p.Activities, local), host.ErrInvalid)
+			return forbidden("key %s may claim tasks of activities %v only, not %q", p.KeyID, p.Activities, local)
 		}
 	}
 	if len(names) == 0 {
-		return fmt.Errorf("%w %w", forbidden("key %s may claim tasks of activities %v only: name them", p.KeyID, p.Activities), host.ErrInvalid)
+		return forbidden("key %s may claim tasks of activities %v only: name them", p.KeyID, p.Activities)
 	}
 	return nil
 }
@@ -108,7 +122,7 @@ func forbidden(format string, args ...any) error {
 type grantedClient struct{ host.Client }
 
 func (g grantedClient) ClaimTasks(ctx context.Context, o host.ClaimOptions) ([]store.Task, error) {
-	if err := principalFrom(ctx).mayClaim(o.Names); err != nil {
+	if err := principalFrom(ctx).mayClaim(ctx, o.Names); err != nil {
 		return nil, err
 	}
 	return g.Client.ClaimTasks(ctx, o)
