@@ -151,6 +151,12 @@ func (a *api) guard(mux *http.ServeMux) http.Handler {
 				a.fail(w, r, forbiddenRoute(p, pattern))
 				return
 			}
+			if p.Role != RoleRoot {
+				if _, err := p.NamespaceFor(r); err != nil { // a header naming another namespace
+					a.fail(w, r, err)
+					return
+				}
+			}
 			r = withPrincipal(r, p, pattern)
 		}
 		if err := a.checkBodyType(mux, r); err != nil {

@@ -70,6 +70,8 @@ func TestKeysAPI(t *testing.T) {
 		t.Errorf("a revoked key's 401 %s differs from an unknown key's %s", r, u)
 	}
 
+	ta.want("admin names another namespace", ta.as(admin, "GET", "/v1/keys", nil, NamespaceHeader, "team-b"), 403, CodeForbidden)
+	ta.want("admin names its own", ta.as(admin, "GET", "/v1/keys", nil, NamespaceHeader, "team-a"), 200, "")
 	other := ta.mint(host.KeyOptions{Namespace: "team-b", Role: host.RoleAdmin})
 	_, own, _ := ta.hs.CreateKey(t.Context(), host.KeyOptions{Namespace: "team-a", Role: host.RoleRead})
 	ta.want("revoke another namespace's key", ta.as(other, "POST", "/v1/keys/"+own.ID+"/revoke", ""), 404, CodeNotFound)

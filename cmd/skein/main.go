@@ -86,6 +86,8 @@ func init() {
 			"list the batches on a server, show one's progress, cancel one", cmdBatch},
 		{"attribute", "skein attribute create NAME --type string|int|float|bool|time | list | delete NAME [--server URL] [--json]",
 			"declare, list and delete the search attributes runs carry, on a server (docs/operations.md, \"Search attributes\")", cmdAttribute},
+		{"key", "skein key create --namespace NS --role read|run|deploy|worker|admin|root [--name LABEL] [--expires D] [--activity NAME]... | list | revoke ID | rotate ID [--server URL] [--json]",
+			"create, list, revoke and rotate the API keys of a server; a secret is printed once (docs/security.md, \"API keys and roles\")", cmdKey},
 		{"backup", "skein backup [--db FILE] OUT.db [--quiet] [--json]",
 			"write a consistent copy of a SQLite database, also while skein serve writes it (docs/operations.md, \"Backups\")", cmdBackup},
 		{"new", "skein new NAME [--skein-dir PATH]",
