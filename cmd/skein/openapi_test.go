@@ -108,6 +108,10 @@ func TestOpenAPIWalkthrough(t *testing.T) {
 			t.Parallel()
 			walkAttributes(t, w) // attrs_walk_test.go
 		})
+		t.Run("keys", func(t *testing.T) {
+			t.Parallel()
+			walkKeys(t, w) // keys_walk_test.go
+		})
 	})
 
 	// The document, as served (which is server/openapi.json).
