@@ -61,7 +61,11 @@ func keyCreate(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return &exitError{code: exitUsage, err: fmt.Errorf("--expires: %w", err)}
 		}
 	}
-	ks, err := c.CreateKey(ctx, client.KeyRequest{Namespace: sf.ns(), Role: *role, Name: *name, ExpiresIn: *expires, Activities: acts})
+	ns := sf.ns()
+	if *role == "root" {
+		ns = "" // server-wide; a $SKEIN_NAMESPACE of the shell is not the key's
+	}
+	ks, err := c.CreateKey(ctx, client.KeyRequest{Namespace: ns, Role: *role, Name: *name, ExpiresIn: *expires, Activities: acts})
 	if err != nil {
 		return err
 	}
