@@ -36,7 +36,7 @@ func (d *DB) CreateKey(ctx context.Context, k store.Key) (store.Key, error) {
 
 // KeyByDigest returns the key of a secret's digest.
 func (d *DB) KeyByDigest(ctx context.Context, digest string) (store.Key, error) {
-	k, err := rowscan.Key(d.rdb.QueryRowContext(ctx, rowscan.KeyByDigest, digest), sql.ErrNoRows)
+	k, err := rowscan.Key(d.rd[readKeyByDigest].QueryRowContext(ctx, digest), sql.ErrNoRows)
 	if err != nil {
 		return store.Key{}, fmt.Errorf("sqlite store: key by digest: %w", err)
 	}

@@ -113,11 +113,12 @@ const (
 	readLeaseHistory
 	readClaimable
 	readModuleInfo
+	readKeyByDigest
 	nReadSQL
 )
 
 // readSQL are the reads made for every run (read.go, attempts.go,
-// tasks.go, lease.go) or polled by workers.
+// tasks.go, lease.go), polled by workers, or made for every request.
 var readSQL = [nReadSQL]string{
 	readRun:          runRowSQL,
 	readDue:          dueSQL(""),
@@ -131,6 +132,7 @@ var readSQL = [nReadSQL]string{
 	readLeaseHistory: leaseHistorySQL,
 	readClaimable:    claimableSQL,
 	readModuleInfo:   moduleInfoSQL,
+	readKeyByDigest:  rowscan.KeyByDigest, // every request that sends a key (keys.go)
 }
 
 // reads are the statements of readSQL prepared on the read pool:
