@@ -75,7 +75,7 @@ func (d *DB) Keys(ctx context.Context, ns string) ([]store.Key, error) {
 // AnyKey reports whether a key is stored.
 func (d *DB) AnyKey(ctx context.Context) (bool, error) {
 	var n int64
-	if err := d.rdb.QueryRowContext(ctx, rowscan.KeyAny).Scan(&n); err != nil {
+	if err := d.rd[readAnyKey].QueryRowContext(ctx).Scan(&n); err != nil {
 		return false, fmt.Errorf("sqlite store: any key: %w", err)
 	}
 	return n > 0, nil

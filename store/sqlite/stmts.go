@@ -114,6 +114,7 @@ const (
 	readClaimable
 	readModuleInfo
 	readKeyByDigest
+	readAnyKey
 	nReadSQL
 )
 
@@ -133,6 +134,7 @@ var readSQL = [nReadSQL]string{
 	readClaimable:    claimableSQL,
 	readModuleInfo:   moduleInfoSQL,
 	readKeyByDigest:  rowscan.KeyByDigest, // every request that sends a key (keys.go)
+	readAnyKey:       rowscan.KeyAny,      // every request to a server without a token
 }
 
 // reads are the statements of readSQL prepared on the read pool:
