@@ -34,6 +34,7 @@ import (
 type Client struct {
 	base      string // without a trailing slash
 	token     string
+	namespace string // sent as X-Skein-Namespace; empty: none
 	userAgent string
 	hc        *http.Client
 }
@@ -44,6 +45,11 @@ type Option func(*Client)
 // WithToken sends token as "Authorization: Bearer TOKEN" (skein serve
 // --token) with every request.
 func WithToken(token string) Option { return func(c *Client) { c.token = token } }
+
+// WithNamespace sends ns as the X-Skein-Namespace header with every
+// request: the namespace a root key acts in. Any other key acts in its
+// own namespace, and naming another is refused (403).
+func WithNamespace(ns string) Option { return func(c *Client) { c.namespace = ns } }
 
 // WithHTTPClient sends the requests with hc instead of a client of its
 // own. A timeout of hc bounds every call, long polls included.
@@ -205,5 +211,8 @@ func (c *Client) identify(req *http.Request) {
 	req.Header.Set("User-Agent", c.userAgent)
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	if c.namespace != "" {
+		req.Header.Set("X-Skein-Namespace", c.namespace)
 	}
 }

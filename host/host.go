@@ -310,6 +310,7 @@ type Host struct {
 	wake      chan struct{}   // signals Work: new work may be due
 	sim       *exec.Simulator // Config.Simulation
 
+	keyUse  keyUse           // when this process last recorded each API key's use (keys.go)
 	tasks   taskboard.Board  // remote activity tasks (tasks.go)
 	specs   cron.Cache       // schedules' parsed cron expressions (host/internal/cron)
 	emb     embedState       // grants, event subscriptions, Await waiters (embed.go)

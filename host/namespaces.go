@@ -121,12 +121,21 @@ func (h *Host) DeleteNamespace(ctx context.Context, name string) error {
 	return nil
 }
 
-// namespaceKeys is the hook through which DeleteNamespace learns how many
-// API keys namespace ns still has. API keys are not stored yet (issue 35
-// item 2, being built apart): this counts nothing and so checks nothing.
-// When the key store lands, count the namespace's keys here, or better
-// in the store's DeleteNamespace transaction
-// (store/internal/rowscan.NamespaceContentsSQL) and drop this hook.
-func (h *Host) namespaceKeys(context.Context, string) (int64, error) {
-	return 0, nil
+// namespaceKeys counts the API keys of namespace ns that still work
+// (neither revoked nor expired): a namespace is not deleted while one
+// could act in it. Revoked and expired keys stay as records and do not
+// keep it.
+func (h *Host) namespaceKeys(ctx context.Context, ns string) (int64, error) {
+	ks, err := h.cfg.Store.Keys(ctx, ns)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	now := time.Now()
+	for _, k := range ks {
+		if k.Namespace == ns && k.RevokedAt.IsZero() && (k.ExpiresAt.IsZero() || now.Before(k.ExpiresAt)) {
+			n++
+		}
+	}
+	return n, nil
 }

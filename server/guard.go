@@ -2,7 +2,6 @@ package server
 
 import (
 	"crypto/sha256"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
@@ -24,8 +23,11 @@ import (
 //     reach the API: 421.
 //  2. Origin: a request a browser sends from a page of another origin is
 //     refused, whatever its method: 403. The UI is same-origin.
-//  3. Token: with a token, every request but the UI's static files and
-//     webhook deliveries (which check their own signature) needs it: 401.
+//  3. Principal (auth.go): every request but the UI's static files and
+//     webhook deliveries (which check their own signature) needs the
+//     token or a key's secret, 401, unless the server has neither a
+//     token nor a key; then the principal's role must allow the route
+//     (roles.go): 403.
 //  4. Content-Type: a write (POST) must say its body is JSON, or for a
 //     module upload WebAssembly (application/wasm or
 //     application/octet-stream): 415. A web page can send text/plain or a
@@ -138,17 +140,24 @@ func (a *api) guard(mux *http.ServeMux, next http.Handler) http.Handler {
 				"cross-origin request refused: Origin %q is not this server (%s); only the server's own web UI may call the API from a browser", o, r.Host))
 			return
 		}
-		if a.o.Token != "" && !isUI(r) && !a.public(mux, r) {
-			got := sha256.Sum256([]byte(r.Header.Get("Authorization")))
-			if subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="skein"`)
-				msg := "missing bearer token: send Authorization: Bearer TOKEN"
-				if r.Header.Get("Authorization") != "" {
-					msg = "wrong token in the Authorization header"
-				}
-				refuse(w, http.StatusUnauthorized, CodeUnauthorized, msg)
+		if !isUI(r) && !a.public(mux, r) {
+			p, err := a.authenticate(r, want)
+			if err != nil {
+				a.refuseAuth(w, r, err)
 				return
 			}
+			_, pattern := mux.Handler(r)
+			if pattern != "/" && !allows(p.Role, pattern) {
+				a.fail(w, r, forbiddenRoute(p, pattern))
+				return
+			}
+			if p.Role != RoleRoot {
+				if _, err := p.NamespaceFor(r); err != nil { // a header naming another namespace
+					a.fail(w, r, err)
+					return
+				}
+			}
+			r = withPrincipal(r, p, pattern)
 		}
 		if err := a.checkBodyType(mux, r); err != nil {
 			a.fail(w, r, err)

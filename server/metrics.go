@@ -32,10 +32,10 @@ func (a *api) metrics(w http.ResponseWriter, r *http.Request) {
 
 // metricsScoped reports whether GET /metrics serves the request its
 // namespace's series only; otherwise it serves every namespace's and the
-// server's. A request that names a namespace (X-Skein-Namespace) gets
-// that namespace's.
+// server's. A key of a namespace gets its namespace's; root gets all,
+// unless it names one (X-Skein-Namespace).
 func (a *api) metricsScoped(r *http.Request) bool {
-	return r.Header.Get(NamespaceHeader) != ""
+	return principalOf(r).Role != RoleRoot || r.Header.Get(NamespaceHeader) != ""
 }
 
 // promLog logs the handler's errors (a failed store read) to the API's

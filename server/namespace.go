@@ -13,24 +13,39 @@ import (
 // call the host's view of it (host.Host.In), so that what one
 // namespace's request names or lists is only that namespace's.
 
-// NamespaceHeader names the namespace a request acts in; without it, a
-// request acts in store.DefaultNamespace.
-const NamespaceHeader = "X-Skein-Namespace"
-
-// viewKey keys the request's namespace view in its context.
+// viewKey keys the request's scope in its context.
 type viewKey struct{}
+
+// scope is the namespace a request acts in, and the host's view of it.
+type scope struct {
+	ns string
+	v  host.Client
+}
+
+// nsOf returns the name of the namespace r acts in.
+func (a *api) nsOf(r *http.Request) string {
+	if s, ok := r.Context().Value(viewKey{}).(scope); ok {
+		return s.ns
+	}
+	return store.DefaultNamespace
+}
 
 // scoped puts the view of the request's namespace in its context before
 // next serves it. A namespace name that breaks the rule is a 400, one
 // that names no namespace (skein namespace create) a 404.
 func (a *api) scoped(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		v, err := a.view(r, a.ns(r))
+		ns, err := a.ns(r)
 		if err != nil {
 			a.fail(w, r, err)
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), viewKey{}, v)))
+		v, err := a.view(r, ns)
+		if err != nil {
+			a.fail(w, r, err)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), viewKey{}, scope{ns, v})))
 	})
 }
 
@@ -51,18 +66,23 @@ func (a *api) view(r *http.Request, ns string) (host.Client, error) {
 	return v, nil
 }
 
-// ns returns the name of r's namespace.
-func (a *api) ns(r *http.Request) string {
-	if ns := r.Header.Get(NamespaceHeader); ns != "" {
-		return ns
+// ns returns the name of r's namespace: its principal's
+// (Principal.NamespaceFor); a public route's (a webhook delivery, which
+// has none) is the one its X-Skein-Namespace header names, or default.
+func (a *api) ns(r *http.Request) (string, error) {
+	if p := principalOf(r); p.Role != "" {
+		return p.NamespaceFor(r)
 	}
-	return store.DefaultNamespace
+	if ns := r.Header.Get(NamespaceHeader); ns != "" {
+		return ns, nil
+	}
+	return store.DefaultNamespace, nil
 }
 
 // c returns the host's view of r's namespace.
 func (a *api) c(r *http.Request) host.Client {
-	if v, ok := r.Context().Value(viewKey{}).(host.Client); ok {
-		return v
+	if s, ok := r.Context().Value(viewKey{}).(scope); ok {
+		return s.v
 	}
 	v, err := a.h.In(store.DefaultNamespace)
 	if err != nil { // the default namespace's name keeps the rule

@@ -129,7 +129,7 @@ func (a *api) createNamespace(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *api) namespaces(w http.ResponseWriter, r *http.Request) {
-	ns, err := a.h.Namespaces(r.Context())
+	ns, err := a.records(r).Namespaces(r.Context())
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -142,7 +142,7 @@ func (a *api) namespaces(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *api) namespace(w http.ResponseWriter, r *http.Request) {
-	n, err := a.h.Namespace(r.Context(), r.PathValue("name"))
+	n, err := a.records(r).Namespace(r.Context(), r.PathValue("name"))
 	if err != nil {
 		a.failNamespace(w, r, err)
 		return
@@ -175,4 +175,14 @@ func (a *api) deleteNamespace(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// records is what reads namespace records for r: the host for a root
+// principal, which sees every namespace; the request's view for any
+// other, which sees its own only.
+func (a *api) records(r *http.Request) host.Client {
+	if principalOf(r).Role == RoleRoot {
+		return a.h
+	}
+	return a.c(r)
 }

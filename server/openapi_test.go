@@ -122,6 +122,7 @@ var wireTypes = map[string]any{
 	"AttributeRequest": client.AttributeRequest{}, "Attribute": client.Attribute{}, "AttributeList": client.AttributeList{},
 	"NamespaceRequest": client.NamespaceRequest{}, "NamespaceUpdate": client.NamespaceUpdate{},
 	"Namespace": client.Namespace{}, "NamespaceList": client.NamespaceList{},
+	"KeyRequest": client.KeyRequest{}, "Key": client.Key{}, "KeySecret": client.KeySecret{}, "KeyList": client.KeyList{},
 }
 
 // scalarSchemas are the schemas of the document that are not documents

@@ -195,7 +195,7 @@ func (a *api) createHook(w http.ResponseWriter, r *http.Request) {
 		a.failNamed(w, r, "hook", err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, hookJSON(a.ns(r), hk))
+	writeJSON(w, http.StatusCreated, hookJSON(a.nsOf(r), hk))
 }
 
 func (a *api) hooks(w http.ResponseWriter, r *http.Request) {
@@ -206,7 +206,7 @@ func (a *api) hooks(w http.ResponseWriter, r *http.Request) {
 	}
 	l := HookList{Hooks: make([]Hook, 0, len(hks))}
 	for _, hk := range hks {
-		l.Hooks = append(l.Hooks, hookJSON(a.ns(r), hk))
+		l.Hooks = append(l.Hooks, hookJSON(a.nsOf(r), hk))
 	}
 	writeJSON(w, http.StatusOK, l)
 }
@@ -217,7 +217,7 @@ func (a *api) hook(w http.ResponseWriter, r *http.Request) {
 		a.failNamed(w, r, "hook", err)
 		return
 	}
-	writeJSON(w, http.StatusOK, hookJSON(a.ns(r), hk))
+	writeJSON(w, http.StatusOK, hookJSON(a.nsOf(r), hk))
 }
 
 func (a *api) deleteHook(w http.ResponseWriter, r *http.Request) {

@@ -80,6 +80,7 @@ type api struct {
 	o      Options
 	log    *slog.Logger
 	routes map[string]routeClass // by mux pattern (guard.go)
+	keys   host.KeyManager       // API keys (auth.go); nil without
 }
 
 // New returns the API handler of h: a host's client role (a *host.Host).
@@ -116,8 +117,10 @@ func newAPI(h host.Client, o Options) (*api, *http.ServeMux) {
 	if o.Stop == nil {
 		o.Stop = context.Background()
 	}
-	a := &api{h: h, o: o, log: o.Logger, routes: map[string]routeClass{}}
+	a := &api{h: grantedClient{h}, o: o, log: o.Logger, routes: map[string]routeClass{}}
+	a.keys, _ = h.(host.KeyManager) // nil: the token (or none) only
 	mux := http.NewServeMux()
+	a.routeKeys(mux) // keys.go
 	a.handle(mux, "POST /v1/modules", uploadRoute, a.deploy)
 	a.handle(mux, "GET /v1/modules", apiRoute, a.modules)
 	a.handle(mux, "GET /v1/modules/{ref}", apiRoute, a.module)

@@ -35,6 +35,9 @@ type testAPI struct {
 	hs *host.Host
 }
 
+// testNamespaces are the namespaces every test API has besides default.
+var testNamespaces = []string{"a", "b", "team-a", "team-b"}
+
 func newTestAPI(t *testing.T, o Options) *testAPI {
 	t.Helper()
 	ctx := context.Background()
@@ -49,6 +52,11 @@ func newTestAPI(t *testing.T, o Options) *testAPI {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { h.Close(ctx); st.Close() })
+	for _, ns := range testNamespaces { // for the keys of the tests
+		if _, err := h.CreateNamespace(ctx, ns, host.NamespaceOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	return &testAPI{t: t, h: New(h, o), st: st, hs: h}
 }
 

@@ -576,6 +576,7 @@ type Store interface {
 	BatchJobStore
 	AttrStore
 	NamespaceStore
+	KeyStore
 
 	// Close flushes pending writes and releases resources.
 	Close() error

@@ -22,7 +22,8 @@ const reportTimeout = 10 * time.Second
 // activity that returns ctx's error reports ErrStopping, and the server
 // queues its next attempt at once) and returns nil once all have ended.
 // It returns an error at once when the server refuses the worker (a wrong
-// token: 401) or no activity is registered.
+// token: 401; a key not allowed the claim: 403) or no activity is
+// registered.
 func (w *Worker) Run(ctx context.Context) error {
 	names := w.names()
 	if len(names) == 0 {
@@ -82,7 +83,7 @@ func (w *Worker) poll(pctx, runCtx, tctx context.Context, names []string, sl *sl
 				return nil
 			}
 			var se *client.Error
-			if errors.As(err, &se) && (se.Status == http.StatusUnauthorized || se.Status == http.StatusBadRequest) {
+			if errors.As(err, &se) && (se.Status == http.StatusUnauthorized || se.Status == http.StatusForbidden || se.Status == http.StatusBadRequest) {
 				return fmt.Errorf("worker: the server refused the claim: %w", err)
 			}
 			backoff = min(max(2*backoff, 100*time.Millisecond), 5*time.Second)

@@ -56,7 +56,7 @@ func (w *Worker) runStream(ctx context.Context, names []string) error {
 			return err
 		}
 		var se *client.Error
-		if errors.As(err, &se) && (se.Status == http.StatusUnauthorized || se.Status == http.StatusBadRequest) {
+		if errors.As(err, &se) && (se.Status == http.StatusUnauthorized || se.Status == http.StatusForbidden || se.Status == http.StatusBadRequest || se.Code == client.CodeForbidden) {
 			stop()
 			st.tasks.Wait()
 			return fmt.Errorf("worker: the server refused the worker stream: %w", err)

@@ -32,8 +32,13 @@ import (
 type Options struct {
 	// Server is the base URL of the skein server, "http://127.0.0.1:8080".
 	Server string
-	// Token is the server's API token (skein serve --token), if it has one.
+	// Token is the server's API token (skein serve --token) or an API
+	// key's secret (a worker key: skein key create --role worker), if the
+	// server requires one.
 	Token string
+	// Namespace is the namespace a root token works in (X-Skein-Namespace);
+	// a key of another role works in its own, and may leave it empty.
+	Namespace string
 	// Identity names this worker in the server's records (which worker
 	// holds a task); default "{hostname}-{pid}-{random}". Live workers
 	// must have different identities.
@@ -92,7 +97,7 @@ func New(o Options) (*Worker, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	c, err := client.New(o.Server, client.WithToken(o.Token), client.WithHTTPClient(o.HTTPClient))
+	c, err := client.New(o.Server, client.WithToken(o.Token), client.WithNamespace(o.Namespace), client.WithHTTPClient(o.HTTPClient))
 	if err != nil {
 		return nil, fmt.Errorf("worker: Options.Server %q is not an http:// or https:// URL", o.Server)
 	}

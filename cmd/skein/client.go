@@ -18,15 +18,16 @@ const defaultServer = "http://127.0.0.1:7070"
 
 // serverFlags are the flags every client command shares.
 type serverFlags struct {
-	url, token *string
+	url, token, namespace *string
 }
 
 func addServerFlags(fs *flag.FlagSet) *serverFlags {
 	// The defaults come from the environment when the flags are read, so
 	// that --help never prints a token.
 	return &serverFlags{
-		url:   fs.String("server", "", "URL of a skein server (default $SKEIN_SERVER, else "+defaultServer+")"),
-		token: fs.String("token", "", "bearer token of the server (default $SKEIN_TOKEN)"),
+		url:       fs.String("server", "", "URL of a skein server (default $SKEIN_SERVER, else "+defaultServer+")"),
+		token:     fs.String("token", "", "bearer token of the server: --token of skein serve or an API key's secret (default $SKEIN_TOKEN)"),
+		namespace: fs.String("namespace", "", "the namespace a root key acts in, sent as X-Skein-Namespace (default $SKEIN_NAMESPACE; other keys act in their own)"),
 	}
 }
 
@@ -46,12 +47,15 @@ func (f *serverFlags) chosen(fs *flag.FlagSet) bool {
 func (f *serverFlags) client() (*client.Client, error) {
 	base := cmp.Or(*f.url, os.Getenv("SKEIN_SERVER"), defaultServer)
 	c, err := client.New(base, client.WithToken(cmp.Or(*f.token, os.Getenv("SKEIN_TOKEN"))),
-		client.WithHTTPClient(&http.Client{Timeout: 5 * time.Minute}))
+		client.WithNamespace(f.ns()), client.WithHTTPClient(&http.Client{Timeout: 5 * time.Minute}))
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: fmt.Errorf("server %q is not an http:// or https:// URL", base)}
 	}
 	return c, nil
 }
+
+// ns is the namespace the flags name: --namespace, else $SKEIN_NAMESPACE.
+func (f *serverFlags) ns() string { return cmp.Or(*f.namespace, os.Getenv("SKEIN_NAMESPACE")) }
 
 // clientText is the text of a command's error, with package client's
 // errors in the CLI's words: a server that cannot be reached gets a hint

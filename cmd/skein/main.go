@@ -88,6 +88,8 @@ func init() {
 			"declare, list and delete the search attributes runs carry, on a server (docs/operations.md, \"Search attributes\")", cmdAttribute},
 		{"namespace", "skein namespace create NAME [--description T] [--retention D] [--weight N] | list | describe NAME | update NAME [--description T] [--retention D] [--weight N] | delete NAME [--server URL] [--json]",
 			"create, list, describe, update and delete the namespaces of a server (docs/tenants.md, \"Namespaces\")", cmdNamespace},
+		{"key", "skein key create --namespace NS --role read|run|deploy|worker|admin|root [--name LABEL] [--expires D] [--activity NAME]... | list | revoke ID | rotate ID [--server URL] [--json]",
+			"create, list, revoke and rotate the API keys of a server; a secret is printed once (docs/security.md, \"API keys and roles\")", cmdKey},
 		{"backup", "skein backup [--db FILE] OUT.db [--quiet] [--json]",
 			"write a consistent copy of a SQLite database, also while skein serve writes it (docs/operations.md, \"Backups\")", cmdBackup},
 		{"new", "skein new NAME [--skein-dir PATH]",

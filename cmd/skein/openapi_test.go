@@ -112,6 +112,10 @@ func TestOpenAPIWalkthrough(t *testing.T) {
 			t.Parallel()
 			walkNamespaces(t, w) // namespace_walk_test.go
 		})
+		t.Run("keys", func(t *testing.T) {
+			t.Parallel()
+			walkKeys(t, w) // keys_walk_test.go
+		})
 	})
 
 	// The document, as served (which is server/openapi.json).

@@ -370,6 +370,22 @@ CREATE TABLE namespaces (
 INSERT INTO namespaces (name, created_at, updated_at)
 VALUES ('default', (extract(epoch FROM clock_timestamp()) * 1000000000)::BIGINT, (extract(epoch FROM clock_timestamp()) * 1000000000)::BIGINT);
 `,
+	// 22: API keys (store/sqlite's migration 24, store.KeyStore).
+	`
+CREATE TABLE api_keys (
+	id           TEXT COLLATE "C" PRIMARY KEY,
+	namespace    TEXT COLLATE "C" NOT NULL, -- '' for a root key
+	role         TEXT NOT NULL,
+	name         TEXT NOT NULL DEFAULT '',
+	digest       TEXT COLLATE "C" NOT NULL UNIQUE, -- hex SHA-256 of the secret
+	activities   TEXT NOT NULL DEFAULT '[]', -- JSON array of names
+	created_at   BIGINT NOT NULL, -- unix ns
+	expires_at   BIGINT NOT NULL DEFAULT 0, -- 0: never
+	last_used_at BIGINT NOT NULL DEFAULT 0,
+	revoked_at   BIGINT NOT NULL DEFAULT 0
+);
+CREATE INDEX api_keys_namespace ON api_keys (namespace, created_at, id);
+`,
 }
 
 // writeOnceState is the SQLSTATE the write-once triggers raise (class SK:

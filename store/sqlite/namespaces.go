@@ -109,8 +109,8 @@ func (d *DB) DeleteNamespace(ctx context.Context, name string) error {
 		if !c.Empty() {
 			return &store.NamespaceInUseError{Namespace: name, Holds: c}
 		}
-		for _, q := range rowscan.NamespaceModulesDeleteSQL("?") {
-			if _, err := w.tx.ExecContext(w.ctx, q, rowscan.NamespaceContentsArgs(name)...); err != nil {
+		for _, q := range rowscan.NamespaceModulesDelete("?", name) {
+			if _, err := w.tx.ExecContext(w.ctx, q.SQL, q.Args...); err != nil {
 				return err
 			}
 		}

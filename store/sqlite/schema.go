@@ -379,6 +379,23 @@ CREATE TABLE namespaces (
 INSERT INTO namespaces (name, created_at, updated_at)
 VALUES ('default', CAST(unixepoch('subsec') * 1000 AS INTEGER) * 1000000, CAST(unixepoch('subsec') * 1000 AS INTEGER) * 1000000);
 `,
+	// 24: API keys (store.KeyStore): the digest of each secret, never the
+	// secret; looked up by digest on every authenticated request.
+	`
+CREATE TABLE api_keys (
+	id           TEXT PRIMARY KEY,
+	namespace    TEXT NOT NULL, -- '' for a root key
+	role         TEXT NOT NULL,
+	name         TEXT NOT NULL DEFAULT '',
+	digest       TEXT NOT NULL UNIQUE, -- hex SHA-256 of the secret
+	activities   TEXT NOT NULL DEFAULT '[]', -- JSON array of names
+	created_at   INTEGER NOT NULL, -- unix ns
+	expires_at   INTEGER NOT NULL DEFAULT 0, -- 0: never
+	last_used_at INTEGER NOT NULL DEFAULT 0,
+	revoked_at   INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX api_keys_namespace ON api_keys (namespace, created_at, id);
+`,
 }
 
 // SchemaTooNewError is returned by Open when the database's schema version

@@ -113,11 +113,13 @@ const (
 	readLeaseHistory
 	readClaimable
 	readModuleInfo
+	readKeyByDigest
+	readAnyKey
 	nReadSQL
 )
 
 // readSQL are the reads made for every run (read.go, attempts.go,
-// tasks.go, lease.go) or polled by workers.
+// tasks.go, lease.go), polled by workers, or made for every request.
 var readSQL = [nReadSQL]string{
 	readRun:          runRowSQL,
 	readDue:          dueSQL(""),
@@ -131,6 +133,8 @@ var readSQL = [nReadSQL]string{
 	readLeaseHistory: leaseHistorySQL,
 	readClaimable:    claimableSQL,
 	readModuleInfo:   moduleInfoSQL,
+	readKeyByDigest:  rowscan.KeyByDigest, // every request that sends a key (keys.go)
+	readAnyKey:       rowscan.KeyAny,      // every request to a server without a token
 }
 
 // reads are the statements of readSQL prepared on the read pool:

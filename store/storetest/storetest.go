@@ -39,6 +39,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Namespaces", testNamespaces},
 		{"NamespacesInvalid", testNamespacesInvalid},
 		{"NamespaceInUse", testNamespaceInUse},
+		{"Keys", testKeys},
+		{"KeyRevokeRotate", testKeyRevokeRotate},
 		{"BatchJobLease", testBatchJobLease},
 		{"BatchJobClaimConcurrent", testBatchJobClaimConcurrent},
 		{"CommitRoundTrip", testCommitRoundTrip},

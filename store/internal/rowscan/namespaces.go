@@ -46,14 +46,21 @@ func NamespaceContentsSQL(mark string) string {
 	return strings.ReplaceAll(q, "?", mark)
 }
 
-// NamespaceModulesDeleteSQL are the statements that take a deleted
-// namespace's modules from it: its ownership of them and its names (the
-// bytes stay while another namespace owns them). Their parameters are
-// NamespaceContentsArgs.
-func NamespaceModulesDeleteSQL(mark string) []string {
-	return []string{
-		strings.ReplaceAll(`DELETE FROM module_owners WHERE namespace = ?3`, "?", mark),
-		strings.ReplaceAll(`DELETE FROM module_names WHERE name >= ?1 AND name < ?2`, "?", mark),
+// Stmt is one SQL statement with its parameters.
+type Stmt struct {
+	SQL  string
+	Args []any
+}
+
+// NamespaceModulesDelete are the statements that take namespace ns's
+// modules from it when it is deleted: its ownership of them and its
+// names (the bytes stay while another namespace owns them); mark is the
+// parameter prefix.
+func NamespaceModulesDelete(mark, ns string) []Stmt {
+	p := store.NamespacePrefix(ns)
+	return []Stmt{
+		{`DELETE FROM module_owners WHERE namespace = ` + mark + `1`, []any{ns}},
+		{`DELETE FROM module_names WHERE name >= ` + mark + `1 AND name < ` + mark + `2`, []any{p, store.PrefixEnd(p)}},
 	}
 }
 
