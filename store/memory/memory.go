@@ -49,7 +49,7 @@ type Store struct {
 	batches  map[string]store.BatchJob  // batch jobs by id (batchjobs.go)
 	decls    map[string]store.AttrDecl  // attribute declarations by name (attrs.go)
 	nss      map[string]store.Namespace // namespace records by name (namespaces.go)
-	keys     map[string]store.Key      // API keys by id (keys.go); nil until the first
+	keys     map[string]store.Key       // API keys by id (keys.go); nil until the first
 }
 
 // moduleRec is a stored module.
