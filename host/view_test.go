@@ -176,3 +176,61 @@ func TestViewSchedulesAttrsEvents(t *testing.T) {
 		t.Errorf("beta: Attributes = %+v, %v; want its customer string", ds, err)
 	}
 }
+
+// TestViewTasks: a namespace's workers claim the tasks of its runs only,
+// by local activity names, and complete them; the other namespace's
+// task of the same activity stays queued for its own workers.
+func TestViewTasks(t *testing.T) {
+	h := newTestHost(t, Config{RemoteActivities: true})
+	ctx := context.Background()
+	wctx, stop := context.WithCancel(ctx)
+	worked := make(chan error, 1)
+	go func() { worked <- h.Work(wctx, WorkOptions{Poll: 20 * time.Millisecond}) }()
+	defer func() { stop(); <-worked }()
+	wasm, err := os.ReadFile(wasmbuild.Build(t, "./testdata/workflows/remote"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := viewOf(t, h, "acme"), viewOf(t, h, "beta")
+	for _, v := range []Client{a, b} {
+		if _, err := v.Deploy(ctx, "remote", wasm); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := v.Start(ctx, StartOptions{Module: "remote", Workflow: "calls", Input: json.RawMessage(`{"n":1,"name":"echo"}`), ID: "c1"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range []string{"acme/c1", "beta/c1"} { // both tasks queued first
+		for i := 0; ; i++ {
+			if got, err := h.Tasks(ctx, id); err == nil && len(got) == 1 {
+				break
+			} else if i == 500 {
+				t.Fatalf("%s has no task after 10 s: %+v, %v", id, got, err)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	ts, err := a.ClaimTasks(ctx, ClaimOptions{Worker: "wa", Names: []string{"echo"}, Max: 10, Wait: 10 * time.Second})
+	if err != nil || len(ts) != 1 || ts[0].RunID != "c1" || ts[0].Name != "echo" {
+		t.Fatalf("acme's claim = %+v, %v; want its one task, run c1, activity echo (local)", ts, err)
+	}
+	if got, err := h.Tasks(ctx, "beta/c1"); err != nil || len(got) != 1 || got[0].State != store.TaskQueued {
+		t.Errorf("beta's task after acme's claim: %+v, %v; want it queued", got, err)
+	}
+	if _, err := a.ClaimTasks(ctx, ClaimOptions{Worker: "wa", Names: []string{"beta/echo"}, Max: 1}); !errors.Is(err, ErrInvalid) {
+		t.Errorf("acme's claim of beta/echo: %v; want the '/' refused", err)
+	}
+	if err := b.CompleteTask(ctx, TaskRef{RunID: "c1", Key: ts[0].Key, Attempt: ts[0].Attempt, Worker: "wa"}, json.RawMessage(`0`)); err == nil {
+		t.Error("beta completed acme's task by its local run id; want it refused")
+	}
+	if err := a.CompleteTask(ctx, TaskRef{RunID: "c1", Key: ts[0].Key, Attempt: ts[0].Attempt, Worker: "wa"}, json.RawMessage(`0`)); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := a.Await(ctx, "c1"); err != nil || r.Status != store.RunCompleted {
+		t.Errorf("acme's c1 = %+v, %v; want completed", r.Status, err)
+	}
+	tb, err := b.ClaimTasks(ctx, ClaimOptions{Worker: "wb", Names: []string{"echo"}, Max: 10, Wait: 10 * time.Second})
+	if err != nil || len(tb) != 1 || tb[0].RunID != "c1" {
+		t.Errorf("beta's claim = %+v, %v; want its own task", tb, err)
+	}
+}
