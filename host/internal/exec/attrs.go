@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/skeinrun/skein/abi"
 	"github.com/skeinrun/skein/host/internal/sched"
@@ -109,16 +108,24 @@ func (x *Exec) setAttrs(ctx context.Context, vs map[string]any) (sched.Outcome, 
 	if x.h.Simulator() != nil {
 		ns = store.DefaultNamespace
 	}
-	typed, err := store.TypedAttrs(decls, qualifyNames(ns, vs))
+	typed, err := store.TypedAttrs(declsIn(ns, decls), vs)
 	if err != nil {
-		msg := err.Error() // naming the attribute as the workflow does
-		if p := store.NamespacePrefix(ns); p != "" {
-			msg = strings.ReplaceAll(msg, `"`+p, `"`)
-		}
-		return errOutcome(msg), nil
+		return errOutcome(err.Error()), nil
 	}
-	x.rs.Batch.Attrs = append(x.rs.Batch.Attrs, store.RunAttrs{RunID: x.rs.Run.ID, Values: typed})
-	return sched.Outcome{OK: true, Value: store.AttrsJSON(localNames(typed))}, nil
+	x.rs.Batch.Attrs = append(x.rs.Batch.Attrs, store.RunAttrs{RunID: x.rs.Run.ID, Values: qualifyNames(ns, typed)})
+	return sched.Outcome{OK: true, Value: store.AttrsJSON(typed)}, nil
+}
+
+// declsIn returns the declarations of namespace ns, named locally.
+func declsIn(ns string, decls []store.AttrDecl) []store.AttrDecl {
+	var out []store.AttrDecl
+	for _, d := range decls {
+		if dns, local := store.SplitQualified(d.Name); dns == ns {
+			d.Name = local
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // qualifyNames returns vs with its names qualified by namespace ns.
@@ -129,16 +136,6 @@ func qualifyNames[T any](ns string, vs map[string]T) map[string]T {
 	out := make(map[string]T, len(vs))
 	for k, v := range vs {
 		out[store.Qualify(ns, k)] = v
-	}
-	return out
-}
-
-// localNames returns vs with its qualified names local.
-func localNames[T any](vs map[string]T) map[string]T {
-	out := make(map[string]T, len(vs))
-	for k, v := range vs {
-		_, l := store.SplitQualified(k)
-		out[l] = v
 	}
 	return out
 }
