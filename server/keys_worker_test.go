@@ -76,26 +76,27 @@ func TestWorkerWithKey(t *testing.T) {
 	}
 }
 
-// TestWorkerKeyRefusesOtherNames: a worker on the JSON calls whose key is
-// not granted one of the activities it serves is refused (403): Run
-// returns the refusal rather than claiming. (On the stream the refusal
-// ends the stream with a bad_request frame, which the worker logs and
-// retries.)
+// TestWorkerKeyRefusesOtherNames: a worker whose key is not granted one
+// of the activities it serves is refused (403 on the JSON calls, a
+// forbidden frame on the stream): Run returns the refusal rather than
+// claiming.
 func TestWorkerKeyRefusesOtherNames(t *testing.T) {
 	ta := newTestAPI(t, Options{Token: "tok"})
 	hs := httptest.NewServer(ta.h)
 	t.Cleanup(hs.Close)
 	secret := ta.mint(host.KeyOptions{Namespace: "default", Role: host.RoleWorker, Activities: []string{"echo"}})
-	w, err := worker.New(worker.Options{Server: hs.URL, Token: secret, Identity: "greedy", Wait: time.Second, JSONCalls: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.Register("echo", func(ctx context.Context, in []byte) ([]byte, error) { return in, nil })
-	w.Register("refund", func(ctx context.Context, in []byte) ([]byte, error) { return in, nil })
-	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
-	defer cancel()
-	err = w.Run(ctx)
-	if err == nil || ctx.Err() != nil || !strings.Contains(err.Error(), `not "refund"`) {
-		t.Errorf("Run of a worker serving an activity its key is not granted: %v; want the refusal", err)
+	for _, jsonCalls := range []bool{true, false} {
+		w, err := worker.New(worker.Options{Server: hs.URL, Token: secret, Identity: "greedy", Wait: time.Second, JSONCalls: jsonCalls})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Register("echo", func(ctx context.Context, in []byte) ([]byte, error) { return in, nil })
+		w.Register("refund", func(ctx context.Context, in []byte) ([]byte, error) { return in, nil })
+		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+		err = w.Run(ctx)
+		if err == nil || ctx.Err() != nil || !strings.Contains(err.Error(), `not "refund"`) {
+			t.Errorf("Run (JSON calls %v) of a worker serving an activity its key is not granted: %v; want the refusal", jsonCalls, err)
+		}
+		cancel()
 	}
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -86,14 +87,16 @@ type routeKey struct{}
 
 // mayClaim checks that a worker principal is granted every activity
 // name of a claim (a name may be qualified: its local part counts). The
-// refusal is a 403; on the worker stream, whose claims end the stream
-// with a bad_request frame, it is also a host.ErrInvalid.
-func (p Principal) mayClaim(ctx context.Context, names []string) error {
-	err := p.claimGrant(names)
-	if pattern, _ := ctx.Value(routeKey{}).(string); err != nil && pattern == "POST /v1/tasks/stream" {
-		return fmt.Errorf("%w (%w)", err, host.ErrInvalid)
-	}
-	return err
+// refusal is a 403; on the worker stream it ends the stream with a
+// forbidden frame (isForbidden).
+func (p Principal) mayClaim(_ context.Context, names []string) error {
+	return p.claimGrant(names)
+}
+
+// isForbidden reports whether err is a 403's.
+func isForbidden(err error) bool {
+	var re *requestError
+	return errors.As(err, &re) && re.status == http.StatusForbidden
 }
 
 func (p Principal) claimGrant(names []string) error {

@@ -247,6 +247,9 @@ func (s *taskStream) claim() {
 		switch {
 		case err == nil:
 			backoff = 0
+		case isForbidden(err): // a worker key not granted a name it asked for
+			s.end(&client.ErrorDetail{Code: CodeForbidden, Message: "frame 1: " + err.Error()})
+			return
 		case errors.Is(err, host.ErrInvalid):
 			s.end(&client.ErrorDetail{Code: CodeBadRequest, Message: "frame 1: " + err.Error()})
 			return
