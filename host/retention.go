@@ -108,9 +108,6 @@ func (e *conflictKept) Unwrap() []error { return []error{e.KeptError, ErrConflic
 // runs that ended more than Config.Retention ago by Config.Clock, until
 // ctx ends. A negative Retention turns it off.
 func (h *Host) runPruner(ctx context.Context) {
-	if h.cfg.Retention < 0 {
-		return
-	}
 	every := h.cfg.PruneEvery
 	t := time.NewTimer(jitter(every))
 	defer t.Stop()
@@ -120,19 +117,47 @@ func (h *Host) runPruner(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		before := h.cfg.Clock().Add(-h.cfg.Retention)
-		rep, err := h.Prune(ctx, before, false)
-		switch {
-		case ctx.Err() != nil:
+		if err := h.pruneNamespaces(ctx); err != nil && ctx.Err() == nil {
+			h.log.Error("retention: read the namespaces", "err", err)
+		}
+		if ctx.Err() != nil {
 			return
-		case err != nil:
-			h.log.Error("retention: prune", "before", before.UTC(), "pruned", rep.Runs, "err", err)
-		case rep.Runs > 0:
-			h.log.Info("retention: pruned ended runs", "runs", rep.Runs, "batches", rep.Batches,
-				"before", before.UTC(), "retention", h.cfg.Retention)
 		}
 		t.Reset(jitter(every))
 	}
+}
+
+// pruneNamespaces prunes each namespace by its retention: its own
+// (store.Namespace.Retention), or Config.Retention where it keeps the
+// server's; 0 and a negative period keep everything. A namespace
+// without a record (an embedder's Host.In of one never created) is not
+// pruned.
+func (h *Host) pruneNamespaces(ctx context.Context) error {
+	nss, err := h.cfg.Store.Namespaces(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range nss {
+		keep := n.Retention
+		if keep == store.RetentionDefault {
+			keep = h.cfg.Retention
+		}
+		if keep <= 0 {
+			continue
+		}
+		before := h.cfg.Clock().Add(-keep)
+		rep, err := h.prune(ctx, n.Name, before, false)
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case err != nil:
+			h.log.Error("retention: prune", "namespace", n.Name, "before", before.UTC(), "pruned", rep.Runs, "err", err)
+		case rep.Runs > 0:
+			h.log.Info("retention: pruned ended runs", "namespace", n.Name, "runs", rep.Runs, "batches", rep.Batches,
+				"before", before.UTC(), "retention", keep)
+		}
+	}
+	return nil
 }
 
 // jitter returns d moved by a random amount of up to a fifth of it.

@@ -140,3 +140,54 @@ func TestPrunerOfWork(t *testing.T) {
 	// The counter counts a batch once it is committed.
 	waitFor("skein_runs_pruned_total to count 4 runs", func() bool { return h.metrics.NS("").RunsPruned.Load() == 4 })
 }
+
+// TestPrunerByNamespace: each namespace keeps ended runs for its own
+// retention, or the server's where it keeps that one; forever is
+// forever.
+func TestPrunerByNamespace(t *testing.T) {
+	t.Parallel()
+	var ahead atomic.Int64
+	h := newTestHost(t, Config{Retention: 10 * time.Hour, PruneEvery: 5 * time.Millisecond,
+		Clock: func() time.Time { return time.Now().Add(time.Duration(ahead.Load())) }})
+	ctx := t.Context()
+	hour, forever := time.Hour, time.Duration(0)
+	for name, keep := range map[string]*time.Duration{"short": &hour, "keep": &forever, "server": nil} {
+		if _, err := h.CreateNamespace(ctx, name, NamespaceOptions{Retention: keep}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := h.deploy(t, continueModule)
+	for _, id := range []string{"short/done", "keep/done", "server/done", "done"} {
+		if r := h.runToEnd(t, m, "loop", `{"per":5,"total":1}`, id); r.Status != store.RunCompleted {
+			t.Fatalf("run %s: %s %s", id, r.Status, r.Error)
+		}
+	}
+	wctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- h.Work(wctx, WorkOptions{Poll: 10 * time.Millisecond}) }()
+	defer func() { stop(); <-done }()
+	exists := func(id string) bool {
+		_, err := h.st.Run(ctx, id)
+		return !errors.Is(err, store.ErrNotFound)
+	}
+	waitUntil := func(what string, ok func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); !ok(); time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("waited 10s for %s", what)
+			}
+		}
+	}
+	ahead.Store(int64(2 * time.Hour)) // past short's hour, within the server's 10
+	waitUntil("short/done to be pruned", func() bool { return !exists("short/done") })
+	for _, id := range []string{"keep/done", "server/done", "done"} {
+		if !exists(id) {
+			t.Errorf("%s was pruned 2h after its end; its retention is longer", id)
+		}
+	}
+	ahead.Store(int64(11 * time.Hour)) // past the server's
+	waitUntil("server/done and done to be pruned", func() bool { return !exists("server/done") && !exists("done") })
+	if !exists("keep/done") {
+		t.Error("keep/done was pruned; its namespace keeps everything")
+	}
+}
