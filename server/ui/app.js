@@ -133,7 +133,8 @@
   }
 
   // guard runs a page's async work and shows what went wrong: the token
-  // form on 401, a message otherwise.
+  // form on 401, the key's own namespace on a 403 that names it, a
+  // message otherwise.
   async function guard(g, fn) {
     try {
       await fn();
@@ -141,6 +142,12 @@
       if (g !== gen) return;
       if (e instanceof APIError && e.status === 401) {
         tokenPage(token() ? 'The token was refused: ' + e.message : '');
+        return;
+      }
+      const bound = e instanceof APIError ? window.skeinNamespace.adopt(e.status, e.message) : '';
+      if (bound) {
+        route();
+        showBanner('This key acts in namespace ' + bound + ' only: the page now shows it.', 'info');
         return;
       }
       showBanner(e.message || String(e), 'error');

@@ -93,5 +93,15 @@
     }
   }
 
-  window.skeinNamespace = { current, picker, HEADER: 'X-Skein-Namespace' };
+  // adopt switches to the namespace a key is bound to when the server
+  // refused the header naming another (403 "... acts in namespace "NS"
+  // only ...", server/principal.go) and returns it, or returns ''.
+  function adopt(status, message) {
+    const m = status === 403 ? /acts in namespace "([^"]+)" only/.exec(message || '') : null;
+    if (!m || m[1] === current()) return '';
+    keep(m[1], undefined, true);
+    return m[1];
+  }
+
+  window.skeinNamespace = { current, picker, adopt, HEADER: 'X-Skein-Namespace' };
 })();
