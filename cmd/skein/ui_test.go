@@ -49,6 +49,14 @@ func needChromium(t *testing.T) string {
 // fails the test with the page's main element if they fail.
 func browserSteps(t *testing.T, chrome string) func(what string, actions ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
+	_, step := browserSession(t, chrome)
+	return step
+}
+
+// browserSession is browserSteps with the browser's context too, to
+// evaluate expressions on the page between steps.
+func browserSession(t *testing.T, chrome string) (context.Context, func(what string, actions ...chromedp.Action[chromedp.Void])) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
 	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, chromedp.ExecPath(chrome), chromedp.Flag("headless", true),
 		chromedp.Flag("no-sandbox", true), chromedp.Flag("disable-gpu", true), chromedp.Flag("no-first-run", true),
@@ -60,7 +68,7 @@ func browserSteps(t *testing.T, chrome string) func(what string, actions ...chro
 	if err := chromedp.Do(bctx, chromedp.Navigate("about:blank")); err != nil {
 		t.Fatalf("start chromium %s: %v", chrome, err)
 	}
-	return func(what string, actions ...chromedp.Action[chromedp.Void]) {
+	return bctx, func(what string, actions ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
 		sctx, cancel := context.WithTimeout(bctx, 15*time.Second)
 		defer cancel()

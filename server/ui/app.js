@@ -16,6 +16,7 @@
   const main = document.getElementById('main');
   const banner = document.getElementById('banner');
   const forget = document.getElementById('forget-token');
+  const nsBox = document.getElementById('ns-picker');
 
   let gen = 0; // bumped at each navigation: async work of an old page checks it
   let timer = null; // the page's auto-refresh
@@ -36,6 +37,7 @@
   // api calls the HTTP API; body is sent as JSON (a string is sent as is).
   async function api(method, path, body) {
     const headers = { 'Accept': 'application/json' };
+    headers[window.skeinNamespace.HEADER] = window.skeinNamespace.current();
     const t = token();
     if (t) headers['Authorization'] = 'Bearer ' + t;
     const init = { method, headers, cache: 'no-store' };
@@ -131,7 +133,8 @@
   }
 
   // guard runs a page's async work and shows what went wrong: the token
-  // form on 401, a message otherwise.
+  // form on 401, the key's own namespace on a 403 that names it, a
+  // message otherwise.
   async function guard(g, fn) {
     try {
       await fn();
@@ -139,6 +142,12 @@
       if (g !== gen) return;
       if (e instanceof APIError && e.status === 401) {
         tokenPage(token() ? 'The token was refused: ' + e.message : '');
+        return;
+      }
+      const bound = e instanceof APIError ? window.skeinNamespace.adopt(e.status, e.message) : '';
+      if (bound) {
+        route();
+        showBanner('This key acts in namespace ' + bound + ' only: the page now shows it.', 'info');
         return;
       }
       showBanner(e.message || String(e), 'error');
@@ -152,6 +161,9 @@
     updateForget();
     route();
   });
+
+  // title names the page and its namespace.
+  function title(what) { document.title = what + ' · ' + window.skeinNamespace.current() + ' · skein'; }
 
   // ---- pages ----
 
@@ -204,7 +216,16 @@
     const show = () => { if (cur && g === gen) renderRun(cur, ui, g, load, show); };
     const load = async () => {
       const path = '/v1/runs/' + encodeURIComponent(id);
-      const [v, l, tk] = await Promise.all([api('GET', path + '/ops'), api('GET', path + '/leases'), api('GET', path + '/tasks')]);
+      let v, l, tk;
+      try {
+        [v, l, tk] = await Promise.all([api('GET', path + '/ops'), api('GET', path + '/leases'), api('GET', path + '/tasks')]);
+      } catch (e) {
+        if (!(e instanceof APIError) || e.status !== 404 || g !== gen) throw e;
+        // Ids are the namespace's own: another namespace's run is not found.
+        main.replaceChildren(el('h1', {}, 'Run ', el('span', { class: 'mono' }, id)),
+          el('p', { id: 'run-not-found', class: 'status-error' }, 'No run ' + id + ' in namespace ' + window.skeinNamespace.current() + '.'));
+        return;
+      }
       if (g !== gen) return;
       v.journal = JSON.stringify(v, null, 2); // the journal to download: GET /v1/runs/{id}/ops as it came
       v.leases = l.leases;
@@ -687,6 +708,8 @@
     clearTimeout(timer);
     hideBanner();
     updateForget();
+    shownNS = window.skeinNamespace.current();
+    window.skeinNamespace.picker(nsBox, helpers(), route);
     const h = location.hash.replace(/^#\/?/, '');
     const i = h.indexOf('?');
     const path = i < 0 ? h : h.slice(0, i);
@@ -699,20 +722,23 @@
     document.body.dataset.page = page;
     const g = gen;
     if (page === 'run') {
-      document.title = parts.slice(1).join('/') + ' · skein';
+      title(parts.slice(1).join('/'));
       guard(g, () => runPage(parts.slice(1).join('/'), g));
     } else if (page === 'schedules') {
-      document.title = 'schedules · skein';
+      title('schedules');
       guard(g, () => schedulesPage(g));
     } else if (page === 'modules') {
-      document.title = 'modules · skein';
+      title('modules');
       guard(g, () => modulesPage(g));
     } else {
-      document.title = 'runs · skein';
+      title('runs');
       guard(g, () => window.skeinRunList(query, g, helpers()));
     }
   }
 
   window.addEventListener('hashchange', route);
+  // Back and forward across a switch of namespace change the query only.
+  let shownNS = window.skeinNamespace.current();
+  window.addEventListener('popstate', () => { if (window.skeinNamespace.current() !== shownNS) route(); });
   route();
 })();
