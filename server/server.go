@@ -81,6 +81,7 @@ type api struct {
 	log    *slog.Logger
 	routes map[string]routeClass // by mux pattern (guard.go)
 	keys   host.KeyManager       // API keys (auth.go); nil without
+	def    host.Client           // the default namespace's view (namespace.go)
 }
 
 // New returns the API handler of h: a host's client role (a *host.Host).
@@ -118,7 +119,8 @@ func newAPI(h host.Client, o Options) (*api, *http.ServeMux) {
 		o.Stop = context.Background()
 	}
 	a := &api{h: grantedClient{h}, o: o, log: o.Logger, routes: map[string]routeClass{}}
-	a.keys, _ = h.(host.KeyManager) // nil: the token (or none) only
+	a.keys, _ = h.(host.KeyManager)           // nil: the token (or none) only
+	a.def, _ = a.h.In(store.DefaultNamespace) // the name keeps the rule: no error
 	mux := http.NewServeMux()
 	a.routeKeys(mux) // keys.go
 	a.handle(mux, "POST /v1/modules", uploadRoute, a.deploy)
