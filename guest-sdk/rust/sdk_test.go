@@ -309,7 +309,14 @@ func TestRustParentClose(t *testing.T) {
 		if r.Status != store.RunCompleted || string(r.Result) != `"the timer won"` {
 			t.Fatalf("%s: parent %s %s %s", c.in, r.Status, r.Result, r.Error)
 		}
+		// The child's drive goes on after the parent's returns (an
+		// abandoned child runs on to its suspension): wait, bounded, for
+		// it to leave running.
 		child, err := e.Store.Run(ctx, r.ID+".1")
+		for deadline := time.Now().Add(10 * time.Second); err == nil && child.Status == store.RunRunning && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
+			child, err = e.Store.Run(ctx, r.ID+".1")
+		}
 		if err != nil || string(child.Status) != c.status || child.Abandoned != (c.status == "suspended") {
 			t.Fatalf("%s: child %s %q abandoned %v (%v); want %s", c.in, child.Status, child.Error, child.Abandoned, err, c.status)
 		}
