@@ -12,10 +12,12 @@ import (
 
 // TestBackgroundCheckpoint: with the writer's own automatic checkpoint
 // raised to a 64 MiB safety net, the checkpoints keep the write-ahead log
-// far below it (about 16 MiB plus 50 ms of commits; without the writer's
-// idle checkpoints it reaches the safety net) while 24 MiB of outcomes
-// are committed one batch at a time, and every outcome reads back after
-// the store is closed and opened again.
+// below it (about 16 MiB plus 50 ms of commits on a quiet machine, up to
+// 45 MiB seen on a loaded one; without the writer's idle checkpoints it
+// reaches the safety net) while 24 MiB of outcomes are committed one
+// batch at a time, and every outcome reads back after the store is
+// closed and opened again. The bound, 56 MiB, is what tells the two
+// apart whatever the machine's load: a checkpoint ran before the net.
 func TestBackgroundCheckpoint(t *testing.T) {
 	ctx := context.Background()
 	d, path := openFile(t, Options{})
@@ -35,7 +37,7 @@ func TestBackgroundCheckpoint(t *testing.T) {
 		}
 	}
 	t.Logf("largest write-ahead log: %.1f MiB for %d MiB committed", float64(largest)/(1<<20), commits*size>>20)
-	if largest > 40<<20 {
+	if largest > 56<<20 {
 		t.Errorf("the write-ahead log reached %d bytes: the background checkpoints did not keep it small", largest)
 	}
 	if err := d.Close(); err != nil {
